@@ -1,0 +1,397 @@
+//! The command line: flags, their translation into a [`TestConfig`], and the commands.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{DataPattern, EngineKind, Run, TestConfig, WorkerConfig};
+use crate::error::{Result, input, runtime};
+use crate::export;
+use crate::job;
+use crate::plan;
+use crate::profile;
+use crate::run::{self, LiveStatus, Phase, Progress, Silent};
+use crate::spec;
+use crate::units::{parse_duration, parse_size};
+
+/// iogauge: storage I/O workload generator and performance characterisation for Linux.
+#[derive(Parser, Debug)]
+#[command(name = "iogauge", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a test: from a job file, or from flags.
+    Run(RunArgs),
+    /// Characterise a target with the standard suite and print one table (the main job).
+    Profile(ProfileArgs),
+    /// List the built-in access specifications, or show one's lines.
+    Specs {
+        /// A specification to show.
+        name: Option<String>,
+    },
+}
+
+fn size(s: &str) -> std::result::Result<u64, String> {
+    parse_size(s)
+}
+fn duration(s: &str) -> std::result::Result<Duration, String> {
+    parse_duration(s)
+}
+
+/// Settings of the whole test.
+#[derive(Args, Debug, Default)]
+pub struct SettingFlags {
+    /// Ramp-up before recording (e.g. 2s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub ramp: Option<Duration>,
+    /// Recorded run time (e.g. 30s, 2m).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub time: Option<Duration>,
+    /// Stop after this many I/Os in all (no ramp-up).
+    #[arg(long, value_name = "N")]
+    pub ios: Option<u64>,
+    /// Stop after this many bytes in all (no ramp-up).
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub bytes: Option<u64>,
+    /// I/O engine: io_uring or psync.
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<EngineKind>,
+    /// Size of a test file iogauge creates (default 1G).
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub file_size: Option<u64>,
+    /// Use the page cache for files (numbers may then come from memory).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Written data: random, repeat, repeat:0xNN or compress:PCT.
+    #[arg(long, value_name = "PATTERN")]
+    pub data: Option<DataPattern>,
+    /// Interval of the time series and the live line (default 1s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub interval: Option<Duration>,
+    /// Seed of the offset and mix generators.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Allow writing to this device or existing file although it holds data (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub allow_write: Vec<String>,
+}
+
+/// How workers and targets are laid out (flags form only).
+#[derive(Args, Debug, Default)]
+pub struct WorkerFlags {
+    /// Target: block device, file, or `null` (repeatable; default ./iogauge.tst).
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<String>,
+    /// Workers (threads), each on every target.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+    /// Outstanding I/Os per target per worker.
+    #[arg(long, visible_alias = "qd", value_name = "N")]
+    pub outstanding: Option<u32>,
+    /// Working set as % of each target (the seeds' drive stroke).
+    #[arg(long, value_name = "PCT")]
+    pub stroke: Option<f64>,
+    /// Working set as a size.
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub working_set: Option<u64>,
+    /// Start of the working set on each target.
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub offset: Option<u64>,
+}
+
+impl WorkerFlags {
+    fn any(&self) -> bool {
+        !self.targets.is_empty()
+            || self.workers.is_some()
+            || self.outstanding.is_some()
+            || self.stroke.is_some()
+            || self.working_set.is_some()
+            || self.offset.is_some()
+    }
+
+    /// The workers these flags describe: `workers` identical workers, each on every target.
+    fn workers(&self, default_outstanding: u32) -> Result<Vec<WorkerConfig>> {
+        let n = self.workers.unwrap_or(1);
+        if n == 0 {
+            return Err(input("--workers 0: give at least 1 worker"));
+        }
+        Ok(vec![WorkerConfig {
+            count: n,
+            outstanding: self.outstanding.unwrap_or(default_outstanding),
+            targets: self.targets.clone(),
+            stroke: self.stroke,
+            working_set: self.working_set,
+            offset: self.offset.unwrap_or(0),
+            ..WorkerConfig::default()
+        }])
+    }
+}
+
+/// Where results go.
+#[derive(Args, Debug, Default)]
+pub struct OutputFlags {
+    /// Write the result document (JSON); `-` for stdout, which then holds nothing else.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write Iometer's results CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// No live line and no table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `iogauge run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// A job file (TOML); see docs/job-file.md.
+    pub job: Option<PathBuf>,
+    /// Access specification (repeatable: run one after another; default random-read-4k).
+    #[arg(long = "spec", value_name = "NAME")]
+    pub specs: Vec<String>,
+    #[command(flatten)]
+    /// Workers and targets.
+    pub workers: WorkerFlags,
+    #[command(flatten)]
+    /// Test settings.
+    pub settings: SettingFlags,
+    #[command(flatten)]
+    /// Outputs.
+    pub output: OutputFlags,
+}
+
+/// `iogauge profile`.
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    /// Workers and targets.
+    pub workers: WorkerFlags,
+    #[command(flatten)]
+    /// Test settings.
+    pub settings: SettingFlags,
+    #[command(flatten)]
+    /// Outputs.
+    pub output: OutputFlags,
+}
+
+impl SettingFlags {
+    fn apply(&self, c: &mut TestConfig) {
+        let t = &mut c.test;
+        if let Some(v) = self.ramp {
+            t.ramp = v;
+        }
+        if let Some(v) = self.time {
+            t.time = v;
+        }
+        if self.ios.is_some() {
+            t.ios = self.ios;
+        }
+        if self.bytes.is_some() {
+            t.bytes = self.bytes;
+        }
+        if let Some(v) = self.engine {
+            t.engine = v;
+        }
+        if let Some(v) = self.file_size {
+            t.file_size = v;
+        }
+        t.buffered |= self.buffered;
+        if let Some(v) = self.data {
+            t.data = v;
+        }
+        if let Some(v) = self.interval {
+            t.interval = v;
+        }
+        if let Some(v) = self.seed {
+            t.seed = v;
+        }
+        t.allow_write.extend(self.allow_write.iter().cloned());
+    }
+}
+
+/// Resolves a configuration built from flags; errors name the setting.
+fn resolve_flags(mut c: TestConfig) -> Result<(TestConfig, Vec<Run>)> {
+    let runs = c.resolve().map_err(|e| input(e.message))?;
+    Ok((c, runs))
+}
+
+/// The configuration `iogauge run` describes.
+pub fn run_config(a: &RunArgs) -> Result<(TestConfig, Vec<Run>)> {
+    let (mut c, from_job) = match &a.job {
+        Some(path) => {
+            if a.workers.any() {
+                return Err(input(format!(
+                    "--target, --workers, --outstanding, --stroke, --working-set and --offset cannot be combined with job file {}: edit its [[worker]] sections",
+                    path.display()
+                )));
+            }
+            let (c, _) = job::load(path)?;
+            (c, true)
+        }
+        None => (TestConfig::default(), false),
+    };
+    if !from_job {
+        c.workers = a.workers.workers(1)?;
+        c.test.run = if a.specs.is_empty() {
+            vec!["random-read-4k".into()]
+        } else {
+            a.specs.clone()
+        };
+    } else if !a.specs.is_empty() {
+        c.test.run = a.specs.clone();
+    }
+    a.settings.apply(&mut c);
+    resolve_flags(c)
+}
+
+/// The configuration `iogauge profile` describes.
+pub fn profile_config(a: &ProfileArgs) -> Result<(TestConfig, Vec<Run>)> {
+    let mut c = TestConfig::default();
+    c.test.ramp = profile::RAMP;
+    c.test.time = profile::TIME;
+    c.test.run = profile::SUITE.iter().map(|s| s.to_string()).collect();
+    c.workers = a.workers.workers(profile::OUTSTANDING)?;
+    a.settings.apply(&mut c);
+    resolve_flags(c)
+}
+
+/// The live line on a terminal: rewritten in place, cleared when a run ends.
+struct LiveLine;
+
+impl Progress for LiveLine {
+    fn live(&mut self, s: &LiveStatus) {
+        let phase = match s.phase {
+            Phase::Ramp => "ramp",
+            Phase::Run => "run ",
+        };
+        let total = s.total_s.map_or(String::new(), |t| format!("/{t:.0}"));
+        let avg = s.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}"));
+        let mut out = std::io::stdout().lock();
+        let _ = write!(
+            out,
+            "\r\x1b[K{} {phase} {:.0}{total} s  IOPS {}  MB/s {:.1}  avg {avg} ms  CPU {:.0} %",
+            s.spec,
+            s.elapsed_s,
+            export::table::thousands(s.iops),
+            s.mbps,
+            s.cpu_pct
+        );
+        let _ = out.flush();
+    }
+
+    fn done(&mut self) {
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "\r\x1b[K");
+        let _ = out.flush();
+    }
+}
+
+fn open_output(path: &PathBuf) -> Result<Option<std::fs::File>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    std::fs::File::create(path)
+        .map(Some)
+        .map_err(|e| input(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
+pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<i32> {
+    let json_stdout = out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if out.csv.as_ref().is_some_and(|p| p.as_os_str() == "-") && json_stdout {
+        return Err(input(
+            "--json - and --csv - cannot both use stdout: give one a file",
+        ));
+    }
+    let json_file = out.json.as_ref().map(open_output).transpose()?.flatten();
+    let csv_file = out.csv.as_ref().map(open_output).transpose()?;
+    let prep = plan::prepare(config, runs)?;
+    for w in &prep.warnings {
+        eprintln!("iogauge: warning: {w}");
+    }
+    let quiet_stdout = out.quiet || json_stdout;
+    let mut live = LiveLine;
+    let mut silent = Silent;
+    let progress: &mut dyn Progress = if !quiet_stdout && std::io::stdout().is_terminal() {
+        &mut live
+    } else {
+        &mut silent
+    };
+    let doc = run::run_test(&prep, progress)?;
+    let write = |f: Option<std::fs::File>, bytes: Vec<u8>, what: &str| -> Result<()> {
+        match f {
+            Some(mut f) => f
+                .write_all(&bytes)
+                .map_err(|e| runtime(format!("writing {what}: {e}"))),
+            None => std::io::stdout()
+                .write_all(&bytes)
+                .map_err(|e| runtime(format!("writing {what}: {e}"))),
+        }
+    };
+    if out.json.is_some() {
+        write(json_file, export::json::to_bytes(&doc), "the JSON document")?;
+    }
+    if let Some(f) = csv_file {
+        write(f, export::csv::to_bytes(&doc), "the CSV file")?;
+    }
+    if !quiet_stdout {
+        write(None, export::table::to_bytes(&doc), "the table")?;
+    }
+    Ok(if doc.has_errors() { 1 } else { 0 })
+}
+
+/// `iogauge specs [NAME]`.
+pub fn specs(name: Option<&str>) -> Result<String> {
+    let mut out = String::new();
+    match name {
+        None => {
+            for s in spec::builtin() {
+                out.push_str(&format!("{:<22} {}\n", s.name, s.description));
+            }
+        }
+        Some(n) => {
+            let s = spec::find_builtin(n).map_err(input)?;
+            out.push_str(&format!("{}: {}\n", s.name, s.description));
+            out.push_str("  size  share  read  random  align  delay_ms  burst\n");
+            for l in &s.lines {
+                out.push_str(&format!(
+                    "{:>6}  {:>4}%  {:>3}%  {:>5}%  {:>5}  {:>8}  {:>5}\n",
+                    crate::units::format_size(l.size),
+                    l.share,
+                    l.read,
+                    l.random,
+                    l.align.map_or("size".into(), crate::units::format_size),
+                    l.delay_ms,
+                    l.burst
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the parsed command line; returns the exit status.
+pub fn main(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run(a) => {
+            let (c, runs) = run_config(&a)?;
+            execute(c, runs, &a.output)
+        }
+        Command::Profile(a) => {
+            let (c, runs) = profile_config(&a)?;
+            execute(c, runs, &a.output)
+        }
+        Command::Specs { name } => {
+            print!("{}", specs(name.as_deref())?);
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,513 @@
+//! The test configuration: what a job file says, what the command-line flags build, and what a
+//! result document records under `config` (resolved, so it reruns the same test).
+//!
+//! ```toml
+//! [test]
+//! ramp = "2s"
+//! time = "30s"
+//! run = ["oltp-8k", "file-server"]    # one result per spec, one after another
+//!
+//! [[worker]]
+//! count = 2
+//! outstanding = 16                    # per target
+//! targets = ["/dev/zram0"]
+//! ```
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{AccessSpec, find_builtin};
+use crate::units::{parse_size, serde_duration, serde_size};
+
+/// The default test file, created in the current directory when no target is named.
+pub const DEFAULT_TARGET: &str = "iogauge.tst";
+
+/// A whole test: settings, custom specifications and workers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestConfig {
+    /// Settings for the whole test.
+    #[serde(default)]
+    pub test: TestSettings,
+    /// Inline access specifications (`[[spec]]`); once resolved, every specification used.
+    #[serde(default, rename = "spec", skip_serializing_if = "Vec::is_empty")]
+    pub specs: Vec<AccessSpec>,
+    /// The workers (`[[worker]]`).
+    #[serde(default, rename = "worker")]
+    pub workers: Vec<WorkerConfig>,
+}
+
+/// The `[test]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TestSettings {
+    /// Run before recording, not recorded.
+    #[serde(with = "serde_duration")]
+    pub ramp: Duration,
+    /// Recorded run time (ignored when `ios` or `bytes` is set).
+    #[serde(with = "serde_duration")]
+    pub time: Duration,
+    /// Stop after this many I/Os in all (no ramp-up; every I/O is recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ios: Option<u64>,
+    /// Stop after this many bytes in all (no ramp-up).
+    #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Specifications run one after another, by workers that name none of their own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub run: Vec<String>,
+    /// I/O engine.
+    pub engine: EngineKind,
+    /// Interval between samples of the time series.
+    #[serde(with = "serde_duration")]
+    pub interval: Duration,
+    /// Content of written data.
+    pub data: DataPattern,
+    /// Size of a test file iogauge creates.
+    #[serde(with = "serde_size")]
+    pub file_size: u64,
+    /// Use the page cache for files (O_DIRECT otherwise).
+    pub buffered: bool,
+    /// Block devices and existing files that may be written although they look in use.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_write: Vec<String>,
+    /// Seed of the offset and mix generators (fixed by default, so runs are repeatable).
+    pub seed: u64,
+}
+
+impl Default for TestSettings {
+    fn default() -> Self {
+        TestSettings {
+            ramp: Duration::from_secs(1),
+            time: Duration::from_secs(10),
+            ios: None,
+            bytes: None,
+            run: Vec::new(),
+            engine: EngineKind::IoUring,
+            interval: Duration::from_secs(1),
+            data: DataPattern::Random,
+            file_size: 1 << 30,
+            buffered: false,
+            allow_write: Vec::new(),
+            seed: 0x0106_a09e,
+        }
+    }
+}
+
+/// One `[[worker]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// Name shown in results; default "worker N".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// How many identical workers this entry makes (expanded when resolved).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u32,
+    /// The worker's own access specification; default: each of `test.run` in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
+    /// Outstanding I/Os per target.
+    #[serde(default = "one")]
+    pub outstanding: u32,
+    /// Target paths, or `null`; default: the test file `iogauge.tst`.
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// Working set as % of each target ("drive stroke").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stroke: Option<f64>,
+    /// Working set as a size (instead of `stroke`).
+    #[serde(
+        default,
+        with = "serde_size::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub working_set: Option<u64>,
+    /// Where the working set starts on each target.
+    #[serde(default, with = "serde_size", skip_serializing_if = "is_zero")]
+    pub offset: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            name: None,
+            count: 1,
+            spec: None,
+            outstanding: 1,
+            targets: Vec::new(),
+            stroke: None,
+            working_set: None,
+            offset: 0,
+        }
+    }
+}
+
+/// Which I/O engine the workers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineKind {
+    /// io_uring, batched, with registered files and buffers where the kernel has them.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// pread/pwrite, one I/O at a time per worker.
+    #[serde(rename = "psync")]
+    Psync,
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "psync" => Ok(EngineKind::Psync),
+            _ => Err(format!("unknown engine '{s}': use io_uring or psync")),
+        }
+    }
+}
+
+/// What written blocks contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataPattern {
+    /// Pseudo-random bytes: incompressible, not deduplicable within a buffer.
+    Random,
+    /// One byte repeated.
+    Repeat(u8),
+    /// Each 4 KiB chunk is this % zeros and the rest random (fio's buffer_compress_percentage).
+    Compressible(u8),
+}
+
+impl FromStr for DataPattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("unknown data pattern '{s}': use random, repeat, repeat:0xNN or compress:PCT")
+        };
+        match s.split_once(':') {
+            None if s == "random" => Ok(DataPattern::Random),
+            None if s == "repeat" => Ok(DataPattern::Repeat(0xa5)),
+            Some(("repeat", b)) => {
+                let b = b.trim_start_matches("0x");
+                u8::from_str_radix(b, 16)
+                    .map(DataPattern::Repeat)
+                    .map_err(|_| bad())
+            }
+            Some(("compress", p)) => match p.trim_end_matches('%').parse::<u8>() {
+                Ok(p) if p <= 100 => Ok(DataPattern::Compressible(p)),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for DataPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataPattern::Random => f.write_str("random"),
+            DataPattern::Repeat(b) => write!(f, "repeat:0x{b:02x}"),
+            DataPattern::Compressible(p) => write!(f, "compress:{p}"),
+        }
+    }
+}
+
+impl Serialize for DataPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DataPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// One step of a configuration path, so an error can be located in a job file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seg {
+    /// A table key.
+    Key(&'static str),
+    /// An array index.
+    Index(usize),
+}
+
+/// A configuration mistake and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    /// Where: e.g. `[Key("worker"), Index(1), Key("spec")]`.
+    pub path: Vec<Seg>,
+    /// What is wrong and what would be right.
+    pub message: String,
+}
+
+fn at(path: Vec<Seg>, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        path,
+        message: message.into(),
+    }
+}
+
+/// One result's worth of test: a specification for each worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The name of the result (the spec's name, or the workers' specs joined).
+    pub name: String,
+    /// Access specification of each worker, in worker order.
+    pub specs: Vec<AccessSpec>,
+}
+
+impl TestConfig {
+    /// Expands worker counts, names workers, fills default targets, checks every value that
+    /// can be checked without touching a target, inlines every specification used, and returns
+    /// the runs in order.
+    pub fn resolve(&mut self) -> Result<Vec<Run>, ConfigError> {
+        use Seg::*;
+        let t = &self.test;
+        if t.ios == Some(0) {
+            return Err(at(
+                vec![Key("test"), Key("ios")],
+                "ios = 0: give a positive number of I/Os",
+            ));
+        }
+        if t.bytes == Some(0) {
+            return Err(at(
+                vec![Key("test"), Key("bytes")],
+                "bytes = 0: give a positive size",
+            ));
+        }
+        if t.ios.is_none() && t.bytes.is_none() && t.time.is_zero() {
+            return Err(at(
+                vec![Key("test"), Key("time")],
+                "time = 0: give a run time such as 10s",
+            ));
+        }
+        if t.interval < Duration::from_millis(10) {
+            return Err(at(
+                vec![Key("test"), Key("interval")],
+                "interval must be at least 10ms",
+            ));
+        }
+        if t.file_size < 1 << 20 {
+            return Err(at(
+                vec![Key("test"), Key("file_size")],
+                "file_size must be at least 1M",
+            ));
+        }
+        for (i, s) in self.specs.iter().enumerate() {
+            s.validate()
+                .map_err(|m| at(vec![Key("spec"), Index(i)], m))?;
+        }
+        if self.workers.is_empty() {
+            return Err(at(
+                vec![Key("worker")],
+                "no workers: add a [[worker]] section (or --workers N)",
+            ));
+        }
+        let mut workers = Vec::new();
+        for (i, w) in self.workers.iter().enumerate() {
+            let p = |k| vec![Key("worker"), Index(i), Key(k)];
+            if w.count == 0 {
+                return Err(at(p("count"), "count = 0: a worker entry needs count >= 1"));
+            }
+            if w.outstanding == 0 || w.outstanding > 65536 {
+                return Err(at(
+                    p("outstanding"),
+                    format!(
+                        "outstanding = {}: give 1 to 65536 outstanding I/Os per target",
+                        w.outstanding
+                    ),
+                ));
+            }
+            if let Some(s) = w.stroke {
+                if !(s > 0.0 && s <= 100.0) {
+                    return Err(at(
+                        p("stroke"),
+                        format!("stroke = {s}: give a % of the target above 0 and at most 100"),
+                    ));
+                }
+                if w.working_set.is_some() {
+                    return Err(at(p("stroke"), "give stroke or working_set, not both"));
+                }
+            }
+            if w.working_set == Some(0) {
+                return Err(at(
+                    p("working_set"),
+                    "working_set = 0: give a positive size",
+                ));
+            }
+            for (j, target) in w.targets.iter().enumerate() {
+                if target.trim().is_empty() {
+                    return Err(at(
+                        vec![Key("worker"), Index(i), Key("targets"), Index(j)],
+                        "empty target path",
+                    ));
+                }
+            }
+            for n in 0..w.count {
+                let mut one = w.clone();
+                one.count = 1;
+                if one.targets.is_empty() {
+                    one.targets.push(DEFAULT_TARGET.into());
+                }
+                one.name = Some(match (&w.name, w.count) {
+                    (Some(name), 1) => name.clone(),
+                    (Some(name), _) => format!("{name} {}", n + 1),
+                    (None, _) => format!("worker {}", workers.len() + 1),
+                });
+                workers.push((i, one));
+            }
+        }
+        // Every spec name used must be built in or defined inline.
+        let mut used: Vec<AccessSpec> = Vec::new();
+        let mut lookup = |name: &str, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
+            let spec = match self.specs.iter().find(|s| s.name == name) {
+                Some(s) => s.clone(),
+                None => find_builtin(name).map_err(|m| at(path, m))?,
+            };
+            if !used.iter().any(|u| u.name == spec.name) {
+                used.push(spec.clone());
+            }
+            Ok(spec)
+        };
+        let mut run_specs = Vec::new();
+        for (k, name) in self.test.run.iter().enumerate() {
+            run_specs.push(lookup(name, vec![Key("test"), Key("run"), Index(k)])?);
+        }
+        let mut own = Vec::new();
+        for (i, w) in &workers {
+            own.push(match &w.spec {
+                Some(name) => Some(lookup(name, vec![Key("worker"), Index(*i), Key("spec")])?),
+                None => None,
+            });
+        }
+        let runs: Vec<Run> = if run_specs.is_empty() {
+            if let Some(i) = own.iter().position(Option::is_none) {
+                return Err(at(
+                    vec![Key("worker"), Index(workers[i].0)],
+                    "worker has no access specification: set spec = \"NAME\" or list specs in test.run (or --spec NAME)",
+                ));
+            }
+            let specs: Vec<AccessSpec> = own.into_iter().flatten().collect();
+            let mut names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            names.dedup();
+            vec![Run {
+                name: names.join("+"),
+                specs,
+            }]
+        } else {
+            run_specs
+                .iter()
+                .map(|rs| {
+                    let specs: Vec<AccessSpec> = own
+                        .iter()
+                        .map(|o| o.clone().unwrap_or_else(|| rs.clone()))
+                        .collect();
+                    Run {
+                        name: rs.name.clone(),
+                        specs,
+                    }
+                })
+                .collect()
+        };
+        self.workers = workers.into_iter().map(|(_, w)| w).collect();
+        self.specs = used;
+        Ok(runs)
+    }
+
+    /// Whether any run writes to target `path` (decides which safety checks apply).
+    pub fn writes_to(&self, runs: &[Run], path: &str) -> bool {
+        runs.iter().any(|r| {
+            self.workers
+                .iter()
+                .zip(&r.specs)
+                .any(|(w, s)| s.writes() && w.targets.iter().any(|t| t == path))
+        })
+    }
+}
+
+/// Parses a size for a flag, naming the flag in the error.
+pub fn flag_size(flag: &str, text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|m| format!("{flag}: {m}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(text: &str) -> TestConfig {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn resolves_counts_names_and_runs() {
+        let mut c = job(r#"
+            [test]
+            run = ["oltp-8k", "mine"]
+            [[spec]]
+            name = "mine"
+            lines = [{ size = "4K", share = 50, read = 100, random = 100 },
+                     { size = "64K", share = 50, read = 0, random = 0 }]
+            [[worker]]
+            count = 2
+            outstanding = 4
+            targets = ["null"]
+            [[worker]]
+            name = "logger"
+            spec = "sql-server-log-64k"
+            targets = ["null"]
+            "#);
+        let runs = c.resolve().unwrap();
+        assert_eq!(c.workers.len(), 3);
+        assert_eq!(c.workers[1].name.as_deref(), Some("worker 2"));
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[1].name, "mine");
+        assert_eq!(runs[1].specs[2].name, "sql-server-log-64k");
+        let names: Vec<_> = c.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["oltp-8k", "mine", "sql-server-log-64k"]);
+        // The resolved config is a job file that resolves to the same runs.
+        let again: TestConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+        let mut again2 = again.clone();
+        assert_eq!(again2.resolve().unwrap(), runs);
+    }
+
+    #[test]
+    fn mistakes_are_located() {
+        let mut c = job("[[worker]]\nspec = \"nope\"\n");
+        let e = c.resolve().unwrap_err();
+        assert_eq!(
+            e.path,
+            vec![Seg::Key("worker"), Seg::Index(0), Seg::Key("spec")]
+        );
+        assert!(e.message.contains("unknown access specification 'nope'"));
+        let mut c = job("[test]\nrun=[\"oltp-8k\"]\n[[worker]]\noutstanding = 0\n");
+        assert!(c.resolve().unwrap_err().message.contains("outstanding = 0"));
+        let mut c = job("[test]\nrun=[\"oltp-8k\"]\n");
+        assert!(c.resolve().unwrap_err().message.contains("no workers"));
+    }
+
+    #[test]
+    fn data_patterns_round_trip() {
+        for p in [
+            DataPattern::Random,
+            DataPattern::Repeat(0),
+            DataPattern::Compressible(50),
+        ] {
+            assert_eq!(p.to_string().parse::<DataPattern>().unwrap(), p);
+        }
+        assert!("compress:101".parse::<DataPattern>().is_err());
+    }
+}

@@ -1,0 +1,165 @@
+//! CPU over the recorded window, from /proc/stat (the whole machine, per CPU) and getrusage
+//! (iogauge itself).
+
+use serde::{Deserialize, Serialize};
+
+/// /proc/stat's per-CPU fields we use, in its order: user nice system idle iowait irq softirq steal.
+type Ticks = [u64; 8];
+
+/// A reading of the counters at one instant.
+#[derive(Debug, Clone)]
+pub struct CpuSnapshot {
+    total: Ticks,
+    per_cpu: Vec<Ticks>,
+    interrupts: u64,
+    own_user_us: u64,
+    own_system_us: u64,
+}
+
+/// Reads /proc/stat and this process's CPU time.
+pub fn snapshot() -> CpuSnapshot {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let mut s = CpuSnapshot {
+        total: [0; 8],
+        per_cpu: Vec::new(),
+        interrupts: 0,
+        own_user_us: 0,
+        own_system_us: 0,
+    };
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(key) = f.next() else { continue };
+        if key.starts_with("cpu") {
+            let mut t = [0u64; 8];
+            for (slot, v) in t.iter_mut().zip(f) {
+                *slot = v.parse().unwrap_or(0);
+            }
+            if key == "cpu" {
+                s.total = t
+            } else {
+                s.per_cpu.push(t)
+            }
+        } else if key == "intr" {
+            s.interrupts = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+        }
+    }
+    // SAFETY: getrusage fills the zeroed struct we pass.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    s.own_user_us = us(ru.ru_utime);
+    s.own_system_us = us(ru.ru_stime);
+    s
+}
+
+/// How one CPU (or all of them) spent the window, in % of its time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuShare {
+    /// Busy: everything but idle and iowait (iowait is idle time on Linux).
+    pub utilization_pct: f64,
+    /// User and nice.
+    pub user_pct: f64,
+    /// Kernel (Iometer's "privileged").
+    pub system_pct: f64,
+    /// Idle with I/O outstanding.
+    pub iowait_pct: f64,
+    /// Hard interrupts.
+    pub irq_pct: f64,
+    /// Soft interrupts (the closest to Iometer's DPC time).
+    pub softirq_pct: f64,
+    /// Stolen by the hypervisor.
+    pub steal_pct: f64,
+}
+
+fn share(a: &Ticks, b: &Ticks) -> CpuShare {
+    let d: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| y.saturating_sub(*x) as f64)
+        .collect();
+    let all: f64 = d.iter().sum();
+    if all == 0.0 {
+        return CpuShare::default();
+    }
+    let pct = |v: f64| 100.0 * v / all;
+    CpuShare {
+        utilization_pct: pct(all - d[3] - d[4]),
+        user_pct: pct(d[0] + d[1]),
+        system_pct: pct(d[2]),
+        iowait_pct: pct(d[4]),
+        irq_pct: pct(d[5]),
+        softirq_pct: pct(d[6]),
+        steal_pct: pct(d[7]),
+    }
+}
+
+/// CPU over a window, as the result document holds it under `totals.cpu`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    /// All CPUs together.
+    #[serde(flatten)]
+    pub all: CpuShare,
+    /// Each CPU.
+    pub per_cpu: Vec<CpuShare>,
+    /// Interrupts per second, machine-wide.
+    pub interrupts_per_sec: f64,
+    /// iogauge's own user + system CPU seconds.
+    pub own_cpu_s: f64,
+    /// iogauge's own CPU microseconds per completed I/O.
+    pub own_us_per_io: f64,
+    /// Iometer's CPU effectiveness: IOPS / utilisation %.
+    pub effectiveness: f64,
+}
+
+/// CPU between two snapshots `secs` apart, with `ios` completed at `iops`.
+pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -> CpuUsage {
+    let all = share(&a.total, &b.total);
+    let own_us =
+        (b.own_user_us + b.own_system_us).saturating_sub(a.own_user_us + a.own_system_us) as f64;
+    CpuUsage {
+        per_cpu: a
+            .per_cpu
+            .iter()
+            .zip(&b.per_cpu)
+            .map(|(x, y)| share(x, y))
+            .collect(),
+        interrupts_per_sec: if secs > 0.0 {
+            b.interrupts.saturating_sub(a.interrupts) as f64 / secs
+        } else {
+            0.0
+        },
+        own_cpu_s: own_us / 1e6,
+        own_us_per_io: if ios > 0 { own_us / ios as f64 } else { 0.0 },
+        effectiveness: if all.utilization_pct > 0.0 {
+            iops / all.utilization_pct
+        } else {
+            0.0
+        },
+        all,
+    }
+}
+
+/// Busy % of all CPUs between two snapshots (for interval samples and the live line).
+pub fn utilization(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
+    share(&a.total, &b.total).utilization_pct
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        let a = [100, 0, 50, 800, 50, 0, 0, 0];
+        let b = [200, 0, 150, 1500, 150, 0, 0, 0];
+        let s = share(&a, &b);
+        // 100 user + 100 system of 1000 ticks busy; 700 idle, 100 iowait.
+        assert!((s.utilization_pct - 20.0).abs() < 1e-9);
+        assert!((s.iowait_pct - 10.0).abs() < 1e-9);
+        let snap = snapshot();
+        assert!(!snap.per_cpu.is_empty() && snap.total.iter().sum::<u64>() > 0);
+    }
+}

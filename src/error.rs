@@ -1,0 +1,46 @@
+//! The two kinds of failure and the exit statuses they map to.
+
+use std::fmt;
+
+/// Why a command failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The user asked for something wrong or unsafe; nothing was written. Exit status 2.
+    Input(String),
+    /// Something failed while running (a ring could not be set up, a file could not be
+    /// written). Exit status 1.
+    Runtime(String),
+}
+
+impl Error {
+    /// The process exit status for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Input(_) => 2,
+            Error::Runtime(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input(m) | Error::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Makes an input error from anything printable.
+pub fn input(msg: impl Into<String>) -> Error {
+    Error::Input(msg.into())
+}
+
+/// Makes a runtime error from anything printable.
+pub fn runtime(msg: impl Into<String>) -> Error {
+    Error::Runtime(msg.into())
+}

@@ -1,0 +1,5 @@
+//! Output formats, one file each, each returning bytes (hyperfine's export layout).
+
+pub mod csv;
+pub mod json;
+pub mod table;

@@ -1,0 +1,64 @@
+//! The host a test ran on, for the reproducibility of results.
+
+use serde::{Deserialize, Serialize};
+
+/// What the result document records about the machine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// Host name.
+    pub name: String,
+    /// Kernel release and version (uname -r, -v).
+    pub kernel: String,
+    /// Distribution (os-release PRETTY_NAME).
+    pub os: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub cpus: usize,
+    /// Memory in bytes.
+    pub memory_bytes: u64,
+}
+
+fn uname() -> (String, String, String) {
+    // SAFETY: uname fills the zeroed struct; its fields are NUL-terminated.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        libc::uname(&mut u);
+        let s = |f: &[libc::c_char]| {
+            std::ffi::CStr::from_ptr(f.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        (s(&u.nodename), s(&u.release), s(&u.version))
+    }
+}
+
+/// Reads the host's description.
+pub fn current() -> HostInfo {
+    let (name, release, version) = uname();
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let field = |text: &str, key: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(key).map(|v| {
+                    v.trim_start_matches([' ', '\t', ':', '='])
+                        .trim_matches('"')
+                        .to_string()
+                })
+            })
+            .unwrap_or_default()
+    };
+    let mem_kib: u64 = field(&read("/proc/meminfo"), "MemTotal")
+        .trim_end_matches(" kB")
+        .parse()
+        .unwrap_or(0);
+    HostInfo {
+        name,
+        kernel: format!("{release} {version}"),
+        os: field(&read("/etc/os-release"), "PRETTY_NAME"),
+        cpu_model: field(&cpuinfo, "model name"),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        memory_bytes: mem_kib * 1024,
+    }
+}

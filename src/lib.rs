@@ -1,0 +1,27 @@
+//! iogauge: a storage I/O workload generator and performance-characterisation tool for Linux.
+//!
+//! The data path reads top-down: [`spec`] and [`config`] describe a test, [`plan`] checks it
+//! against the [`target`]s, [`worker`]s drive an [`engine`] and count into [`stats`], [`run`]
+//! turns those into a [`result`] document, and [`export`] writes it out.
+
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod config;
+pub mod cpu;
+pub mod data;
+pub mod engine;
+pub mod error;
+pub mod export;
+pub mod host;
+pub mod job;
+pub mod plan;
+pub mod profile;
+pub mod result;
+pub mod rng;
+pub mod run;
+pub mod spec;
+pub mod stats;
+pub mod target;
+pub mod units;
+pub mod worker;

@@ -1,0 +1,37 @@
+//! The `iogauge` binary: parses the command line and maps errors to exit statuses
+//! (0 success, 1 an I/O error or runtime failure, 2 bad input).
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+fn main() {
+    let cli = match iogauge::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            std::process::exit(0);
+        }
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            std::process::exit(2);
+        }
+        Err(e) => {
+            // One line: clap's first, without its usage block.
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ");
+            eprintln!("iogauge: {first} (see 'iogauge --help')");
+            std::process::exit(2);
+        }
+    };
+    match iogauge::cli::main(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("iogauge: {e}");
+            std::process::exit(e.exit_code());
+        }
+    }
+}

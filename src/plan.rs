@@ -1,0 +1,252 @@
+//! From a resolved configuration to what each worker will do: targets inspected, every run
+//! checked against them, writes checked for safety, and only then missing test files created.
+
+use crate::config::{EngineKind, Run, TestConfig, WorkerConfig};
+use crate::error::{Result, input};
+use crate::spec::AccessSpec;
+use crate::target::{self, TargetInfo, TargetKind, safety};
+
+/// Most I/Os one worker may keep in flight (io_uring's completion-queue limit).
+pub const MAX_SLOTS_PER_WORKER: u64 = 65536;
+
+/// A checked test, ready to run.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The resolved configuration.
+    pub config: TestConfig,
+    /// The runs, one result each.
+    pub runs: Vec<Run>,
+    /// Every distinct target.
+    pub targets: Vec<TargetInfo>,
+    /// Things the user should know (buffered I/O, psync depth).
+    pub warnings: Vec<String>,
+}
+
+/// The part of one target a worker uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkingSet {
+    /// Index into [`Prepared::targets`].
+    pub target: usize,
+    /// First byte.
+    pub start: u64,
+    /// Length in bytes (a multiple of the logical block size).
+    pub size: u64,
+}
+
+/// What one worker does in one run.
+#[derive(Debug, Clone)]
+pub struct WorkerPlan {
+    /// Worker name.
+    pub name: String,
+    /// Its access specification.
+    pub spec: AccessSpec,
+    /// Outstanding I/Os per target.
+    pub outstanding: u32,
+    /// Its targets.
+    pub targets: Vec<WorkingSet>,
+}
+
+/// Inspects targets, checks every run, checks safety, then creates missing files.
+pub fn prepare(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
+    let s = &config.test;
+    let mut paths: Vec<&str> = Vec::new();
+    for w in &config.workers {
+        for t in &w.targets {
+            if !paths.contains(&t.as_str()) {
+                paths.push(t);
+            }
+        }
+    }
+    let mut targets = Vec::new();
+    for p in &paths {
+        targets.push(target::inspect(p, s.file_size, s.buffered)?);
+    }
+    let mut warnings = Vec::new();
+    for (w, wc) in config.workers.iter().enumerate() {
+        let kinds: Vec<TargetKind> = wc.targets.iter().map(|t| find(&targets, t).kind).collect();
+        if kinds.contains(&TargetKind::Null) && kinds.iter().any(|k| *k != TargetKind::Null) {
+            return Err(input(format!(
+                "{}: the null target cannot share a worker with real targets; give it a worker of its own",
+                name_of(wc, w)
+            )));
+        }
+        let slots = wc.outstanding as u64 * wc.targets.len() as u64;
+        if slots > MAX_SLOTS_PER_WORKER {
+            return Err(input(format!(
+                "{}: {} targets x {} outstanding = {slots} I/Os in flight; one worker can keep at most {MAX_SLOTS_PER_WORKER}: use more workers",
+                name_of(wc, w),
+                wc.targets.len(),
+                wc.outstanding
+            )));
+        }
+        if s.engine == EngineKind::Psync && slots > 1 && kinds[0] != TargetKind::Null {
+            let msg = format!(
+                "psync keeps 1 I/O in flight per worker: {} asked for {slots}; use the io_uring engine for more",
+                name_of(wc, w)
+            );
+            if !warnings.contains(&msg) {
+                warnings.push(msg);
+            }
+        }
+    }
+    for run in &runs {
+        for (w, (wc, spec)) in config.workers.iter().zip(&run.specs).enumerate() {
+            for t in &wc.targets {
+                check_spec(find(&targets, t), wc, spec)
+                    .map_err(|m| input(format!("{}: {m}", name_of(wc, w))))?;
+            }
+        }
+    }
+    for t in &targets {
+        if config.writes_to(&runs, &t.path) {
+            safety::check_write(t, &s.allow_write).map_err(input)?;
+        }
+    }
+    // Everything is checked: now (and only now) create what is missing.
+    for t in &mut targets {
+        if !t.exists {
+            let created = target::prepare(t, s.data, s.buffered)?;
+            for run in &runs {
+                for (wc, spec) in config.workers.iter().zip(&run.specs) {
+                    if wc.targets.contains(&t.path) {
+                        check_spec(&created, wc, spec).map_err(input)?;
+                    }
+                }
+            }
+            *t = created;
+        }
+        if t.kind == TargetKind::File && !t.direct {
+            warnings.push(format!(
+                "{} is accessed through the page cache (buffered): numbers may come from memory, not the storage",
+                t.path
+            ));
+        }
+    }
+    Ok(Prepared {
+        config,
+        runs,
+        targets,
+        warnings,
+    })
+}
+
+fn name_of(wc: &WorkerConfig, i: usize) -> String {
+    wc.name
+        .clone()
+        .unwrap_or_else(|| format!("worker {}", i + 1))
+}
+
+fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {
+    targets
+        .iter()
+        .find(|t| t.path == path)
+        .expect("every worker target was inspected")
+}
+
+/// The working set a worker uses on a target, by its stroke, size and offset.
+pub fn working_set(
+    info: &TargetInfo,
+    wc: &WorkerConfig,
+) -> std::result::Result<(u64, u64), String> {
+    let lbs = info.logical_block;
+    // The null target has no size of its own: give it 1 TiB so strokes mean something.
+    let size = if info.kind == TargetKind::Null {
+        1 << 40
+    } else {
+        info.size
+    };
+    if wc.offset % lbs != 0 {
+        return Err(format!(
+            "offset {} is not a multiple of {}'s logical block size {lbs}",
+            wc.offset, info.path
+        ));
+    }
+    if wc.offset >= size {
+        return Err(format!(
+            "offset {} is beyond the end of {} ({size} bytes)",
+            wc.offset, info.path
+        ));
+    }
+    let avail = size - wc.offset;
+    let ws = match (wc.working_set, wc.stroke) {
+        (Some(n), _) => n,
+        (None, Some(pct)) => (size as f64 * pct / 100.0) as u64,
+        (None, None) => avail,
+    };
+    if ws > avail {
+        return Err(format!(
+            "working set of {ws} bytes from offset {} does not fit in {} ({size} bytes)",
+            wc.offset, info.path
+        ));
+    }
+    Ok((wc.offset, ws / lbs * lbs))
+}
+
+/// Checks a spec's sizes and alignments against a target's block size and working set.
+fn check_spec(
+    info: &TargetInfo,
+    wc: &WorkerConfig,
+    spec: &AccessSpec,
+) -> std::result::Result<(), String> {
+    let (_, ws) = working_set(info, wc)?;
+    let lbs = info.logical_block;
+    for (i, l) in spec.lines.iter().enumerate() {
+        let at = format!("access specification '{}' line {}", spec.name, i + 1);
+        if info.direct && l.size % lbs != 0 {
+            return Err(format!(
+                "{at}: transfer size {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT); use a multiple of {lbs}",
+                l.size, info.path
+            ));
+        }
+        if let Some(a) = l.align {
+            if info.direct && a % lbs != 0 {
+                return Err(format!(
+                    "{at}: align {a} is not a multiple of {}'s logical block size {lbs}",
+                    info.path
+                ));
+            }
+        }
+        if l.size > ws {
+            return Err(format!(
+                "{at}: transfer size {} is larger than the working set of {} ({ws} bytes); enlarge the working set or the target",
+                l.size, info.path
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Prepared {
+    /// Each worker's plan for run `r`.
+    pub fn plan_run(&self, r: usize) -> Vec<WorkerPlan> {
+        self.config
+            .workers
+            .iter()
+            .zip(&self.runs[r].specs)
+            .enumerate()
+            .map(|(i, (wc, spec))| WorkerPlan {
+                name: name_of(wc, i),
+                spec: spec.clone(),
+                outstanding: wc.outstanding,
+                targets: wc
+                    .targets
+                    .iter()
+                    .map(|p| {
+                        let target = self
+                            .targets
+                            .iter()
+                            .position(|t| &t.path == p)
+                            .expect("inspected");
+                        let (start, size) =
+                            working_set(&self.targets[target], wc).expect("checked in prepare");
+                        WorkingSet {
+                            target,
+                            start,
+                            size,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}

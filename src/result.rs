@@ -1,0 +1,278 @@
+//! The result document (`iogauge.result/1`), documented in docs/result-schema.md.
+//!
+//! Every level (totals, workers, targets) carries the same [`Metrics`], computed from raw
+//! [`IoStats`] that are kept in the document (`raw`, histograms included), so results from
+//! several documents or hosts can be merged again exactly.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::TestConfig;
+use crate::cpu::CpuUsage;
+use crate::host::HostInfo;
+use crate::stats::{DirStats, IoStats};
+use crate::target::TargetInfo;
+
+/// The schema name and version; a change that breaks readers bumps the number.
+pub const SCHEMA: &str = "iogauge.result/1";
+
+/// Percentiles reported, as (key, quantile).
+pub const PERCENTILES: [(&str, f64); 7] = [
+    ("p50", 0.50),
+    ("p90", 0.90),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("p99.9", 0.999),
+    ("p99.99", 0.9999),
+    ("p99.999", 0.99999),
+];
+
+/// A whole test: one entry in `results` per access specification run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResultDoc {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// iogauge's version.
+    pub tool_version: String,
+    /// When the test started (RFC 3339, UTC).
+    pub started_at: String,
+    /// Wall time of the whole test, set-up included (s).
+    pub duration_s: f64,
+    /// The machine.
+    pub host: HostInfo,
+    /// The resolved test: a job file that reruns it.
+    pub config: TestConfig,
+    /// What each target is.
+    pub target_info: Vec<TargetInfo>,
+    /// One per access specification run.
+    pub results: Vec<RunResult>,
+    /// Things to know when reading the numbers.
+    pub warnings: Vec<String>,
+    /// True if the test was stopped before its end.
+    pub interrupted: bool,
+}
+
+/// One access specification's run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Name of the specification (or the workers' specifications joined by `+`).
+    pub spec: String,
+    /// When recording started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The recorded window (s).
+    pub duration_s: f64,
+    /// Ramp-up before it (s).
+    pub ramp_s: f64,
+    /// All workers and targets together.
+    pub totals: Totals,
+    /// Each worker.
+    pub workers: Vec<WorkerResult>,
+    /// Each target, all its workers together.
+    pub targets: Vec<TargetResult>,
+    /// Time series over the recorded window.
+    pub intervals: Vec<Interval>,
+}
+
+/// Totals of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Totals {
+    /// The measurements.
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    /// I/Os asked to be in flight (workers x targets x outstanding).
+    pub outstanding: u64,
+    /// CPU over the recorded window.
+    pub cpu: CpuUsage,
+}
+
+/// One worker's part of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerResult {
+    /// Worker name.
+    pub name: String,
+    /// Its access specification.
+    pub spec: String,
+    /// Engine and kernel features used.
+    pub engine: String,
+    /// Outstanding I/Os per target.
+    pub outstanding: u32,
+    /// The measurements.
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    /// Each of its targets.
+    pub targets: Vec<TargetResult>,
+}
+
+/// One target's part (of a worker, or of the run).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetResult {
+    /// Target path or `null`.
+    pub path: String,
+    /// First byte of the working set.
+    pub start_offset: u64,
+    /// Size of the working set (bytes).
+    pub working_set_bytes: u64,
+    /// I/Os in flight asked on it (outstanding per worker, summed over its workers).
+    pub outstanding: u64,
+    /// The measurements.
+    #[serde(flatten)]
+    pub metrics: Metrics,
+}
+
+/// One sample of the time series.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Interval {
+    /// End of the sample, from the start of recording (s).
+    pub t_s: f64,
+    /// Length of the sample (s).
+    pub duration_s: f64,
+    /// Completed I/Os per second.
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mbps: f64,
+    /// Mean response time (ms); null with no I/O.
+    pub avg_response_ms: Option<f64>,
+    /// CPU utilisation % of the machine.
+    pub cpu_pct: f64,
+}
+
+/// Errors of one kind.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorKind {
+    /// errno (0: a short transfer).
+    pub errno: i32,
+    /// What it means.
+    pub text: String,
+    /// How many I/Os failed so.
+    pub count: u64,
+}
+
+/// The measurements of any set of I/Os. Units are in the names: `_mbps` is 10^6 bytes/s,
+/// `_mibps` 2^20 bytes/s, `_ms` milliseconds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[allow(missing_docs)] // the names say it all; docs/result-schema.md has the table
+pub struct Metrics {
+    pub ios: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub bytes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub mbps: f64,
+    pub read_mbps: f64,
+    pub write_mbps: f64,
+    pub mibps: f64,
+    pub read_mibps: f64,
+    pub write_mibps: f64,
+    pub avg_response_ms: Option<f64>,
+    pub avg_read_response_ms: Option<f64>,
+    pub avg_write_response_ms: Option<f64>,
+    pub min_response_ms: Option<f64>,
+    pub max_response_ms: Option<f64>,
+    pub max_read_response_ms: Option<f64>,
+    pub max_write_response_ms: Option<f64>,
+    pub percentiles_ms: BTreeMap<String, f64>,
+    pub read_percentiles_ms: BTreeMap<String, f64>,
+    pub write_percentiles_ms: BTreeMap<String, f64>,
+    pub errors: u64,
+    pub read_errors: u64,
+    pub write_errors: u64,
+    pub error_kinds: Vec<ErrorKind>,
+    /// The raw counters and histograms these figures come from.
+    pub raw: IoStats,
+}
+
+fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+fn avg(d: &DirStats) -> Option<f64> {
+    (d.ios > 0).then(|| ms(d.response_sum_ns as f64 / d.ios as f64))
+}
+
+fn max(d: &DirStats) -> Option<f64> {
+    (d.ios > 0).then(|| ms(d.response_max_ns as f64))
+}
+
+fn percentiles(d: &DirStats) -> BTreeMap<String, f64> {
+    PERCENTILES
+        .iter()
+        .filter_map(|&(k, q)| {
+            // Bucket midpoints can lie outside what was seen: clamp to the exact extremes.
+            let v = d
+                .histogram
+                .quantile(q)?
+                .clamp(d.response_min_ns, d.response_max_ns);
+            Some((k.to_string(), ms(v as f64)))
+        })
+        .collect()
+}
+
+/// The text of an errno.
+pub fn errno_text(errno: i32) -> String {
+    if errno == 0 {
+        "short transfer".into()
+    } else {
+        std::io::Error::from_raw_os_error(errno).to_string()
+    }
+}
+
+impl Metrics {
+    /// Figures for `raw` over `secs` seconds.
+    pub fn new(raw: &IoStats, secs: f64) -> Metrics {
+        let all = raw.both();
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let (r, w) = (&raw.read, &raw.write);
+        Metrics {
+            ios: all.ios,
+            read_ios: r.ios,
+            write_ios: w.ios,
+            bytes: all.bytes,
+            read_bytes: r.bytes,
+            write_bytes: w.bytes,
+            iops: per_s(all.ios),
+            read_iops: per_s(r.ios),
+            write_iops: per_s(w.ios),
+            mbps: per_s(all.bytes) / 1e6,
+            read_mbps: per_s(r.bytes) / 1e6,
+            write_mbps: per_s(w.bytes) / 1e6,
+            mibps: per_s(all.bytes) / 1048576.0,
+            read_mibps: per_s(r.bytes) / 1048576.0,
+            write_mibps: per_s(w.bytes) / 1048576.0,
+            avg_response_ms: avg(&all),
+            avg_read_response_ms: avg(r),
+            avg_write_response_ms: avg(w),
+            min_response_ms: (all.ios > 0).then(|| ms(all.response_min_ns as f64)),
+            max_response_ms: max(&all),
+            max_read_response_ms: max(r),
+            max_write_response_ms: max(w),
+            percentiles_ms: percentiles(&all),
+            read_percentiles_ms: percentiles(r),
+            write_percentiles_ms: percentiles(w),
+            errors: all.errors,
+            read_errors: r.errors,
+            write_errors: w.errors,
+            error_kinds: raw
+                .errnos
+                .iter()
+                .map(|&(errno, count)| ErrorKind {
+                    errno,
+                    text: errno_text(errno),
+                    count,
+                })
+                .collect(),
+            raw: raw.clone(),
+        }
+    }
+}
+
+impl ResultDoc {
+    /// Whether any I/O failed in any run.
+    pub fn has_errors(&self) -> bool {
+        self.results.iter().any(|r| r.totals.metrics.errors > 0)
+    }
+}

@@ -1,0 +1,353 @@
+//! Access specifications, as Iometer defines them, and the built-in ones taken from the seeds.
+//!
+//! A specification is a list of lines; each I/O picks a line with probability `share` %, then is
+//! a read with probability `read` % and random (else sequential) with probability `random` %.
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{format_size, serde_size};
+
+/// Smallest and largest transfer sizes accepted.
+pub const MIN_TRANSFER: u64 = 512;
+/// Largest transfer size accepted (16 MiB).
+pub const MAX_TRANSFER: u64 = 16 << 20;
+
+/// One line of an access specification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecLine {
+    /// Transfer size in bytes.
+    #[serde(with = "serde_size")]
+    pub size: u64,
+    /// Percentage of this specification's I/Os that use this line (Iometer's "% of size").
+    #[serde(default = "hundred")]
+    pub share: u32,
+    /// Percentage of reads.
+    pub read: u32,
+    /// Percentage of random I/Os; the rest are sequential.
+    pub random: u32,
+    /// Alignment of random offsets in bytes; default: the transfer size rounded up to the
+    /// target's logical block size.
+    #[serde(
+        default,
+        with = "serde_size::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub align: Option<u64>,
+    /// Transfer delay in milliseconds after each burst (Iometer's "delay").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u32,
+    /// I/Os per burst between delays (Iometer's "burst"); default 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub burst: u32,
+}
+
+fn hundred() -> u32 {
+    100
+}
+fn one() -> u32 {
+    1
+}
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// A named access specification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSpec {
+    /// Name, as given to `--spec`.
+    pub name: String,
+    /// Where it comes from and what it models.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The lines; their shares sum to 100.
+    pub lines: Vec<SpecLine>,
+}
+
+impl AccessSpec {
+    /// Checks what can be checked without a target: shares, percentages, sizes.
+    pub fn validate(&self) -> Result<(), String> {
+        let name = &self.name;
+        if self.lines.is_empty() {
+            return Err(format!(
+                "access specification '{name}' has no lines: give at least one"
+            ));
+        }
+        let total: u32 = self.lines.iter().map(|l| l.share).sum();
+        if total != 100 {
+            return Err(format!(
+                "access specification '{name}': line shares sum to {total} %, they must sum to 100 %"
+            ));
+        }
+        for (i, l) in self.lines.iter().enumerate() {
+            let at = format!("access specification '{name}' line {}", i + 1);
+            if !(MIN_TRANSFER..=MAX_TRANSFER).contains(&l.size) || l.size % 512 != 0 {
+                return Err(format!(
+                    "{at}: transfer size {} must be a multiple of 512 from 512 to 16M",
+                    l.size
+                ));
+            }
+            for (what, v) in [("read", l.read), ("random", l.random), ("share", l.share)] {
+                if v > 100 {
+                    return Err(format!("{at}: {what} = {v} %, must be 0 to 100"));
+                }
+            }
+            if let Some(a) = l.align {
+                if a == 0 || a % 512 != 0 {
+                    return Err(format!(
+                        "{at}: align {a} must be a positive multiple of 512"
+                    ));
+                }
+            }
+            if l.burst == 0 {
+                return Err(format!("{at}: burst must be at least 1"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Largest transfer size of any line.
+    pub fn max_transfer(&self) -> u64 {
+        self.lines.iter().map(|l| l.size).max().unwrap_or(0)
+    }
+
+    /// Whether any line writes.
+    pub fn writes(&self) -> bool {
+        self.lines.iter().any(|l| l.share > 0 && l.read < 100)
+    }
+}
+
+fn line(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
+    SpecLine {
+        size,
+        share,
+        read,
+        random,
+        align: None,
+        delay_ms: 0,
+        burst: 1,
+    }
+}
+
+fn single(name: String, description: &str, size: u64, read: u32, random: u32) -> AccessSpec {
+    AccessSpec {
+        name,
+        description: description.into(),
+        lines: vec![line(size, 100, read, random)],
+    }
+}
+
+/// Lower-case size suffix used in spec names: 512, 1k, 64k, 1m.
+fn size_name(bytes: u64) -> String {
+    format_size(bytes).to_lowercase()
+}
+
+const K: u64 = 1024;
+
+/// Every built-in specification, in the order `iogauge specs` lists them.
+pub fn builtin() -> Vec<AccessSpec> {
+    let mut v = Vec::new();
+    let s001 = "seed 001 (FC RAID baseline, Iometer)";
+    for kb in [4, 8, 16, 32, 64] {
+        v.push(single(
+            format!("oltp-{kb}k"),
+            &format!("{s001}: OLTP, 100 % random, 67 % read"),
+            kb * K,
+            67,
+            100,
+        ));
+    }
+    let streaming = [
+        512,
+        K,
+        2 * K,
+        4 * K,
+        8 * K,
+        16 * K,
+        32 * K,
+        64 * K,
+        128 * K,
+        256 * K,
+        512 * K,
+        1024 * K,
+    ];
+    for (dir, read) in [("read", 100), ("write", 0)] {
+        for &s in &streaming {
+            v.push(single(
+                format!("streaming-{dir}-{}", size_name(s)),
+                &format!("seeds 000/001: streaming (spiral) {dir}s, 100 % sequential"),
+                s,
+                read,
+                0,
+            ));
+        }
+    }
+    let mix =
+        |shares: &[(u64, u32)], read| shares.iter().map(|&(s, p)| line(s, p, read, 100)).collect();
+    v.push(AccessSpec {
+        name: "file-server".into(),
+        description: format!("{s001}: File Server, 100 % random, 80 % read, 512 B to 64K mix"),
+        lines: mix(
+            &[
+                (512, 10),
+                (K, 5),
+                (2 * K, 5),
+                (4 * K, 60),
+                (8 * K, 2),
+                (16 * K, 4),
+                (32 * K, 4),
+                (64 * K, 10),
+            ],
+            80,
+        ),
+    });
+    v.push(AccessSpec {
+        name: "web-server".into(),
+        description: format!("{s001}: Web Server, 100 % random, 100 % read, 512 B to 512K mix"),
+        lines: mix(
+            &[
+                (512, 22),
+                (K, 15),
+                (2 * K, 8),
+                (4 * K, 23),
+                (8 * K, 15),
+                (16 * K, 2),
+                (32 * K, 6),
+                (64 * K, 7),
+                (128 * K, 1),
+                (512 * K, 1),
+            ],
+            100,
+        ),
+    });
+    for (dir, read) in [("read", 100), ("write", 0)] {
+        for s in [512, K, 2 * K, 4 * K, 8 * K] {
+            v.push(single(
+                format!("random-{dir}-{}", size_name(s)),
+                &format!("seeds 001/003: random {dir}s, 100 % random"),
+                s,
+                read,
+                100,
+            ));
+        }
+    }
+    for kb in [4, 8] {
+        v.push(single(
+            format!("database-mix-{kb}k"),
+            "seed 003 (24 FC ports): database mix, 100 % random, 70 % read / 30 % write",
+            kb * K,
+            70,
+            100,
+        ));
+    }
+    let s004 = "seed 004 (10 Gb iSCSI, Iometer)";
+    for (name, what, size, read, random) in [
+        ("web-file-server-4k", "Web file server", 4 * K, 95, 75),
+        ("web-file-server-8k", "Web file server", 8 * K, 95, 75),
+        ("web-file-server-64k", "Web file server", 64 * K, 95, 75),
+        ("dss-1m", "Decision support system", 1024 * K, 100, 100),
+        ("media-streaming-64k", "Media streaming", 64 * K, 98, 0),
+        ("sql-server-log-64k", "SQL Server log", 64 * K, 0, 0),
+        ("os-paging-64k", "OS paging", 64 * K, 90, 0),
+        ("web-server-log-8k", "Web server log", 8 * K, 0, 0),
+        ("db-oltp-8k", "DB-OLTP", 8 * K, 70, 100),
+        ("exchange-email-4k", "Exchange email", 4 * K, 67, 100),
+        ("os-drive-8k", "OS drive", 8 * K, 70, 100),
+        ("video-on-demand-512k", "Video on demand", 512 * K, 100, 100),
+    ] {
+        v.push(single(
+            name.into(),
+            &format!("{s004}: {what}, {read} % read, {random} % random"),
+            size,
+            read,
+            random,
+        ));
+    }
+    v.push(single(
+        "iometer-default".into(),
+        "Iometer's default specification: 2K, 67 % read, 100 % random",
+        2 * K,
+        67,
+        100,
+    ));
+    v
+}
+
+/// Looks up a built-in specification by name.
+pub fn find_builtin(name: &str) -> Result<AccessSpec, String> {
+    builtin()
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown access specification '{name}': 'iogauge specs' lists the built-in ones"
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_valid_and_unique() {
+        let all = builtin();
+        for s in &all {
+            s.validate().unwrap();
+        }
+        let mut names: Vec<_> = all.iter().map(|s| s.name.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+    }
+
+    #[test]
+    fn seed_mixes_are_exact() {
+        let fs = find_builtin("file-server").unwrap();
+        let shares: Vec<_> = fs.lines.iter().map(|l| (l.size, l.share)).collect();
+        assert_eq!(
+            shares,
+            [
+                (512, 10),
+                (1024, 5),
+                (2048, 5),
+                (4096, 60),
+                (8192, 2),
+                (16384, 4),
+                (32768, 4),
+                (65536, 10)
+            ]
+        );
+        assert!(fs.lines.iter().all(|l| l.read == 80 && l.random == 100));
+        let ws = find_builtin("web-server").unwrap();
+        assert_eq!(ws.lines.len(), 10);
+        assert_eq!(ws.lines[9].size, 512 * 1024);
+        let v = find_builtin("web-file-server-8k").unwrap().lines[0].clone();
+        assert_eq!((v.size, v.read, v.random), (8192, 95, 75));
+        for name in [
+            "streaming-read-512",
+            "streaming-write-1m",
+            "random-write-2k",
+            "database-mix-8k",
+            "oltp-64k",
+        ] {
+            find_builtin(name).unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_specs_say_why() {
+        let mut s = find_builtin("file-server").unwrap();
+        s.lines[0].share = 11;
+        assert!(s.validate().unwrap_err().contains("sum to 101 %"));
+        assert!(
+            find_builtin("nope")
+                .unwrap_err()
+                .contains("unknown access specification 'nope'")
+        );
+    }
+}

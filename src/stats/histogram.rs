@@ -1,0 +1,229 @@
+//! A log-linear latency histogram (HdrHistogram's layout, fixed precision) that merges exactly.
+//!
+//! Values below 128 ns have a bucket each; above that every power of two is split into 64
+//! buckets, so a bucket's midpoint is within 1/128 (0.78 %) of any value in it. Buckets grow on
+//! demand, so a histogram of microsecond latencies stays about 10 KiB. Merging adds counts, so
+//! percentiles over merged histograms are exactly those of one histogram holding every sample.
+
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+
+/// Values below this have a bucket each.
+const EXACT: u64 = 128;
+/// Buckets per power of two above [`EXACT`].
+const SUB: usize = 64;
+/// The layout name written with serialised histograms, so a reader knows how to decode them.
+pub const LAYOUT: &str = "log-linear-ns-64";
+
+/// Counts of latencies in nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    total: u64,
+}
+
+/// The bucket holding `v`.
+#[inline(always)]
+fn index(v: u64) -> usize {
+    if v < EXACT {
+        v as usize
+    } else {
+        let shift = 57 - v.leading_zeros(); // msb - 6: keeps the top 7 bits, in 64..=127
+        ((shift as usize) * SUB) + (v >> shift) as usize
+    }
+}
+
+/// The smallest and largest value of bucket `i`.
+fn bounds(i: usize) -> (u64, u64) {
+    if (i as u64) < EXACT {
+        (i as u64, i as u64)
+    } else {
+        let shift = (i / SUB - 1) as u32;
+        let lo = ((i % SUB + SUB) as u64) << shift;
+        (lo, lo + (1u64 << shift) - 1)
+    }
+}
+
+impl Histogram {
+    /// Counts one value.
+    #[inline(always)]
+    pub fn record(&mut self, v: u64) {
+        let i = index(v);
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
+        self.total += 1;
+    }
+
+    /// How many values were counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The value at quantile `q` (0..=1): the midpoint of the bucket holding the sample of rank
+    /// ceil(q x total), or None when empty.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.total == 0 {
+            return None;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (lo, hi) = bounds(i);
+                return Some(lo + (hi - lo) / 2);
+            }
+        }
+        unreachable!("total equals the sum of the counts")
+    }
+
+    /// How many values fall in `[lo_ns, hi_ns)`, counting each bucket by where its midpoint is
+    /// (so the answer is exact at bucket boundaries and within a bucket's width otherwise).
+    pub fn count_between(&self, lo_ns: u64, hi_ns: u64) -> u64 {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| {
+                let (lo, hi) = bounds(i);
+                let mid = lo + (hi - lo) / 2;
+                mid >= lo_ns && mid < hi_ns
+            })
+            .map(|(_, &c)| c)
+            .sum()
+    }
+
+    /// The non-empty buckets as (index, count), for serialisation.
+    pub fn to_sparse(&self) -> Vec<(u32, u64)> {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, &c)| (i as u32, c))
+            .collect()
+    }
+
+    /// Rebuilds a histogram from [`Histogram::to_sparse`].
+    pub fn from_sparse(buckets: &[(u32, u64)]) -> Self {
+        let mut h = Histogram::default();
+        for &(i, c) in buckets {
+            let i = i as usize;
+            if i >= h.counts.len() {
+                h.counts.resize(i + 1, 0);
+            }
+            h.counts[i] += c;
+            h.total += c;
+        }
+        h
+    }
+}
+
+impl AddAssign<&Histogram> for Histogram {
+    fn add_assign(&mut self, other: &Histogram) {
+        if other.counts.len() > self.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.total += other.total;
+    }
+}
+
+/// The serialised form: layout name and sparse buckets.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SerialHistogram {
+    /// Always [`LAYOUT`].
+    pub layout: String,
+    /// (bucket index, count) for every non-empty bucket.
+    pub buckets: Vec<(u32, u64)>,
+}
+
+impl Serialize for Histogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        SerialHistogram {
+            layout: LAYOUT.into(),
+            buckets: self.to_sparse(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Histogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = SerialHistogram::deserialize(d)?;
+        if s.layout != LAYOUT {
+            return Err(serde::de::Error::custom(format!(
+                "histogram layout '{}' is not '{LAYOUT}'",
+                s.layout
+            )));
+        }
+        Ok(Histogram::from_sparse(&s.buckets))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_contiguous_and_hold_their_values() {
+        let mut prev_hi = None;
+        for i in 0..3000 {
+            let (lo, hi) = bounds(i);
+            if let Some(p) = prev_hi {
+                assert_eq!(lo, p + 1, "bucket {i}");
+            }
+            assert_eq!(index(lo), i);
+            assert_eq!(index(hi), i);
+            prev_hi = Some(hi);
+        }
+    }
+
+    #[test]
+    fn relative_error_under_one_percent() {
+        let mut v = 1u64;
+        while v < 1 << 40 {
+            let (lo, hi) = bounds(index(v));
+            let mid = lo + (hi - lo) / 2;
+            let err = (mid as f64 - v as f64).abs() / v as f64;
+            assert!(err <= 1.0 / 128.0 + 1e-12, "v={v} mid={mid} err={err}");
+            v = v * 17 / 16 + 1;
+        }
+    }
+
+    #[test]
+    fn merge_equals_one_histogram_of_all_samples() {
+        let (mut a, mut b, mut all) = (
+            Histogram::default(),
+            Histogram::default(),
+            Histogram::default(),
+        );
+        for v in (1..20_000u64).map(|x| x * x % 1_000_003) {
+            if v % 3 == 0 { &mut a } else { &mut b }.record(v);
+            all.record(v);
+        }
+        a += &b;
+        assert_eq!(a, all);
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            assert_eq!(a.quantile(q), all.quantile(q));
+        }
+        let back = Histogram::from_sparse(&a.to_sparse());
+        assert_eq!(back, a);
+    }
+
+    #[test]
+    fn quantiles_of_a_known_set() {
+        let mut h = Histogram::default();
+        for v in 1..=100 {
+            h.record(v);
+        }
+        assert_eq!(h.quantile(0.5), Some(50));
+        assert_eq!(h.quantile(0.99), Some(99));
+        assert_eq!(h.quantile(1.0), Some(100));
+        assert_eq!(Histogram::default().quantile(0.5), None);
+        assert_eq!(h.count_between(0, 51), 50);
+    }
+}

@@ -1,0 +1,290 @@
+//! Targets: block devices, regular files and the `null` target.
+//!
+//! [`inspect`] learns what a path is without writing anything; [`prepare`] creates and fills a
+//! missing test file (only once every check of the test has passed); [`open`] opens a target
+//! for one worker.
+
+pub mod safety;
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::DataPattern;
+use crate::data;
+use crate::error::{Result, input, runtime};
+
+/// The extended attribute that marks a file iogauge created (and so may overwrite).
+pub const CREATED_XATTR: &str = "user.iogauge.created";
+
+/// What a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// No I/O at all; every I/O completes at once.
+    Null,
+    /// A block device, opened O_DIRECT.
+    Block,
+    /// A regular file.
+    File,
+}
+
+/// What iogauge learned about a target before running.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The path as given (`null` for the null target).
+    pub path: String,
+    /// Block device, file or null.
+    pub kind: TargetKind,
+    /// Size in bytes (for a file still to be created, the size it will have).
+    pub size: u64,
+    /// Logical block size: offsets and sizes must be multiples of it under O_DIRECT.
+    pub logical_block: u64,
+    /// Opened with O_DIRECT (false: buffered, numbers may come from the page cache).
+    pub direct: bool,
+    /// Device model, or what backs the file or device.
+    pub model: String,
+    /// False for a file iogauge will create.
+    pub exists: bool,
+    /// A file iogauge created (so it may write it without --allow-write).
+    pub created_by_iogauge: bool,
+}
+
+/// The null target's name.
+pub const NULL: &str = "null";
+
+/// Learns what `path` is, writing nothing. A missing path becomes a file to create of
+/// `file_size` bytes, if its directory exists.
+pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
+    if path == NULL {
+        return Ok(TargetInfo {
+            path: path.into(),
+            kind: TargetKind::Null,
+            size: u64::MAX / 2,
+            logical_block: 512,
+            direct: false,
+            model: "null (no I/O)".into(),
+            exists: true,
+            created_by_iogauge: false,
+        });
+    }
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return missing(path, file_size, buffered);
+        }
+        Err(e) => return Err(input(format!("target {path}: {e}"))),
+    };
+    let ft = meta.file_type();
+    if ft.is_block_device() {
+        let f = File::open(path).map_err(|e| input(format!("target {path}: cannot open: {e}")))?;
+        let (size, logical_block) =
+            block_geometry(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
+        let rdev = meta.rdev();
+        Ok(TargetInfo {
+            path: path.into(),
+            kind: TargetKind::Block,
+            size,
+            logical_block,
+            direct: true,
+            model: device_model(libc::major(rdev), libc::minor(rdev)),
+            exists: true,
+            created_by_iogauge: false,
+        })
+    } else if ft.is_file() {
+        let direct = !buffered && supports_direct(path);
+        Ok(TargetInfo {
+            path: path.into(),
+            kind: TargetKind::File,
+            size: meta.len(),
+            logical_block: if direct { dio_alignment(path) } else { 512 },
+            direct,
+            model: file_model(meta.dev()),
+            exists: true,
+            created_by_iogauge: has_created_mark(path),
+        })
+    } else {
+        Err(input(format!(
+            "target {path} is neither a block device nor a regular file"
+        )))
+    }
+}
+
+fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
+    if path.starts_with("/dev/") {
+        return Err(input(format!(
+            "target {path} does not exist: name an existing block device"
+        )));
+    }
+    let parent = Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let pmeta = std::fs::metadata(parent).map_err(|_| {
+        input(format!(
+            "target {path}: directory {} does not exist",
+            parent.display()
+        ))
+    })?;
+    Ok(TargetInfo {
+        path: path.into(),
+        kind: TargetKind::File,
+        size: file_size,
+        // Most filesystems accept 512-byte direct I/O; `prepare` re-checks once the file exists.
+        logical_block: 512,
+        direct: !buffered,
+        model: file_model(pmeta.dev()),
+        exists: false,
+        created_by_iogauge: true,
+    })
+}
+
+/// Size and logical block size of a block device.
+fn block_geometry(f: &File) -> std::io::Result<(u64, u64)> {
+    let mut size: u64 = 0;
+    let mut lbs: libc::c_int = 0;
+    // SAFETY: both ioctls write one integer of the given type through the pointer.
+    unsafe {
+        if libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) != 0
+            || libc::ioctl(f.as_raw_fd(), libc::BLKSSZGET, &mut lbs) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok((size, lbs.max(512) as u64))
+}
+
+/// `_IOR(0x12, 114, size_t)`: not exported by the libc crate.
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+
+fn sysfs(path: String) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// A human name for the device `major:minor`: its model, or what backs a loop, zram or dm device.
+pub fn device_model(major: u32, minor: u32) -> String {
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    if let Some(m) = sysfs(format!("{base}/device/model")) {
+        let vendor = sysfs(format!("{base}/device/vendor")).unwrap_or_default();
+        return format!("{vendor} {m}").trim().to_string();
+    }
+    if let Some(f) = sysfs(format!("{base}/loop/backing_file")) {
+        return format!("loop over {f}");
+    }
+    if let Some(c) = sysfs(format!("{base}/comp_algorithm")) {
+        let algo = c
+            .split_whitespace()
+            .find(|a| a.starts_with('['))
+            .unwrap_or(&c)
+            .trim_matches(['[', ']']);
+        return format!("zram ({algo})");
+    }
+    if let Some(n) = sysfs(format!("{base}/dm/name")) {
+        return format!("device-mapper {n}");
+    }
+    let name = std::fs::read_link(&base)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    name.map_or_else(
+        || format!("block device {major}:{minor}"),
+        |n| format!("{n} ({major}:{minor})"),
+    )
+}
+
+fn file_model(dev: u64) -> String {
+    format!(
+        "file on {}",
+        device_model(libc::major(dev), libc::minor(dev))
+    )
+}
+
+fn supports_direct(path: &str) -> bool {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .is_ok()
+}
+
+/// The file's required direct-I/O offset alignment (statx STATX_DIOALIGN, Linux 6.1+), else 512.
+fn dio_alignment(path: &str) -> u64 {
+    let Ok(c) = std::ffi::CString::new(path) else {
+        return 512;
+    };
+    // SAFETY: statx writes into the zeroed struct we pass; the path is NUL-terminated.
+    unsafe {
+        let mut sx: libc::statx = std::mem::zeroed();
+        if libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, libc::STATX_DIOALIGN, &mut sx) == 0
+            && sx.stx_mask & libc::STATX_DIOALIGN != 0
+            && sx.stx_dio_offset_align > 0
+        {
+            return (sx.stx_dio_offset_align as u64).max(512);
+        }
+    }
+    512
+}
+
+fn has_created_mark(path: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(path) else {
+        return false;
+    };
+    let name = std::ffi::CString::new(CREATED_XATTR).expect("no NUL");
+    // SAFETY: a size query (null buffer, size 0) only reads the NUL-terminated strings.
+    unsafe { libc::getxattr(c.as_ptr(), name.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
+}
+
+/// Creates a missing test file and writes all of it, so no read ever hits a hole (Iometer's
+/// iobw.tst). Marks it as iogauge's. Returns the target as it now is.
+pub fn prepare(info: &TargetInfo, pattern: DataPattern, buffered: bool) -> Result<TargetInfo> {
+    if info.exists || info.kind != TargetKind::File {
+        return Ok(info.clone());
+    }
+    let path = &info.path;
+    let fail =
+        |what: &str, e: std::io::Error| runtime(format!("creating test file {path}: {what}: {e}"));
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| fail("create", e))?;
+    let mut chunk = vec![0u8; 1 << 20];
+    data::fill(&mut chunk, pattern, 0x5eed);
+    let mut left = info.size;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n]).map_err(|e| {
+            let _ = std::fs::remove_file(path);
+            fail("write", e)
+        })?;
+        left -= n as u64;
+    }
+    f.sync_all().map_err(|e| fail("fsync", e))?;
+    if let (Ok(c), Ok(name)) = (
+        std::ffi::CString::new(path.as_str()),
+        std::ffi::CString::new(CREATED_XATTR),
+    ) {
+        // SAFETY: NUL-terminated path and name; the value is a 1-byte buffer we own.
+        unsafe { libc::setxattr(c.as_ptr(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
+    }
+    inspect(path, info.size, buffered)
+}
+
+/// Opens a target for a worker: read-only unless `write`, O_DIRECT when the target is direct.
+pub fn open(info: &TargetInfo, write: bool) -> Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(write);
+    let mut flags = libc::O_CLOEXEC;
+    if info.direct {
+        flags |= libc::O_DIRECT;
+    }
+    o.custom_flags(flags);
+    o.open(&info.path)
+        .map_err(|e| runtime(format!("target {}: cannot open: {e}", info.path)))
+}

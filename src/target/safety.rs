@@ -1,0 +1,216 @@
+//! Refuses writes that could destroy someone's data, unless `--allow-write` names the target.
+//!
+//! A block device is refused when it is mounted (itself or a partition), has partitions, is held
+//! by device-mapper/md (holders), is an active swap area, is held open exclusively by another
+//! process, or carries a partition table or a filesystem, RAID, LVM, LUKS or swap signature.
+//! An existing regular file is refused unless iogauge created it.
+
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+
+use super::{TargetInfo, TargetKind};
+
+/// Bytes read from the start of a device to look for signatures (btrfs's sits at 64 KiB).
+const PROBE_BYTES: usize = 69_632;
+
+/// Why writing to `info` is refused, or Ok if it is safe or allowed.
+pub fn check_write(info: &TargetInfo, allowed: &[String]) -> Result<(), String> {
+    if is_allowed(&info.path, allowed) {
+        return Ok(());
+    }
+    let found = match info.kind {
+        TargetKind::Null => return Ok(()),
+        TargetKind::File if !info.exists || info.created_by_iogauge => return Ok(()),
+        TargetKind::File => vec![format!(
+            "{} is an existing file iogauge did not create",
+            info.path
+        )],
+        TargetKind::Block => block_findings(&info.path),
+    };
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to write to {}: {}; pass --allow-write {} (or allow_write in the job file) to destroy its data",
+        info.path,
+        found.join(", "),
+        info.path
+    ))
+}
+
+fn is_allowed(path: &str, allowed: &[String]) -> bool {
+    let canon = |p: &str| std::fs::canonicalize(p).ok();
+    let me = canon(path);
+    allowed
+        .iter()
+        .any(|a| a == path || (me.is_some() && canon(a) == me))
+}
+
+/// Everything that shows the device holds data or is in use.
+pub fn block_findings(path: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(meta) = std::fs::metadata(path) else {
+        return found;
+    };
+    let (major, minor) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
+    let sys = format!("/sys/dev/block/{major}:{minor}");
+    let parts = partitions(&sys);
+    let mut devs: Vec<String> = vec![format!("{major}:{minor}")];
+    devs.extend(parts.iter().map(|(_, d)| d.clone()));
+    if let Ok(mounts) = std::fs::read_to_string("/proc/self/mountinfo") {
+        for line in mounts.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 4 && devs.iter().any(|d| d == f[2]) {
+                found.push(format!("mounted at {}", f[4]));
+            }
+        }
+    }
+    if !parts.is_empty() {
+        let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
+        found.push(format!("has partitions ({})", names.join(", ")));
+    }
+    if let Ok(rd) = std::fs::read_dir(format!("{sys}/holders")) {
+        for h in rd.flatten() {
+            found.push(format!("in use by {}", h.file_name().to_string_lossy()));
+        }
+    }
+    if let (Ok(swaps), Ok(canon)) = (
+        std::fs::read_to_string("/proc/swaps"),
+        std::fs::canonicalize(path),
+    ) {
+        if swaps
+            .lines()
+            .skip(1)
+            .any(|l| l.split_whitespace().next() == Some(&*canon.to_string_lossy()))
+        {
+            found.push("an active swap area".into());
+        }
+    }
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(path)
+    {
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) && found.is_empty() => {
+            found.push("held open exclusively by another process".into())
+        }
+        _ => {}
+    }
+    if let Ok(f) = File::open(path) {
+        let mut buf = vec![0u8; PROBE_BYTES];
+        let n = read_at_most(&f, &mut buf);
+        for sig in signatures(&buf[..n]) {
+            found.push(format!("{sig} on {path}"));
+        }
+    }
+    found
+}
+
+fn read_at_most(f: &File, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read_at(&mut buf[n..], n as u64) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    n
+}
+
+/// Partitions of the device at sysfs dir `sys`: (name, "major:minor").
+fn partitions(sys: &str) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir(sys) else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.join("partition").exists() {
+            if let Ok(dev) = std::fs::read_to_string(p.join("dev")) {
+                v.push((
+                    e.file_name().to_string_lossy().into_owned(),
+                    dev.trim().to_string(),
+                ));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+fn at(buf: &[u8], offset: usize, magic: &[u8]) -> bool {
+    buf.get(offset..offset + magic.len()) == Some(magic)
+}
+
+/// Names of the on-disk formats whose signatures `buf` (the device's first bytes) holds.
+pub fn signatures(buf: &[u8]) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if at(buf, 1080, &[0x53, 0xef]) {
+        let incompat = buf.get(1120).copied().unwrap_or(0);
+        let compat = buf.get(1116).copied().unwrap_or(0);
+        v.push(if incompat & 0x40 != 0 {
+            "ext4 filesystem"
+        } else if compat & 0x04 != 0 {
+            "ext3 filesystem"
+        } else {
+            "ext2 filesystem"
+        });
+    }
+    let table: [(usize, &[u8], &'static str); 14] = [
+        (0, b"XFSB", "xfs filesystem"),
+        (65600, b"_BHRfS_M", "btrfs filesystem"),
+        (3, b"NTFS    ", "ntfs filesystem"),
+        (82, b"FAT32   ", "vfat filesystem"),
+        (54, b"FAT1", "vfat filesystem"),
+        (32769, b"CD001", "iso9660 filesystem"),
+        (1024, &[0x10, 0x20, 0xf5, 0xf2], "f2fs filesystem"),
+        (0, b"hsqs", "squashfs filesystem"),
+        (0, b"LUKS\xba\xbe", "LUKS encrypted volume"),
+        (4096, &[0xfc, 0x4e, 0x2b, 0xa9], "Linux RAID (md) member"),
+        (0, &[0xfc, 0x4e, 0x2b, 0xa9], "Linux RAID (md) member"),
+        (4086, b"SWAPSPACE2", "swap area"),
+        (4086, b"SWAP-SPACE", "swap area"),
+        (512, b"EFI PART", "partition table (GPT)"),
+    ];
+    for (off, magic, name) in table {
+        if at(buf, off, magic) && !v.contains(&name) {
+            v.push(name);
+        }
+    }
+    if (0..4).any(|s| at(buf, s * 512, b"LABELONE")) {
+        v.push("LVM physical volume");
+    }
+    if at(buf, 4096, b"EFI PART") && !v.contains(&"partition table (GPT)") {
+        v.push("partition table (GPT)");
+    }
+    let has_fs = v.iter().any(|s| s.contains("filesystem"));
+    let mbr_types = (0..4).any(|i| buf.get(446 + 16 * i + 4).is_some_and(|&t| t != 0));
+    if !has_fs && at(buf, 510, &[0x55, 0xaa]) && mbr_types && !v.contains(&"partition table (GPT)")
+    {
+        v.push("partition table (MBR)");
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_signatures() {
+        let mut b = vec![0u8; PROBE_BYTES];
+        assert!(signatures(&b).is_empty());
+        b[1080] = 0x53;
+        b[1081] = 0xef;
+        b[1120] = 0x40;
+        assert_eq!(signatures(&b), ["ext4 filesystem"]);
+        let mut b = vec![0u8; PROBE_BYTES];
+        b[510] = 0x55;
+        b[511] = 0xaa;
+        b[446 + 4] = 0x83;
+        assert_eq!(signatures(&b), ["partition table (MBR)"]);
+        let mut b = vec![0u8; PROBE_BYTES];
+        b[512..520].copy_from_slice(b"LABELONE");
+        assert_eq!(signatures(&b), ["LVM physical volume"]);
+    }
+}

@@ -1,0 +1,186 @@
+//! Sizes and durations as people type them (`4K`, `1M`, `500ms`, `2m`), and their serde forms.
+//!
+//! Sizes are binary (`1K` = 1024 bytes), as in Iometer and fio. Job files may give a size as a
+//! number of bytes or a string; the resolved configuration always writes bytes.
+
+use std::time::Duration;
+
+/// Parses a size: `512`, `4K`, `4k`, `4KiB`, `1M`, `1G`, `2T` (binary multiples).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits_end);
+    let bad = || {
+        format!("'{text}' is not a size: use bytes or a number with K, M, G or T (e.g. 4K, 1M, 1G)")
+    };
+    if num.is_empty() {
+        return Err(bad());
+    }
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let shift = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("size '{text}' is too large"))
+}
+
+/// Parses a duration: `500ms`, `10s`, `2m`, `1h`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let digits_end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits_end);
+    let bad = || format!("'{text}' is not a duration: use e.g. 500ms, 10s, 2m or 1h");
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "us" => n / 1e6,
+        "ms" => n / 1e3,
+        "" | "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(bad()),
+    };
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Formats a size the short way: `4K`, `1M`, `512`, `1536` (only exact binary multiples get a suffix).
+pub fn format_size(bytes: u64) -> String {
+    for (shift, suffix) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+/// Formats a duration the way [`parse_duration`] reads it back.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if d.subsec_nanos() % 1_000_000 != 0 {
+        format!("{}us", d.as_micros())
+    } else if ms % 1000 != 0 {
+        format!("{ms}ms")
+    } else {
+        format!("{}s", ms / 1000)
+    }
+}
+
+/// Serde helpers so a job file may say `time = "10s"` and the resolved config writes the same.
+pub mod serde_duration {
+    use super::*;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes a duration as text such as `"10s"`.
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_duration(*d))
+    }
+
+    /// Reads `"10s"`-style text or a number of seconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Secs(f64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) => parse_duration(&t).map_err(serde::de::Error::custom),
+            Raw::Secs(n) => parse_duration(&n.to_string()).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Serde helpers for sizes: a number of bytes or text such as `"4K"`.
+pub mod serde_size {
+    use super::*;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Bytes(u64),
+        Text(String),
+    }
+
+    fn from_raw<E: serde::de::Error>(raw: Raw) -> Result<u64, E> {
+        match raw {
+            Raw::Bytes(n) => Ok(n),
+            Raw::Text(t) => parse_size(&t).map_err(E::custom),
+        }
+    }
+
+    /// Writes bytes.
+    pub fn serialize<S: Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(*n)
+    }
+
+    /// Reads bytes or text.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        from_raw(Raw::deserialize(d)?)
+    }
+
+    /// The same for an optional size.
+    pub mod option {
+        use super::*;
+
+        /// Writes bytes or nothing.
+        pub fn serialize<S: Serializer>(n: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+            match n {
+                Some(n) => s.serialize_some(n),
+                None => s.serialize_none(),
+            }
+        }
+
+        /// Reads bytes, text or nothing.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+            Option::<Raw>::deserialize(d)?.map(from_raw).transpose()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("4kib").unwrap(), 4096);
+        assert_eq!(parse_size("1M").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
+        for bad in ["", "K", "4Q", "-1", "1.5M", "99999999999T"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+        for n in [512, 1024, 1536, 4096, 1 << 20, 3 << 30] {
+            assert_eq!(parse_size(&format_size(n)).unwrap(), n);
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        for bad in ["", "s", "10x", "-1s", "1e999"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        for d in [
+            Duration::from_millis(1500),
+            Duration::from_secs(7),
+            Duration::from_micros(250),
+        ] {
+            assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
+        }
+    }
+}

@@ -1,0 +1,508 @@
+//! A worker: one thread, one access specification, its targets, and a fixed set of I/O slots
+//! (outstanding I/Os x targets). Slot `s` belongs to target `s / outstanding`; when it completes
+//! it is reissued on the same target, as Iometer does.
+//!
+//! The loop reads the clock twice per batch (before submitting, after reaping); every I/O of a
+//! batch shares those two timestamps. Nothing is allocated or locked per I/O: stats are the
+//! worker's own, and the live counters the main thread reads are relaxed stores once per batch.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::config::{DataPattern, EngineKind};
+use crate::data;
+use crate::engine::io_uring::UringEngine;
+use crate::engine::null::NullEngine;
+use crate::engine::psync::PsyncEngine;
+use crate::engine::{AlignedBuf, Completion, Engine, Io};
+use crate::plan::WorkerPlan;
+use crate::rng::Rng;
+use crate::spec::AccessSpec;
+use crate::stats::IoStats;
+use crate::target::{self, TargetInfo, TargetKind};
+
+/// Writes take their data from a window of this size in the write buffer, starting at a
+/// different 4 KiB step each time, so consecutive blocks do not carry identical bytes.
+const WRITE_WINDOW: usize = 1 << 20;
+
+/// A worker's running totals (all completions, ramp-up included), for the live line and the
+/// interval samples. On its own cache line so workers do not slow each other down.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct Live {
+    /// Completed I/Os.
+    pub ios: AtomicU64,
+    /// Bytes transferred.
+    pub bytes: AtomicU64,
+    /// Sum of response times (ns).
+    pub response_ns: AtomicU64,
+}
+
+/// What the main thread and the workers share during a run.
+pub struct Control {
+    /// Workers and the main thread meet here twice: after set-up, and at the start.
+    pub barrier: Barrier,
+    /// The instant all clocks count from; set by the main thread between the two meetings.
+    pub epoch: OnceLock<Instant>,
+    /// Completions at or after this many ns from the epoch are recorded...
+    pub record_start_ns: u64,
+    /// ...and before this one (u64::MAX when the test stops on a count).
+    pub record_end_ns: u64,
+    /// Asks every worker to stop issuing.
+    pub stop: AtomicBool,
+    /// A worker failed to set up; nobody runs.
+    pub failed: AtomicBool,
+    /// Workers that have finished.
+    pub finished: AtomicUsize,
+    /// One per worker.
+    pub live: Vec<Live>,
+}
+
+/// Everything a worker thread needs.
+pub struct WorkerJob {
+    /// Index among the test's workers (seeds its generator).
+    pub index: usize,
+    /// What to do.
+    pub plan: WorkerPlan,
+    /// Its targets, in plan order.
+    pub targets: Vec<TargetInfo>,
+    /// Engine for real targets.
+    pub engine: EngineKind,
+    /// Written data.
+    pub data: DataPattern,
+    /// Generator seed.
+    pub seed: u64,
+    /// Stop after issuing this many I/Os.
+    pub ios_limit: Option<u64>,
+    /// Stop after issuing this many bytes.
+    pub bytes_limit: Option<u64>,
+}
+
+/// What a worker hands back.
+pub struct WorkerOutcome {
+    /// Stats per target, in plan order.
+    pub targets: Vec<IoStats>,
+    /// The engine and features used.
+    pub engine: String,
+    /// Time of the last recorded completion (ns from the epoch), for count-limited tests.
+    pub last_ns: u64,
+    /// Why the worker could not run or stopped, if it did.
+    pub error: Option<String>,
+}
+
+/// One line of the spec, precomputed for the hot path.
+struct Line {
+    size: u32,
+    /// A read when the low 32 random bits are below this.
+    read_below: u64,
+    /// Random when the next 32 random bits are below this.
+    random_below: u64,
+    delay_ns: u64,
+    burst: u32,
+}
+
+struct TargetState {
+    start: u64,
+    end: u64,
+    next_seq: u64,
+}
+
+/// Random offsets of one line on one target: `start + k x align` for k in `0..count`.
+struct Placement {
+    count: u64,
+    align: u64,
+}
+
+/// Chooses each I/O: line, direction, offset.
+struct Generator {
+    rng: Rng,
+    lines: Vec<Line>,
+    /// Cumulative line shares, scaled to 2^32.
+    line_below: Vec<u64>,
+    targets: Vec<TargetState>,
+    /// Where random I/Os may land, per (target, line).
+    placements: Vec<Placement>,
+}
+
+/// Scales a percentage to a threshold over 32 random bits.
+fn pct_below(pct: u32) -> u64 {
+    ((pct as u64) << 32) / 100
+}
+
+impl Generator {
+    fn new(spec: &AccessSpec, plan: &WorkerPlan, infos: &[TargetInfo], seed: u64) -> Self {
+        let mut cum = 0;
+        let mut line_below = Vec::new();
+        let lines: Vec<Line> = spec
+            .lines
+            .iter()
+            .map(|l| {
+                cum += l.share;
+                line_below.push(pct_below(cum));
+                Line {
+                    size: l.size as u32,
+                    read_below: pct_below(l.read),
+                    random_below: pct_below(l.random),
+                    delay_ns: l.delay_ms as u64 * 1_000_000,
+                    burst: l.burst,
+                }
+            })
+            .collect();
+        let mut placements = Vec::new();
+        for (ws, info) in plan.targets.iter().zip(infos) {
+            for l in &spec.lines {
+                let lbs = info.logical_block;
+                let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
+                placements.push(Placement {
+                    count: (ws.size - l.size) / align + 1,
+                    align,
+                });
+            }
+        }
+        let targets = plan
+            .targets
+            .iter()
+            .map(|ws| TargetState {
+                start: ws.start,
+                end: ws.start + ws.size,
+                next_seq: ws.start,
+            })
+            .collect();
+        Generator {
+            rng: Rng::new(seed, 0),
+            lines,
+            line_below,
+            targets,
+            placements,
+        }
+    }
+
+    /// The next I/O on `target`: (line index, write, offset).
+    #[inline(always)]
+    fn next(&mut self, target: usize) -> (usize, bool, u64) {
+        let r = self.rng.next_u64();
+        let li = if self.lines.len() == 1 {
+            0
+        } else {
+            let x = r >> 32;
+            self.line_below
+                .iter()
+                .position(|&b| x < b)
+                .unwrap_or(self.lines.len() - 1)
+        };
+        let l = &self.lines[li];
+        let write = (r & 0xffff_ffff) >= l.read_below;
+        let random = (self.rng.next_u64() >> 32) < l.random_below;
+        let t = &mut self.targets[target];
+        let size = l.size as u64;
+        let offset = if random {
+            let p = &self.placements[target * self.lines.len() + li];
+            t.start + self.rng.below(p.count) * p.align
+        } else {
+            // Sequential: continue where the last sequential I/O on this target ended.
+            let o = if t.next_seq + size > t.end {
+                t.start
+            } else {
+                t.next_seq
+            };
+            t.next_seq = o + size;
+            o
+        };
+        (li, write, offset)
+    }
+}
+
+/// Per-slot bookkeeping.
+#[derive(Clone, Copy, Default)]
+struct SlotMeta {
+    submit_ns: u64,
+    len: u32,
+    target: u32,
+    write: bool,
+}
+
+/// Runs a worker to the end of the test. Meets the main thread at the barrier twice whatever
+/// happens, so a failed set-up never leaves anyone waiting.
+pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
+    let set_up = SetUp::new(&job);
+    if set_up.is_err() {
+        ctl.failed.store(true, Relaxed);
+    }
+    ctl.barrier.wait();
+    ctl.barrier.wait();
+    let fail = |e: String| WorkerOutcome {
+        targets: Vec::new(),
+        engine: String::new(),
+        last_ns: 0,
+        error: Some(e),
+    };
+    let mut s = match set_up {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if ctl.failed.load(Relaxed) {
+        return fail("another worker failed to set up".into());
+    }
+    let epoch = *ctl
+        .epoch
+        .get()
+        .expect("epoch is set before the second meeting");
+    let slots = s.meta.len();
+    let result = match job.engine_for(&s) {
+        Choice::Null => drive(&mut NullEngine::default(), &job, &mut s, ctl, epoch),
+        Choice::Psync => drive(&mut PsyncEngine::new(s.fds()), &job, &mut s, ctl, epoch),
+        Choice::Uring => match UringEngine::new(s.fds(), &s.regions(), slots) {
+            Ok(mut e) => drive(&mut e, &job, &mut s, ctl, epoch),
+            Err(e) => Err(format!("{}: cannot set up io_uring: {e}", job.plan.name)),
+        },
+    };
+    ctl.finished.fetch_add(1, Relaxed);
+    match result {
+        Ok((engine, last_ns)) => WorkerOutcome {
+            targets: s.stats,
+            engine,
+            last_ns,
+            error: None,
+        },
+        Err(e) => {
+            ctl.stop.store(true, Relaxed);
+            WorkerOutcome {
+                targets: s.stats,
+                engine: String::new(),
+                last_ns: 0,
+                error: Some(e),
+            }
+        }
+    }
+}
+
+enum Choice {
+    Null,
+    Psync,
+    Uring,
+}
+
+impl WorkerJob {
+    fn engine_for(&self, s: &SetUp) -> Choice {
+        if s.files.is_empty() {
+            Choice::Null
+        } else if self.engine == EngineKind::Psync {
+            Choice::Psync
+        } else {
+            Choice::Uring
+        }
+    }
+}
+
+/// A worker's resources, made before the start so the run itself allocates nothing.
+struct SetUp {
+    files: Vec<File>,
+    generator: Generator,
+    read_buf: Option<AlignedBuf>,
+    write_buf: Option<AlignedBuf>,
+    max_size: usize,
+    meta: Vec<SlotMeta>,
+    stats: Vec<IoStats>,
+}
+
+impl SetUp {
+    fn new(job: &WorkerJob) -> Result<Self, String> {
+        let spec = &job.plan.spec;
+        let null = job.targets.iter().all(|t| t.kind == TargetKind::Null);
+        let writes = spec.writes();
+        let files = if null {
+            Vec::new()
+        } else {
+            job.targets
+                .iter()
+                .map(|t| target::open(t, writes).map_err(|e| e.to_string()))
+                .collect::<Result<_, _>>()?
+        };
+        let slots = job.plan.outstanding as usize * job.targets.len();
+        let max_size = spec.max_transfer() as usize;
+        let reads = spec.lines.iter().any(|l| l.share > 0 && l.read > 0);
+        let read_buf = (!null && reads).then(|| AlignedBuf::new(slots * max_size));
+        let write_buf = (!null && writes).then(|| {
+            let mut b = AlignedBuf::new(max_size + WRITE_WINDOW);
+            data::fill(b.as_mut_slice(), job.data, job.seed ^ job.index as u64);
+            b
+        });
+        Ok(SetUp {
+            files,
+            generator: Generator::new(
+                spec,
+                &job.plan,
+                &job.targets,
+                job.seed.wrapping_add(job.index as u64),
+            ),
+            read_buf,
+            write_buf,
+            max_size,
+            meta: vec![SlotMeta::default(); slots],
+            stats: vec![IoStats::default(); job.targets.len()],
+        })
+    }
+
+    fn fds(&self) -> Vec<i32> {
+        self.files.iter().map(|f| f.as_raw_fd()).collect()
+    }
+
+    /// Buffer regions in registration order: 0 = read slots, 1 = write data.
+    fn regions(&self) -> Vec<(*mut u8, usize)> {
+        let r = |b: &Option<AlignedBuf>| {
+            b.as_ref()
+                .map_or((std::ptr::null_mut(), 0), |b| (b.as_ptr(), b.len()))
+        };
+        let (read, write) = (r(&self.read_buf), r(&self.write_buf));
+        match (read.1, write.1) {
+            (0, 0) => vec![],
+            // Registration needs non-empty regions: an unused one borrows the other's memory.
+            (0, _) => vec![write, write],
+            (_, 0) => vec![read],
+            _ => vec![read, write],
+        }
+    }
+}
+
+fn now_ns(epoch: Instant) -> u64 {
+    epoch.elapsed().as_nanos() as u64
+}
+
+/// The loop. Returns the engine's description and the time of the last recorded completion.
+fn drive<E: Engine>(
+    engine: &mut E,
+    job: &WorkerJob,
+    s: &mut SetUp,
+    ctl: &Control,
+    epoch: Instant,
+) -> Result<(String, u64), String> {
+    let slots = s.meta.len();
+    let qd = job.plan.outstanding as usize;
+    let cap = engine.max_in_flight().min(slots);
+    let live = &ctl.live[job.index];
+    let read_base = s
+        .read_buf
+        .as_ref()
+        .map_or(std::ptr::null_mut(), |b| b.as_ptr());
+    let write_base = s
+        .write_buf
+        .as_ref()
+        .map_or(std::ptr::null_mut(), |b| b.as_ptr());
+    let (ios_limit, bytes_limit) = (
+        job.ios_limit.unwrap_or(u64::MAX),
+        job.bytes_limit.unwrap_or(u64::MAX),
+    );
+    let mut free: VecDeque<u32> = (0..slots as u32).collect();
+    let mut fresh: Vec<u32> = Vec::with_capacity(slots);
+    let mut done: Vec<Completion> = Vec::with_capacity(slots);
+    let (mut in_flight, mut issued, mut issued_bytes, mut writes) = (0usize, 0u64, 0u64, 0usize);
+    let (mut total_ios, mut total_bytes, mut total_resp) = (0u64, 0u64, 0u64);
+    let (mut next_issue_ns, mut burst_count, mut last_ns) = (0u64, 0u32, 0u64);
+    let mut issuing = issued < ios_limit && issued_bytes < bytes_limit;
+    let mut now = now_ns(epoch);
+    loop {
+        if issuing && now >= next_issue_ns {
+            while in_flight < cap {
+                if issued >= ios_limit || issued_bytes >= bytes_limit {
+                    issuing = false;
+                    break;
+                }
+                let Some(slot) = free.pop_front() else { break };
+                let target = slot as usize / qd;
+                let (li, write, offset) = s.generator.next(target);
+                let line = &s.generator.lines[li];
+                let len = line.size;
+                let buf = if write {
+                    writes = (writes + 1) % (WRITE_WINDOW / 4096);
+                    // SAFETY: the write buffer is max_size + WRITE_WINDOW long.
+                    unsafe { write_base.add(writes * 4096) }
+                } else {
+                    // SAFETY: the read buffer holds slots x max_size bytes.
+                    unsafe { read_base.add(slot as usize * s.max_size) }
+                };
+                engine.queue(&Io {
+                    slot,
+                    target: target as u32,
+                    write,
+                    offset,
+                    len,
+                    buf,
+                    region: write as u16,
+                });
+                s.meta[slot as usize] = SlotMeta {
+                    submit_ns: 0,
+                    len,
+                    target: target as u32,
+                    write,
+                };
+                fresh.push(slot);
+                in_flight += 1;
+                issued += 1;
+                issued_bytes += len as u64;
+                if line.delay_ns > 0 {
+                    burst_count += 1;
+                    if burst_count >= line.burst {
+                        burst_count = 0;
+                        next_issue_ns = now + line.delay_ns;
+                        break;
+                    }
+                }
+            }
+        }
+        if in_flight == 0 {
+            if !issuing {
+                break;
+            }
+            // Waiting out a transfer delay with nothing in flight.
+            std::thread::sleep(Duration::from_nanos(next_issue_ns.saturating_sub(now)));
+            now = now_ns(epoch);
+            if now >= ctl.record_end_ns || ctl.stop.load(Relaxed) {
+                issuing = false;
+            }
+            continue;
+        }
+        let submitted = now_ns(epoch);
+        for &slot in &fresh {
+            s.meta[slot as usize].submit_ns = submitted;
+        }
+        fresh.clear();
+        engine
+            .submit_and_wait(&mut done)
+            .map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
+        now = now_ns(epoch);
+        let recording = now >= ctl.record_start_ns && now < ctl.record_end_ns;
+        for c in done.drain(..) {
+            in_flight -= 1;
+            let m = s.meta[c.slot as usize];
+            let response = now - m.submit_ns;
+            let stats = &mut s.stats[m.target as usize];
+            if c.result == m.len as i32 {
+                if recording {
+                    stats.dir(m.write).record(m.len as u64, response);
+                }
+                total_ios += 1;
+                total_bytes += m.len as u64;
+                total_resp += response;
+            } else {
+                // Errors count whenever they happen: a failing device must not look clean
+                // because it failed during ramp-up.
+                stats.record_error(m.write, if c.result < 0 { -c.result } else { 0 });
+            }
+            free.push_back(c.slot);
+        }
+        if recording {
+            last_ns = now;
+        }
+        live.ios.store(total_ios, Relaxed);
+        live.bytes.store(total_bytes, Relaxed);
+        live.response_ns.store(total_resp, Relaxed);
+        if now >= ctl.record_end_ns || ctl.stop.load(Relaxed) {
+            issuing = false;
+        }
+    }
+    Ok((engine.describe(), last_ns))
+}
