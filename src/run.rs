@@ -356,7 +356,11 @@ fn monitor(
         if start.is_none() && m.at_ns >= ramp {
             start = Some((mark(&ctl.live, m.at_ns), SystemTime::now()));
         }
-        if if timed { m.at_ns >= end || ctl.stop.load(Relaxed) } else { finished } {
+        if if timed {
+            m.at_ns >= end || ctl.stop.load(Relaxed)
+        } else {
+            finished
+        } {
             let (s, at) = start.unwrap_or_else(|| (mark(&ctl.live, 0), SystemTime::now()));
             return (s, m, intervals, at);
         }

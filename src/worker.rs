@@ -506,3 +506,103 @@ fn drive<E: Engine>(
     }
     Ok((engine.describe(), last_ns))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::WorkingSet;
+    use crate::spec::find_builtin;
+
+    fn setup(spec: &str, start: u64, size: u64, lbs: u64) -> Generator {
+        let spec = find_builtin(spec).unwrap();
+        let plan = WorkerPlan {
+            name: "w".into(),
+            spec: spec.clone(),
+            outstanding: 1,
+            targets: vec![WorkingSet {
+                target: 0,
+                start,
+                size,
+            }],
+        };
+        let mut info = target::inspect("null", 0, false).unwrap();
+        info.logical_block = lbs;
+        Generator::new(&spec, &plan, &[info], 7)
+    }
+
+    #[test]
+    fn random_offsets_are_uniform_aligned_and_inside() {
+        let (start, size) = (1 << 20, 64 << 20);
+        let mut g = setup("random-read-8k", start, size, 4096);
+        let n = 1_000_000;
+        let mut buckets = [0u32; 64];
+        for _ in 0..n {
+            let (_, write, off) = g.next(0);
+            assert!(!write);
+            assert_eq!(off % 8192, start % 8192);
+            assert!(off >= start && off + 8192 <= start + size, "{off}");
+            buckets[((off - start) * 64 / size) as usize] += 1;
+        }
+        // Chi-square over 64 equal buckets: 63 degrees of freedom, p = 0.001 at about 103.
+        let e = n as f64 / 64.0;
+        let chi2: f64 = buckets.iter().map(|&b| (b as f64 - e).powi(2) / e).sum();
+        assert!(chi2 < 103.0, "chi2 {chi2}: {buckets:?}");
+    }
+
+    #[test]
+    fn sequential_offsets_are_contiguous_and_wrap() {
+        let (start, size) = (4096, 64 * 1024 * 10);
+        let mut g = setup("streaming-write-64k", start, size, 512);
+        let mut expect = start;
+        for _ in 0..35 {
+            let (_, write, off) = g.next(0);
+            assert!(write);
+            assert_eq!(off, expect);
+            expect = if off + 65536 + 65536 > start + size {
+                start
+            } else {
+                off + 65536
+            };
+        }
+    }
+
+    #[test]
+    fn line_shares_and_directions_follow_the_spec() {
+        let spec = find_builtin("web-server").unwrap();
+        let mut g = setup("web-server", 0, 1 << 30, 512);
+        let n = 1_000_000;
+        let mut per_line = vec![0u32; spec.lines.len()];
+        for _ in 0..n {
+            let (li, write, _) = g.next(0);
+            assert!(!write);
+            per_line[li] += 1;
+        }
+        for (l, c) in spec.lines.iter().zip(per_line) {
+            let share = c as f64 / n as f64 * 100.0;
+            assert!(
+                (share - l.share as f64).abs() < 0.5,
+                "{} bytes: {share} % vs {} %",
+                l.size,
+                l.share
+            );
+        }
+        let mut g = setup("web-file-server-4k", 0, 1 << 30, 512);
+        let (mut reads, mut randoms, mut next_seq) = (0, 0, 0);
+        for _ in 0..n {
+            let (_, write, off) = g.next(0);
+            reads += u32::from(!write);
+            // A sequential I/O lands where the previous sequential one ended; a random one
+            // lands there with probability 1/262144.
+            if off == next_seq {
+                next_seq = off + 4096;
+            } else {
+                randoms += 1;
+            }
+        }
+        assert!((reads as f64 / n as f64 - 0.95).abs() < 0.005);
+        assert!(
+            (randoms as f64 / n as f64 - 0.75).abs() < 0.005,
+            "{randoms}"
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! Helpers for tests that run the real binary on real devices.
+#![allow(dead_code)] // each test file uses a different part
+
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::Value;
+
+/// The iogauge binary built for this test run.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_iogauge")
+}
+
+/// Runs iogauge with `args` in `dir`.
+pub fn iogauge_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run iogauge")
+}
+
+/// Runs iogauge with `args` in a scratch directory.
+pub fn iogauge(args: &[&str]) -> Output {
+    iogauge_in(&scratch("cwd"), args)
+}
+
+/// Runs iogauge with `--json -` added and returns the parsed document; panics with stderr on failure.
+pub fn json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--json", "-"]);
+    let out = iogauge(&a);
+    assert!(
+        out.status.success(),
+        "iogauge {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout holds only the JSON document")
+}
+
+/// A fresh directory under the system temp dir, unique per call.
+pub fn scratch(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "iogauge-test-{}-{tag}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A loop device over a file of `size` bytes; detached and removed on drop.
+pub struct LoopDev {
+    /// /dev/loopN
+    pub dev: String,
+    /// The backing file.
+    pub file: PathBuf,
+}
+
+impl LoopDev {
+    /// A loop device over a new zero-filled file.
+    pub fn new(size: u64) -> LoopDev {
+        let file = scratch("loop").join("backing.img");
+        let f = std::fs::File::create(&file).unwrap();
+        f.set_len(size).unwrap();
+        drop(f);
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&file)
+            .output()
+            .expect("losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        LoopDev { dev, file }
+    }
+
+    /// The device's name in /sys/block.
+    pub fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = std::fs::remove_dir_all(self.file.parent().unwrap());
+    }
+}
+
+/// Reads and writes the kernel completed on a block device, and merged: (reads, reads merged,
+/// writes, writes merged), from /sys/block/NAME/stat.
+pub fn kernel_ios(name: &str) -> (u64, u64, u64, u64) {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = s.split_whitespace().map(|v| v.parse().unwrap()).collect();
+    (f[0], f[1], f[4], f[5])
+}
+
+/// Exclusive use of /dev/zram0 (one RAM disk for the whole machine): a lock within this
+/// process and a file lock across processes (other test binaries, the benchmark).
+pub struct Zram {
+    _guard: MutexGuard<'static, ()>,
+    _lock: std::fs::File,
+}
+
+/// The zram device path.
+pub const ZRAM: &str = "/dev/zram0";
+
+/// Takes /dev/zram0, giving it a 2 GiB size if it has none.
+pub fn zram() -> Zram {
+    static LOCAL: Mutex<()> = Mutex::new(());
+    let guard = LOCAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = std::fs::File::create("/tmp/iogauge-zram.lock").unwrap();
+    // SAFETY: flock on a file we own; blocks until other processes release it.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let size = std::fs::read_to_string("/sys/block/zram0/disksize")
+        .expect("/dev/zram0 exists (modprobe zram)");
+    if size.trim() == "0" {
+        std::fs::write("/sys/block/zram0/disksize", "2G").expect("set zram0 disksize");
+    }
+    Zram {
+        _guard: guard,
+        _lock: lock,
+    }
+}
+
+/// A number at a JSON path like `results/0/totals/ios`.
+pub fn num(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for p in path.split('/') {
+        cur = match p.parse::<usize>() {
+            Ok(i) => &cur[i],
+            Err(_) => &cur[p],
+        };
+    }
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+}
+
+/// SHA-256 of a file (via sha256sum) for byte-identity checks.
+pub fn digest(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}

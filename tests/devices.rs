@@ -1,0 +1,171 @@
+//! Real block devices: iogauge's counts reconcile with the kernel's, and a closed loop obeys
+//! Little's law (IOPS x mean response time = I/Os in flight).
+
+mod common;
+
+use common::*;
+
+/// Runs a count-limited test on `dev` and checks the kernel saw exactly those I/Os.
+/// `--allow-write` names the device so the safety probe (which reads the device's first
+/// 68 KiB before any write test) adds no I/O of its own.
+fn reconcile(dev: &str, name: &str, spec: &str, ios: u64, extra: &[&str]) {
+    let before = kernel_ios(name);
+    let mut args = vec![
+        "run",
+        "--target",
+        dev,
+        "--allow-write",
+        dev,
+        "--spec",
+        spec,
+        "--qd",
+        "8",
+        "--ios",
+    ];
+    let n = ios.to_string();
+    args.push(&n);
+    args.extend(extra);
+    let doc = json(&args);
+    let after = kernel_ios(name);
+    let t = &doc["results"][0]["totals"];
+    let (reads, writes) = (num(t, "read_ios") as u64, num(t, "write_ios") as u64);
+    assert_eq!(reads + writes, ios);
+    assert_eq!(num(t, "errors"), 0.0);
+    // Merged requests count once in "completed": add them back.
+    assert_eq!(
+        (after.0 - before.0) + (after.1 - before.1),
+        reads,
+        "reads on {dev}"
+    );
+    assert_eq!(
+        (after.2 - before.2) + (after.3 - before.3),
+        writes,
+        "writes on {dev}"
+    );
+}
+
+/// I/Os in flight by Little's law over a timed closed-loop run.
+fn littles_law(dev: &str, qd: u32, workers: u32, spec: &str, extra: &[&str]) -> f64 {
+    let (q, w) = (qd.to_string(), workers.to_string());
+    let mut args = vec![
+        "run",
+        "--target",
+        dev,
+        "--spec",
+        spec,
+        "--qd",
+        &q,
+        "--workers",
+        &w,
+        "--ramp",
+        "500ms",
+        "--time",
+        "2s",
+    ];
+    args.extend(extra);
+    let doc = json(&args);
+    let t = &doc["results"][0]["totals"];
+    num(t, "iops") * num(t, "avg_response_ms") / 1000.0
+}
+
+#[test]
+fn loop_device_counts_match_the_kernel() {
+    let l = LoopDev::new(256 << 20);
+    reconcile(&l.dev, l.name(), "random-read-4k", 20_000, &[]);
+    reconcile(&l.dev, l.name(), "oltp-8k", 20_000, &[]);
+    reconcile(
+        &l.dev,
+        l.name(),
+        "random-read-4k",
+        5_000,
+        &["--engine", "psync"],
+    );
+}
+
+#[test]
+fn zram_counts_match_the_kernel() {
+    let _z = zram();
+    reconcile(ZRAM, "zram0", "random-read-4k", 200_000, &[]);
+    reconcile(
+        ZRAM,
+        "zram0",
+        "database-mix-8k",
+        200_000,
+        &["--workers", "2"],
+    );
+}
+
+#[test]
+fn littles_law_holds_on_a_loop_device() {
+    let l = LoopDev::new(256 << 20);
+    for (qd, workers) in [(4, 1), (16, 2)] {
+        let in_flight = littles_law(&l.dev, qd, workers, "random-read-4k", &[]);
+        let asked = (qd * workers) as f64;
+        assert!(
+            (in_flight / asked - 1.0).abs() < 0.05,
+            "qd {qd} x {workers}: Little gives {in_flight}"
+        );
+    }
+}
+
+#[test]
+fn littles_law_holds_on_zram() {
+    let _z = zram();
+    for (qd, workers) in [(1, 1), (32, 1), (16, 2)] {
+        let in_flight = littles_law(ZRAM, qd, workers, "random-read-4k", &[]);
+        let asked = (qd * workers) as f64;
+        assert!(
+            (in_flight / asked - 1.0).abs() < 0.05,
+            "qd {qd} x {workers}: Little gives {in_flight}"
+        );
+    }
+}
+
+#[test]
+fn files_are_created_full_and_reused() {
+    let dir = scratch("file");
+    let out = iogauge_in(
+        &dir,
+        &[
+            "run",
+            "--file-size",
+            "8M",
+            "--ios",
+            "1000",
+            "--spec",
+            "oltp-4k",
+            "-q",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f = dir.join("iogauge.tst");
+    let meta = std::fs::metadata(&f).unwrap();
+    assert_eq!(meta.len(), 8 << 20);
+    // Written in full: no holes (allocated blocks cover the size).
+    use std::os::unix::fs::MetadataExt;
+    assert!(meta.blocks() * 512 >= 8 << 20, "{} blocks", meta.blocks());
+    // Reused, not recreated, and still writable by iogauge (it carries iogauge's mark).
+    let out = iogauge_in(
+        &dir,
+        &[
+            "run",
+            "--file-size",
+            "16M",
+            "--ios",
+            "1000",
+            "--spec",
+            "oltp-4k",
+            "-q",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
+}
