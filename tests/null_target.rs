@@ -265,3 +265,47 @@ fn stdout_is_only_the_document_with_json_dash() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "iogauge.result/1");
 }
+
+#[test]
+fn burstiness_paces_the_worker() {
+    // Iometer's burstiness: 4 I/Os, then a 20 ms delay: 200 IOPS whatever the depth.
+    let dir = scratch("burst");
+    let job = dir.join("burst.toml");
+    std::fs::write(
+        &job,
+        r#"
+[test]
+ramp = "100ms"
+time = "2s"
+run = ["paced"]
+[[spec]]
+name = "paced"
+lines = [{ size = "4K", share = 100, read = 100, random = 100, delay_ms = 20, burst = 4 }]
+[[worker]]
+outstanding = 16
+targets = ["null"]
+"#,
+    )
+    .unwrap();
+    let doc = json(&["run", job.to_str().unwrap()]);
+    let iops = num(&doc, "results/0/totals/iops");
+    assert!((iops / 200.0 - 1.0).abs() < 0.05, "{iops} IOPS");
+}
+
+#[test]
+fn specs_lists_and_shows() {
+    let out = iogauge(&["specs"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    for name in iogauge::spec::builtin().iter().map(|s| s.name.clone()) {
+        assert!(names.contains(&name.as_str()), "{name} missing");
+    }
+    let out = iogauge(&["specs", "web-server"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2 + 10, "{text}");
+    assert!(text.contains("512K") && text.contains("22%"), "{text}");
+}
