@@ -158,19 +158,21 @@ pub struct RunArgs {
     #[arg(long = "spec", value_name = "NAME")]
     pub specs: Vec<String>,
     #[command(flatten)]
-    /// Workers and targets.
-    pub workers: WorkerFlags,
-    #[command(flatten)]
-    /// Test settings.
-    pub settings: SettingFlags,
-    #[command(flatten)]
-    /// Outputs.
-    pub output: OutputFlags,
+    /// Workers, targets, settings and outputs.
+    pub flags: TestFlags,
 }
 
 /// `iogauge profile`.
 #[derive(Args, Debug)]
 pub struct ProfileArgs {
+    #[command(flatten)]
+    /// Workers, targets, settings and outputs.
+    pub flags: TestFlags,
+}
+
+/// The flags `run` and `profile` share.
+#[derive(Args, Debug)]
+pub struct TestFlags {
     #[command(flatten)]
     /// Workers and targets.
     pub workers: WorkerFlags,
@@ -227,7 +229,7 @@ fn resolve_flags(mut c: TestConfig) -> Result<(TestConfig, Vec<Run>)> {
 pub fn run_config(a: &RunArgs) -> Result<(TestConfig, Vec<Run>)> {
     let (mut c, from_job) = match &a.job {
         Some(path) => {
-            if a.workers.any() {
+            if a.flags.workers.any() {
                 return Err(input(format!(
                     "--target, --workers, --outstanding, --stroke, --working-set and --offset cannot be combined with job file {}: edit its [[worker]] sections",
                     path.display()
@@ -239,16 +241,12 @@ pub fn run_config(a: &RunArgs) -> Result<(TestConfig, Vec<Run>)> {
         None => (TestConfig::default(), false),
     };
     if !from_job {
-        c.workers = a.workers.workers(1)?;
-        c.test.run = if a.specs.is_empty() {
-            vec!["random-read-4k".into()]
-        } else {
-            a.specs.clone()
-        };
+        c.workers = a.flags.workers.workers(1)?;
+        c.test.run = if a.specs.is_empty() { vec!["random-read-4k".into()] } else { a.specs.clone() };
     } else if !a.specs.is_empty() {
         c.test.run = a.specs.clone();
     }
-    a.settings.apply(&mut c);
+    a.flags.settings.apply(&mut c);
     resolve_flags(c)
 }
 
@@ -258,8 +256,8 @@ pub fn profile_config(a: &ProfileArgs) -> Result<(TestConfig, Vec<Run>)> {
     c.test.ramp = profile::RAMP;
     c.test.time = profile::TIME;
     c.test.run = profile::SUITE.iter().map(|s| s.to_string()).collect();
-    c.workers = a.workers.workers(profile::OUTSTANDING)?;
-    a.settings.apply(&mut c);
+    c.workers = a.flags.workers.workers(profile::OUTSTANDING)?;
+    a.flags.settings.apply(&mut c);
     resolve_flags(c)
 }
 
@@ -298,18 +296,14 @@ fn open_output(path: &PathBuf) -> Result<Option<std::fs::File>> {
     if path.as_os_str() == "-" {
         return Ok(None);
     }
-    std::fs::File::create(path)
-        .map(Some)
-        .map_err(|e| input(format!("cannot write {}: {e}", path.display())))
+    std::fs::File::create(path).map(Some).map_err(|e| input(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
 pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<i32> {
     let json_stdout = out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if out.csv.as_ref().is_some_and(|p| p.as_os_str() == "-") && json_stdout {
-        return Err(input(
-            "--json - and --csv - cannot both use stdout: give one a file",
-        ));
+        return Err(input("--json - and --csv - cannot both use stdout: give one a file"));
     }
     let json_file = out.json.as_ref().map(open_output).transpose()?.flatten();
     let csv_file = out.csv.as_ref().map(open_output).transpose()?;
@@ -320,20 +314,13 @@ pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<
     let quiet_stdout = out.quiet || json_stdout;
     let mut live = LiveLine;
     let mut silent = Silent;
-    let progress: &mut dyn Progress = if !quiet_stdout && std::io::stdout().is_terminal() {
-        &mut live
-    } else {
-        &mut silent
-    };
+    let progress: &mut dyn Progress =
+        if !quiet_stdout && std::io::stdout().is_terminal() { &mut live } else { &mut silent };
     let doc = run::run_test(&prep, progress)?;
     let write = |f: Option<std::fs::File>, bytes: Vec<u8>, what: &str| -> Result<()> {
         match f {
-            Some(mut f) => f
-                .write_all(&bytes)
-                .map_err(|e| runtime(format!("writing {what}: {e}"))),
-            None => std::io::stdout()
-                .write_all(&bytes)
-                .map_err(|e| runtime(format!("writing {what}: {e}"))),
+            Some(mut f) => f.write_all(&bytes).map_err(|e| runtime(format!("writing {what}: {e}"))),
+            None => std::io::stdout().write_all(&bytes).map_err(|e| runtime(format!("writing {what}: {e}"))),
         }
     };
     if out.json.is_some() {
@@ -383,11 +370,11 @@ pub fn main(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(a) => {
             let (c, runs) = run_config(&a)?;
-            execute(c, runs, &a.output)
+            execute(c, runs, &a.flags.output)
         }
         Command::Profile(a) => {
             let (c, runs) = profile_config(&a)?;
-            execute(c, runs, &a.output)
+            execute(c, runs, &a.flags.output)
         }
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);

@@ -119,11 +119,7 @@ pub struct WorkerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stroke: Option<f64>,
     /// Working set as a size (instead of `stroke`).
-    #[serde(
-        default,
-        with = "serde_size::option",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "serde_size::option", skip_serializing_if = "Option::is_none")]
     pub working_set: Option<u64>,
     /// Where the working set starts on each target.
     #[serde(default, with = "serde_size", skip_serializing_if = "is_zero")]
@@ -191,17 +187,13 @@ pub enum DataPattern {
 impl FromStr for DataPattern {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || {
-            format!("unknown data pattern '{s}': use random, repeat, repeat:0xNN or compress:PCT")
-        };
+        let bad = || format!("unknown data pattern '{s}': use random, repeat, repeat:0xNN or compress:PCT");
         match s.split_once(':') {
             None if s == "random" => Ok(DataPattern::Random),
             None if s == "repeat" => Ok(DataPattern::Repeat(0xa5)),
             Some(("repeat", b)) => {
                 let b = b.trim_start_matches("0x");
-                u8::from_str_radix(b, 16)
-                    .map(DataPattern::Repeat)
-                    .map_err(|_| bad())
+                u8::from_str_radix(b, 16).map(DataPattern::Repeat).map_err(|_| bad())
             }
             Some(("compress", p)) => match p.trim_end_matches('%').parse::<u8>() {
                 Ok(p) if p <= 100 => Ok(DataPattern::Compressible(p)),
@@ -230,9 +222,7 @@ impl Serialize for DataPattern {
 
 impl<'de> Deserialize<'de> for DataPattern {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -255,10 +245,7 @@ pub struct ConfigError {
 }
 
 fn at(path: Vec<Seg>, message: impl Into<String>) -> ConfigError {
-    ConfigError {
-        path,
-        message: message.into(),
-    }
+    ConfigError { path, message: message.into() }
 }
 
 /// One result's worth of test: a specification for each worker.
@@ -278,44 +265,25 @@ impl TestConfig {
         use Seg::*;
         let t = &self.test;
         if t.ios == Some(0) {
-            return Err(at(
-                vec![Key("test"), Key("ios")],
-                "ios = 0: give a positive number of I/Os",
-            ));
+            return Err(at(vec![Key("test"), Key("ios")], "ios = 0: give a positive number of I/Os"));
         }
         if t.bytes == Some(0) {
-            return Err(at(
-                vec![Key("test"), Key("bytes")],
-                "bytes = 0: give a positive size",
-            ));
+            return Err(at(vec![Key("test"), Key("bytes")], "bytes = 0: give a positive size"));
         }
         if t.ios.is_none() && t.bytes.is_none() && t.time.is_zero() {
-            return Err(at(
-                vec![Key("test"), Key("time")],
-                "time = 0: give a run time such as 10s",
-            ));
+            return Err(at(vec![Key("test"), Key("time")], "time = 0: give a run time such as 10s"));
         }
         if t.interval < Duration::from_millis(10) {
-            return Err(at(
-                vec![Key("test"), Key("interval")],
-                "interval must be at least 10ms",
-            ));
+            return Err(at(vec![Key("test"), Key("interval")], "interval must be at least 10ms"));
         }
         if t.file_size < 1 << 20 {
-            return Err(at(
-                vec![Key("test"), Key("file_size")],
-                "file_size must be at least 1M",
-            ));
+            return Err(at(vec![Key("test"), Key("file_size")], "file_size must be at least 1M"));
         }
         for (i, s) in self.specs.iter().enumerate() {
-            s.validate()
-                .map_err(|m| at(vec![Key("spec"), Index(i)], m))?;
+            s.validate().map_err(|m| at(vec![Key("spec"), Index(i)], m))?;
         }
         if self.workers.is_empty() {
-            return Err(at(
-                vec![Key("worker")],
-                "no workers: add a [[worker]] section (or --workers N)",
-            ));
+            return Err(at(vec![Key("worker")], "no workers: add a [[worker]] section (or --workers N)"));
         }
         let mut workers = Vec::new();
         for (i, w) in self.workers.iter().enumerate() {
@@ -326,10 +294,7 @@ impl TestConfig {
             if w.outstanding == 0 || w.outstanding > 65536 {
                 return Err(at(
                     p("outstanding"),
-                    format!(
-                        "outstanding = {}: give 1 to 65536 outstanding I/Os per target",
-                        w.outstanding
-                    ),
+                    format!("outstanding = {}: give 1 to 65536 outstanding I/Os per target", w.outstanding),
                 ));
             }
             if let Some(s) = w.stroke {
@@ -344,17 +309,11 @@ impl TestConfig {
                 }
             }
             if w.working_set == Some(0) {
-                return Err(at(
-                    p("working_set"),
-                    "working_set = 0: give a positive size",
-                ));
+                return Err(at(p("working_set"), "working_set = 0: give a positive size"));
             }
             for (j, target) in w.targets.iter().enumerate() {
                 if target.trim().is_empty() {
-                    return Err(at(
-                        vec![Key("worker"), Index(i), Key("targets"), Index(j)],
-                        "empty target path",
-                    ));
+                    return Err(at(vec![Key("worker"), Index(i), Key("targets"), Index(j)], "empty target path"));
                 }
             }
             for n in 0..w.count {
@@ -404,22 +363,13 @@ impl TestConfig {
             let specs: Vec<AccessSpec> = own.into_iter().flatten().collect();
             let mut names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
             names.dedup();
-            vec![Run {
-                name: names.join("+"),
-                specs,
-            }]
+            vec![Run { name: names.join("+"), specs }]
         } else {
             run_specs
                 .iter()
                 .map(|rs| {
-                    let specs: Vec<AccessSpec> = own
-                        .iter()
-                        .map(|o| o.clone().unwrap_or_else(|| rs.clone()))
-                        .collect();
-                    Run {
-                        name: rs.name.clone(),
-                        specs,
-                    }
+                    let specs: Vec<AccessSpec> = own.iter().map(|o| o.clone().unwrap_or_else(|| rs.clone())).collect();
+                    Run { name: rs.name.clone(), specs }
                 })
                 .collect()
         };
@@ -430,12 +380,8 @@ impl TestConfig {
 
     /// Whether any run writes to target `path` (decides which safety checks apply).
     pub fn writes_to(&self, runs: &[Run], path: &str) -> bool {
-        runs.iter().any(|r| {
-            self.workers
-                .iter()
-                .zip(&r.specs)
-                .any(|(w, s)| s.writes() && w.targets.iter().any(|t| t == path))
-        })
+        runs.iter()
+            .any(|r| self.workers.iter().zip(&r.specs).any(|(w, s)| s.writes() && w.targets.iter().any(|t| t == path)))
     }
 }
 
@@ -488,10 +434,7 @@ mod tests {
     fn mistakes_are_located() {
         let mut c = job("[[worker]]\nspec = \"nope\"\n");
         let e = c.resolve().unwrap_err();
-        assert_eq!(
-            e.path,
-            vec![Seg::Key("worker"), Seg::Index(0), Seg::Key("spec")]
-        );
+        assert_eq!(e.path, vec![Seg::Key("worker"), Seg::Index(0), Seg::Key("spec")]);
         assert!(e.message.contains("unknown access specification 'nope'"));
         let mut c = job("[test]\nrun=[\"oltp-8k\"]\n[[worker]]\noutstanding = 0\n");
         assert!(c.resolve().unwrap_err().message.contains("outstanding = 0"));
@@ -501,11 +444,7 @@ mod tests {
 
     #[test]
     fn data_patterns_round_trip() {
-        for p in [
-            DataPattern::Random,
-            DataPattern::Repeat(0),
-            DataPattern::Compressible(50),
-        ] {
+        for p in [DataPattern::Random, DataPattern::Repeat(0), DataPattern::Compressible(50)] {
             assert_eq!(p.to_string().parse::<DataPattern>().unwrap(), p);
         }
         assert!("compress:101".parse::<DataPattern>().is_err());

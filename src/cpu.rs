@@ -19,13 +19,7 @@ pub struct CpuSnapshot {
 /// Reads /proc/stat and this process's CPU time.
 pub fn snapshot() -> CpuSnapshot {
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let mut s = CpuSnapshot {
-        total: [0; 8],
-        per_cpu: Vec::new(),
-        interrupts: 0,
-        own_user_us: 0,
-        own_system_us: 0,
-    };
+    let mut s = CpuSnapshot { total: [0; 8], per_cpu: Vec::new(), interrupts: 0, own_user_us: 0, own_system_us: 0 };
     for line in text.lines() {
         let mut f = line.split_whitespace();
         let Some(key) = f.next() else { continue };
@@ -34,11 +28,7 @@ pub fn snapshot() -> CpuSnapshot {
             for (slot, v) in t.iter_mut().zip(f) {
                 *slot = v.parse().unwrap_or(0);
             }
-            if key == "cpu" {
-                s.total = t
-            } else {
-                s.per_cpu.push(t)
-            }
+            if key == "cpu" { s.total = t } else { s.per_cpu.push(t) }
         } else if key == "intr" {
             s.interrupts = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
         }
@@ -75,11 +65,7 @@ pub struct CpuShare {
 }
 
 fn share(a: &Ticks, b: &Ticks) -> CpuShare {
-    let d: Vec<f64> = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| y.saturating_sub(*x) as f64)
-        .collect();
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y.saturating_sub(*x) as f64).collect();
     let all: f64 = d.iter().sum();
     if all == 0.0 {
         return CpuShare::default();
@@ -117,27 +103,13 @@ pub struct CpuUsage {
 /// CPU between two snapshots `secs` apart, with `ios` completed at `iops`.
 pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -> CpuUsage {
     let all = share(&a.total, &b.total);
-    let own_us =
-        (b.own_user_us + b.own_system_us).saturating_sub(a.own_user_us + a.own_system_us) as f64;
+    let own_us = (b.own_user_us + b.own_system_us).saturating_sub(a.own_user_us + a.own_system_us) as f64;
     CpuUsage {
-        per_cpu: a
-            .per_cpu
-            .iter()
-            .zip(&b.per_cpu)
-            .map(|(x, y)| share(x, y))
-            .collect(),
-        interrupts_per_sec: if secs > 0.0 {
-            b.interrupts.saturating_sub(a.interrupts) as f64 / secs
-        } else {
-            0.0
-        },
+        per_cpu: a.per_cpu.iter().zip(&b.per_cpu).map(|(x, y)| share(x, y)).collect(),
+        interrupts_per_sec: if secs > 0.0 { b.interrupts.saturating_sub(a.interrupts) as f64 / secs } else { 0.0 },
         own_cpu_s: own_us / 1e6,
         own_us_per_io: if ios > 0 { own_us / ios as f64 } else { 0.0 },
-        effectiveness: if all.utilization_pct > 0.0 {
-            iops / all.utilization_pct
-        } else {
-            0.0
-        },
+        effectiveness: if all.utilization_pct > 0.0 { iops / all.utilization_pct } else { 0.0 },
         all,
     }
 }

@@ -24,11 +24,7 @@ fn uname() -> (String, String, String) {
     unsafe {
         let mut u: libc::utsname = std::mem::zeroed();
         libc::uname(&mut u);
-        let s = |f: &[libc::c_char]| {
-            std::ffi::CStr::from_ptr(f.as_ptr())
-                .to_string_lossy()
-                .into_owned()
-        };
+        let s = |f: &[libc::c_char]| std::ffi::CStr::from_ptr(f.as_ptr()).to_string_lossy().into_owned();
         (s(&u.nodename), s(&u.release), s(&u.version))
     }
 }
@@ -41,18 +37,11 @@ pub fn current() -> HostInfo {
     let field = |text: &str, key: &str| {
         text.lines()
             .find_map(|l| {
-                l.strip_prefix(key).map(|v| {
-                    v.trim_start_matches([' ', '\t', ':', '='])
-                        .trim_matches('"')
-                        .to_string()
-                })
+                l.strip_prefix(key).map(|v| v.trim_start_matches([' ', '\t', ':', '=']).trim_matches('"').to_string())
             })
             .unwrap_or_default()
     };
-    let mem_kib: u64 = field(&read("/proc/meminfo"), "MemTotal")
-        .trim_end_matches(" kB")
-        .parse()
-        .unwrap_or(0);
+    let mem_kib: u64 = field(&read("/proc/meminfo"), "MemTotal").trim_end_matches(" kB").parse().unwrap_or(0);
     HostInfo {
         name,
         kernel: format!("{release} {version}"),

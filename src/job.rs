@@ -10,8 +10,7 @@ use crate::error::{Error, Result, input};
 /// Reads, parses and resolves a job file.
 pub fn load(path: &Path) -> Result<(TestConfig, Vec<Run>)> {
     let name = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
     parse(&text, &name.to_string())
 }
 
@@ -73,24 +72,15 @@ mod tests {
         let e = err("[test]\nrun = [\"oltp-8k\"]\n\n[[worker]]\noutstanding = 0\n");
         assert!(e.starts_with("job.toml:5:15: outstanding = 0"), "{e}");
         let e = err("[[worker]]\nspec = \"nope\"\ntargets = [\"null\"]\n");
-        assert!(
-            e.starts_with("job.toml:2:8: unknown access specification 'nope'"),
-            "{e}"
-        );
+        assert!(e.starts_with("job.toml:2:8: unknown access specification 'nope'"), "{e}");
         let e = err("[test]\ntime = \"ten\"\n");
-        assert!(
-            e.starts_with("job.toml:2:8:") && e.contains("not a duration"),
-            "{e}"
-        );
+        assert!(e.starts_with("job.toml:2:8:") && e.contains("not a duration"), "{e}");
         let e = err("[test]\nbogus = 1\n");
         assert!(e.starts_with("job.toml:2:1:") && e.contains("bogus"), "{e}");
         let e = err(
             "[test]\nrun=[\"x\"]\n[[spec]]\nname = \"x\"\nlines = [{size=\"4K\", share=60, read=100, random=0}]\n[[worker]]\n",
         );
-        assert!(
-            e.starts_with("job.toml:3:1:") && e.contains("sum to 60 %"),
-            "{e}"
-        );
+        assert!(e.starts_with("job.toml:3:1:") && e.contains("sum to 60 %"), "{e}");
         let e = err("[[worker\n");
         assert!(e.starts_with("job.toml:1:"), "{e}");
         assert!(!e.contains('\n'));

@@ -18,11 +18,7 @@ fn main() {
         Err(e) => {
             // One line: clap's first, without its usage block.
             let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
+            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
             eprintln!("iogauge: {first} (see 'iogauge --help')");
             std::process::exit(2);
         }

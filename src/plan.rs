@@ -92,8 +92,7 @@ pub fn prepare(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
     for run in &runs {
         for (w, (wc, spec)) in config.workers.iter().zip(&run.specs).enumerate() {
             for t in &wc.targets {
-                check_spec(find(&targets, t), wc, spec)
-                    .map_err(|m| input(format!("{}: {m}", name_of(wc, w))))?;
+                check_spec(find(&targets, t), wc, spec).map_err(|m| input(format!("{}: {m}", name_of(wc, w))))?;
             }
         }
     }
@@ -122,50 +121,27 @@ pub fn prepare(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
             ));
         }
     }
-    Ok(Prepared {
-        config,
-        runs,
-        targets,
-        warnings,
-    })
+    Ok(Prepared { config, runs, targets, warnings })
 }
 
 fn name_of(wc: &WorkerConfig, i: usize) -> String {
-    wc.name
-        .clone()
-        .unwrap_or_else(|| format!("worker {}", i + 1))
+    wc.name.clone().unwrap_or_else(|| format!("worker {}", i + 1))
 }
 
 fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {
-    targets
-        .iter()
-        .find(|t| t.path == path)
-        .expect("every worker target was inspected")
+    targets.iter().find(|t| t.path == path).expect("every worker target was inspected")
 }
 
 /// The working set a worker uses on a target, by its stroke, size and offset.
-pub fn working_set(
-    info: &TargetInfo,
-    wc: &WorkerConfig,
-) -> std::result::Result<(u64, u64), String> {
+pub fn working_set(info: &TargetInfo, wc: &WorkerConfig) -> std::result::Result<(u64, u64), String> {
     let lbs = info.logical_block;
     // The null target has no size of its own: give it 1 TiB so strokes mean something.
-    let size = if info.kind == TargetKind::Null {
-        1 << 40
-    } else {
-        info.size
-    };
+    let size = if info.kind == TargetKind::Null { 1 << 40 } else { info.size };
     if wc.offset % lbs != 0 {
-        return Err(format!(
-            "offset {} is not a multiple of {}'s logical block size {lbs}",
-            wc.offset, info.path
-        ));
+        return Err(format!("offset {} is not a multiple of {}'s logical block size {lbs}", wc.offset, info.path));
     }
     if wc.offset >= size {
-        return Err(format!(
-            "offset {} is beyond the end of {} ({size} bytes)",
-            wc.offset, info.path
-        ));
+        return Err(format!("offset {} is beyond the end of {} ({size} bytes)", wc.offset, info.path));
     }
     let avail = size - wc.offset;
     let ws = match (wc.working_set, wc.stroke) {
@@ -183,11 +159,7 @@ pub fn working_set(
 }
 
 /// Checks a spec's sizes and alignments against a target's block size and working set.
-fn check_spec(
-    info: &TargetInfo,
-    wc: &WorkerConfig,
-    spec: &AccessSpec,
-) -> std::result::Result<(), String> {
+fn check_spec(info: &TargetInfo, wc: &WorkerConfig, spec: &AccessSpec) -> std::result::Result<(), String> {
     let (_, ws) = working_set(info, wc)?;
     let lbs = info.logical_block;
     for (i, l) in spec.lines.iter().enumerate() {
@@ -200,10 +172,7 @@ fn check_spec(
         }
         if let Some(a) = l.align {
             if info.direct && a % lbs != 0 {
-                return Err(format!(
-                    "{at}: align {a} is not a multiple of {}'s logical block size {lbs}",
-                    info.path
-                ));
+                return Err(format!("{at}: align {a} is not a multiple of {}'s logical block size {lbs}", info.path));
             }
         }
         if l.size > ws {
@@ -232,18 +201,9 @@ impl Prepared {
                     .targets
                     .iter()
                     .map(|p| {
-                        let target = self
-                            .targets
-                            .iter()
-                            .position(|t| &t.path == p)
-                            .expect("inspected");
-                        let (start, size) =
-                            working_set(&self.targets[target], wc).expect("checked in prepare");
-                        WorkingSet {
-                            target,
-                            start,
-                            size,
-                        }
+                        let target = self.targets.iter().position(|t| &t.path == p).expect("inspected");
+                        let (start, size) = working_set(&self.targets[target], wc).expect("checked in prepare");
+                        WorkingSet { target, start, size }
                     })
                     .collect(),
             })

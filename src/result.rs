@@ -203,10 +203,7 @@ fn percentiles(d: &DirStats) -> BTreeMap<String, f64> {
         .iter()
         .filter_map(|&(k, q)| {
             // Bucket midpoints can lie outside what was seen: clamp to the exact extremes.
-            let v = d
-                .histogram
-                .quantile(q)?
-                .clamp(d.response_min_ns, d.response_max_ns);
+            let v = d.histogram.quantile(q)?.clamp(d.response_min_ns, d.response_max_ns);
             Some((k.to_string(), ms(v as f64)))
         })
         .collect()
@@ -214,11 +211,7 @@ fn percentiles(d: &DirStats) -> BTreeMap<String, f64> {
 
 /// The text of an errno.
 pub fn errno_text(errno: i32) -> String {
-    if errno == 0 {
-        "short transfer".into()
-    } else {
-        std::io::Error::from_raw_os_error(errno).to_string()
-    }
+    if errno == 0 { "short transfer".into() } else { std::io::Error::from_raw_os_error(errno).to_string() }
 }
 
 impl Metrics {
@@ -259,11 +252,7 @@ impl Metrics {
             error_kinds: raw
                 .errnos
                 .iter()
-                .map(|&(errno, count)| ErrorKind {
-                    errno,
-                    text: errno_text(errno),
-                    count,
-                })
+                .map(|&(errno, count)| ErrorKind { errno, text: errno_text(errno), count })
                 .collect(),
             raw: raw.clone(),
         }

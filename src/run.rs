@@ -9,9 +9,7 @@ use crate::cpu::{self, CpuSnapshot};
 use crate::error::{Result, runtime};
 use crate::host;
 use crate::plan::Prepared;
-use crate::result::{
-    Interval, Metrics, ResultDoc, RunResult, SCHEMA, TargetResult, Totals, WorkerResult,
-};
+use crate::result::{Interval, Metrics, ResultDoc, RunResult, SCHEMA, TargetResult, Totals, WorkerResult};
 use crate::stats::IoStats;
 use crate::worker::{self, Control, Live, WorkerJob};
 
@@ -122,11 +120,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
     let n = plans.len();
     let counted = s.ios.is_some() || s.bytes.is_some();
     let ramp_ns = if counted { 0 } else { s.ramp.as_nanos() as u64 };
-    let end_ns = if counted {
-        u64::MAX
-    } else {
-        ramp_ns + s.time.as_nanos() as u64
-    };
+    let end_ns = if counted { u64::MAX } else { ramp_ns + s.time.as_nanos() as u64 };
     let ctl = Control {
         barrier: Barrier::new(n + 1),
         epoch: OnceLock::new(),
@@ -146,11 +140,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
                 let job = WorkerJob {
                     index: i,
                     plan: plan.clone(),
-                    targets: plan
-                        .targets
-                        .iter()
-                        .map(|ws| prep.targets[ws.target].clone())
-                        .collect(),
+                    targets: plan.targets.iter().map(|ws| prep.targets[ws.target].clone()).collect(),
                     engine: s.engine,
                     data: s.data,
                     seed: s.seed,
@@ -173,24 +163,12 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
         } else {
             Some(monitor(&ctl, epoch, s.interval, n, spec_name, progress))
         };
-        let outcomes: Vec<_> = handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread panicked"))
-            .collect();
-        let (start, end, intervals, started_at) = monitored.unwrap_or_else(|| {
-            (
-                mark(&ctl.live, 0),
-                mark(&ctl.live, 0),
-                Vec::new(),
-                SystemTime::now(),
-            )
-        });
+        let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
+        let (start, end, intervals, started_at) =
+            monitored.unwrap_or_else(|| (mark(&ctl.live, 0), mark(&ctl.live, 0), Vec::new(), SystemTime::now()));
         (outcomes, start, end, intervals, started_at)
     });
-    if let Some(e) = outcomes
-        .iter()
-        .find_map(|o| o.error.clone().filter(|e| !e.starts_with("another worker")))
-    {
+    if let Some(e) = outcomes.iter().find_map(|o| o.error.clone().filter(|e| !e.starts_with("another worker"))) {
         return Err(runtime(e));
     }
     let secs = if counted {
@@ -234,10 +212,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
         .map(|(info, (st, qd))| {
             // The working set of the first worker using it (workers may differ; each worker's
             // own entry has its own).
-            let ws = plans
-                .iter()
-                .flat_map(|p| &p.targets)
-                .find(|w| prep.targets[w.target].path == info.path);
+            let ws = plans.iter().flat_map(|p| &p.targets).find(|w| prep.targets[w.target].path == info.path);
             TargetResult {
                 path: info.path.clone(),
                 start_offset: ws.map_or(0, |w| w.start),
@@ -257,10 +232,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
         ramp_s: ramp_ns as f64 / 1e9,
         totals: Totals {
             metrics,
-            outstanding: plans
-                .iter()
-                .map(|p| p.outstanding as u64 * p.targets.len() as u64)
-                .sum(),
+            outstanding: plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum(),
             cpu,
         },
         workers,
@@ -270,11 +242,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
 }
 
 fn mark(live: &[Live], at_ns: u64) -> Mark {
-    Mark {
-        at_ns,
-        sums: sum_live(live),
-        cpu: cpu::snapshot(),
-    }
+    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot() }
 }
 
 /// The main thread's part: sleeps to each interval boundary, samples the counters and the CPU,
@@ -301,26 +269,15 @@ fn monitor(
         let now = elapsed();
         // The next boundary: interval steps through ramp-up, the start of recording, interval
         // steps from there, and the end.
-        let next = if now < ramp {
-            ramp.min((now / iv + 1) * iv)
-        } else {
-            end.min(ramp + ((now - ramp) / iv + 1) * iv)
-        };
+        let next =
+            if now < ramp { ramp.min((now / iv + 1) * iv) } else { end.min(ramp + ((now - ramp) / iv + 1) * iv) };
         // Sleep in short steps when the end is a count, so the final mark follows the last I/O.
         while (timed || !all_done()) && !ctl.stop.load(Relaxed) && elapsed() < next {
             let left = next.saturating_sub(elapsed());
-            std::thread::sleep(Duration::from_nanos(if timed {
-                left
-            } else {
-                left.min(2_000_000)
-            }));
+            std::thread::sleep(Duration::from_nanos(if timed { left } else { left.min(2_000_000) }));
         }
         let finished = all_done() || ctl.stop.load(Relaxed);
-        let at = if timed {
-            next.min(elapsed())
-        } else {
-            elapsed()
-        };
+        let at = if timed { next.min(elapsed()) } else { elapsed() };
         let m = mark(&ctl.live, at);
         let dt = (m.at_ns - prev.at_ns).max(1) as f64 / 1e9;
         let d_ios = m.sums.ios - prev.sums.ios;
@@ -341,11 +298,7 @@ fn monitor(
         }
         progress.live(&LiveStatus {
             spec,
-            phase: if recording || m.at_ns >= ramp {
-                Phase::Run
-            } else {
-                Phase::Ramp
-            },
+            phase: if recording || m.at_ns >= ramp { Phase::Run } else { Phase::Ramp },
             elapsed_s: m.at_ns as f64 / 1e9,
             total_s: timed.then(|| end as f64 / 1e9),
             iops: d_ios as f64 / dt,
@@ -356,11 +309,7 @@ fn monitor(
         if start.is_none() && m.at_ns >= ramp {
             start = Some((mark(&ctl.live, m.at_ns), SystemTime::now()));
         }
-        if if timed {
-            m.at_ns >= end || ctl.stop.load(Relaxed)
-        } else {
-            finished
-        } {
+        if if timed { m.at_ns >= end || ctl.stop.load(Relaxed) } else { finished } {
             let (s, at) = start.unwrap_or_else(|| (mark(&ctl.live, 0), SystemTime::now()));
             return (s, m, intervals, at);
         }

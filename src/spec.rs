@@ -28,11 +28,7 @@ pub struct SpecLine {
     pub random: u32,
     /// Alignment of random offsets in bytes; default: the transfer size rounded up to the
     /// target's logical block size.
-    #[serde(
-        default,
-        with = "serde_size::option",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "serde_size::option", skip_serializing_if = "Option::is_none")]
     pub align: Option<u64>,
     /// Transfer delay in milliseconds after each burst (Iometer's "delay").
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -73,23 +69,16 @@ impl AccessSpec {
     pub fn validate(&self) -> Result<(), String> {
         let name = &self.name;
         if self.lines.is_empty() {
-            return Err(format!(
-                "access specification '{name}' has no lines: give at least one"
-            ));
+            return Err(format!("access specification '{name}' has no lines: give at least one"));
         }
         let total: u32 = self.lines.iter().map(|l| l.share).sum();
         if total != 100 {
-            return Err(format!(
-                "access specification '{name}': line shares sum to {total} %, they must sum to 100 %"
-            ));
+            return Err(format!("access specification '{name}': line shares sum to {total} %, they must sum to 100 %"));
         }
         for (i, l) in self.lines.iter().enumerate() {
             let at = format!("access specification '{name}' line {}", i + 1);
             if !(MIN_TRANSFER..=MAX_TRANSFER).contains(&l.size) || l.size % 512 != 0 {
-                return Err(format!(
-                    "{at}: transfer size {} must be a multiple of 512 from 512 to 16M",
-                    l.size
-                ));
+                return Err(format!("{at}: transfer size {} must be a multiple of 512 from 512 to 16M", l.size));
             }
             for (what, v) in [("read", l.read), ("random", l.random), ("share", l.share)] {
                 if v > 100 {
@@ -98,9 +87,7 @@ impl AccessSpec {
             }
             if let Some(a) = l.align {
                 if a == 0 || a % 512 != 0 {
-                    return Err(format!(
-                        "{at}: align {a} must be a positive multiple of 512"
-                    ));
+                    return Err(format!("{at}: align {a} must be a positive multiple of 512"));
                 }
             }
             if l.burst == 0 {
@@ -122,23 +109,11 @@ impl AccessSpec {
 }
 
 fn line(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
-    SpecLine {
-        size,
-        share,
-        read,
-        random,
-        align: None,
-        delay_ms: 0,
-        burst: 1,
-    }
+    SpecLine { size, share, read, random, align: None, delay_ms: 0, burst: 1 }
 }
 
 fn single(name: String, description: &str, size: u64, read: u32, random: u32) -> AccessSpec {
-    AccessSpec {
-        name,
-        description: description.into(),
-        lines: vec![line(size, 100, read, random)],
-    }
+    AccessSpec { name, description: description.into(), lines: vec![line(size, 100, read, random)] }
 }
 
 /// Lower-case size suffix used in spec names: 512, 1k, 64k, 1m.
@@ -153,28 +128,9 @@ pub fn builtin() -> Vec<AccessSpec> {
     let mut v = Vec::new();
     let s001 = "seed 001 (FC RAID baseline, Iometer)";
     for kb in [4, 8, 16, 32, 64] {
-        v.push(single(
-            format!("oltp-{kb}k"),
-            &format!("{s001}: OLTP, 100 % random, 67 % read"),
-            kb * K,
-            67,
-            100,
-        ));
+        v.push(single(format!("oltp-{kb}k"), &format!("{s001}: OLTP, 100 % random, 67 % read"), kb * K, 67, 100));
     }
-    let streaming = [
-        512,
-        K,
-        2 * K,
-        4 * K,
-        8 * K,
-        16 * K,
-        32 * K,
-        64 * K,
-        128 * K,
-        256 * K,
-        512 * K,
-        1024 * K,
-    ];
+    let streaming = [512, K, 2 * K, 4 * K, 8 * K, 16 * K, 32 * K, 64 * K, 128 * K, 256 * K, 512 * K, 1024 * K];
     for (dir, read) in [("read", 100), ("write", 0)] {
         for &s in &streaming {
             v.push(single(
@@ -186,22 +142,12 @@ pub fn builtin() -> Vec<AccessSpec> {
             ));
         }
     }
-    let mix =
-        |shares: &[(u64, u32)], read| shares.iter().map(|&(s, p)| line(s, p, read, 100)).collect();
+    let mix = |shares: &[(u64, u32)], read| shares.iter().map(|&(s, p)| line(s, p, read, 100)).collect();
     v.push(AccessSpec {
         name: "file-server".into(),
         description: format!("{s001}: File Server, 100 % random, 80 % read, 512 B to 64K mix"),
         lines: mix(
-            &[
-                (512, 10),
-                (K, 5),
-                (2 * K, 5),
-                (4 * K, 60),
-                (8 * K, 2),
-                (16 * K, 4),
-                (32 * K, 4),
-                (64 * K, 10),
-            ],
+            &[(512, 10), (K, 5), (2 * K, 5), (4 * K, 60), (8 * K, 2), (16 * K, 4), (32 * K, 4), (64 * K, 10)],
             80,
         ),
     });
@@ -259,13 +205,7 @@ pub fn builtin() -> Vec<AccessSpec> {
         ("os-drive-8k", "OS drive", 8 * K, 70, 100),
         ("video-on-demand-512k", "Video on demand", 512 * K, 100, 100),
     ] {
-        v.push(single(
-            name.into(),
-            &format!("{s004}: {what}, {read} % read, {random} % random"),
-            size,
-            read,
-            random,
-        ));
+        v.push(single(name.into(), &format!("{s004}: {what}, {read} % read, {random} % random"), size, read, random));
     }
     v.push(single(
         "iometer-default".into(),
@@ -282,11 +222,7 @@ pub fn find_builtin(name: &str) -> Result<AccessSpec, String> {
     builtin()
         .into_iter()
         .find(|s| s.name == name)
-        .ok_or_else(|| {
-            format!(
-                "unknown access specification '{name}': 'iogauge specs' lists the built-in ones"
-            )
-        })
+        .ok_or_else(|| format!("unknown access specification '{name}': 'iogauge specs' lists the built-in ones"))
 }
 
 #[cfg(test)]
@@ -311,16 +247,7 @@ mod tests {
         let shares: Vec<_> = fs.lines.iter().map(|l| (l.size, l.share)).collect();
         assert_eq!(
             shares,
-            [
-                (512, 10),
-                (1024, 5),
-                (2048, 5),
-                (4096, 60),
-                (8192, 2),
-                (16384, 4),
-                (32768, 4),
-                (65536, 10)
-            ]
+            [(512, 10), (1024, 5), (2048, 5), (4096, 60), (8192, 2), (16384, 4), (32768, 4), (65536, 10)]
         );
         assert!(fs.lines.iter().all(|l| l.read == 80 && l.random == 100));
         let ws = find_builtin("web-server").unwrap();
@@ -328,13 +255,7 @@ mod tests {
         assert_eq!(ws.lines[9].size, 512 * 1024);
         let v = find_builtin("web-file-server-8k").unwrap().lines[0].clone();
         assert_eq!((v.size, v.read, v.random), (8192, 95, 75));
-        for name in [
-            "streaming-read-512",
-            "streaming-write-1m",
-            "random-write-2k",
-            "database-mix-8k",
-            "oltp-64k",
-        ] {
+        for name in ["streaming-read-512", "streaming-write-1m", "random-write-2k", "database-mix-8k", "oltp-64k"] {
             find_builtin(name).unwrap();
         }
     }
@@ -344,10 +265,6 @@ mod tests {
         let mut s = find_builtin("file-server").unwrap();
         s.lines[0].share = 11;
         assert!(s.validate().unwrap_err().contains("sum to 101 %"));
-        assert!(
-            find_builtin("nope")
-                .unwrap_err()
-                .contains("unknown access specification 'nope'")
-        );
+        assert!(find_builtin("nope").unwrap_err().contains("unknown access specification 'nope'"));
     }
 }

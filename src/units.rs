@@ -10,9 +10,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(digits_end);
-    let bad = || {
-        format!("'{text}' is not a size: use bytes or a number with K, M, G or T (e.g. 4K, 1M, 1G)")
-    };
+    let bad = || format!("'{text}' is not a size: use bytes or a number with K, M, G or T (e.g. 4K, 1M, 1G)");
     if num.is_empty() {
         return Err(bad());
     }
@@ -25,16 +23,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 40,
         _ => return Err(bad()),
     };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("size '{text}' is too large"))
+    n.checked_mul(1u64 << shift).ok_or_else(|| format!("size '{text}' is too large"))
 }
 
 /// Parses a duration: `500ms`, `10s`, `2m`, `1h`, or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    let digits_end = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits_end);
     let bad = || format!("'{text}' is not a duration: use e.g. 500ms, 10s, 2m or 1h");
     let n: f64 = num.parse().map_err(|_| bad())?;
@@ -175,11 +170,7 @@ mod tests {
         for bad in ["", "s", "10x", "-1s", "1e999"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
-        for d in [
-            Duration::from_millis(1500),
-            Duration::from_secs(7),
-            Duration::from_micros(250),
-        ] {
+        for d in [Duration::from_millis(1500), Duration::from_secs(7), Duration::from_micros(250)] {
             assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
         }
     }

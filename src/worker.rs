@@ -157,28 +157,15 @@ impl Generator {
             for l in &spec.lines {
                 let lbs = info.logical_block;
                 let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
-                placements.push(Placement {
-                    count: (ws.size - l.size) / align + 1,
-                    align,
-                });
+                placements.push(Placement { count: (ws.size - l.size) / align + 1, align });
             }
         }
         let targets = plan
             .targets
             .iter()
-            .map(|ws| TargetState {
-                start: ws.start,
-                end: ws.start + ws.size,
-                next_seq: ws.start,
-            })
+            .map(|ws| TargetState { start: ws.start, end: ws.start + ws.size, next_seq: ws.start })
             .collect();
-        Generator {
-            rng: Rng::new(seed, 0),
-            lines,
-            line_below,
-            targets,
-            placements,
-        }
+        Generator { rng: Rng::new(seed, 0), lines, line_below, targets, placements }
     }
 
     /// The next I/O on `target`: (line index, write, offset).
@@ -189,10 +176,7 @@ impl Generator {
             0
         } else {
             let x = r >> 32;
-            self.line_below
-                .iter()
-                .position(|&b| x < b)
-                .unwrap_or(self.lines.len() - 1)
+            self.line_below.iter().position(|&b| x < b).unwrap_or(self.lines.len() - 1)
         };
         let l = &self.lines[li];
         let write = (r & 0xffff_ffff) >= l.read_below;
@@ -204,11 +188,7 @@ impl Generator {
             t.start + self.rng.below(p.count) * p.align
         } else {
             // Sequential: continue where the last sequential I/O on this target ended.
-            let o = if t.next_seq + size > t.end {
-                t.start
-            } else {
-                t.next_seq
-            };
+            let o = if t.next_seq + size > t.end { t.start } else { t.next_seq };
             t.next_seq = o + size;
             o
         };
@@ -234,12 +214,7 @@ pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     }
     ctl.barrier.wait();
     ctl.barrier.wait();
-    let fail = |e: String| WorkerOutcome {
-        targets: Vec::new(),
-        engine: String::new(),
-        last_ns: 0,
-        error: Some(e),
-    };
+    let fail = |e: String| WorkerOutcome { targets: Vec::new(), engine: String::new(), last_ns: 0, error: Some(e) };
     let mut s = match set_up {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -247,10 +222,7 @@ pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     if ctl.failed.load(Relaxed) {
         return fail("another worker failed to set up".into());
     }
-    let epoch = *ctl
-        .epoch
-        .get()
-        .expect("epoch is set before the second meeting");
+    let epoch = *ctl.epoch.get().expect("epoch is set before the second meeting");
     let slots = s.meta.len();
     let result = match job.engine_for(&s) {
         Choice::Null => drive(&mut NullEngine::default(), &job, &mut s, ctl, epoch),
@@ -262,20 +234,10 @@ pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     };
     ctl.finished.fetch_add(1, Relaxed);
     match result {
-        Ok((engine, last_ns)) => WorkerOutcome {
-            targets: s.stats,
-            engine,
-            last_ns,
-            error: None,
-        },
+        Ok((engine, last_ns)) => WorkerOutcome { targets: s.stats, engine, last_ns, error: None },
         Err(e) => {
             ctl.stop.store(true, Relaxed);
-            WorkerOutcome {
-                targets: s.stats,
-                engine: String::new(),
-                last_ns: 0,
-                error: Some(e),
-            }
+            WorkerOutcome { targets: s.stats, engine: String::new(), last_ns: 0, error: Some(e) }
         }
     }
 }
@@ -317,10 +279,7 @@ impl SetUp {
         let files = if null {
             Vec::new()
         } else {
-            job.targets
-                .iter()
-                .map(|t| target::open(t, writes).map_err(|e| e.to_string()))
-                .collect::<Result<_, _>>()?
+            job.targets.iter().map(|t| target::open(t, writes).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
         };
         let slots = job.plan.outstanding as usize * job.targets.len();
         let max_size = spec.max_transfer() as usize;
@@ -333,12 +292,7 @@ impl SetUp {
         });
         Ok(SetUp {
             files,
-            generator: Generator::new(
-                spec,
-                &job.plan,
-                &job.targets,
-                job.seed.wrapping_add(job.index as u64),
-            ),
+            generator: Generator::new(spec, &job.plan, &job.targets, job.seed.wrapping_add(job.index as u64)),
             read_buf,
             write_buf,
             max_size,
@@ -353,10 +307,7 @@ impl SetUp {
 
     /// Buffer regions in registration order: 0 = read slots, 1 = write data.
     fn regions(&self) -> Vec<(*mut u8, usize)> {
-        let r = |b: &Option<AlignedBuf>| {
-            b.as_ref()
-                .map_or((std::ptr::null_mut(), 0), |b| (b.as_ptr(), b.len()))
-        };
+        let r = |b: &Option<AlignedBuf>| b.as_ref().map_or((std::ptr::null_mut(), 0), |b| (b.as_ptr(), b.len()));
         let (read, write) = (r(&self.read_buf), r(&self.write_buf));
         match (read.1, write.1) {
             (0, 0) => vec![],
@@ -384,18 +335,9 @@ fn drive<E: Engine>(
     let qd = job.plan.outstanding as usize;
     let cap = engine.max_in_flight().min(slots);
     let live = &ctl.live[job.index];
-    let read_base = s
-        .read_buf
-        .as_ref()
-        .map_or(std::ptr::null_mut(), |b| b.as_ptr());
-    let write_base = s
-        .write_buf
-        .as_ref()
-        .map_or(std::ptr::null_mut(), |b| b.as_ptr());
-    let (ios_limit, bytes_limit) = (
-        job.ios_limit.unwrap_or(u64::MAX),
-        job.bytes_limit.unwrap_or(u64::MAX),
-    );
+    let read_base = s.read_buf.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr());
+    let write_base = s.write_buf.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr());
+    let (ios_limit, bytes_limit) = (job.ios_limit.unwrap_or(u64::MAX), job.bytes_limit.unwrap_or(u64::MAX));
     let mut free: VecDeque<u32> = (0..slots as u32).collect();
     let mut fresh: Vec<u32> = Vec::with_capacity(slots);
     let mut done: Vec<Completion> = Vec::with_capacity(slots);
@@ -424,21 +366,8 @@ fn drive<E: Engine>(
                     // SAFETY: the read buffer holds slots x max_size bytes.
                     unsafe { read_base.add(slot as usize * s.max_size) }
                 };
-                engine.queue(&Io {
-                    slot,
-                    target: target as u32,
-                    write,
-                    offset,
-                    len,
-                    buf,
-                    region: write as u16,
-                });
-                s.meta[slot as usize] = SlotMeta {
-                    submit_ns: 0,
-                    len,
-                    target: target as u32,
-                    write,
-                };
+                engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region: write as u16 });
+                s.meta[slot as usize] = SlotMeta { submit_ns: 0, len, target: target as u32, write };
                 fresh.push(slot);
                 in_flight += 1;
                 issued += 1;
@@ -470,9 +399,7 @@ fn drive<E: Engine>(
             s.meta[slot as usize].submit_ns = submitted;
         }
         fresh.clear();
-        engine
-            .submit_and_wait(&mut done)
-            .map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
+        engine.submit_and_wait(&mut done).map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
         now = now_ns(epoch);
         let recording = now >= ctl.record_start_ns && now < ctl.record_end_ns;
         for c in done.drain(..) {
@@ -519,11 +446,7 @@ mod tests {
             name: "w".into(),
             spec: spec.clone(),
             outstanding: 1,
-            targets: vec![WorkingSet {
-                target: 0,
-                start,
-                size,
-            }],
+            targets: vec![WorkingSet { target: 0, start, size }],
         };
         let mut info = target::inspect("null", 0, false).unwrap();
         info.logical_block = lbs;
@@ -558,11 +481,7 @@ mod tests {
             let (_, write, off) = g.next(0);
             assert!(write);
             assert_eq!(off, expect);
-            expect = if off + 65536 + 65536 > start + size {
-                start
-            } else {
-                off + 65536
-            };
+            expect = if off + 65536 + 65536 > start + size { start } else { off + 65536 };
         }
     }
 
@@ -579,12 +498,7 @@ mod tests {
         }
         for (l, c) in spec.lines.iter().zip(per_line) {
             let share = c as f64 / n as f64 * 100.0;
-            assert!(
-                (share - l.share as f64).abs() < 0.5,
-                "{} bytes: {share} % vs {} %",
-                l.size,
-                l.share
-            );
+            assert!((share - l.share as f64).abs() < 0.5, "{} bytes: {share} % vs {} %", l.size, l.share);
         }
         let mut g = setup("web-file-server-4k", 0, 1 << 30, 512);
         let (mut reads, mut randoms, mut next_seq) = (0, 0, 0);
@@ -600,9 +514,6 @@ mod tests {
             }
         }
         assert!((reads as f64 / n as f64 - 0.95).abs() < 0.005);
-        assert!(
-            (randoms as f64 / n as f64 - 0.75).abs() < 0.005,
-            "{randoms}"
-        );
+        assert!((randoms as f64 / n as f64 - 0.75).abs() < 0.005, "{randoms}");
     }
 }

@@ -12,22 +12,11 @@ fn rejected_in(dir: &Path, args: &[&str], needle: &str) -> String {
     let out = iogauge_in(dir, args);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{args:?}: not one line: {err}"
-    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
     assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
     assert!(!err.contains("panicked"), "{err}");
-    assert!(
-        out.stdout.is_empty(),
-        "{args:?}: stdout {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(
-        !dir.join("iogauge.tst").exists(),
-        "{args:?} created the test file"
-    );
+    assert!(out.stdout.is_empty(), "{args:?}: stdout {}", String::from_utf8_lossy(&out.stdout));
+    assert!(!dir.join("iogauge.tst").exists(), "{args:?} created the test file");
     err
 }
 
@@ -37,10 +26,7 @@ fn rejected(args: &[&str], needle: &str) -> String {
 
 #[test]
 fn flags() {
-    rejected(
-        &["run", "--spec", "nope"],
-        "unknown access specification 'nope'",
-    );
+    rejected(&["run", "--spec", "nope"], "unknown access specification 'nope'");
     rejected(&["run", "--workers", "0"], "--workers 0");
     rejected(&["run", "--qd", "0"], "outstanding = 0");
     rejected(&["run", "--time", "10x"], "'10x' is not a duration");
@@ -48,53 +34,25 @@ fn flags() {
     rejected(&["run", "--engine", "aio"], "unknown engine 'aio'");
     rejected(&["run", "--stroke", "150"], "stroke = 150");
     rejected(&["run", "--bogus"], "--bogus");
-    rejected(
-        &["run", "--target", "/dev/does-not-exist"],
-        "/dev/does-not-exist does not exist",
-    );
-    rejected(
-        &["run", "--target", "/no/such/dir/file"],
-        "directory /no/such/dir does not exist",
-    );
-    rejected(
-        &[
-            "run",
-            "--target",
-            "null",
-            "--working-set",
-            "4K",
-            "--spec",
-            "dss-1m",
-        ],
-        "larger than the working set",
-    );
-    rejected(
-        &["run", "--target", "null", "--target", "iogauge.tst"],
-        "null target cannot share a worker",
-    );
+    rejected(&["run", "--target", "/dev/does-not-exist"], "/dev/does-not-exist does not exist");
+    rejected(&["run", "--target", "/no/such/dir/file"], "directory /no/such/dir does not exist");
+    rejected(&["run", "--target", "null", "--working-set", "4K", "--spec", "dss-1m"], "larger than the working set");
+    rejected(&["run", "--target", "null", "--target", "iogauge.tst"], "null target cannot share a worker");
     rejected(&["specs", "nope"], "unknown access specification 'nope'");
 }
 
 #[test]
 fn transfer_size_must_fit_the_logical_block_size() {
     let file = scratch("lbs").join("b.img");
-    std::fs::File::create(&file)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
+    std::fs::File::create(&file).unwrap().set_len(64 << 20).unwrap();
     let out = std::process::Command::new("losetup")
         .args(["-f", "--show", "--sector-size", "4096"])
         .arg(&file)
         .output()
         .unwrap();
     let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let err = rejected(
-        &["run", "--target", &dev, "--spec", "random-read-512"],
-        "logical block size 4096",
-    );
-    let _ = std::process::Command::new("losetup")
-        .args(["-d", &dev])
-        .status();
+    let err = rejected(&["run", "--target", &dev, "--spec", "random-read-512"], "logical block size 4096");
+    let _ = std::process::Command::new("losetup").args(["-d", &dev]).status();
     assert!(err.contains("transfer size 512"), "{err}");
 }
 
@@ -110,37 +68,15 @@ fn job_files_name_line_and_column() {
         "sum.toml",
         "[test]\nrun = [\"mine\"]\n\n[[spec]]\nname = \"mine\"\nlines = [{ size = \"4K\", share = 60, read = 100, random = 100 }]\n\n[[worker]]\ntargets = [\"null\"]\n",
     );
-    rejected_in(
-        &dir,
-        &["run", &sum],
-        "sum.toml:4:1: access specification 'mine': line shares sum to 60 %",
-    );
-    let qd = write(
-        "qd.toml",
-        "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\noutstanding = 0\n",
-    );
+    rejected_in(&dir, &["run", &sum], "sum.toml:4:1: access specification 'mine': line shares sum to 60 %");
+    let qd = write("qd.toml", "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\noutstanding = 0\n");
     rejected_in(&dir, &["run", &qd], "qd.toml:5:15: outstanding = 0");
-    let unknown = write(
-        "unknown.toml",
-        "[[worker]]\nspec = \"oltp-9k\"\ntargets = [\"null\"]\n",
-    );
-    rejected_in(
-        &dir,
-        &["run", &unknown],
-        "unknown.toml:2:8: unknown access specification 'oltp-9k'",
-    );
+    let unknown = write("unknown.toml", "[[worker]]\nspec = \"oltp-9k\"\ntargets = [\"null\"]\n");
+    rejected_in(&dir, &["run", &unknown], "unknown.toml:2:8: unknown access specification 'oltp-9k'");
     let typo = write("typo.toml", "[test]\ntime = \"10s\"\nramp_up = \"1s\"\n");
     rejected_in(&dir, &["run", &typo], "typo.toml:3:1:");
     let syntax = write("syntax.toml", "[test\n");
     rejected_in(&dir, &["run", &syntax], "syntax.toml:1:");
-    rejected_in(
-        &dir,
-        &["run", &qd, "--workers", "2"],
-        "cannot be combined with job file",
-    );
-    rejected_in(
-        &dir,
-        &["run", "missing.toml"],
-        "cannot read job file missing.toml",
-    );
+    rejected_in(&dir, &["run", &qd, "--workers", "2"], "cannot be combined with job file");
+    rejected_in(&dir, &["run", "missing.toml"], "cannot read job file missing.toml");
 }

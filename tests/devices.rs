@@ -10,18 +10,7 @@ use common::*;
 /// 68 KiB before any write test) adds no I/O of its own.
 fn reconcile(dev: &str, name: &str, spec: &str, ios: u64, extra: &[&str]) {
     let before = kernel_ios(name);
-    let mut args = vec![
-        "run",
-        "--target",
-        dev,
-        "--allow-write",
-        dev,
-        "--spec",
-        spec,
-        "--qd",
-        "8",
-        "--ios",
-    ];
+    let mut args = vec!["run", "--target", dev, "--allow-write", dev, "--spec", spec, "--qd", "8", "--ios"];
     let n = ios.to_string();
     args.push(&n);
     args.extend(extra);
@@ -32,36 +21,15 @@ fn reconcile(dev: &str, name: &str, spec: &str, ios: u64, extra: &[&str]) {
     assert_eq!(reads + writes, ios);
     assert_eq!(num(t, "errors"), 0.0);
     // Merged requests count once in "completed": add them back.
-    assert_eq!(
-        (after.0 - before.0) + (after.1 - before.1),
-        reads,
-        "reads on {dev}"
-    );
-    assert_eq!(
-        (after.2 - before.2) + (after.3 - before.3),
-        writes,
-        "writes on {dev}"
-    );
+    assert_eq!((after.0 - before.0) + (after.1 - before.1), reads, "reads on {dev}");
+    assert_eq!((after.2 - before.2) + (after.3 - before.3), writes, "writes on {dev}");
 }
 
 /// I/Os in flight by Little's law over a timed closed-loop run.
 fn littles_law(dev: &str, qd: u32, workers: u32, spec: &str, extra: &[&str]) -> f64 {
     let (q, w) = (qd.to_string(), workers.to_string());
-    let mut args = vec![
-        "run",
-        "--target",
-        dev,
-        "--spec",
-        spec,
-        "--qd",
-        &q,
-        "--workers",
-        &w,
-        "--ramp",
-        "500ms",
-        "--time",
-        "2s",
-    ];
+    let mut args =
+        vec!["run", "--target", dev, "--spec", spec, "--qd", &q, "--workers", &w, "--ramp", "500ms", "--time", "2s"];
     args.extend(extra);
     let doc = json(&args);
     let t = &doc["results"][0]["totals"];
@@ -73,26 +41,14 @@ fn loop_device_counts_match_the_kernel() {
     let l = LoopDev::new(256 << 20);
     reconcile(&l.dev, l.name(), "random-read-4k", 20_000, &[]);
     reconcile(&l.dev, l.name(), "oltp-8k", 20_000, &[]);
-    reconcile(
-        &l.dev,
-        l.name(),
-        "random-read-4k",
-        5_000,
-        &["--engine", "psync"],
-    );
+    reconcile(&l.dev, l.name(), "random-read-4k", 5_000, &["--engine", "psync"]);
 }
 
 #[test]
 fn zram_counts_match_the_kernel() {
     let _z = zram();
     reconcile(ZRAM, "zram0", "random-read-4k", 200_000, &[]);
-    reconcile(
-        ZRAM,
-        "zram0",
-        "database-mix-8k",
-        200_000,
-        &["--workers", "2"],
-    );
+    reconcile(ZRAM, "zram0", "database-mix-8k", 200_000, &["--workers", "2"]);
 }
 
 #[test]
@@ -101,10 +57,7 @@ fn littles_law_holds_on_a_loop_device() {
     for (qd, workers) in [(4, 1), (16, 2)] {
         let in_flight = littles_law(&l.dev, qd, workers, "random-read-4k", &[]);
         let asked = (qd * workers) as f64;
-        assert!(
-            (in_flight / asked - 1.0).abs() < 0.05,
-            "qd {qd} x {workers}: Little gives {in_flight}"
-        );
+        assert!((in_flight / asked - 1.0).abs() < 0.05, "qd {qd} x {workers}: Little gives {in_flight}");
     }
 }
 
@@ -114,34 +67,14 @@ fn littles_law_holds_on_zram() {
     for (qd, workers) in [(1, 1), (32, 1), (16, 2)] {
         let in_flight = littles_law(ZRAM, qd, workers, "random-read-4k", &[]);
         let asked = (qd * workers) as f64;
-        assert!(
-            (in_flight / asked - 1.0).abs() < 0.05,
-            "qd {qd} x {workers}: Little gives {in_flight}"
-        );
+        assert!((in_flight / asked - 1.0).abs() < 0.05, "qd {qd} x {workers}: Little gives {in_flight}");
     }
 }
 
 #[test]
 fn files_are_created_full_and_reused() {
     let dir = scratch("file");
-    let out = iogauge_in(
-        &dir,
-        &[
-            "run",
-            "--file-size",
-            "8M",
-            "--ios",
-            "1000",
-            "--spec",
-            "oltp-4k",
-            "-q",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok_in(&dir, &["run", "--file-size", "8M", "--ios", "1000", "--spec", "oltp-4k", "-q"]);
     let f = dir.join("iogauge.tst");
     let meta = std::fs::metadata(&f).unwrap();
     assert_eq!(meta.len(), 8 << 20);
@@ -149,23 +82,6 @@ fn files_are_created_full_and_reused() {
     use std::os::unix::fs::MetadataExt;
     assert!(meta.blocks() * 512 >= 8 << 20, "{} blocks", meta.blocks());
     // Reused, not recreated, and still writable by iogauge (it carries iogauge's mark).
-    let out = iogauge_in(
-        &dir,
-        &[
-            "run",
-            "--file-size",
-            "16M",
-            "--ios",
-            "1000",
-            "--spec",
-            "oltp-4k",
-            "-q",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok_in(&dir, &["run", "--file-size", "16M", "--ios", "1000", "--spec", "oltp-4k", "-q"]);
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
 }

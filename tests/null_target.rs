@@ -9,41 +9,18 @@ use serde_json::Value;
 #[test]
 fn counts_are_exact_and_totals_are_sums() {
     // 1,000,003 I/Os over 3 workers x 2 null targets: shares of 333,335 + 333,334 + 333,334.
-    let doc = json(&[
-        "run",
-        "--target",
-        "null",
-        "--workers",
-        "3",
-        "--qd",
-        "7",
-        "--ios",
-        "1000003",
-        "--spec",
-        "oltp-8k",
-    ]);
+    let doc =
+        json(&["run", "--target", "null", "--workers", "3", "--qd", "7", "--ios", "1000003", "--spec", "oltp-8k"]);
     let r = &doc["results"][0];
     assert_eq!(num(r, "totals/ios"), 1_000_003.0);
     let workers = r["workers"].as_array().unwrap();
     assert_eq!(workers.len(), 3);
     let per_worker: Vec<f64> = workers.iter().map(|w| num(w, "ios")).collect();
     assert_eq!(per_worker, [333_335.0, 333_334.0, 333_334.0]);
-    for key in [
-        "ios",
-        "read_ios",
-        "write_ios",
-        "bytes",
-        "read_bytes",
-        "write_bytes",
-    ] {
+    for key in ["ios", "read_ios", "write_ios", "bytes", "read_bytes", "write_bytes"] {
         let total = num(r, &format!("totals/{key}"));
         let by_workers: f64 = workers.iter().map(|w| num(w, key)).sum();
-        let by_targets: f64 = r["targets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| num(t, key))
-            .sum();
+        let by_targets: f64 = r["targets"].as_array().unwrap().iter().map(|t| num(t, key)).sum();
         assert_eq!(total, by_workers, "{key}");
         assert_eq!(total, by_targets, "{key}");
     }
@@ -53,11 +30,7 @@ fn counts_are_exact_and_totals_are_sums() {
     // The histograms hold every I/O.
     let hist_total: f64 = ["read", "write"]
         .iter()
-        .flat_map(|d| {
-            r["totals"]["raw"][d]["histogram"]["buckets"]
-                .as_array()
-                .unwrap()
-        })
+        .flat_map(|d| r["totals"]["raw"][d]["histogram"]["buckets"].as_array().unwrap())
         .map(|b| b[1].as_f64().unwrap())
         .sum();
     assert_eq!(hist_total, 1_000_003.0);
@@ -66,17 +39,7 @@ fn counts_are_exact_and_totals_are_sums() {
 #[test]
 fn read_share_and_size_mix_follow_the_spec() {
     // file-server: 80 % reads; sizes 512..64K with the seed's shares: mean size 7,833.6 bytes.
-    let doc = json(&[
-        "run",
-        "--target",
-        "null",
-        "--qd",
-        "32",
-        "--ios",
-        "2000000",
-        "--spec",
-        "file-server",
-    ]);
+    let doc = json(&["run", "--target", "null", "--qd", "32", "--ios", "2000000", "--spec", "file-server"]);
     let t = &doc["results"][0]["totals"];
     let ios = num(t, "ios");
     assert_eq!(ios, 2_000_000.0);
@@ -91,27 +54,12 @@ fn read_share_and_size_mix_follow_the_spec() {
         + 0.04 * 32768.0
         + 0.10 * 65536.0;
     let mean = num(t, "bytes") / ios;
-    assert!(
-        (mean / expected_mean - 1.0).abs() < 0.005,
-        "mean size {mean}, expected {expected_mean}"
-    );
+    assert!((mean / expected_mean - 1.0).abs() < 0.005, "mean size {mean}, expected {expected_mean}");
 }
 
 #[test]
 fn timed_run_records_its_window() {
-    let doc = json(&[
-        "run",
-        "--target",
-        "null",
-        "--qd",
-        "8",
-        "--ramp",
-        "200ms",
-        "--time",
-        "1s",
-        "--interval",
-        "250ms",
-    ]);
+    let doc = json(&["run", "--target", "null", "--qd", "8", "--ramp", "200ms", "--time", "1s", "--interval", "250ms"]);
     let r = &doc["results"][0];
     assert_eq!(num(r, "duration_s"), 1.0);
     assert_eq!(num(r, "ramp_s"), 0.2);
@@ -122,48 +70,20 @@ fn timed_run_records_its_window() {
     assert!((num(r, "totals/iops") - num(r, "totals/ios")).abs() < 1.0);
     let cpu = &r["totals"]["cpu"];
     assert!(num(cpu, "utilization_pct") > 0.0 && num(cpu, "own_us_per_io") > 0.0);
-    assert_eq!(
-        cpu["per_cpu"].as_array().unwrap().len(),
-        std::thread::available_parallelism().unwrap().get()
-    );
+    assert_eq!(cpu["per_cpu"].as_array().unwrap().len(), std::thread::available_parallelism().unwrap().get());
 }
 
 #[test]
 fn several_specs_give_one_result_each() {
-    let doc = json(&[
-        "run",
-        "--target",
-        "null",
-        "--ios",
-        "10000",
-        "--spec",
-        "oltp-4k",
-        "--spec",
-        "web-server",
-    ]);
-    let specs: Vec<&str> = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["spec"].as_str().unwrap())
-        .collect();
+    let doc = json(&["run", "--target", "null", "--ios", "10000", "--spec", "oltp-4k", "--spec", "web-server"]);
+    let specs: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["spec"].as_str().unwrap()).collect();
     assert_eq!(specs, ["oltp-4k", "web-server"]);
     assert_eq!(num(&doc, "results/1/totals/write_ios"), 0.0);
 }
 
 #[test]
 fn json_document_validates_against_the_schema() {
-    let doc = json(&[
-        "run",
-        "--target",
-        "null",
-        "--workers",
-        "2",
-        "--ios",
-        "100000",
-        "--spec",
-        "oltp-8k",
-    ]);
+    let doc = json(&["run", "--target", "null", "--workers", "2", "--ios", "100000", "--spec", "oltp-8k"]);
     let dir = scratch("schema");
     let path = dir.join("doc.json");
     std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
@@ -172,74 +92,32 @@ fn json_document_validates_against_the_schema() {
         "import json,jsonschema; s=json.load(open('{schema}')); jsonschema.Draft202012Validator.check_schema(s); jsonschema.validate(json.load(open('{}')), s)",
         path.display()
     );
-    let out = std::process::Command::new("python3")
-        .args(["-c", &check])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "schema validation: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = std::process::Command::new("python3").args(["-c", &check]).output().unwrap();
+    assert!(out.status.success(), "schema validation: {}", String::from_utf8_lossy(&out.stderr));
     // A document missing a required field does not validate: the check can fail.
     let mut broken = doc.clone();
-    broken["results"][0]["totals"]
-        .as_object_mut()
-        .unwrap()
-        .remove("iops");
+    broken["results"][0]["totals"].as_object_mut().unwrap().remove("iops");
     std::fs::write(&path, serde_json::to_vec(&broken).unwrap()).unwrap();
-    let out = std::process::Command::new("python3")
-        .args(["-c", &check])
-        .output()
-        .unwrap();
+    let out = std::process::Command::new("python3").args(["-c", &check]).output().unwrap();
     assert!(!out.status.success());
 }
 
 #[test]
 fn csv_is_iometers() {
     let dir = scratch("csv");
-    let out = iogauge_in(
-        &dir,
-        &[
-            "run",
-            "--target",
-            "null",
-            "--workers",
-            "2",
-            "--ios",
-            "50000",
-            "--csv",
-            "r.csv",
-            "-q",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out =
+        iogauge_in(&dir, &["run", "--target", "null", "--workers", "2", "--ios", "50000", "--csv", "r.csv", "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty(), "--quiet prints nothing on stdout");
     let text = std::fs::read_to_string(dir.join("r.csv")).unwrap();
     let header = "'Target Type,Target Name,Access Specification Name,# Managers,# Workers,# Disks,IOps,Read IOps,Write IOps,MiBps (Binary),Read MiBps (Binary),Write MiBps (Binary),MBps (Decimal),Read MBps (Decimal),Write MBps (Decimal),Transactions per Second,Connections per Second,Average Response Time,Average Read Response Time,Average Write Response Time,Average Transaction Time,Average Connection Time,Maximum Response Time,Maximum Read Response Time,Maximum Write Response Time,Maximum Transaction Time,Maximum Connection Time,Errors,Read Errors,Write Errors,Bytes Read,Bytes Written,Read I/Os,Write I/Os,Connections,Transactions per Connection,Total Raw Read Response Time,Total Raw Write Response Time,Total Raw Transaction Time,Total Raw Connection Time,Maximum Raw Read Response Time,Maximum Raw Write Response Time,Maximum Raw Transaction Time,Maximum Raw Connection Time,Total Raw Run Time,Starting Sector,Maximum Size,Queue Depth,% CPU Utilization,% User Time,% Privileged Time,% DPC Time,% Interrupt Time,Processor Speed,Interrupts per Second,CPU Effectiveness,Packets/Second,Packet Errors,Segments Retransmitted/Second,0 to 50 uS,50 to 100 uS,100 to 200 uS,200 to 500 uS,0.5 to 1 mS,1 to 2 mS,2 to 5 mS,5 to 10 mS,10 to 15 mS,15 to 20 mS,20 to 30 mS,30 to 50 mS,50 to 100 mS,100 to 200 mS,200 to 500 mS,0.5 to 1 S,1 to 2 s,2 to 4.7 s,4.7 to 5 s,5 to 10 s, >= 10 s";
     let lines: Vec<&str> = text.lines().collect();
-    let h = lines
-        .iter()
-        .position(|l| *l == header)
-        .expect("Iometer's header verbatim");
-    for marker in [
-        "'Test Type,Test Description",
-        "'Version",
-        "'Access specifications",
-        "'Results",
-        "'End Test",
-    ] {
+    let h = lines.iter().position(|l| *l == header).expect("Iometer's header verbatim");
+    for marker in ["'Test Type,Test Description", "'Version", "'Access specifications", "'Results", "'End Test"] {
         assert!(lines.contains(&marker), "{marker}");
     }
-    let rows: Vec<Vec<&str>> = lines[h + 1..]
-        .iter()
-        .take_while(|l| !l.starts_with('\''))
-        .map(|l| l.split(',').collect())
-        .collect();
+    let rows: Vec<Vec<&str>> =
+        lines[h + 1..].iter().take_while(|l| !l.starts_with('\'')).map(|l| l.split(',').collect()).collect();
     let kinds: Vec<&str> = rows.iter().map(|r| r[0]).collect();
     let cpus = std::thread::available_parallelism().unwrap().get();
     let mut expect = vec!["ALL", "MANAGER"];
@@ -260,8 +138,7 @@ fn csv_is_iometers() {
 
 #[test]
 fn stdout_is_only_the_document_with_json_dash() {
-    let out = iogauge(&["run", "--target", "null", "--ios", "1000", "--json", "-"]);
-    assert!(out.status.success());
+    let out = ok(&["run", "--target", "null", "--ios", "1000", "--json", "-"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "iogauge.result/1");
 }
@@ -294,13 +171,9 @@ targets = ["null"]
 
 #[test]
 fn specs_lists_and_shows() {
-    let out = iogauge(&["specs"]);
-    assert!(out.status.success());
+    let out = ok(&["specs"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    let names: Vec<&str> = text
-        .lines()
-        .map(|l| l.split_whitespace().next().unwrap())
-        .collect();
+    let names: Vec<&str> = text.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
     for name in iogauge::spec::builtin().iter().map(|s| s.name.clone()) {
         assert!(names.contains(&name.as_str()), "{name} missing");
     }

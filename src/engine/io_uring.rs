@@ -27,32 +27,20 @@ impl UringEngine {
     /// length) as fixed buffers when the kernel allows.
     ///
     /// Must be called on the thread that will submit (the ring may be single-issuer).
-    pub fn new(
-        fds: Vec<RawFd>,
-        regions: &[(*mut u8, usize)],
-        slots: usize,
-    ) -> std::io::Result<Self> {
+    pub fn new(fds: Vec<RawFd>, regions: &[(*mut u8, usize)], slots: usize) -> std::io::Result<Self> {
         let entries = (slots as u32).next_power_of_two().clamp(8, MAX_SQ);
         // The completion queue holds every I/O in flight, so it can never overflow.
         let cq = (slots as u32).next_power_of_two().max(2 * entries);
         let mut features = Vec::new();
         // DEFER_TASKRUN (6.1) runs completion work only when we reap, on our thread: no
         // interrupts of the worker, fewer wake-ups. COOP_TASKRUN (5.19) is the next best.
-        let ring = match IoUring::builder()
-            .setup_cqsize(cq)
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .build(entries)
+        let ring = match IoUring::builder().setup_cqsize(cq).setup_single_issuer().setup_defer_taskrun().build(entries)
         {
             Ok(r) => {
                 features.extend(["single_issuer", "defer_taskrun"]);
                 r
             }
-            Err(_) => match IoUring::builder()
-                .setup_cqsize(cq)
-                .setup_coop_taskrun()
-                .build(entries)
-            {
+            Err(_) => match IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().build(entries) {
                 Ok(r) => {
                     features.push("coop_taskrun");
                     r
@@ -64,28 +52,15 @@ impl UringEngine {
         if fixed_files {
             features.push("fixed_files");
         }
-        let iovecs: Vec<libc::iovec> = regions
-            .iter()
-            .map(|&(p, len)| libc::iovec {
-                iov_base: p.cast(),
-                iov_len: len,
-            })
-            .collect();
+        let iovecs: Vec<libc::iovec> =
+            regions.iter().map(|&(p, len)| libc::iovec { iov_base: p.cast(), iov_len: len }).collect();
         // SAFETY: the regions are the worker's buffers, which outlive this engine (the worker
         // drops the engine first); the kernel pins them until the ring is closed.
-        let fixed_buffers =
-            !iovecs.is_empty() && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fixed_buffers = !iovecs.is_empty() && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         if fixed_buffers {
             features.push("fixed_buffers");
         }
-        Ok(UringEngine {
-            ring,
-            fds,
-            fixed_files,
-            fixed_buffers,
-            pending: Vec::with_capacity(slots),
-            features,
-        })
+        Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, pending: Vec::with_capacity(slots), features })
     }
 
     fn entry(&self, io: &Io) -> squeue::Entry {
@@ -93,22 +68,15 @@ impl UringEngine {
         macro_rules! op {
             ($fd:expr) => {
                 match (self.fixed_buffers, io.write) {
-                    (true, false) => opcode::ReadFixed::new($fd, buf, len, io.region)
-                        .offset(off)
-                        .build(),
-                    (true, true) => opcode::WriteFixed::new($fd, buf, len, io.region)
-                        .offset(off)
-                        .build(),
+                    (true, false) => opcode::ReadFixed::new($fd, buf, len, io.region).offset(off).build(),
+                    (true, true) => opcode::WriteFixed::new($fd, buf, len, io.region).offset(off).build(),
                     (false, false) => opcode::Read::new($fd, buf, len).offset(off).build(),
                     (false, true) => opcode::Write::new($fd, buf, len).offset(off).build(),
                 }
             };
         }
-        let e = if self.fixed_files {
-            op!(types::Fixed(io.target))
-        } else {
-            op!(types::Fd(self.fds[io.target as usize]))
-        };
+        let e =
+            if self.fixed_files { op!(types::Fixed(io.target)) } else { op!(types::Fd(self.fds[io.target as usize])) };
         e.user_data(io.slot as u64)
     }
 }
@@ -133,25 +101,17 @@ impl Engine for UringEngine {
                 let mut sq = self.ring.submission();
                 let room = sq.capacity() - sq.len();
                 let end = self.pending.len().min(start + room);
-                sq.push_multiple(&self.pending[start..end])
-                    .expect("room was checked");
+                sq.push_multiple(&self.pending[start..end]).expect("room was checked");
                 end
             };
             start = pushed;
             let want = if start == self.pending.len() { 1 } else { 0 };
             match self.ring.submit_and_wait(want) {
                 Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
-                    ) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
                 Err(e) => return Err(e),
             }
-            out.extend(self.ring.completion().map(|c| Completion {
-                slot: c.user_data() as u32,
-                result: c.result(),
-            }));
+            out.extend(self.ring.completion().map(|c| Completion { slot: c.user_data() as u32, result: c.result() }));
             if start == self.pending.len() && !out.is_empty() {
                 break;
             }

@@ -17,10 +17,7 @@ impl Engine for NullEngine {
 
     #[inline]
     fn queue(&mut self, io: &Io) {
-        self.queued.push(Completion {
-            slot: io.slot,
-            result: io.len as i32,
-        });
+        self.queued.push(Completion { slot: io.slot, result: io.len as i32 });
     }
 
     #[inline]

@@ -41,17 +41,9 @@ impl Engine for PsyncEngine {
                 libc::pread(fd, io.buf.cast(), io.len as usize, io.offset as libc::off_t)
             }
         };
-        let result = if n < 0 {
-            -std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO)
-        } else {
-            n as i32
-        };
-        out.push(Completion {
-            slot: io.slot,
-            result,
-        });
+        let result =
+            if n < 0 { -std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { n as i32 };
+        out.push(Completion { slot: io.slot, result });
         Ok(())
     }
 

@@ -15,8 +15,8 @@ pub const COLUMNS: usize = 80;
 
 /// Upper edges of Iometer's latency bins in microseconds (the last bin is open).
 const BIN_EDGES_US: [u64; 20] = [
-    50, 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 20000, 30000, 50000, 100000, 200000, 500000,
-    1000000, 2000000, 4700000, 5000000, 10000000,
+    50, 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 20000, 30000, 50000, 100000, 200000, 500000, 1000000, 2000000,
+    4700000, 5000000, 10000000,
 ];
 
 fn num(v: f64) -> String {
@@ -64,10 +64,7 @@ fn io_cells(row: &mut [String], m: &Metrics) {
     let all = m.raw.both();
     let mut lo = 0;
     for (b, &hi) in BIN_EDGES_US.iter().enumerate() {
-        row[59 + b] = all
-            .histogram
-            .count_between(lo * 1000, hi * 1000)
-            .to_string();
+        row[59 + b] = all.histogram.count_between(lo * 1000, hi * 1000).to_string();
         lo = hi;
     }
     row[79] = all.histogram.count_between(lo * 1000, u64::MAX).to_string();
@@ -97,18 +94,11 @@ fn new_row(kind: &str, name: &str, spec: &str) -> Vec<String> {
 
 /// `2026-11-22T10:04:05.123Z` as Iometer writes time stamps: `2026-11-22 10:04:05:123`.
 fn iometer_time(rfc3339: &str) -> String {
-    rfc3339
-        .trim_end_matches('Z')
-        .replacen('T', " ", 1)
-        .replacen('.', ":", 1)
+    rfc3339.trim_end_matches('Z').replacen('T', " ", 1).replacen('.', ":", 1)
 }
 
 fn test_block(out: &mut String, doc: &ResultDoc, r: &RunResult) {
-    let _ = writeln!(
-        out,
-        "'Test Type,Test Description\n0,{}",
-        r.spec.replace(',', ";")
-    );
+    let _ = writeln!(out, "'Test Type,Test Description\n0,{}", r.spec.replace(',', ";"));
     let _ = writeln!(out, "'Version\niogauge {}", doc.tool_version);
     let _ = writeln!(out, "'Time Stamp\n{}", iometer_time(&r.started_at));
     out.push_str("'Access specifications\n");
@@ -118,11 +108,7 @@ fn test_block(out: &mut String, doc: &ResultDoc, r: &RunResult) {
             continue;
         }
         seen.push(&w.spec);
-        let _ = writeln!(
-            out,
-            "'Access specification name,default assignment\n{},0",
-            w.spec.replace(',', ";")
-        );
+        let _ = writeln!(out, "'Access specification name,default assignment\n{},0", w.spec.replace(',', ";"));
         out.push_str("'size,% of size,% reads,% random,delay,burst,align,reply\n");
         if let Some(spec) = doc.config.specs.iter().find(|s| s.name == w.spec) {
             for l in &spec.lines {
@@ -180,11 +166,7 @@ fn test_block(out: &mut String, doc: &ResultDoc, r: &RunResult) {
             out.push_str(&line(&row));
         }
     }
-    let _ = writeln!(
-        out,
-        "'Time Stamp\n{}\n'End Test",
-        iometer_time(&r.started_at)
-    );
+    let _ = writeln!(out, "'Time Stamp\n{}\n'End Test", iometer_time(&r.started_at));
 }
 
 /// The whole results file: one Iometer test block per access specification run.
@@ -205,9 +187,6 @@ mod tests {
         assert_eq!(HEADER.split(',').count(), COLUMNS);
         assert_eq!(HEADER.split(',').nth(CPU_COL), Some("% CPU Utilization"));
         assert_eq!(HEADER.split(',').nth(59), Some("0 to 50 uS"));
-        assert_eq!(
-            iometer_time("2026-11-22T10:04:05.123Z"),
-            "2026-11-22 10:04:05:123"
-        );
+        assert_eq!(iometer_time("2026-11-22T10:04:05.123Z"), "2026-11-22 10:04:05:123");
     }
 }

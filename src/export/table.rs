@@ -21,11 +21,7 @@ fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(
         || "-".into(),
         |v| {
-            if v < 1.0 {
-                format!("{v:.3}")
-            } else {
-                format!("{v:.2}")
-            }
+            if v < 1.0 { format!("{v:.3}") } else { format!("{v:.2}") }
         },
     )
 }
@@ -57,9 +53,7 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
             m.errors.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..9)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
+    let widths: Vec<usize> = (0..9).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
         for (c, cell) in row.iter().enumerate() {

@@ -97,12 +97,7 @@ impl Histogram {
 
     /// The non-empty buckets as (index, count), for serialisation.
     pub fn to_sparse(&self) -> Vec<(u32, u64)> {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| **c > 0)
-            .map(|(i, &c)| (i as u32, c))
-            .collect()
+        self.counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| (i as u32, c)).collect()
     }
 
     /// Rebuilds a histogram from [`Histogram::to_sparse`].
@@ -143,11 +138,7 @@ pub struct SerialHistogram {
 
 impl Serialize for Histogram {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        SerialHistogram {
-            layout: LAYOUT.into(),
-            buckets: self.to_sparse(),
-        }
-        .serialize(s)
+        SerialHistogram { layout: LAYOUT.into(), buckets: self.to_sparse() }.serialize(s)
     }
 }
 
@@ -155,10 +146,7 @@ impl<'de> Deserialize<'de> for Histogram {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = SerialHistogram::deserialize(d)?;
         if s.layout != LAYOUT {
-            return Err(serde::de::Error::custom(format!(
-                "histogram layout '{}' is not '{LAYOUT}'",
-                s.layout
-            )));
+            return Err(serde::de::Error::custom(format!("histogram layout '{}' is not '{LAYOUT}'", s.layout)));
         }
         Ok(Histogram::from_sparse(&s.buckets))
     }
@@ -196,11 +184,7 @@ mod tests {
 
     #[test]
     fn merge_equals_one_histogram_of_all_samples() {
-        let (mut a, mut b, mut all) = (
-            Histogram::default(),
-            Histogram::default(),
-            Histogram::default(),
-        );
+        let (mut a, mut b, mut all) = (Histogram::default(), Histogram::default(), Histogram::default());
         for v in (1..20_000u64).map(|x| x * x % 1_000_003) {
             if v % 3 == 0 { &mut a } else { &mut b }.record(v);
             all.record(v);

@@ -73,11 +73,7 @@ impl IoStats {
     /// The stats of one direction.
     #[inline(always)]
     pub fn dir(&mut self, write: bool) -> &mut DirStats {
-        if write {
-            &mut self.write
-        } else {
-            &mut self.read
-        }
+        if write { &mut self.write } else { &mut self.read }
     }
 
     /// Counts a failed I/O: `errno` positive, or 0 for a short transfer.
@@ -125,10 +121,7 @@ mod tests {
         b.record_error(true, libc::EIO);
         b.record_error(false, libc::ENOSPC);
         a += &b;
-        assert_eq!(
-            (a.read.ios, a.read.bytes, a.read.response_sum_ns),
-            (3, 12288, 1700)
-        );
+        assert_eq!((a.read.ios, a.read.bytes, a.read.response_sum_ns), (3, 12288, 1700));
         assert_eq!((a.read.response_min_ns, a.read.response_max_ns), (300, 900));
         assert_eq!(a.errnos, vec![(libc::EIO, 2), (libc::ENOSPC, 1)]);
         assert_eq!((a.read.errors, a.write.errors), (1, 2));

@@ -82,8 +82,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
     let ft = meta.file_type();
     if ft.is_block_device() {
         let f = File::open(path).map_err(|e| input(format!("target {path}: cannot open: {e}")))?;
-        let (size, logical_block) =
-            block_geometry(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
+        let (size, logical_block) = block_geometry(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
         let rdev = meta.rdev();
         Ok(TargetInfo {
             path: path.into(),
@@ -108,28 +107,17 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             created_by_iogauge: has_created_mark(path),
         })
     } else {
-        Err(input(format!(
-            "target {path} is neither a block device nor a regular file"
-        )))
+        Err(input(format!("target {path} is neither a block device nor a regular file")))
     }
 }
 
 fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
     if path.starts_with("/dev/") {
-        return Err(input(format!(
-            "target {path} does not exist: name an existing block device"
-        )));
+        return Err(input(format!("target {path} does not exist: name an existing block device")));
     }
-    let parent = Path::new(path)
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let pmeta = std::fs::metadata(parent).map_err(|_| {
-        input(format!(
-            "target {path}: directory {} does not exist",
-            parent.display()
-        ))
-    })?;
+    let parent = Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let pmeta = std::fs::metadata(parent)
+        .map_err(|_| input(format!("target {path}: directory {} does not exist", parent.display())))?;
     Ok(TargetInfo {
         path: path.into(),
         kind: TargetKind::File,
@@ -162,10 +150,7 @@ fn block_geometry(f: &File) -> std::io::Result<(u64, u64)> {
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 
 fn sysfs(path: String) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 /// A human name for the device `major:minor`: its model, or what backs a loop, zram or dm device.
@@ -179,38 +164,22 @@ pub fn device_model(major: u32, minor: u32) -> String {
         return format!("loop over {f}");
     }
     if let Some(c) = sysfs(format!("{base}/comp_algorithm")) {
-        let algo = c
-            .split_whitespace()
-            .find(|a| a.starts_with('['))
-            .unwrap_or(&c)
-            .trim_matches(['[', ']']);
+        let algo = c.split_whitespace().find(|a| a.starts_with('[')).unwrap_or(&c).trim_matches(['[', ']']);
         return format!("zram ({algo})");
     }
     if let Some(n) = sysfs(format!("{base}/dm/name")) {
         return format!("device-mapper {n}");
     }
-    let name = std::fs::read_link(&base)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
-    name.map_or_else(
-        || format!("block device {major}:{minor}"),
-        |n| format!("{n} ({major}:{minor})"),
-    )
+    let name = std::fs::read_link(&base).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    name.map_or_else(|| format!("block device {major}:{minor}"), |n| format!("{n} ({major}:{minor})"))
 }
 
 fn file_model(dev: u64) -> String {
-    format!(
-        "file on {}",
-        device_model(libc::major(dev), libc::minor(dev))
-    )
+    format!("file on {}", device_model(libc::major(dev), libc::minor(dev)))
 }
 
 fn supports_direct(path: &str) -> bool {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-        .is_ok()
+    OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).is_ok()
 }
 
 /// The file's required direct-I/O offset alignment (statx STATX_DIOALIGN, Linux 6.1+), else 512.
@@ -247,13 +216,8 @@ pub fn prepare(info: &TargetInfo, pattern: DataPattern, buffered: bool) -> Resul
         return Ok(info.clone());
     }
     let path = &info.path;
-    let fail =
-        |what: &str, e: std::io::Error| runtime(format!("creating test file {path}: {what}: {e}"));
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| fail("create", e))?;
+    let fail = |what: &str, e: std::io::Error| runtime(format!("creating test file {path}: {what}: {e}"));
+    let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| fail("create", e))?;
     let mut chunk = vec![0u8; 1 << 20];
     data::fill(&mut chunk, pattern, 0x5eed);
     let mut left = info.size;
@@ -266,10 +230,7 @@ pub fn prepare(info: &TargetInfo, pattern: DataPattern, buffered: bool) -> Resul
         left -= n as u64;
     }
     f.sync_all().map_err(|e| fail("fsync", e))?;
-    if let (Ok(c), Ok(name)) = (
-        std::ffi::CString::new(path.as_str()),
-        std::ffi::CString::new(CREATED_XATTR),
-    ) {
+    if let (Ok(c), Ok(name)) = (std::ffi::CString::new(path.as_str()), std::ffi::CString::new(CREATED_XATTR)) {
         // SAFETY: NUL-terminated path and name; the value is a 1-byte buffer we own.
         unsafe { libc::setxattr(c.as_ptr(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
     }
@@ -285,6 +246,5 @@ pub fn open(info: &TargetInfo, write: bool) -> Result<File> {
         flags |= libc::O_DIRECT;
     }
     o.custom_flags(flags);
-    o.open(&info.path)
-        .map_err(|e| runtime(format!("target {}: cannot open: {e}", info.path)))
+    o.open(&info.path).map_err(|e| runtime(format!("target {}: cannot open: {e}", info.path)))
 }

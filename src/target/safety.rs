@@ -21,10 +21,7 @@ pub fn check_write(info: &TargetInfo, allowed: &[String]) -> Result<(), String> 
     let found = match info.kind {
         TargetKind::Null => return Ok(()),
         TargetKind::File if !info.exists || info.created_by_iogauge => return Ok(()),
-        TargetKind::File => vec![format!(
-            "{} is an existing file iogauge did not create",
-            info.path
-        )],
+        TargetKind::File => vec![format!("{} is an existing file iogauge did not create", info.path)],
         TargetKind::Block => block_findings(&info.path),
     };
     if found.is_empty() {
@@ -41,9 +38,7 @@ pub fn check_write(info: &TargetInfo, allowed: &[String]) -> Result<(), String> 
 fn is_allowed(path: &str, allowed: &[String]) -> bool {
     let canon = |p: &str| std::fs::canonicalize(p).ok();
     let me = canon(path);
-    allowed
-        .iter()
-        .any(|a| a == path || (me.is_some() && canon(a) == me))
+    allowed.iter().any(|a| a == path || (me.is_some() && canon(a) == me))
 }
 
 /// Everything that shows the device holds data or is in use.
@@ -74,23 +69,12 @@ pub fn block_findings(path: &str) -> Vec<String> {
             found.push(format!("in use by {}", h.file_name().to_string_lossy()));
         }
     }
-    if let (Ok(swaps), Ok(canon)) = (
-        std::fs::read_to_string("/proc/swaps"),
-        std::fs::canonicalize(path),
-    ) {
-        if swaps
-            .lines()
-            .skip(1)
-            .any(|l| l.split_whitespace().next() == Some(&*canon.to_string_lossy()))
-        {
+    if let (Ok(swaps), Ok(canon)) = (std::fs::read_to_string("/proc/swaps"), std::fs::canonicalize(path)) {
+        if swaps.lines().skip(1).any(|l| l.split_whitespace().next() == Some(&*canon.to_string_lossy())) {
             found.push("an active swap area".into());
         }
     }
-    match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(path)
-    {
+    match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path) {
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) && found.is_empty() => {
             found.push("held open exclusively by another process".into())
         }
@@ -127,10 +111,7 @@ fn partitions(sys: &str) -> Vec<(String, String)> {
         let p = e.path();
         if p.join("partition").exists() {
             if let Ok(dev) = std::fs::read_to_string(p.join("dev")) {
-                v.push((
-                    e.file_name().to_string_lossy().into_owned(),
-                    dev.trim().to_string(),
-                ));
+                v.push((e.file_name().to_string_lossy().into_owned(), dev.trim().to_string()));
             }
         }
     }
@@ -185,8 +166,7 @@ pub fn signatures(buf: &[u8]) -> Vec<&'static str> {
     }
     let has_fs = v.iter().any(|s| s.contains("filesystem"));
     let mbr_types = (0..4).any(|i| buf.get(446 + 16 * i + 4).is_some_and(|&t| t != 0));
-    if !has_fs && at(buf, 510, &[0x55, 0xaa]) && mbr_types && !v.contains(&"partition table (GPT)")
-    {
+    if !has_fs && at(buf, 510, &[0x55, 0xaa]) && mbr_types && !v.contains(&"partition table (GPT)") {
         v.push("partition table (MBR)");
     }
     v

@@ -15,11 +15,19 @@ pub fn bin() -> &'static str {
 
 /// Runs iogauge with `args` in `dir`.
 pub fn iogauge_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run iogauge")
+    Command::new(bin()).args(args).current_dir(dir).output().expect("run iogauge")
+}
+
+/// Runs iogauge with `args` in `dir` and asserts it succeeded.
+pub fn ok_in(dir: &Path, args: &[&str]) -> Output {
+    let out = iogauge_in(dir, args);
+    assert!(out.status.success(), "iogauge {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Runs iogauge with `args` in a scratch directory and asserts it succeeded.
+pub fn ok(args: &[&str]) -> Output {
+    ok_in(&scratch("cwd"), args)
 }
 
 /// Runs iogauge with `args` in a scratch directory.
@@ -32,11 +40,7 @@ pub fn json(args: &[&str]) -> Value {
     let mut a = args.to_vec();
     a.extend(["--json", "-"]);
     let out = iogauge(&a);
-    assert!(
-        out.status.success(),
-        "iogauge {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "iogauge {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("stdout holds only the JSON document")
 }
 
@@ -69,16 +73,8 @@ impl LoopDev {
         let f = std::fs::File::create(&file).unwrap();
         f.set_len(size).unwrap();
         drop(f);
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&file)
-            .output()
-            .expect("losetup");
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(&file).output().expect("losetup");
+        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
         let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
         LoopDev { dev, file }
     }
@@ -121,15 +117,11 @@ pub fn zram() -> Zram {
     let lock = std::fs::File::create("/tmp/iogauge-zram.lock").unwrap();
     // SAFETY: flock on a file we own; blocks until other processes release it.
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
-    let size = std::fs::read_to_string("/sys/block/zram0/disksize")
-        .expect("/dev/zram0 exists (modprobe zram)");
+    let size = std::fs::read_to_string("/sys/block/zram0/disksize").expect("/dev/zram0 exists (modprobe zram)");
     if size.trim() == "0" {
         std::fs::write("/sys/block/zram0/disksize", "2G").expect("set zram0 disksize");
     }
-    Zram {
-        _guard: guard,
-        _lock: lock,
-    }
+    Zram { _guard: guard, _lock: lock }
 }
 
 /// A number at a JSON path like `results/0/totals/ios`.
@@ -141,17 +133,11 @@ pub fn num(v: &Value, path: &str) -> f64 {
             Err(_) => &cur[p],
         };
     }
-    cur.as_f64()
-        .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+    cur.as_f64().unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
 }
 
 /// SHA-256 of a file (via sha256sum) for byte-identity checks.
 pub fn digest(path: &Path) -> String {
     let out = Command::new("sha256sum").arg(path).output().unwrap();
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
+    String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string()
 }
