@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::spec::{AccessSpec, find_builtin};
-use crate::units::{parse_size, serde_duration, serde_size};
+use crate::units::{serde_duration, serde_size};
 
 /// The default test file, created in the current directory when no target is named.
 pub const DEFAULT_TARGET: &str = "iogauge.tst";
@@ -383,11 +383,6 @@ impl TestConfig {
         runs.iter()
             .any(|r| self.workers.iter().zip(&r.specs).any(|(w, s)| s.writes() && w.targets.iter().any(|t| t == path)))
     }
-}
-
-/// Parses a size for a flag, naming the flag in the error.
-pub fn flag_size(flag: &str, text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|m| format!("{flag}: {m}"))
 }
 
 #[cfg(test)]

@@ -17,6 +17,17 @@ pub struct HostInfo {
     pub cpus: usize,
     /// Memory in bytes.
     pub memory_bytes: u64,
+    /// The device model behind each target of the test.
+    pub devices: Vec<DeviceModel>,
+}
+
+/// A target and the device behind it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceModel {
+    /// Target path.
+    pub target: String,
+    /// Device model, or what backs a loop, zram or dm device or a file.
+    pub model: String,
 }
 
 fn uname() -> (String, String, String) {
@@ -29,8 +40,8 @@ fn uname() -> (String, String, String) {
     }
 }
 
-/// Reads the host's description.
-pub fn current() -> HostInfo {
+/// Reads the host's description; `devices` names the test's targets and their devices.
+pub fn current(devices: Vec<DeviceModel>) -> HostInfo {
     let (name, release, version) = uname();
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
     let cpuinfo = read("/proc/cpuinfo");
@@ -49,5 +60,6 @@ pub fn current() -> HostInfo {
         cpu_model: field(&cpuinfo, "model name"),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes: mem_kib * 1024,
+        devices,
     }
 }

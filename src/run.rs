@@ -78,7 +78,9 @@ pub fn run_test(prep: &Prepared, progress: &mut dyn Progress) -> Result<ResultDo
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at: timestamp(started),
         duration_s: t0.elapsed().as_secs_f64(),
-        host: host::current(),
+        host: host::current(
+            prep.targets.iter().map(|t| host::DeviceModel { target: t.path.clone(), model: t.model.clone() }).collect(),
+        ),
         config: prep.config.clone(),
         target_info: prep.targets.clone(),
         results,
