@@ -85,3 +85,27 @@ fn files_are_created_full_and_reused() {
     ok_in(&dir, &["run", "--file-size", "16M", "--ios", "1000", "--spec", "oltp-4k", "-q"]);
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
 }
+
+#[test]
+fn io_errors_are_counted_and_exit_1() {
+    // A real fault: the file target shrinks under the run, so reads past its new end come back
+    // short (0 bytes).
+    let dir = scratch("shrink");
+    ok_in(&dir, &["run", "--file-size", "64M", "--ios", "10", "-q"]);
+    let child = std::process::Command::new(bin())
+        .args(["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "1500ms", "--json", "-"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::fs::OpenOptions::new().write(true).open(dir.join("iogauge.tst")).unwrap().set_len(1 << 20).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &doc["results"][0]["totals"];
+    assert!(num(t, "errors") > 0.0 && num(t, "read_errors") == num(t, "errors"));
+    assert_eq!(t["error_kinds"][0]["text"], "short transfer");
+    assert!(num(t, "ios") > 0.0, "I/Os before the fault still count");
+}
