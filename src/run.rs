@@ -170,7 +170,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
             monitored.unwrap_or_else(|| (mark(&ctl.live, 0), mark(&ctl.live, 0), Vec::new(), SystemTime::now()));
         (outcomes, start, end, intervals, started_at)
     });
-    if let Some(e) = outcomes.iter().find_map(|o| o.error.clone().filter(|e| !e.starts_with("another worker"))) {
+    if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
         return Err(runtime(e));
     }
     let secs = if counted {
