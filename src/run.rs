@@ -94,7 +94,7 @@ fn share(total: Option<u64>, n: usize, i: usize) -> Option<u64> {
     total.map(|t| t / n as u64 + u64::from((i as u64) < t % n as u64))
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Sums {
     ios: u64,
     bytes: u64,
@@ -110,6 +110,7 @@ fn sum_live(live: &[Live]) -> Sums {
 }
 
 /// A point of the monitor's timeline.
+#[derive(Debug, Clone)]
 struct Mark {
     at_ns: u64,
     sums: Sums,
@@ -181,13 +182,13 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
     let mut totals = IoStats::default();
     let mut per_target: Vec<(IoStats, u64)> = vec![Default::default(); prep.targets.len()];
     let mut workers = Vec::new();
-    for ((plan, o), wc) in plans.iter().zip(&outcomes).zip(&prep.config.workers) {
+    for (plan, o) in plans.iter().zip(&outcomes) {
         let mut wsum = IoStats::default();
         let mut targets = Vec::new();
         for (ws, st) in plan.targets.iter().zip(&o.targets) {
             wsum += st;
             per_target[ws.target].0 += st;
-            per_target[ws.target].1 += wc.outstanding as u64;
+            per_target[ws.target].1 += plan.outstanding as u64;
             targets.push(TargetResult {
                 path: prep.targets[ws.target].path.clone(),
                 start_offset: ws.start,
@@ -309,7 +310,7 @@ fn monitor(
             cpu_pct,
         });
         if start.is_none() && m.at_ns >= ramp {
-            start = Some((mark(&ctl.live, m.at_ns), SystemTime::now()));
+            start = Some((m.clone(), SystemTime::now()));
         }
         if if timed { m.at_ns >= end || ctl.stop.load(Relaxed) } else { finished } {
             let (s, at) = start.unwrap_or_else(|| (mark(&ctl.live, 0), SystemTime::now()));

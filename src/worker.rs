@@ -345,7 +345,9 @@ fn drive<E: Engine>(
     let (mut in_flight, mut issued, mut issued_bytes, mut writes) = (0usize, 0u64, 0u64, 0usize);
     let (mut total_ios, mut total_bytes, mut total_resp) = (0u64, 0u64, 0u64);
     let (mut next_issue_ns, mut burst_count, mut last_ns) = (0u64, 0u32, 0u64);
-    let mut issuing = issued < ios_limit && issued_bytes < bytes_limit;
+    // The issue loop stops issuing at the first check if a limit is already met (a worker whose
+    // share of --ios is 0).
+    let mut issuing = true;
     let mut now = now_ns(epoch);
     loop {
         if issuing && now >= next_issue_ns {
