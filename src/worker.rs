@@ -2,9 +2,18 @@
 //! (outstanding I/Os x targets). Slot `s` belongs to target `s / outstanding`; when it completes
 //! it is reissued on the same target, as Iometer does.
 //!
-//! The loop reads the clock twice per batch (before submitting, after reaping); every I/O of a
-//! batch shares those two timestamps. Nothing is allocated or locked per I/O: stats are the
-//! worker's own, and the live counters the main thread reads are relaxed stores once per batch.
+//! The loop reads the clock once per batch, after reaping: that instant ends the response time
+//! of every I/O reaped and starts that of every I/O issued before the next submit (the few ns
+//! spent generating them count as response time, well inside the histogram's 0.8 % buckets).
+//! Nothing is allocated or locked per I/O: stats are the worker's own, and the live counters the
+//! main thread reads are relaxed stores once per batch.
+//!
+//! The loop waits for an eighth of the I/Os in flight ([`REAP_FRACTION`]) rather than for
+//! each one: every wake-up of the worker costs the kernel a context switch, which on a device
+//! such as zram is a third of the CPU per I/O. An I/O reaped in a batch completed at most `k - 1`
+//! completions before its timestamp; at `n` in flight that overstates the mean response time
+//! by at most `(k - 1) / 2n` < 1/16, and leaves the device at least 15/16 of its outstanding
+//! I/Os on average. At 15 or fewer in flight it waits for every completion.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -24,6 +33,9 @@ use crate::rng::Rng;
 use crate::spec::AccessSpec;
 use crate::stats::IoStats;
 use crate::target::{self, TargetInfo, TargetKind};
+
+/// The loop waits for `in flight / REAP_FRACTION` completions (at least one); see above.
+const REAP_FRACTION: usize = 8;
 
 /// Writes take their data from a window of this size in the write buffer, starting at a
 /// different 4 KiB step each time, so consecutive blocks do not carry identical bytes.
@@ -340,7 +352,6 @@ fn drive<E: Engine>(
     let write_base = s.write_buf.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr());
     let (ios_limit, bytes_limit) = (job.ios_limit.unwrap_or(u64::MAX), job.bytes_limit.unwrap_or(u64::MAX));
     let mut free: VecDeque<u32> = (0..slots as u32).collect();
-    let mut fresh: Vec<u32> = Vec::with_capacity(slots);
     let mut done: Vec<Completion> = Vec::with_capacity(slots);
     let (mut in_flight, mut issued, mut issued_bytes, mut writes) = (0usize, 0u64, 0u64, 0usize);
     let (mut total_ios, mut total_bytes, mut total_resp) = (0u64, 0u64, 0u64);
@@ -370,8 +381,7 @@ fn drive<E: Engine>(
                     unsafe { read_base.add(slot as usize * s.max_size) }
                 };
                 engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region: write as u16 });
-                s.meta[slot as usize] = SlotMeta { submit_ns: 0, len, target: target as u32, write };
-                fresh.push(slot);
+                s.meta[slot as usize] = SlotMeta { submit_ns: now, len, target: target as u32, write };
                 in_flight += 1;
                 issued += 1;
                 issued_bytes += len as u64;
@@ -397,12 +407,8 @@ fn drive<E: Engine>(
             }
             continue;
         }
-        let submitted = now_ns(epoch);
-        for &slot in &fresh {
-            s.meta[slot as usize].submit_ns = submitted;
-        }
-        fresh.clear();
-        engine.submit_and_wait(&mut done).map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
+        let reap = (in_flight / REAP_FRACTION).max(1);
+        engine.submit_and_wait(reap, &mut done).map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
         now = now_ns(epoch);
         let recording = now >= ctl.record_start_ns && now < ctl.record_end_ns;
         for c in done.drain(..) {

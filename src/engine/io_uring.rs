@@ -92,7 +92,7 @@ impl Engine for UringEngine {
         self.pending.push(e);
     }
 
-    fn submit_and_wait(&mut self, out: &mut Vec<Completion>) -> std::io::Result<()> {
+    fn submit_and_wait(&mut self, min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()> {
         let mut start = 0;
         loop {
             // SAFETY: every entry points at worker buffers that stay valid until its completion
@@ -105,14 +105,15 @@ impl Engine for UringEngine {
                 end
             };
             start = pushed;
-            let want = if start == self.pending.len() { 1 } else { 0 };
+            // Wait only once everything is in the ring; until then, make room.
+            let want = if start == self.pending.len() { min_complete.saturating_sub(out.len()) } else { 0 };
             match self.ring.submit_and_wait(want) {
                 Ok(_) => {}
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
                 Err(e) => return Err(e),
             }
             out.extend(self.ring.completion().map(|c| Completion { slot: c.user_data() as u32, result: c.result() }));
-            if start == self.pending.len() && !out.is_empty() {
+            if start == self.pending.len() && out.len() >= min_complete.max(1) {
                 break;
             }
         }

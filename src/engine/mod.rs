@@ -1,7 +1,6 @@
 //! I/O engines: one file each, behind one interface (fio's `engines/`).
 //!
-//! A worker queues I/Os, then asks the engine to submit them and wait for at least one
-//! completion. Engines never allocate or lock per I/O.
+//! A worker queues I/Os, then asks the engine to submit them and wait for some completions. Engines never allocate or lock per I/O.
 
 pub mod io_uring;
 pub mod null;
@@ -43,9 +42,10 @@ pub trait Engine {
     fn max_in_flight(&self) -> usize;
     /// Queues an I/O for the next [`Engine::submit_and_wait`].
     fn queue(&mut self, io: &Io);
-    /// Submits everything queued and waits until at least one I/O in flight has completed;
-    /// appends the completions to `out`. Called only with I/Os in flight or queued.
-    fn submit_and_wait(&mut self, out: &mut Vec<Completion>) -> std::io::Result<()>;
+    /// Submits everything queued and waits until at least `min_complete` I/Os (at least one,
+    /// at most the number in flight) have completed; appends the completions to `out`. Engines
+    /// that complete in order (null, psync) may return more. Called only with I/Os in flight.
+    fn submit_and_wait(&mut self, min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()>;
     /// The engine and the kernel features it uses, for the result document.
     fn describe(&self) -> String;
 }

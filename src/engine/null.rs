@@ -21,7 +21,7 @@ impl Engine for NullEngine {
     }
 
     #[inline]
-    fn submit_and_wait(&mut self, out: &mut Vec<Completion>) -> std::io::Result<()> {
+    fn submit_and_wait(&mut self, _min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()> {
         out.append(&mut self.queued);
         Ok(())
     }

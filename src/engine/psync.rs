@@ -28,7 +28,7 @@ impl Engine for PsyncEngine {
         self.queued = Some(*io);
     }
 
-    fn submit_and_wait(&mut self, out: &mut Vec<Completion>) -> std::io::Result<()> {
+    fn submit_and_wait(&mut self, _min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()> {
         let Some(io) = self.queued.take() else {
             return Ok(());
         };
