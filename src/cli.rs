@@ -14,6 +14,7 @@ use crate::plan;
 use crate::profile;
 use crate::run::{self, LiveStatus, Phase, Progress, Silent};
 use crate::spec;
+use crate::study;
 use crate::units::{parse_duration, parse_size};
 
 /// iogauge: storage I/O workload generator and performance characterisation for Linux.
@@ -32,6 +33,8 @@ pub enum Command {
     Run(RunArgs),
     /// Characterise a target with the standard suite and print one table (the main job).
     Profile(ProfileArgs),
+    /// Run a study: many tests, one per point of the job file's [study] section.
+    Study(StudyArgs),
     /// List the built-in access specifications, or show one's lines.
     Specs {
         /// A specification to show.
@@ -162,6 +165,22 @@ pub struct RunArgs {
     pub flags: TestFlags,
 }
 
+/// `iogauge study`.
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// A job file (TOML) with a [study] section; see docs/job-file.md.
+    pub job: PathBuf,
+    /// Write the study document (JSON), rewritten after every point; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per point and access specification; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// No live line and no table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
 /// `iogauge profile`.
 #[derive(Args, Debug)]
 pub struct ProfileArgs {
@@ -236,6 +255,9 @@ pub fn run_config(a: &RunArgs) -> Result<(TestConfig, Vec<Run>)> {
                 )));
             }
             let (c, _) = job::load(path)?;
+            if c.study.is_some() {
+                return Err(input(format!("{} has a [study] section: run it with iogauge study {0}", path.display())));
+            }
             (c, true)
         }
         None => (TestConfig::default(), false),
@@ -335,6 +357,58 @@ pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<
     Ok(if doc.has_errors() { 1 } else { 0 })
 }
 
+/// Runs a study and writes its outputs. Returns the exit status (0, or 1 if any I/O failed).
+pub fn study(a: &StudyArgs) -> Result<i32> {
+    let json_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let csv_stdout = a.csv.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if json_stdout && csv_stdout {
+        return Err(input("--json - and --csv - cannot both use stdout: give one a file"));
+    }
+    let (config, _) = job::load(&a.job)?;
+    if config.study.is_none() {
+        return Err(input(format!(
+            "{} has no [study] section: add one (docs/job-file.md) or run it with iogauge run",
+            a.job.display()
+        )));
+    }
+    let points = study::points(&config).map_err(|e| input(e.message))?;
+    // Create the output files before any I/O, so a bad path fails at once.
+    let json_file = a.json.as_ref().map(open_output).transpose()?.flatten();
+    let csv_file = a.csv.as_ref().map(open_output).transpose()?;
+    let quiet_stdout = a.quiet || json_stdout || csv_stdout;
+    let mut live = LiveLine;
+    let mut silent = Silent;
+    let progress: &mut dyn Progress =
+        if !quiet_stdout && std::io::stdout().is_terminal() { &mut live } else { &mut silent };
+    let json_path = a.json.as_ref().filter(|_| json_file.is_some());
+    // The JSON file is rewritten after every point, so an interrupted study keeps its points.
+    let mut after_point = |doc: &study::run::StudyDoc| -> Result<()> {
+        match json_path {
+            Some(p) => std::fs::write(p, export::json::to_bytes(doc))
+                .map_err(|e| runtime(format!("writing {}: {e}", p.display()))),
+            None => Ok(()),
+        }
+    };
+    let doc = study::run::run_study(&config, &points, progress, &mut after_point)?;
+    let stdout =
+        |bytes: Vec<u8>| std::io::stdout().write_all(&bytes).map_err(|e| runtime(format!("writing to stdout: {e}")));
+    if json_stdout {
+        stdout(export::json::to_bytes(&doc))?;
+    }
+    match csv_file {
+        Some(Some(mut f)) => f
+            .write_all(&export::study_csv::to_bytes(&doc))
+            .map_err(|e| runtime(format!("writing the CSV file: {e}")))?,
+        Some(None) => stdout(export::study_csv::to_bytes(&doc))?,
+        None => {}
+    }
+    if !quiet_stdout {
+        stdout(export::table::study_to_bytes(&doc))?;
+    }
+    let errors = doc.points.iter().flat_map(|p| &p.summary).any(|s| s.errors > 0);
+    Ok(if errors { 1 } else { 0 })
+}
+
 /// `iogauge specs [NAME]`.
 pub fn specs(name: Option<&str>) -> Result<String> {
     let mut out = String::new();
@@ -376,6 +450,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             let (c, runs) = profile_config(&a)?;
             execute(c, runs, &a.flags.output)
         }
+        Command::Study(a) => study(&a),
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);
             Ok(0)

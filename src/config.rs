@@ -37,6 +37,9 @@ pub struct TestConfig {
     /// The workers (`[[worker]]`).
     #[serde(default, rename = "worker")]
     pub workers: Vec<WorkerConfig>,
+    /// A study of many points (`[study]`), run by `iogauge study`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<crate::study::StudyConfig>,
 }
 
 /// The `[test]` section.

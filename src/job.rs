@@ -24,6 +24,7 @@ pub fn parse(text: &str, name: &str) -> Result<(TestConfig, Vec<Run>)> {
         }
     })?;
     let runs = config.resolve().map_err(|e| locate(text, name, &e))?;
+    crate::study::points(&config).map_err(|e| locate(text, name, &e))?;
     Ok((config, runs))
 }
 

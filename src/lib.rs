@@ -2,7 +2,8 @@
 //!
 //! The data path reads top-down: [`spec`] and [`config`] describe a test, [`plan`] checks it
 //! against the [`target`]s, [`worker`]s drive an [`engine`] and count into [`stats`], [`run`]
-//! turns those into a [`result`] document, and [`export`] writes it out.
+//! turns those into a [`result`] document, and [`export`] writes it out. A [`study`] runs many
+//! such tests, one per point.
 
 #![deny(missing_docs)]
 
@@ -22,6 +23,7 @@ pub mod rng;
 pub mod run;
 pub mod spec;
 pub mod stats;
+pub mod study;
 pub mod target;
 pub mod units;
 pub mod worker;

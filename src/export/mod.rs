@@ -2,4 +2,5 @@
 
 pub mod csv;
 pub mod json;
+pub mod study_csv;
 pub mod table;

@@ -1,8 +1,10 @@
-//! The table printed at the end of a test, like the seeds' tables: one row per workload.
+//! The tables printed at the end of a test (one row per workload, like the seeds' tables) and
+//! of a study (one row per point and workload).
 
 use std::fmt::Write;
 
 use crate::result::ResultDoc;
+use crate::study::run::StudyDoc;
 
 /// An integer with thousands separators: 123,456.
 pub fn thousands(v: f64) -> String {
@@ -28,7 +30,7 @@ fn opt_ms(v: Option<f64>) -> String {
 
 /// The summary table of a document, with any errors and warnings under it.
 pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
-    let mut rows = vec![[
+    let mut rows = vec![vec![
         "workload".to_string(),
         "IOPS".into(),
         "MB/s".into(),
@@ -41,7 +43,7 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
     ]];
     for r in &doc.results {
         let m = &r.totals.metrics;
-        rows.push([
+        rows.push(vec![
             r.spec.clone(),
             thousands(m.iops),
             format!("{:.1}", m.mbps),
@@ -53,23 +55,7 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
             m.errors.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..9).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        for (c, cell) in row.iter().enumerate() {
-            let sep = if c == 0 { "" } else { "  " };
-            if c == 0 {
-                let _ = write!(out, "{sep}{cell:<w$}", w = widths[c]);
-            } else {
-                let _ = write!(out, "{sep}{cell:>w$}", w = widths[c]);
-            }
-        }
-        out.push('\n');
-        if i == 0 {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
-            out.push('\n');
-        }
-    }
+    let mut out = grid(&rows);
     if let Some(r) = doc.results.first() {
         let targets: Vec<&str> = r.targets.iter().map(|t| t.path.as_str()).collect();
         let _ = writeln!(
@@ -85,6 +71,60 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
         for e in &r.totals.metrics.error_kinds {
             let _ = writeln!(out, "{}: {} I/O error(s): {}", r.spec, e.count, e.text);
         }
+    }
+    out.into_bytes()
+}
+
+/// Rows aligned in columns (the first left, the others right), a rule under the header.
+fn grid(rows: &[Vec<String>]) -> String {
+    let cols = rows[0].len();
+    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        for (c, cell) in row.iter().enumerate() {
+            if c == 0 {
+                let _ = write!(out, "{cell:<w$}", w = widths[c]);
+            } else {
+                let _ = write!(out, "  {cell:>w$}", w = widths[c]);
+            }
+        }
+        out.push('\n');
+        if i == 0 {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (cols - 1)));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The study's table: the median of each point's repeats, their spread, and the warnings.
+pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
+    let mut rows = vec![
+        ["point", "workload", "IOPS", "MB/s", "avg ms", "p99 ms", "CPU %", "IOPS/CPU%", "IOPS CV %", "errors"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for p in &doc.points {
+        for s in &p.summary {
+            rows.push(vec![
+                format!("{} {}", p.index + 1, p.params.label()),
+                s.spec.clone(),
+                thousands(s.iops.median),
+                format!("{:.1}", s.mbps.median),
+                opt_ms(s.avg_response_ms.map(|v| v.median)),
+                opt_ms(s.p99_response_ms.map(|v| v.median)),
+                format!("{:.1}", s.cpu_pct.median),
+                thousands(s.iops_per_cpu_pct.median),
+                format!("{:.1}", s.iops.cv * 100.0),
+                s.errors.to_string(),
+            ]);
+        }
+    }
+    let mut out = grid(&rows);
+    let _ =
+        writeln!(out, "{} point(s) x {} run(s); figures are medians of the runs", doc.points.len(), doc.study.repeat);
+    for w in &doc.warnings {
+        let _ = writeln!(out, "warning: {w}");
     }
     out.into_bytes()
 }

@@ -1,0 +1,152 @@
+//! Studies: the points run are exactly the cycle definition, every point keeps every run's
+//! full result, the headline is the median of the repeats, and a size sweep on a real device
+//! does exactly the I/O the kernel counts.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn write_job(dir: &Path, text: &str) -> String {
+    let p = dir.join("study.toml");
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn study(job: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["study", job, "--json", "-"];
+    args.extend(extra);
+    let out = iogauge(&args);
+    assert!(out.status.success(), "iogauge study failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout holds only the study document")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+#[test]
+fn points_follow_the_cycles_and_keep_every_run() {
+    let dir = scratch("study");
+    let job = write_job(
+        &dir,
+        r#"
+[test]
+ios = 10000
+run = ["random-read-4k", "oltp-8k"]
+[[worker]]
+targets = ["null", "null", "null"]
+[study]
+repeat = 3
+targets = { start = 1, end = 3, step = 2 }
+outstanding = { start = 1, end = 8, base = 2 }
+"#,
+    );
+    let doc = study(&job, &[]);
+    assert_eq!(doc["schema"], "iogauge.study/1");
+    assert_eq!(doc["interrupted"], false);
+    let points = doc["points"].as_array().unwrap();
+    let want: Vec<(u64, u64)> = [1, 3].iter().flat_map(|&t| [1, 2, 4, 8].map(move |q| (t, q))).collect();
+    let got: Vec<(u64, u64)> =
+        points.iter().map(|p| (num(p, "params/targets") as u64, num(p, "params/outstanding") as u64)).collect();
+    assert_eq!(got, want, "points in cycle order, targets outer");
+    for p in points {
+        let (t, q) = (num(p, "params/targets") as u64, num(p, "params/outstanding") as u64);
+        let runs = p["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 3, "three repeats");
+        for r in runs {
+            assert_eq!(r["schema"], "iogauge.result/1", "each run is a whole result document");
+            assert_eq!(r["config"]["worker"][0]["targets"].as_array().unwrap().len() as u64, t);
+            assert_eq!(r["config"]["worker"][0]["outstanding"].as_u64().unwrap(), q);
+            for res in r["results"].as_array().unwrap() {
+                assert_eq!(num(res, "totals/outstanding") as u64, t * q);
+                assert_eq!(num(res, "totals/ios") as u64, 10000, "exact count on the null target");
+            }
+        }
+        for (k, s) in p["summary"].as_array().unwrap().iter().enumerate() {
+            let iops: Vec<f64> = runs.iter().map(|r| num(&r["results"][k], "totals/iops")).collect();
+            assert_eq!(num(s, "iops/median"), median(iops.clone()), "the headline is the median");
+            assert_eq!(num(s, "iops/min"), iops.iter().cloned().fold(f64::INFINITY, f64::min));
+            assert_eq!(num(s, "iops/max"), iops.iter().cloned().fold(0.0, f64::max));
+        }
+    }
+    // The CSV: a header and one row per point and specification, every row as wide.
+    let csv_path = dir.join("s.csv");
+    ok(&["study", &job, "--csv", csv_path.to_str().unwrap(), "-q"]);
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 1 + 8 * 2);
+    let width = rows[0].split(',').count();
+    assert!(rows.iter().all(|r| r.split(',').count() == width));
+    assert!(rows[1].starts_with("1,1,,,,1,random-read-4k,3,"), "{}", rows[1]);
+    assert!(rows[16].starts_with("8,3,,,,8,oltp-8k,3,"), "{}", rows[16]);
+}
+
+/// A transfer-size sweep on a loop device: each point moves exactly its size per I/O, and the
+/// kernel counts exactly the I/Os and sectors of the whole study.
+#[test]
+fn size_sweep_on_a_loop_device_matches_the_kernel() {
+    let dev = LoopDev::new(64 << 20);
+    let job = write_job(
+        &scratch("sweep"),
+        &format!(
+            "[test]\nios = 3000\nrun = [\"random-read-4k\"]\n[[worker]]\noutstanding = 4\ntargets = [\"{}\"]\n\
+             [study]\nsize = {{ start = \"512\", end = \"64K\", base = 4 }}\n",
+            dev.dev
+        ),
+    );
+    let stat = || -> Vec<u64> {
+        let s = std::fs::read_to_string(format!("/sys/block/{}/stat", dev.name())).unwrap();
+        s.split_whitespace().map(|v| v.parse().unwrap()).collect()
+    };
+    let before = stat();
+    let doc = study(&job, &["--quiet"]);
+    let after = stat();
+    let sizes: Vec<u64> = doc["points"].as_array().unwrap().iter().map(|p| num(p, "params/size") as u64).collect();
+    assert_eq!(sizes, [512, 2048, 8192, 32768]);
+    let mut bytes = 0;
+    for p in doc["points"].as_array().unwrap() {
+        let t = &p["runs"][0]["results"][0]["totals"];
+        assert_eq!(num(t, "ios") as u64, 3000);
+        assert_eq!(num(t, "bytes") as u64, 3000 * num(p, "params/size") as u64, "every I/O is the point's size");
+        bytes += num(t, "bytes") as u64;
+    }
+    // Reads completed + merged, and 512-byte sectors read.
+    assert_eq!((after[0] - before[0]) + (after[1] - before[1]), 4 * 3000);
+    assert_eq!((after[2] - before[2]) * 512, bytes);
+}
+
+#[test]
+fn mistakes_in_a_study_are_one_line() {
+    let dir = scratch("study-bad");
+    let check = |args: &[&str], needle: &str| {
+        let out = iogauge_in(&dir, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+        assert!(out.stdout.is_empty());
+    };
+    let plain = write_job(&dir, "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n");
+    check(&["study", &plain], "has no [study] section");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = { start = 0, end = 8, base = 2 }\n")
+        .unwrap();
+    check(&["study", bad.to_str().unwrap()], "bad.toml:6:15: outstanding = 0");
+    std::fs::write(
+        &bad,
+        "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\nsize = [\"4K\", 1000]\n",
+    )
+    .unwrap();
+    check(&["study", bad.to_str().unwrap()], "multiples of 512");
+    let good = write_job(
+        &dir,
+        "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = [1, 2]\n",
+    );
+    check(&["run", &good], "has a [study] section: run it with iogauge study");
+    assert!(!dir.join("iogauge.tst").exists());
+}
