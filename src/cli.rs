@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::compare;
 use crate::config::{DataPattern, EngineKind, Run, TestConfig, WorkerConfig};
 use crate::error::{Result, input, runtime};
 use crate::export;
@@ -35,6 +36,13 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Run a study: many tests, one per point of the job file's [study] section.
     Study(StudyArgs),
+    /// Compare two result or study documents, workload by workload.
+    Compare {
+        /// The reference document (JSON).
+        a: PathBuf,
+        /// The document compared with it (JSON).
+        b: PathBuf,
+    },
     /// List the built-in access specifications, or show one's lines.
     Specs {
         /// A specification to show.
@@ -451,6 +459,18 @@ pub fn main(cli: Cli) -> Result<i32> {
             execute(c, runs, &a.flags.output)
         }
         Command::Study(a) => study(&a),
+        Command::Compare { a, b } => {
+            let rows = compare::pair(&compare::workloads(&a)?, &compare::workloads(&b)?);
+            if rows.is_empty() {
+                return Err(input(format!(
+                    "{} and {} have no workload in common: compare runs of the same specifications",
+                    a.display(),
+                    b.display()
+                )));
+            }
+            print!("{}", compare::table(&a.display().to_string(), &b.display().to_string(), &rows));
+            Ok(0)
+        }
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);
             Ok(0)

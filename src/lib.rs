@@ -3,11 +3,12 @@
 //! The data path reads top-down: [`spec`] and [`config`] describe a test, [`plan`] checks it
 //! against the [`target`]s, [`worker`]s drive an [`engine`] and count into [`stats`], [`run`]
 //! turns those into a [`result`] document, and [`export`] writes it out. A [`study`] runs many
-//! such tests, one per point.
+//! such tests, one per point; [`compare`] sets two documents side by side.
 
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod cpu;
 pub mod data;

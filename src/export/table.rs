@@ -76,7 +76,7 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
 }
 
 /// Rows aligned in columns (the first left, the others right), a rule under the header.
-fn grid(rows: &[Vec<String>]) -> String {
+pub fn grid(rows: &[Vec<String>]) -> String {
     let cols = rows[0].len();
     let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
