@@ -143,10 +143,67 @@ fn mistakes_in_a_study_are_one_line() {
     )
     .unwrap();
     check(&["study", bad.to_str().unwrap()], "multiples of 512");
+    for (study, says) in [
+        ("limit = { ms = 0 }", "give a positive response time"),
+        ("limit = { of = \"p42\" }", "give avg or one of p50"),
+        ("limit = { ms = 20 }\noutstanding = [1, 2]", "sets outstanding I/Os itself"),
+    ] {
+        std::fs::write(
+            &bad,
+            format!("[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\n{study}\n"),
+        )
+        .unwrap();
+        check(&["study", bad.to_str().unwrap()], says);
+    }
     let good = write_job(
         &dir,
         "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = [1, 2]\n",
     );
     check(&["run", &good], "has a [study] section: run it with iogauge study");
     assert!(!dir.join("iogauge.tst").exists());
+}
+
+/// The maximum at a response-time limit on zram, whose response time grows with depth: the
+/// answer is at or under the limit, one more outstanding I/O is over it, and the depths
+/// measured are the search's doubling then bisection over the values the document holds.
+#[test]
+fn response_time_limit_search_on_zram() {
+    let _z = zram();
+    let avg_at = |qd: &str| {
+        let doc = json(&["run", "--target", ZRAM, "--qd", qd, "--ramp", "200ms", "--time", "500ms"]);
+        num(&doc, "results/0/totals/avg_response_ms")
+    };
+    // Halfway between 1 and 64 outstanding: a limit the search must cross.
+    let limit = (avg_at("1") + avg_at("64")) / 2.0;
+    let job = write_job(
+        &scratch("limit"),
+        &format!(
+            "[test]\nramp = \"200ms\"\ntime = \"500ms\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"{ZRAM}\"]\n\
+             [study]\nlimit = {{ ms = {limit}, max_outstanding = 256 }}\n"
+        ),
+    );
+    let doc = study(&job, &["--quiet"]);
+    let points = doc["points"].as_array().unwrap();
+    let s = &doc["searches"][0];
+    let at = |i: &Value| &points[i.as_u64().unwrap() as usize];
+    let depth = |p: &Value| num(p, "params/outstanding") as u32;
+    let avg = |p: &Value| num(p, "summary/0/avg_response_ms/median");
+    let (found, over) = (at(&s["found"]), at(&s["over"]));
+    assert!(avg(found) <= limit, "found {} ms over the limit {limit}", avg(found));
+    assert!(avg(over) > limit, "next {} ms not over the limit {limit}", avg(over));
+    assert_eq!(depth(over), depth(found) + 1);
+    let measured: Vec<u32> = s["measured"].as_array().unwrap().iter().map(|i| depth(at(i))).collect();
+    // Replaying the measured values through the search gives the same depths.
+    let replay = iogauge::study::search::search(limit, 256, &mut |q| {
+        let p = points.iter().find(|p| depth(p) == q).expect("every depth the search asks was measured");
+        Ok(avg(p))
+    })
+    .unwrap();
+    assert_eq!(measured, replay.measured.iter().map(|m| m.0).collect::<Vec<_>>());
+    assert_eq!(&measured[..2], [1, 2], "doubling from 1");
+    let answer = s["answer"].as_str().unwrap();
+    assert!(
+        answer.contains(&format!("with {} outstanding; {} outstanding gave", depth(found), depth(over))),
+        "{answer}"
+    );
 }

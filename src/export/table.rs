@@ -123,6 +123,9 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
     let mut out = grid(&rows);
     let _ =
         writeln!(out, "{} point(s) x {} run(s); figures are medians of the runs", doc.points.len(), doc.study.repeat);
+    for s in &doc.searches {
+        let _ = writeln!(out, "{}", s.answer);
+    }
     for w in &doc.warnings {
         let _ = writeln!(out, "warning: {w}");
     }

@@ -14,9 +14,11 @@
 //! ```
 //!
 //! The points are the cartesian product, in that order. [`run`] runs them; [`stats`] sums up
-//! the repeats.
+//! the repeats. With `limit = { ms = 20 }` each point instead [`search`]es the outstanding
+//! I/Os for the highest load whose response time stays at or under the limit.
 
 pub mod run;
+pub mod search;
 pub mod stats;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -46,10 +48,39 @@ pub struct StudyConfig {
     /// Outstanding I/Os per target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outstanding: Option<Steps>,
+    /// Search for the most outstanding I/Os whose response time stays at or under a limit
+    /// (seed 001's maximum IOPS at 20 ms), instead of cycling them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
 }
 
 fn one() -> u32 {
     1
+}
+
+/// A response-time limit for [`search`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limit {
+    /// The limit (ms).
+    #[serde(default = "twenty")]
+    pub ms: f64,
+    /// What must stay under it: `avg` (the mean response time) or a percentile such as `p99`.
+    #[serde(default = "avg")]
+    pub of: String,
+    /// The search stops doubling here.
+    #[serde(default = "max_outstanding")]
+    pub max_outstanding: u32,
+}
+
+fn twenty() -> f64 {
+    20.0
+}
+fn avg() -> String {
+    "avg".into()
+}
+fn max_outstanding() -> u32 {
+    4096
 }
 
 /// A cycle: the values listed, or a range stepped linearly (`step`) or exponentially (`base`).
@@ -230,6 +261,22 @@ pub fn points(config: &TestConfig) -> Result<Vec<Point>, ConfigError> {
                 .map_err(|m| err("size", m))
         })
         .transpose()?;
+    if let Some(l) = &s.limit {
+        let lerr = |m: String| ConfigError { path: vec![Seg::Key("study"), Seg::Key("limit")], message: m };
+        if s.outstanding.is_some() {
+            return Err(err("outstanding", "a limit search sets outstanding I/Os itself: remove outstanding".into()));
+        }
+        if !(l.ms > 0.0 && l.ms.is_finite()) {
+            return Err(lerr(format!("ms = {}: give a positive response time in ms", l.ms)));
+        }
+        if l.of != "avg" && !crate::result::PERCENTILES.iter().any(|(k, _)| *k == l.of) {
+            let names: Vec<&str> = crate::result::PERCENTILES.iter().map(|(k, _)| *k).collect();
+            return Err(lerr(format!("of = \"{}\": give avg or one of {}", l.of, names.join(", "))));
+        }
+        if l.max_outstanding == 0 || l.max_outstanding > 65536 {
+            return Err(lerr(format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding)));
+        }
+    }
     let stroke = values("stroke", &s.stroke)?;
     if let Some(bad) = stroke.iter().flatten().find(|&&v| !(v > 0.0 && v <= 100.0)) {
         return Err(err("stroke", format!("stroke = {bad}: give % of the target above 0 and at most 100")));

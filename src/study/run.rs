@@ -6,7 +6,7 @@ use std::time::{Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use super::stats::{CV_WARN, Spread};
-use super::{Point, StudyConfig, apply};
+use super::{Point, StudyConfig, apply, search};
 use crate::config::TestConfig;
 use crate::error::{Result, input};
 use crate::plan;
@@ -33,6 +33,9 @@ pub struct StudyDoc {
     pub config: TestConfig,
     /// Points in the order run.
     pub points: Vec<PointResult>,
+    /// With a `limit`: one search per outer point and access specification.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub searches: Vec<SearchResult>,
     /// Things to know when reading the numbers (repeats that disagree, among others).
     pub warnings: Vec<String>,
     /// True while points remain to run (the document is written after every point).
@@ -116,9 +119,97 @@ impl Progress for PointProgress<'_> {
     }
 }
 
-/// Runs every point of `points` over `config` (which holds the `[study]` section), calling
-/// `after_point` with the document so far after each point, so a study cut short keeps the
-/// points it finished.
+/// One response-time search: its answer, and which points it measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// The outer cycles' values (outstanding I/Os are what the search varies).
+    pub params: Point,
+    /// The access specification searched.
+    pub spec: String,
+    /// The limit (ms) and what it applies to (`avg`, `p99`...).
+    pub limit_ms: f64,
+    /// `avg` or a percentile key.
+    pub of: String,
+    /// Index in `points` of the answer: the most outstanding I/Os at or under the limit.
+    pub found: Option<usize>,
+    /// Index in `points` of the depth one above it, measured over the limit.
+    pub over: Option<usize>,
+    /// Indexes in `points` of every depth measured, in order.
+    pub measured: Vec<usize>,
+    /// The answer in one line.
+    pub answer: String,
+}
+
+/// Runs points one after another into one document.
+struct Runner<'a> {
+    base: TestConfig,
+    repeat: u32,
+    doc: StudyDoc,
+    t0: Instant,
+    progress: &'a mut dyn Progress,
+    after_point: &'a mut dyn FnMut(&StudyDoc) -> Result<()>,
+}
+
+impl Runner<'_> {
+    /// Runs `point` (only `spec`, if given) `repeat` times; returns its index in the document.
+    fn measure(&mut self, point: &Point, spec: Option<&str>, label: &str) -> Result<usize> {
+        let mut base = self.base.clone();
+        if let Some(spec) = spec {
+            base.test.run = vec![spec.to_string()];
+        }
+        let (c, runs) =
+            apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
+        let prep = plan::prepare(c, runs)?;
+        let mut docs = Vec::new();
+        for r in 0..self.repeat {
+            let mut label = label.to_string();
+            if self.repeat > 1 {
+                label += &format!(" run {}/{}", r + 1, self.repeat);
+            }
+            docs.push(run::run_test(&prep, &mut PointProgress { inner: &mut *self.progress, label })?);
+        }
+        let index = self.doc.points.len();
+        for w in docs.iter().flat_map(|d| &d.warnings) {
+            if !self.doc.warnings.contains(w) {
+                self.doc.warnings.push(w.clone());
+            }
+        }
+        let summary = summarise(&docs);
+        for s in &summary {
+            if s.iops.cv > CV_WARN {
+                self.doc.warnings.push(format!(
+                    "point {} ({}) {}: IOPS vary by {:.1} % (coefficient of variation) over {} runs; more time or repeats would steady them",
+                    index + 1,
+                    point.label(),
+                    s.spec,
+                    s.iops.cv * 100.0,
+                    self.repeat
+                ));
+            }
+        }
+        self.doc.points.push(PointResult { index, params: point.clone(), summary, runs: docs });
+        self.doc.duration_s = self.t0.elapsed().as_secs_f64();
+        (self.after_point)(&self.doc)?;
+        Ok(index)
+    }
+}
+
+/// The response time a limit applies to, at a measured point: the median over its repeats.
+fn response(p: &PointResult, of: &str) -> Option<f64> {
+    let v: Option<Vec<f64>> = p
+        .runs
+        .iter()
+        .map(|d| {
+            let m = &d.results.first()?.totals.metrics;
+            if of == "avg" { m.avg_response_ms } else { m.percentiles_ms.get(of).copied() }
+        })
+        .collect();
+    v.map(|v| Spread::of(&v).median)
+}
+
+/// Runs every point of `points` over `config` (which holds the `[study]` section), or with a
+/// limit, a search from each; calls `after_point` with the document so far after each point,
+/// so a study cut short keeps the points it finished.
 pub fn run_study(
     config: &TestConfig,
     points: &[Point],
@@ -128,8 +219,7 @@ pub fn run_study(
     let study = config.study.clone().ok_or_else(|| input("the job file has no [study] section"))?;
     let mut base = config.clone();
     base.study = None;
-    let t0 = Instant::now();
-    let mut doc = StudyDoc {
+    let doc = StudyDoc {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at: run::timestamp(SystemTime::now()),
@@ -137,43 +227,93 @@ pub fn run_study(
         study: study.clone(),
         config: base.clone(),
         points: Vec::new(),
+        searches: Vec::new(),
         warnings: Vec::new(),
         interrupted: true,
     };
-    for (index, point) in points.iter().enumerate() {
-        let (c, runs) =
-            apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
-        let prep = plan::prepare(c, runs)?;
-        let mut docs = Vec::new();
-        for r in 0..study.repeat {
-            let mut label = format!("point {}/{} {}", index + 1, points.len(), point.label());
-            if study.repeat > 1 {
-                label += &format!(" run {}/{}", r + 1, study.repeat);
-            }
-            docs.push(run::run_test(&prep, &mut PointProgress { inner: progress, label })?);
-        }
-        for w in docs.iter().flat_map(|d| &d.warnings) {
-            if !doc.warnings.contains(w) {
-                doc.warnings.push(w.clone());
+    let mut r = Runner { base, repeat: study.repeat, doc, t0: Instant::now(), progress, after_point };
+    match &study.limit {
+        None => {
+            for (i, point) in points.iter().enumerate() {
+                let label = format!("point {}/{} {}", i + 1, points.len(), point.label());
+                r.measure(point, None, &label)?;
             }
         }
-        let summary = summarise(&docs);
-        for s in &summary {
-            if s.iops.cv > CV_WARN {
-                doc.warnings.push(format!(
-                    "point {} ({}) {}: IOPS vary by {:.1} % (coefficient of variation) over {} runs; more time or repeats would steady them",
-                    index + 1,
-                    point.label(),
-                    s.spec,
-                    s.iops.cv * 100.0,
-                    study.repeat
-                ));
+        Some(limit) => {
+            // One search per outer point and access specification (test.run), or one over the
+            // workers' own specifications.
+            let specs: Vec<Option<String>> = match r.base.test.run.is_empty() {
+                true => vec![None],
+                false => r.base.test.run.iter().cloned().map(Some).collect(),
+            };
+            for point in points {
+                for spec in &specs {
+                    let mut indexes: Vec<(u32, usize)> = Vec::new();
+                    let outcome = search::search(limit.ms, limit.max_outstanding, &mut |q| {
+                        let p = Point { outstanding: Some(q), ..point.clone() };
+                        let label = format!("search {} {}", spec.as_deref().unwrap_or(""), p.label());
+                        let i = r.measure(&p, spec.as_deref(), &label)?;
+                        indexes.push((q, i));
+                        // A run with no completed I/O has no response time: count it as over.
+                        Ok(response(&r.doc.points[i], &limit.of).unwrap_or(f64::INFINITY))
+                    })?;
+                    let at = |q: Option<u32>| q.and_then(|q| indexes.iter().find(|(d, _)| *d == q).map(|(_, i)| *i));
+                    let (found, over) = (at(outcome.found), at(outcome.over));
+                    let name = r.doc.points[indexes[0].1].summary.first().map_or(String::new(), |s| s.spec.clone());
+                    let answer = explain(&r.doc.points, &name, limit, found, over, &outcome);
+                    r.doc.searches.push(SearchResult {
+                        params: point.clone(),
+                        spec: name,
+                        limit_ms: limit.ms,
+                        of: limit.of.clone(),
+                        found,
+                        over,
+                        measured: indexes.iter().map(|(_, i)| *i).collect(),
+                        answer,
+                    });
+                }
             }
         }
-        doc.points.push(PointResult { index, params: point.clone(), summary, runs: docs });
-        doc.interrupted = index + 1 < points.len();
-        doc.duration_s = t0.elapsed().as_secs_f64();
-        after_point(&doc)?;
     }
-    Ok(doc)
+    r.doc.interrupted = false;
+    r.doc.duration_s = r.t0.elapsed().as_secs_f64();
+    Ok(r.doc)
+}
+
+/// "oltp-8k: 6,740 IOPS at 19.6 ms avg with 48 outstanding; 49 outstanding gave 20.1 ms".
+fn explain(
+    points: &[PointResult],
+    spec: &str,
+    limit: &super::Limit,
+    found: Option<usize>,
+    over: Option<usize>,
+    outcome: &search::Outcome,
+) -> String {
+    let of = &limit.of;
+    let value = |i: usize| response(&points[i], of).map_or("no".into(), |v| format!("{v:.3} ms"));
+    let iops = |i: usize| crate::export::table::thousands(points[i].summary[0].iops.median);
+    let depth = |i: usize| points[i].params.outstanding.unwrap_or(0);
+    match (found, over) {
+        (Some(f), Some(o)) => format!(
+            "{spec}: {} IOPS at {} {of} with {} outstanding; {} outstanding gave {} (limit {} ms)",
+            iops(f),
+            value(f),
+            depth(f),
+            depth(o),
+            value(o),
+            limit.ms
+        ),
+        (Some(f), None) => format!(
+            "{spec}: {} IOPS at {} {of} with {} outstanding, the most searched; never over the limit of {} ms",
+            iops(f),
+            value(f),
+            depth(f),
+            limit.ms
+        ),
+        (None, _) => format!(
+            "{spec}: over the limit of {} ms even at 1 outstanding ({} {of})",
+            limit.ms,
+            outcome.measured.first().map_or("-".into(), |m| format!("{:.3} ms", m.1))
+        ),
+    }
 }
