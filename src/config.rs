@@ -40,6 +40,9 @@ pub struct TestConfig {
     /// A study of many points (`[study]`), run by `iogauge study`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<crate::study::StudyConfig>,
+    /// What is behind the targets (`[storage]`), for the theoretical maximum of a study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<crate::model::Storage>,
 }
 
 /// The `[test]` section.
@@ -284,6 +287,9 @@ impl TestConfig {
         }
         for (i, s) in self.specs.iter().enumerate() {
             s.validate().map_err(|m| at(vec![Key("spec"), Index(i)], m))?;
+        }
+        if let Some(s) = &self.storage {
+            s.validate().map_err(|m| at(vec![Key("storage")], m))?;
         }
         if self.workers.is_empty() {
             return Err(at(vec![Key("worker")], "no workers: add a [[worker]] section (or --workers N)"));

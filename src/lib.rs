@@ -17,6 +17,7 @@ pub mod error;
 pub mod export;
 pub mod host;
 pub mod job;
+pub mod model;
 pub mod plan;
 pub mod profile;
 pub mod result;

@@ -207,3 +207,40 @@ fn response_time_limit_search_on_zram() {
         "{answer}"
     );
 }
+
+/// Scaling over targets and the theoretical maximum of a `[storage]` section, on two loop
+/// devices: the figures are the model's arithmetic over the measured medians.
+#[test]
+fn scaling_and_theoretical_maximum() {
+    let (a, b) = (LoopDev::new(32 << 20), LoopDev::new(32 << 20));
+    let job = write_job(
+        &scratch("model"),
+        &format!(
+            "[test]\nios = 4000\nrun = [\"streaming-read-64k\"]\n[[worker]]\noutstanding = 2\ntargets = [\"{}\", \"{}\"]\n\
+             [storage]\nraid = \"5\"\ndrives = 4\ndrive_read_mbps = 60\ndrive_write_mbps = 40\n\
+             [study]\ntargets = [1, 2]\n",
+            a.dev, b.dev
+        ),
+    );
+    let doc = study(&job, &["--quiet"]);
+    let p = doc["points"].as_array().unwrap();
+    let (one, two) = (&p[0]["summary"][0], &p[1]["summary"][0]);
+    // RAID 5 of 4 drives at 60 MB/s reads: 180 MB/s per volume, limited by parity.
+    assert_eq!(num(one, "theory/value"), 180.0);
+    assert_eq!(num(two, "theory/value"), 360.0);
+    assert_eq!(two["theory"]["unit"], "mbps");
+    let pct = num(two, "mbps/median") / 360.0 * 100.0;
+    assert!((num(two, "theory/measured_pct") - pct).abs() < 1e-9);
+    let limit = two["theory"]["limit"].as_str().unwrap();
+    assert!(limit == "parity" || limit == "host_cpu", "{limit}");
+    assert!(one.get("scaling").is_none(), "one target is the unit");
+    let scaling = num(two, "iops/median") / (2.0 * num(one, "iops/median"));
+    assert!((num(two, "scaling") - scaling).abs() < 1e-9);
+    // A mistake in [storage] is located.
+    let bad = scratch("model-bad").join("bad.toml");
+    std::fs::write(&bad, "[[worker]]\ntargets = [\"null\"]\nspec = \"oltp-8k\"\n[storage]\nraid = \"7\"\ndrives = 4\ndrive_read_mbps = 60\ndrive_write_mbps = 40\n").unwrap();
+    let out = iogauge(&["run", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.toml:4:1: raid = \"7\""), "{err}");
+}

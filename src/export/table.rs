@@ -104,8 +104,24 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
             .map(String::from)
             .to_vec(),
     ];
+    let sums = || doc.points.iter().flat_map(|p| &p.summary);
+    let (scaling, theory) = (sums().any(|s| s.scaling.is_some()), sums().any(|s| s.theory.is_some()));
+    if scaling {
+        rows[0].push("scaling".into());
+    }
+    if theory {
+        rows[0].extend(["% of max".to_string(), "limit".into()]);
+    }
     for p in &doc.points {
         for s in &p.summary {
+            let mut extra = Vec::new();
+            if scaling {
+                extra.push(s.scaling.map_or("-".into(), |v| format!("{:.0} %", v * 100.0)));
+            }
+            if theory {
+                extra.push(s.theory.as_ref().map_or("-".into(), |t| format!("{:.0} %", t.measured_pct)));
+                extra.push(s.theory.as_ref().map_or("-".into(), |t| t.limit.clone()));
+            }
             rows.push(vec![
                 format!("{} {}", p.index + 1, p.params.label()),
                 s.spec.clone(),
@@ -118,6 +134,7 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
                 format!("{:.1}", s.iops.cv * 100.0),
                 s.errors.to_string(),
             ]);
+            rows.last_mut().expect("just pushed").extend(extra);
         }
     }
     let mut out = grid(&rows);

@@ -74,6 +74,26 @@ pub struct SpecSummary {
     pub iops_per_cpu_pct: Spread,
     /// I/O errors over all repeats.
     pub errors: u64,
+    /// For a point of a cycle over targets or workers: median IOPS / (N x the median IOPS of
+    /// the point with one, all else equal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<f64>,
+    /// With a `[storage]` section: the theoretical maximum of this point and how close it came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theory: Option<TheoryAt>,
+}
+
+/// A point's theoretical maximum (docs/job-file.md, `[storage]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TheoryAt {
+    /// `mbps` (sequential workloads) or `iops` (random ones).
+    pub unit: String,
+    /// The maximum for the point's number of volumes (distinct targets).
+    pub value: f64,
+    /// The median measured, as % of `value`.
+    pub measured_pct: f64,
+    /// What limits: `drives`, `parity`, `links`, or `host_cpu` when the CPU was above 90 %.
+    pub limit: String,
 }
 
 fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
@@ -98,6 +118,8 @@ fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
                 cpu_pct: spread(&|t| t.cpu.all.utilization_pct),
                 iops_per_cpu_pct: spread(&|t| t.cpu.effectiveness),
                 errors: totals.iter().map(|t| t.metrics.errors).sum(),
+                scaling: None,
+                theory: None,
             }
         })
         .collect()
@@ -188,6 +210,7 @@ impl Runner<'_> {
             }
         }
         self.doc.points.push(PointResult { index, params: point.clone(), summary, runs: docs });
+        annotate(&mut self.doc);
         self.doc.duration_s = self.t0.elapsed().as_secs_f64();
         (self.after_point)(&self.doc)?;
         Ok(index)
@@ -316,4 +339,59 @@ fn explain(
             outcome.measured.first().map_or("-".into(), |m| format!("{:.3} ms", m.1))
         ),
     }
+}
+
+/// Fills in each summary's scaling factor and theoretical maximum.
+fn annotate(doc: &mut StudyDoc) {
+    let storage = doc.config.storage.clone();
+    for i in 0..doc.points.len() {
+        for k in 0..doc.points[i].summary.len() {
+            let scaling = scaling(&doc.points, i, k);
+            let theory = storage.as_ref().and_then(|s| theory(s, &doc.points[i], k));
+            let sum = &mut doc.points[i].summary[k];
+            sum.scaling = scaling;
+            sum.theory = theory;
+        }
+    }
+}
+
+/// Measured / (N x one unit) for a point whose `targets` or `workers` is N > 1.
+fn scaling(points: &[PointResult], i: usize, k: usize) -> Option<f64> {
+    let p = &points[i];
+    let (n, one) = match (p.params.targets, p.params.workers) {
+        (Some(t), _) if t > 1 => (t, Point { targets: Some(1), ..p.params.clone() }),
+        (_, Some(w)) if w > 1 => (w, Point { workers: Some(1), ..p.params.clone() }),
+        _ => return None,
+    };
+    let base = points.iter().find(|q| q.params == one)?;
+    let (s, b) = (&p.summary[k], base.summary.iter().find(|b| b.spec == p.summary[k].spec)?);
+    (b.iops.median > 0.0).then(|| s.iops.median / (n as f64 * b.iops.median))
+}
+
+/// The theoretical maximum of summary `k` of point `p`: sequential workloads in MB/s, random
+/// ones in IOPS (when the drives' IOPS are given), over the point's distinct targets.
+fn theory(storage: &crate::model::Storage, p: &PointResult, k: usize) -> Option<TheoryAt> {
+    let run = p.runs.first()?;
+    let sum = &p.summary[k];
+    let spec = run.config.specs.iter().find(|s| s.name == sum.spec)?;
+    let volumes = run.target_info.len() as u32;
+    let weight = |f: &dyn Fn(&crate::spec::SpecLine) -> f64| -> f64 {
+        spec.lines.iter().map(|l| l.share as f64 * f(l)).sum::<f64>()
+    };
+    let (t, measured, unit) = if spec.lines.iter().all(|l| l.random == 0) {
+        let bytes = weight(&|l| l.size as f64);
+        let read_share = weight(&|l| l.size as f64 * l.read as f64 / 100.0) / bytes;
+        (storage.mbps(volumes, read_share), sum.mbps.median, "mbps")
+    } else if spec.lines.iter().all(|l| l.random == 100) {
+        let read_share = weight(&|l| l.read as f64 / 100.0) / weight(&|_| 1.0);
+        (storage.iops(volumes, read_share)?, sum.iops.median, "iops")
+    } else {
+        return None;
+    };
+    let limit = if sum.cpu_pct.median > 90.0 {
+        "host_cpu".to_string()
+    } else {
+        serde_json::to_value(t.limit).ok()?.as_str()?.to_string()
+    };
+    Some(TheoryAt { unit: unit.into(), value: t.value, measured_pct: measured / t.value * 100.0, limit })
 }
