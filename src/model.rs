@@ -123,7 +123,11 @@ impl Storage {
     pub fn mbps(&self, volumes: u32, read_share: f64) -> Theory {
         let (r, w) = self.data_drives();
         let (read, write) = (r * self.drive_read_mbps, w * self.drive_write_mbps);
-        let drives = 1.0 / (read_share / read + (1.0 - read_share) / write);
+        let drives = match read_share {
+            1.0 => read,
+            0.0 => write,
+            r => 1.0 / (r / read + (1.0 - r) / write),
+        };
         let per_volume = match (self.links, self.link_mbps) {
             (Some(n), Some(rate)) if n as f64 * rate < drives => {
                 Theory { value: n as f64 * rate, limit: Limiter::Links }
