@@ -176,8 +176,18 @@ pub struct RunArgs {
 /// `iogauge study`.
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// A job file (TOML) with a [study] section; see docs/job-file.md.
-    pub job: PathBuf,
+    /// A job file (TOML) with a [study] section (docs/job-file.md), or a built-in study's name;
+    /// none lists the built-in studies.
+    pub job: Option<String>,
+    /// A built-in study's targets: block devices, files or `null` (repeatable).
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<String>,
+    /// Runs of each point (the headline is their median).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    #[command(flatten)]
+    /// Settings of every test of the study.
+    pub settings: SettingFlags,
     /// Write the study document (JSON), rewritten after every point; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -372,13 +382,32 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     if json_stdout && csv_stdout {
         return Err(input("--json - and --csv - cannot both use stdout: give one a file"));
     }
-    let (config, _) = job::load(&a.job)?;
-    if config.study.is_none() {
-        return Err(input(format!(
-            "{} has no [study] section: add one (docs/job-file.md) or run it with iogauge run",
-            a.job.display()
-        )));
+    let Some(job) = &a.job else {
+        for (name, about) in study::builtin::BUILTINS {
+            println!("{name:<20} {about}");
+        }
+        return Ok(0);
+    };
+    let path = std::path::Path::new(job);
+    let mut config = if path.exists() || job.ends_with(".toml") {
+        if !a.targets.is_empty() {
+            return Err(input(format!("--target goes with a built-in study: {job} names its own targets")));
+        }
+        let (config, _) = job::load(path)?;
+        if config.study.is_none() {
+            return Err(input(format!(
+                "{job} has no [study] section: add one (docs/job-file.md) or run it with iogauge run"
+            )));
+        }
+        config
+    } else {
+        study::builtin::builtin(job, &a.targets).map_err(input)?
+    };
+    a.settings.apply(&mut config);
+    if let (Some(r), Some(s)) = (a.repeat, config.study.as_mut()) {
+        s.repeat = r;
     }
+    config.resolve().map_err(|e| input(e.message))?;
     let points = study::points(&config).map_err(|e| input(e.message))?;
     // Create the output files before any I/O, so a bad path fails at once.
     let json_file = a.json.as_ref().map(open_output).transpose()?.flatten();

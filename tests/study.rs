@@ -244,3 +244,23 @@ fn scaling_and_theoretical_maximum() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("bad.toml:4:1: raid = \"7\""), "{err}");
 }
+
+/// The built-in studies run the seeds' experiments on the user's targets.
+#[test]
+fn builtin_studies_run_the_seeds_experiments() {
+    let doc = study("seed004-suite", &["--target", "null", "--ios", "20000", "--quiet"]);
+    let p = &doc["points"][0];
+    assert_eq!(p["summary"].as_array().unwrap().len(), 12, "seed 004's twelve specifications");
+    assert_eq!(p["runs"].as_array().unwrap().len(), 3, "three runs each");
+    let (a, b) = (LoopDev::new(16 << 20), LoopDev::new(16 << 20));
+    let doc = study("seed000-streaming", &["--target", &a.dev, "--target", &b.dev, "--ios", "64", "--quiet"]);
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2 * 12);
+    assert_eq!((num(&points[0], "params/targets"), num(&points[0], "params/size")), (1.0, 512.0));
+    assert_eq!((num(&points[23], "params/targets"), num(&points[23], "params/size")), (2.0, 1048576.0));
+    let specs: Vec<&str> =
+        points[0]["summary"].as_array().unwrap().iter().map(|s| s["spec"].as_str().unwrap()).collect();
+    assert_eq!(specs, ["streaming-write-64k", "streaming-read-64k"]);
+    let listed = ok(&["study"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 5);
+}

@@ -17,6 +17,7 @@
 //! the repeats. With `limit = { ms = 20 }` each point instead [`search`]es the outstanding
 //! I/Os for the highest load whose response time stays at or under the limit.
 
+pub mod builtin;
 pub mod run;
 pub mod search;
 pub mod stats;

@@ -1,0 +1,147 @@
+//! The seeds' experiments as built-in studies: `iogauge study NAME --target ...`, with the
+//! seed's own workloads, depths and cycles, on the user's targets.
+
+use super::{Limit, Steps, StudyConfig, Value};
+use crate::config::{TestConfig, WorkerConfig};
+
+/// Name and description of every built-in study.
+pub const BUILTINS: [(&str, &str); 5] = [
+    ("seed000-streaming", "seed 000: streaming reads and writes, 512 B to 1 MiB doubling, on 1..N targets"),
+    (
+        "seed001-limit",
+        "seed 001: maximum IOPS at 20 ms average response time, OLTP 4K-64K, streaming, file/web server, random",
+    ),
+    ("seed001-stroke", "seed 001: OLTP 8K IOPS against drive stroke, 10 % to 100 %"),
+    (
+        "seed003-scaling",
+        "seed 003: 2 workers per target x 64 outstanding, random 512 B-8 KiB reads, writes and the 70/30 mix, over 1..N targets",
+    ),
+    ("seed004-suite", "seed 004: its twelve access specifications, three runs each, the median"),
+];
+
+fn range(start: f64, end: f64, step: Option<f64>, base: Option<f64>) -> Option<Steps> {
+    Some(Steps::Range { start: Value(start), end: Value(end), step: step.map(Value), base })
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// The study `name` on `targets` (at least one), or why not.
+pub fn builtin(name: &str, targets: &[String]) -> Result<TestConfig, String> {
+    if targets.is_empty() {
+        return Err(format!("study {name} needs its targets: give --target PATH (repeatable)"));
+    }
+    let n = targets.len() as f64;
+    let mut c = TestConfig::default();
+    let mut study = StudyConfig {
+        repeat: 1,
+        targets: None,
+        workers: None,
+        size: None,
+        stroke: None,
+        outstanding: None,
+        limit: None,
+    };
+    let worker = |count: u32, outstanding: u32| WorkerConfig {
+        count,
+        outstanding,
+        targets: targets.to_vec(),
+        ..WorkerConfig::default()
+    };
+    match name {
+        "seed000-streaming" => {
+            c.test.run = names(&["streaming-write-64k", "streaming-read-64k"]);
+            c.workers = vec![worker(1, 8)];
+            study.targets = range(1.0, n, Some(1.0), None);
+            study.size = range(512.0, 1048576.0, None, Some(2.0));
+        }
+        "seed001-limit" => {
+            c.test.run = names(&[
+                "oltp-4k",
+                "oltp-8k",
+                "oltp-16k",
+                "oltp-32k",
+                "oltp-64k",
+                "streaming-read-64k",
+                "file-server",
+                "web-server",
+                "random-read-8k",
+            ]);
+            c.workers = vec![worker(1, 1)];
+            study.limit = Some(Limit { ms: 20.0, of: "avg".into(), max_outstanding: 4096 });
+        }
+        "seed001-stroke" => {
+            c.test.run = names(&["oltp-8k"]);
+            c.workers = vec![worker(1, 16)];
+            study.stroke = range(10.0, 100.0, Some(10.0), None);
+        }
+        "seed003-scaling" => {
+            c.test.run = names(&[
+                "random-read-512",
+                "random-read-1k",
+                "random-read-2k",
+                "random-read-4k",
+                "random-read-8k",
+                "random-write-512",
+                "random-write-1k",
+                "random-write-2k",
+                "random-write-4k",
+                "random-write-8k",
+                "database-mix-4k",
+                "database-mix-8k",
+            ]);
+            c.workers = vec![worker(2, 64)];
+            study.targets = range(1.0, n, Some(1.0), None);
+        }
+        "seed004-suite" => {
+            c.test.run = names(&[
+                "web-file-server-4k",
+                "web-file-server-8k",
+                "web-file-server-64k",
+                "dss-1m",
+                "media-streaming-64k",
+                "sql-server-log-64k",
+                "os-paging-64k",
+                "web-server-log-8k",
+                "db-oltp-8k",
+                "exchange-email-4k",
+                "os-drive-8k",
+                "video-on-demand-512k",
+            ]);
+            c.workers = vec![worker(1, 16)];
+            study.repeat = 3;
+        }
+        _ => {
+            let known: Vec<&str> = BUILTINS.iter().map(|b| b.0).collect();
+            return Err(format!("unknown study '{name}': give a job file or one of {}", known.join(", ")));
+        }
+    }
+    c.study = Some(study);
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_resolves_to_its_seeds_points() {
+        let targets = vec!["null".to_string(), "null".to_string()];
+        for (name, _) in BUILTINS {
+            let mut c = builtin(name, &targets).unwrap();
+            c.resolve().unwrap_or_else(|e| panic!("{name}: {}", e.message));
+            let points = super::super::points(&c).unwrap();
+            let expected = match name {
+                "seed000-streaming" => 2 * 12, // 2 target counts x 512 B..1 MiB
+                "seed003-scaling" => 2,
+                "seed001-stroke" => 10,
+                _ => 1,
+            };
+            assert_eq!(points.len(), expected, "{name}");
+        }
+        assert!(builtin("seed004-suite", &targets).unwrap().test.run.len() == 12);
+        assert!(builtin("nope", &targets).unwrap_err().contains("unknown study 'nope'"));
+        assert!(builtin("seed004-suite", &[]).unwrap_err().contains("--target"));
+    }
+}
