@@ -81,6 +81,18 @@ pub struct TestSettings {
     pub allow_write: Vec<String>,
     /// Seed of the offset and mix generators (fixed by default, so runs are repeatable).
     pub seed: u64,
+    /// How rate-limited workers (`rate_iops`) space their I/Os.
+    pub arrivals: Arrivals,
+}
+
+/// Spacing of open-loop arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Evenly, 1/rate apart.
+    Uniform,
+    /// A Poisson process: exponentially distributed gaps of mean 1/rate.
+    Poisson,
 }
 
 impl Default for TestSettings {
@@ -98,6 +110,7 @@ impl Default for TestSettings {
             buffered: false,
             allow_write: Vec::new(),
             seed: 0x0106_a09e,
+            arrivals: Arrivals::Uniform,
         }
     }
 }
@@ -130,6 +143,10 @@ pub struct WorkerConfig {
     /// Where the working set starts on each target.
     #[serde(default, with = "serde_size", skip_serializing_if = "is_zero")]
     pub offset: u64,
+    /// Open-loop arrivals at this many I/Os per second (over all its targets) instead of a
+    /// closed loop; response times then count from each I/O's intended start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -153,6 +170,7 @@ impl Default for WorkerConfig {
             stroke: None,
             working_set: None,
             offset: 0,
+            rate_iops: None,
         }
     }
 }
@@ -315,6 +333,11 @@ impl TestConfig {
                 }
                 if w.working_set.is_some() {
                     return Err(at(p("stroke"), "give stroke or working_set, not both"));
+                }
+            }
+            if let Some(r) = w.rate_iops {
+                if !(r > 0.0 && r.is_finite()) {
+                    return Err(at(p("rate_iops"), format!("rate_iops = {r}: give a positive rate")));
                 }
             }
             if w.working_set == Some(0) {

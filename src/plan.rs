@@ -44,6 +44,8 @@ pub struct WorkerPlan {
     pub outstanding: u32,
     /// Its targets.
     pub targets: Vec<WorkingSet>,
+    /// Open-loop arrival rate (I/Os per second), if any.
+    pub rate_iops: Option<f64>,
 }
 
 /// Inspects targets, checks every run, checks safety, then creates missing files.
@@ -197,6 +199,7 @@ impl Prepared {
                 name: name_of(wc, i),
                 spec: spec.clone(),
                 outstanding: wc.outstanding,
+                rate_iops: wc.rate_iops,
                 targets: wc
                     .targets
                     .iter()

@@ -149,6 +149,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
                     seed: s.seed,
                     ios_limit: share(s.ios, n, i),
                     bytes_limit: share(s.bytes, n, i),
+                    arrivals: s.arrivals,
                 };
                 let ctl = &ctl;
                 std::thread::Builder::new()

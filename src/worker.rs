@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::config::{DataPattern, EngineKind};
+use crate::config::{Arrivals, DataPattern, EngineKind};
 use crate::data;
 use crate::engine::io_uring::UringEngine;
 use crate::engine::null::NullEngine;
@@ -38,6 +38,9 @@ use crate::target::{self, TargetInfo, TargetKind};
 
 /// The loop waits for `in flight / REAP_FRACTION` completions (at least one); see above.
 const REAP_FRACTION: usize = 4;
+
+/// An open loop spins rather than sleeps through gaps shorter than this.
+const SPIN_NS: u64 = 100_000;
 
 /// Writes take their data from a window of this size in the write buffer, starting at a
 /// different 4 KiB step each time, so consecutive blocks do not carry identical bytes.
@@ -94,6 +97,8 @@ pub struct WorkerJob {
     pub ios_limit: Option<u64>,
     /// Stop after issuing this many bytes.
     pub bytes_limit: Option<u64>,
+    /// Spacing of open-loop arrivals, when the plan has a rate.
+    pub arrivals: Arrivals,
 }
 
 /// What a worker hands back.
@@ -334,6 +339,37 @@ impl SetUp {
     }
 }
 
+/// The arrival times of an open loop.
+struct Arrival {
+    /// When the next I/O is due (ns from the epoch).
+    next_ns: u64,
+    /// Exact time of the next arrival (ns), kept in f64 so rounding does not drift the rate.
+    next: f64,
+    /// Mean gap (ns).
+    gap: f64,
+    /// Exponential gaps draw from this; None for uniform ones.
+    rng: Option<Rng>,
+}
+
+impl Arrival {
+    fn new(rate_iops: f64, kind: Arrivals, seed: u64, start_ns: u64) -> Self {
+        let rng = (kind == Arrivals::Poisson).then(|| Rng::new(seed, 0xa771_7a15));
+        Arrival { next_ns: start_ns, next: start_ns as f64, gap: 1e9 / rate_iops, rng }
+    }
+
+    /// The due time of the arrival being issued; moves on to the next.
+    fn take(&mut self) -> u64 {
+        let due = self.next_ns;
+        self.next += match &mut self.rng {
+            // Inverse transform of a uniform in (0, 1]: an exponential gap of mean `gap`.
+            Some(r) => -self.gap * (((r.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64).ln(),
+            None => self.gap,
+        };
+        self.next_ns = self.next as u64;
+        due
+    }
+}
+
 fn now_ns(epoch: Instant) -> u64 {
     epoch.elapsed().as_nanos() as u64
 }
@@ -362,12 +398,28 @@ fn drive<E: Engine>(
     // share of --ios is 0).
     let mut issuing = true;
     let mut now = now_ns(epoch);
+    // Open loop: I/O k is due at its arrival time whether or not earlier ones completed, and
+    // its response time counts from then, so a stall shows as latency instead of hiding in
+    // a slower closed loop (coordinated omission).
+    let mut arrivals = job.plan.rate_iops.map(|rate| Arrival::new(rate, job.arrivals, job.seed, now));
+    if arrivals.is_some() {
+        // Sleeps and timed waits end up to the timer slack late (50 µs by default), and an
+        // open loop counts that lateness as response time: ask for 1 ns.
+        // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer and changes only this thread.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    }
     loop {
         if issuing && now >= next_issue_ns {
             while in_flight < cap {
                 if issued >= ios_limit || issued_bytes >= bytes_limit {
                     issuing = false;
                     break;
+                }
+                if let Some(a) = &arrivals {
+                    if a.next_ns > now {
+                        next_issue_ns = a.next_ns;
+                        break;
+                    }
                 }
                 let Some(slot) = free.pop_front() else { break };
                 let target = slot as usize / qd;
@@ -383,7 +435,8 @@ fn drive<E: Engine>(
                     unsafe { read_base.add(slot as usize * s.max_size) }
                 };
                 engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region: write as u16 });
-                s.meta[slot as usize] = SlotMeta { submit_ns: now, len, target: target as u32, write };
+                let submit_ns = arrivals.as_mut().map_or(now, Arrival::take);
+                s.meta[slot as usize] = SlotMeta { submit_ns, len, target: target as u32, write };
                 in_flight += 1;
                 issued += 1;
                 issued_bytes += len as u64;
@@ -401,16 +454,31 @@ fn drive<E: Engine>(
             if !issuing {
                 break;
             }
-            // Waiting out a transfer delay with nothing in flight.
-            std::thread::sleep(Duration::from_nanos(next_issue_ns.saturating_sub(now)));
+            // Waiting out a transfer delay or the next arrival with nothing in flight. A sleep
+            // wakes some µs late; an open loop would count that as response time, so it spins
+            // through gaps shorter than a sleep's own latency.
+            let wait = next_issue_ns.saturating_sub(now);
+            if arrivals.is_some() && wait < SPIN_NS {
+                while now_ns(epoch) < next_issue_ns {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::sleep(Duration::from_nanos(wait));
+            }
             now = now_ns(epoch);
             if now >= ctl.record_end_ns || ctl.stop.load(Relaxed) {
                 issuing = false;
             }
             continue;
         }
-        let reap = (in_flight / REAP_FRACTION).max(1);
-        engine.submit_and_wait(reap, &mut done).map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
+        // An open loop must wake for its next arrival; it reaps every completion at once.
+        let (reap, timeout) = match &arrivals {
+            Some(a) if issuing => (1, Some(Duration::from_nanos(a.next_ns.saturating_sub(now)))),
+            _ => ((in_flight / REAP_FRACTION).max(1), None),
+        };
+        engine
+            .submit_and_wait(reap, timeout, &mut done)
+            .map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
         now = now_ns(epoch);
         let recording = now >= ctl.record_start_ns && now < ctl.record_end_ns;
         for c in done.drain(..) {
@@ -458,6 +526,7 @@ mod tests {
             spec: spec.clone(),
             outstanding: 1,
             targets: vec![WorkingSet { target: 0, start, size }],
+            rate_iops: None,
         };
         let mut info = target::inspect("null", 0, false).unwrap();
         info.logical_block = lbs;

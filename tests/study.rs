@@ -264,3 +264,33 @@ fn builtin_studies_run_the_seeds_experiments() {
     let listed = ok(&["study"]);
     assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 5);
 }
+
+/// vdbench's curve on zram: the uncontrolled maximum, then open-loop runs whose achieved
+/// rates are within 2 % of the asked ones.
+#[test]
+fn curve_runs_at_the_asked_rates() {
+    let _z = zram();
+    let job = write_job(
+        &scratch("curve"),
+        &format!(
+            "[test]\nramp = \"300ms\"\ntime = \"1s\"\narrivals = \"poisson\"\nrun = [\"random-read-4k\"]\n\
+             [[worker]]\noutstanding = 32\ntargets = [\"{ZRAM}\"]\n[study]\ncurve = {{ fractions = [10, 50, 80] }}\n"
+        ),
+    );
+    let doc = study(&job, &["--quiet"]);
+    let points = doc["points"].as_array().unwrap();
+    let c = &doc["curves"][0];
+    let max = num(&points[c["max"].as_u64().unwrap() as usize], "summary/0/iops/median");
+    let at: Vec<&Value> =
+        c["points"].as_array().unwrap().iter().map(|i| &points[i.as_u64().unwrap() as usize]).collect();
+    assert_eq!(at.len(), 3);
+    for (p, pct) in at.iter().zip([10.0, 50.0, 80.0]) {
+        assert_eq!(num(p, "params/rate_pct"), pct);
+        let asked = num(p, "params/rate_iops");
+        assert!((asked - max * pct / 100.0).abs() < 1e-6 * asked);
+        let achieved = num(p, "summary/0/iops/median");
+        assert!((achieved / asked - 1.0).abs() < 0.02, "{pct} %: asked {asked:.0}, achieved {achieved:.0}");
+        // Open-loop response times count from the intended start, so they exist and are sane.
+        assert!(num(p, "summary/0/avg_response_ms/median") > 0.0);
+    }
+}

@@ -92,7 +92,13 @@ impl Engine for UringEngine {
         self.pending.push(e);
     }
 
-    fn submit_and_wait(&mut self, min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()> {
+    fn submit_and_wait(
+        &mut self,
+        min_complete: usize,
+        timeout: Option<std::time::Duration>,
+        out: &mut Vec<Completion>,
+    ) -> std::io::Result<()> {
+        let ts = timeout.map(|t| types::Timespec::new().sec(t.as_secs()).nsec(t.subsec_nanos()));
         let mut start = 0;
         loop {
             // SAFETY: every entry points at worker buffers that stay valid until its completion
@@ -107,13 +113,18 @@ impl Engine for UringEngine {
             start = pushed;
             // Wait only once everything is in the ring; until then, make room.
             let want = if start == self.pending.len() { min_complete.saturating_sub(out.len()) } else { 0 };
-            match self.ring.submit_and_wait(want) {
+            let waited = match (&ts, want) {
+                (Some(ts), 1..) => self.ring.submitter().submit_with_args(want, &types::SubmitArgs::new().timespec(ts)),
+                _ => self.ring.submit_and_wait(want),
+            };
+            match waited {
                 Ok(_) => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY | libc::ETIME)) => {}
                 Err(e) => return Err(e),
             }
             out.extend(self.ring.completion().map(|c| Completion { slot: c.user_data() as u32, result: c.result() }));
-            if start == self.pending.len() && out.len() >= min_complete.max(1) {
+            // A timed wait returns once everything is submitted, completions or not.
+            if start == self.pending.len() && (ts.is_some() || out.len() >= min_complete.max(1)) {
                 break;
             }
         }

@@ -43,9 +43,15 @@ pub trait Engine {
     /// Queues an I/O for the next [`Engine::submit_and_wait`].
     fn queue(&mut self, io: &Io);
     /// Submits everything queued and waits until at least `min_complete` I/Os (at least one,
-    /// at most the number in flight) have completed; appends the completions to `out`. Engines
-    /// that complete in order (null, psync) may return more. Called only with I/Os in flight.
-    fn submit_and_wait(&mut self, min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()>;
+    /// at most the number in flight) have completed, or `timeout` has passed; appends the
+    /// completions to `out`. Engines that complete at once (null, psync) may return more.
+    /// Called only with I/Os in flight.
+    fn submit_and_wait(
+        &mut self,
+        min_complete: usize,
+        timeout: Option<std::time::Duration>,
+        out: &mut Vec<Completion>,
+    ) -> std::io::Result<()>;
     /// The engine and the kernel features it uses, for the result document.
     fn describe(&self) -> String;
 }

@@ -21,7 +21,12 @@ impl Engine for NullEngine {
     }
 
     #[inline]
-    fn submit_and_wait(&mut self, _min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()> {
+    fn submit_and_wait(
+        &mut self,
+        _min_complete: usize,
+        _timeout: Option<std::time::Duration>,
+        out: &mut Vec<Completion>,
+    ) -> std::io::Result<()> {
         out.append(&mut self.queued);
         Ok(())
     }

@@ -28,7 +28,12 @@ impl Engine for PsyncEngine {
         self.queued = Some(*io);
     }
 
-    fn submit_and_wait(&mut self, _min_complete: usize, out: &mut Vec<Completion>) -> std::io::Result<()> {
+    fn submit_and_wait(
+        &mut self,
+        _min_complete: usize,
+        _timeout: Option<std::time::Duration>,
+        out: &mut Vec<Completion>,
+    ) -> std::io::Result<()> {
         let Some(io) = self.queued.take() else {
             return Ok(());
         };

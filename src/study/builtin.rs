@@ -42,6 +42,7 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<TestConfig, String> {
         stroke: None,
         outstanding: None,
         limit: None,
+        curve: None,
     };
     let worker = |count: u32, outstanding: u32| WorkerConfig {
         count,

@@ -53,6 +53,22 @@ pub struct StudyConfig {
     /// (seed 001's maximum IOPS at 20 ms), instead of cycling them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
+    /// vdbench's curve: the uncontrolled maximum, then open-loop runs at these % of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Curve>,
+}
+
+/// The `curve` of a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Curve {
+    /// % of the uncontrolled maximum to run at, in order.
+    #[serde(default = "fractions")]
+    pub fractions: Vec<f64>,
+}
+
+fn fractions() -> Vec<f64> {
+    vec![10.0, 50.0, 70.0, 80.0, 90.0, 100.0]
 }
 
 fn one() -> u32 {
@@ -189,6 +205,12 @@ pub struct Point {
     /// Outstanding I/Os per target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outstanding: Option<u32>,
+    /// A curve's open-loop rate: % of the maximum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_pct: Option<f64>,
+    /// A curve's open-loop rate over all workers (I/Os per second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
 }
 
 impl Point {
@@ -209,6 +231,9 @@ impl Point {
         }
         if let Some(v) = self.outstanding {
             parts.push(format!("outstanding={v}"));
+        }
+        if let Some(v) = self.rate_pct {
+            parts.push(format!("rate={v}%"));
         }
         if parts.is_empty() { "as configured".into() } else { parts.join(" ") }
     }
@@ -278,6 +303,14 @@ pub fn points(config: &TestConfig) -> Result<Vec<Point>, ConfigError> {
             return Err(lerr(format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding)));
         }
     }
+    if let Some(c) = &s.curve {
+        if s.limit.is_some() {
+            return Err(err("curve", "give curve or limit, not both".into()));
+        }
+        if c.fractions.is_empty() || c.fractions.iter().any(|f| !(*f > 0.0 && *f <= 1000.0)) {
+            return Err(err("curve", "fractions: give % of the maximum above 0 (and at most 1000)".into()));
+        }
+    }
     let stroke = values("stroke", &s.stroke)?;
     if let Some(bad) = stroke.iter().flatten().find(|&&v| !(v > 0.0 && v <= 100.0)) {
         return Err(err("stroke", format!("stroke = {bad}: give % of the target above 0 and at most 100")));
@@ -324,6 +357,10 @@ pub fn apply(base: &TestConfig, point: &Point) -> Result<(TestConfig, Vec<Run>),
         }
     }
     let mut runs = c.resolve()?;
+    if let Some(total) = point.rate_iops {
+        let n = c.workers.len() as f64;
+        c.workers.iter_mut().for_each(|w| w.rate_iops = Some(total / n));
+    }
     if let Some(size) = point.size {
         // The resolved config lists every specification used; both it and the runs change,
         // so the point's result document reruns exactly this test.
@@ -407,13 +444,21 @@ mod tests {
     #[test]
     fn a_point_sets_its_values() {
         let base = config("");
-        let point =
-            Point { targets: Some(2), workers: Some(3), size: Some(65536), stroke: Some(50.0), outstanding: Some(8) };
+        let point = Point {
+            targets: Some(2),
+            workers: Some(3),
+            size: Some(65536),
+            stroke: Some(50.0),
+            outstanding: Some(8),
+            rate_pct: Some(50.0),
+            rate_iops: Some(300.0),
+        };
         let (c, runs) = apply(&base, &point).unwrap();
         assert_eq!(c.workers.len(), 3);
         assert!(c.workers.iter().all(|w| w.targets.len() == 2 && w.outstanding == 8 && w.stroke == Some(50.0)));
         assert!(runs[0].specs.iter().all(|s| s.lines.iter().all(|l| l.size == 65536)));
         assert!(c.specs.iter().all(|s| s.lines.iter().all(|l| l.size == 65536)));
         assert!(c.study.is_none());
+        assert!(c.workers.iter().all(|w| w.rate_iops == Some(100.0)), "the rate is shared by the workers");
     }
 }

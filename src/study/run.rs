@@ -36,6 +36,9 @@ pub struct StudyDoc {
     /// With a `limit`: one search per outer point and access specification.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub searches: Vec<SearchResult>,
+    /// With a `curve`: one curve per outer point and access specification.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<CurveResult>,
     /// Things to know when reading the numbers (repeats that disagree, among others).
     pub warnings: Vec<String>,
     /// True while points remain to run (the document is written after every point).
@@ -141,6 +144,20 @@ impl Progress for PointProgress<'_> {
     }
 }
 
+/// One IOPS-vs-response-time curve: the uncontrolled maximum and the open-loop points.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CurveResult {
+    /// The outer cycles' values.
+    pub params: Point,
+    /// The access specification.
+    pub spec: String,
+    /// Index in `points` of the uncontrolled (closed-loop) maximum.
+    pub max: usize,
+    /// Indexes in `points` of the runs at each fraction, in order; each point's `params`
+    /// holds the asked rate, its summary the achieved one and the response times.
+    pub points: Vec<usize>,
+}
+
 /// One response-time search: its answer, and which points it measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchResult {
@@ -217,6 +234,15 @@ impl Runner<'_> {
     }
 }
 
+/// A search or curve runs one access specification at a time: each of test.run, or (None) the
+/// workers' own.
+fn specs_of(c: &TestConfig) -> Vec<Option<String>> {
+    match c.test.run.is_empty() {
+        true => vec![None],
+        false => c.test.run.iter().cloned().map(Some).collect(),
+    }
+}
+
 /// The response time a limit applies to, at a measured point: the median over its repeats.
 fn response(p: &PointResult, of: &str) -> Option<f64> {
     let v: Option<Vec<f64>> = p
@@ -251,24 +277,40 @@ pub fn run_study(
         config: base.clone(),
         points: Vec::new(),
         searches: Vec::new(),
+        curves: Vec::new(),
         warnings: Vec::new(),
         interrupted: true,
     };
     let mut r = Runner { base, repeat: study.repeat, doc, t0: Instant::now(), progress, after_point };
-    match &study.limit {
-        None => {
+    match (&study.limit, &study.curve) {
+        (None, None) => {
             for (i, point) in points.iter().enumerate() {
                 let label = format!("point {}/{} {}", i + 1, points.len(), point.label());
                 r.measure(point, None, &label)?;
             }
         }
-        Some(limit) => {
+        (None, Some(curve)) => {
+            let fractions = curve.fractions.clone();
+            let specs = specs_of(&r.base);
+            for point in points {
+                for spec in &specs {
+                    let label = |p: &Point| format!("curve {} {}", spec.as_deref().unwrap_or(""), p.label());
+                    let max = r.measure(point, spec.as_deref(), &label(point))?;
+                    let max_iops = r.doc.points[max].summary[0].iops.median;
+                    let mut at = Vec::new();
+                    for &f in &fractions {
+                        let p = Point { rate_pct: Some(f), rate_iops: Some(max_iops * f / 100.0), ..point.clone() };
+                        at.push(r.measure(&p, spec.as_deref(), &label(&p))?);
+                    }
+                    let spec = r.doc.points[max].summary[0].spec.clone();
+                    r.doc.curves.push(CurveResult { params: point.clone(), spec, max, points: at });
+                }
+            }
+        }
+        (Some(limit), _) => {
             // One search per outer point and access specification (test.run), or one over the
             // workers' own specifications.
-            let specs: Vec<Option<String>> = match r.base.test.run.is_empty() {
-                true => vec![None],
-                false => r.base.test.run.iter().cloned().map(Some).collect(),
-            };
+            let specs = specs_of(&r.base);
             for point in points {
                 for spec in &specs {
                     let mut indexes: Vec<(u32, usize)> = Vec::new();
