@@ -2,13 +2,14 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::compare;
 use crate::config::{DataPattern, EngineKind, Run, TestConfig, WorkerConfig};
-use crate::error::{Result, input, runtime};
+use crate::error::{Error, Result, input, runtime};
 use crate::export;
 use crate::job;
 use crate::plan;
@@ -426,7 +427,8 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
             None => Ok(()),
         }
     };
-    let doc = study::run::run_study(&config, &points, progress, &mut after_point)?;
+    stop_on_interrupt();
+    let doc = study::run::run_study(&config, &points, progress, &mut after_point, &STOP)?;
     let stdout =
         |bytes: Vec<u8>| std::io::stdout().write_all(&bytes).map_err(|e| runtime(format!("writing to stdout: {e}")));
     if json_stdout {
@@ -442,8 +444,33 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     if !quiet_stdout {
         stdout(export::table::study_to_bytes(&doc))?;
     }
+    if doc.interrupted {
+        eprintln!("iogauge: stopped: {} point(s) kept", doc.points.len());
+        return Ok(Error::Stopped.exit_code());
+    }
     let errors = doc.points.iter().flat_map(|p| &p.summary).any(|s| s.errors > 0);
     Ok(if errors { 1 } else { 0 })
+}
+
+/// Set by the first Ctrl-C (or SIGTERM) during a study: the current point finishes and the
+/// points done are kept.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    if STOP.swap(true, Relaxed) {
+        // SAFETY: _exit is async-signal-safe. A second Ctrl-C leaves at once.
+        unsafe { libc::_exit(130) };
+    }
+    let msg = b"\niogauge: stopping after the current point (Ctrl-C again to stop now)\n";
+    // SAFETY: write(2) is async-signal-safe; msg outlives the call.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
+fn stop_on_interrupt() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler touches only an atomic and async-signal-safe calls.
+        unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
+    }
 }
 
 /// `iogauge specs [NAME]`.

@@ -10,6 +10,8 @@ pub enum Error {
     /// Something failed while running (a ring could not be set up, a file could not be
     /// written). Exit status 1.
     Runtime(String),
+    /// The user stopped it (Ctrl-C) between two tests of a study. Exit status 130.
+    Stopped,
 }
 
 impl Error {
@@ -18,6 +20,7 @@ impl Error {
         match self {
             Error::Input(_) => 2,
             Error::Runtime(_) => 1,
+            Error::Stopped => 130,
         }
     }
 }
@@ -26,6 +29,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Input(m) | Error::Runtime(m) => f.write_str(m),
+            Error::Stopped => f.write_str("stopped by the user"),
         }
     }
 }

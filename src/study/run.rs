@@ -1,6 +1,7 @@
 //! Running a study: each point's test `repeat` times, every result document kept, and a
 //! summary per point (the median of the repeats and how far they spread).
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -8,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::{CV_WARN, Spread};
 use super::{Point, StudyConfig, apply, search};
 use crate::config::TestConfig;
-use crate::error::{Result, input};
+use crate::error::{Error, Result, input};
 use crate::plan;
 use crate::result::ResultDoc;
 use crate::run::{self, LiveStatus, Progress};
@@ -187,11 +188,16 @@ struct Runner<'a> {
     t0: Instant,
     progress: &'a mut dyn Progress,
     after_point: &'a mut dyn FnMut(&StudyDoc) -> Result<()>,
+    /// Set (by Ctrl-C) to stop before the next point.
+    stop: &'a AtomicBool,
 }
 
 impl Runner<'_> {
     /// Runs `point` (only `spec`, if given) `repeat` times; returns its index in the document.
     fn measure(&mut self, point: &Point, spec: Option<&str>, label: &str) -> Result<usize> {
+        if self.stop.load(Relaxed) {
+            return Err(Error::Stopped);
+        }
         let mut base = self.base.clone();
         if let Some(spec) = spec {
             base.test.run = vec![spec.to_string()];
@@ -264,6 +270,7 @@ pub fn run_study(
     points: &[Point],
     progress: &mut dyn Progress,
     after_point: &mut dyn FnMut(&StudyDoc) -> Result<()>,
+    stop: &AtomicBool,
 ) -> Result<StudyDoc> {
     let study = config.study.clone().ok_or_else(|| input("the job file has no [study] section"))?;
     let mut base = config.clone();
@@ -281,7 +288,18 @@ pub fn run_study(
         warnings: Vec::new(),
         interrupted: true,
     };
-    let mut r = Runner { base, repeat: study.repeat, doc, t0: Instant::now(), progress, after_point };
+    let mut r = Runner { base, repeat: study.repeat, doc, t0: Instant::now(), progress, after_point, stop };
+    match run_points(&mut r, &study, points) {
+        Ok(()) => r.doc.interrupted = false,
+        Err(Error::Stopped) => r.doc.interrupted = true,
+        Err(e) => return Err(e),
+    }
+    r.doc.duration_s = r.t0.elapsed().as_secs_f64();
+    Ok(r.doc)
+}
+
+/// The study's points: cycled, searched or on a curve.
+fn run_points(r: &mut Runner, study: &StudyConfig, points: &[Point]) -> Result<()> {
     match (&study.limit, &study.curve) {
         (None, None) => {
             for (i, point) in points.iter().enumerate() {
@@ -340,9 +358,7 @@ pub fn run_study(
             }
         }
     }
-    r.doc.interrupted = false;
-    r.doc.duration_s = r.t0.elapsed().as_secs_f64();
-    Ok(r.doc)
+    Ok(())
 }
 
 /// "oltp-8k: 6,740 IOPS at 19.6 ms avg with 48 outstanding; 49 outstanding gave 20.1 ms".
