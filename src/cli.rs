@@ -443,6 +443,9 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     }
     if !quiet_stdout {
         stdout(export::table::study_to_bytes(&doc))?;
+        if job == "baseline" {
+            stdout(study::builtin::drive_figures(&doc).unwrap_or_default().into_bytes())?;
+        }
     }
     if doc.interrupted {
         eprintln!("iogauge: stopped: {} point(s) kept", doc.points.len());

@@ -333,3 +333,21 @@ fn ctrl_c_keeps_the_points_done() {
             .all(|p| p["runs"][0]["results"][0]["totals"]["ios"].as_u64().unwrap() > 0)
     );
 }
+
+/// The baseline measures one drive and prints its figures for a [storage] section.
+#[test]
+fn baseline_prints_drive_figures() {
+    let dev = LoopDev::new(32 << 20);
+    let json_path = scratch("baseline").join("b.json");
+    let out = ok(&["study", "baseline", "--target", &dev.dev, "--ios", "2000", "--json", json_path.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    let s = doc["points"][0]["summary"].as_array().unwrap();
+    let median = |spec: &str, key: &str| {
+        let x = s.iter().find(|x| x["spec"] == spec).unwrap();
+        num(x, &format!("{key}/median"))
+    };
+    assert!(text.contains(&format!("drive_read_mbps = {:.1}\n", median("streaming-read-1m", "mbps"))), "{text}");
+    assert!(text.contains(&format!("drive_write_mbps = {:.1}\n", median("streaming-write-1m", "mbps"))), "{text}");
+    assert!(text.contains(&format!("drive_iops = {:.0}\n", median("random-read-4k", "iops"))), "{text}");
+}

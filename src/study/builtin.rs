@@ -5,7 +5,11 @@ use super::{Limit, Steps, StudyConfig, Value};
 use crate::config::{TestConfig, WorkerConfig};
 
 /// Name and description of every built-in study.
-pub const BUILTINS: [(&str, &str); 5] = [
+pub const BUILTINS: [(&str, &str); 6] = [
+    (
+        "baseline",
+        "seed 000's JBOD baseline: one target's streaming read and write MB/s and random 4K IOPS, as [storage] drive figures",
+    ),
     ("seed000-streaming", "seed 000: streaming reads and writes, 512 B to 1 MiB doubling, on 1..N targets"),
     (
         "seed001-limit",
@@ -18,6 +22,22 @@ pub const BUILTINS: [(&str, &str); 5] = [
     ),
     ("seed004-suite", "seed 004: its twelve access specifications, three runs each, the median"),
 ];
+
+/// The baseline's workloads: streaming read, streaming write, random read, random write.
+const BASELINE: [&str; 4] = ["streaming-read-1m", "streaming-write-1m", "random-read-4k", "random-write-4k"];
+
+/// A baseline study's result as a `[storage]` section's drive figures (docs/job-file.md),
+/// for the model to use measured rather than datasheet figures.
+pub fn drive_figures(doc: &super::run::StudyDoc) -> Option<String> {
+    let s = &doc.points.first()?.summary;
+    let get = |name: &str| s.iter().find(|x| x.spec == name);
+    let (r, w, rr) = (get(BASELINE[0])?, get(BASELINE[1])?, get(BASELINE[2])?);
+    Some(format!(
+        "# one drive, measured by iogauge study baseline (medians); for a job's [storage] section\n\
+         drive_read_mbps = {:.1}\ndrive_write_mbps = {:.1}\ndrive_iops = {:.0}\n",
+        r.mbps.median, w.mbps.median, rr.iops.median
+    ))
+}
 
 fn range(start: f64, end: f64, step: Option<f64>, base: Option<f64>) -> Option<Steps> {
     Some(Steps::Range { start: Value(start), end: Value(end), step: step.map(Value), base })
@@ -51,6 +71,13 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<TestConfig, String> {
         ..WorkerConfig::default()
     };
     match name {
+        "baseline" => {
+            if targets.len() != 1 {
+                return Err("study baseline measures one drive: give exactly one --target".into());
+            }
+            c.test.run = names(&BASELINE);
+            c.workers = vec![worker(1, 16)];
+        }
         "seed000-streaming" => {
             c.test.run = names(&["streaming-write-64k", "streaming-read-64k"]);
             c.workers = vec![worker(1, 8)];
@@ -130,7 +157,8 @@ mod tests {
     fn every_builtin_resolves_to_its_seeds_points() {
         let targets = vec!["null".to_string(), "null".to_string()];
         for (name, _) in BUILTINS {
-            let mut c = builtin(name, &targets).unwrap();
+            let t = if name == "baseline" { &targets[..1] } else { &targets[..] };
+            let mut c = builtin(name, t).unwrap();
             c.resolve().unwrap_or_else(|e| panic!("{name}: {}", e.message));
             let points = super::super::points(&c).unwrap();
             let expected = match name {
@@ -142,6 +170,8 @@ mod tests {
             assert_eq!(points.len(), expected, "{name}");
         }
         assert!(builtin("seed004-suite", &targets).unwrap().test.run.len() == 12);
+        assert!(builtin("baseline", &targets).unwrap_err().contains("exactly one --target"));
+        assert_eq!(builtin("baseline", &targets[..1]).unwrap().test.run.len(), 4);
         assert!(builtin("nope", &targets).unwrap_err().contains("unknown study 'nope'"));
         assert!(builtin("seed004-suite", &[]).unwrap_err().contains("--target"));
     }
