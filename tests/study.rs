@@ -351,3 +351,38 @@ fn baseline_prints_drive_figures() {
     assert!(text.contains(&format!("drive_write_mbps = {:.1}\n", median("streaming-write-1m", "mbps"))), "{text}");
     assert!(text.contains(&format!("drive_iops = {:.0}\n", median("random-read-4k", "iops"))), "{text}");
 }
+
+/// The study document validates against docs/study-schema.json (whose runs are result
+/// documents of docs/result-schema.json), and a broken one does not.
+#[test]
+fn study_document_validates_against_its_schema() {
+    let dir = scratch("study-schema");
+    let job = write_job(
+        &dir,
+        "[test]\nios = 5000\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\", \"null\"]\n\
+         [storage]\nraid = \"0\"\ndrives = 2\ndrive_read_mbps = 100\ndrive_write_mbps = 90\ndrive_iops = 200\n\
+         [study]\nrepeat = 2\ntargets = [1, 2]\nsize = [\"4K\", \"8K\"]\n",
+    );
+    let doc = study(&job, &[]);
+    let path = dir.join("doc.json");
+    let check = |doc: &Value| {
+        std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+        let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/docs");
+        let script = format!(
+            "import json,jsonschema; r=json.load(open('{docs}/result-schema.json')); s=json.load(open('{docs}/study-schema.json')); \
+             jsonschema.Draft202012Validator.check_schema(s); \
+             v=jsonschema.Draft202012Validator(s, resolver=jsonschema.RefResolver.from_schema(s, store={{r['$id']: r}})); \
+             v.validate(json.load(open('{}')))",
+            path.display()
+        );
+        std::process::Command::new("/usr/bin/python3").args(["-c", &script]).output().unwrap()
+    };
+    let out = check(&doc);
+    assert!(out.status.success(), "schema validation: {}", String::from_utf8_lossy(&out.stderr));
+    let mut broken = doc.clone();
+    broken["points"][1]["runs"][0]["results"][0]["totals"].as_object_mut().unwrap().remove("iops");
+    assert!(!check(&broken).status.success(), "a run missing a field does not validate");
+    let mut broken = doc.clone();
+    broken["points"][0]["summary"][0].as_object_mut().unwrap().remove("mbps");
+    assert!(!check(&broken).status.success(), "a summary missing a field does not validate");
+}
