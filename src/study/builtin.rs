@@ -57,6 +57,7 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<TestConfig, String> {
     let mut study = StudyConfig {
         repeat: 1,
         targets: None,
+        targets_in: Default::default(),
         workers: None,
         size: None,
         stroke: None,

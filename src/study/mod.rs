@@ -34,9 +34,14 @@ pub struct StudyConfig {
     /// Runs of each point; the headline is their median (seed 004 ran everything three times).
     #[serde(default = "one")]
     pub repeat: u32,
-    /// Targets per worker: each worker's first N targets.
+    /// Targets: each worker's first N (`parallel`), or the first N of all workers' targets
+    /// taken worker by worker (`series`, see [`StudyConfig::targets_in`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub targets: Option<Steps>,
+    /// How a `targets` cycle adds targets: `parallel` (to every worker at once, the default)
+    /// or `series` (one at a time: worker 1's, then worker 2's...; workers without one idle).
+    #[serde(default, skip_serializing_if = "TargetsIn::is_parallel")]
+    pub targets_in: TargetsIn,
     /// Workers: the count of every `[[worker]]` entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<Steps>,
@@ -73,6 +78,23 @@ fn fractions() -> Vec<f64> {
 
 fn one() -> u32 {
     1
+}
+
+/// How a cycle over targets adds them (Iometer's "parallel" and "serial" target cycling).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetsIn {
+    /// Every worker gets its next target at each step.
+    #[default]
+    Parallel,
+    /// One target more at each step, filling worker 1's list, then worker 2's...
+    Series,
+}
+
+impl TargetsIn {
+    fn is_parallel(&self) -> bool {
+        *self == TargetsIn::Parallel
+    }
 }
 
 /// A response-time limit for [`search`].
@@ -263,9 +285,12 @@ pub fn points(config: &TestConfig) -> Result<Vec<Point>, ConfigError> {
     let values = |key: &'static str, steps: &Option<Steps>| -> Result<Option<Vec<f64>>, ConfigError> {
         steps.as_ref().map(|st| st.values().map_err(|m| err(key, m))).transpose()
     };
-    let fewest_targets = config.workers.iter().map(|w| w.targets.len().max(1)).min().unwrap_or(1) as f64;
+    let most_targets = match s.targets_in {
+        TargetsIn::Parallel => config.workers.iter().map(|w| w.targets.len().max(1)).min().unwrap_or(1),
+        TargetsIn::Series => config.workers.iter().map(|w| w.targets.len().max(1)).sum(),
+    } as f64;
     let targets = values("targets", &s.targets)?
-        .map(|v| whole(v, 1.0, fewest_targets, "targets").map_err(|m| err("targets", m)))
+        .map(|v| whole(v, 1.0, most_targets, "targets").map_err(|m| err("targets", m)))
         .transpose()?;
     let workers = values("workers", &s.workers)?
         .map(|v| whole(v, 1.0, 1024.0, "workers").map_err(|m| err("workers", m)))
@@ -340,9 +365,20 @@ pub fn points(config: &TestConfig) -> Result<Vec<Point>, ConfigError> {
 /// The test of one point: `base` (the job, study removed) with the point's values set, resolved.
 pub fn apply(base: &TestConfig, point: &Point) -> Result<(TestConfig, Vec<Run>), ConfigError> {
     let mut c = base.clone();
+    let series = base.study.as_ref().is_some_and(|s| s.targets_in == TargetsIn::Series);
     c.study = None;
+    if let (Some(n), true) = (point.targets, series) {
+        // The first n targets of all workers, worker by worker; a worker left without any
+        // does not run.
+        let mut left = n as usize;
+        for w in &mut c.workers {
+            w.targets.truncate(left);
+            left -= w.targets.len();
+        }
+        c.workers.retain(|w| !w.targets.is_empty());
+    }
     for w in &mut c.workers {
-        if let Some(n) = point.targets {
+        if let (Some(n), false) = (point.targets, series) {
             w.targets.truncate(n as usize);
         }
         if let Some(n) = point.workers {
@@ -439,6 +475,26 @@ mod tests {
         assert!(points(&config("size = [1000]")).unwrap_err().message.contains("multiples of 512"));
         assert!(points(&config("stroke = [0]")).unwrap_err().message.contains("above 0"));
         assert!(points(&config("repeat = 0")).unwrap_err().message.contains("repeat = 0"));
+    }
+
+    #[test]
+    fn targets_in_series_fill_one_worker_after_another() {
+        let base: TestConfig = toml::from_str(
+            "[test]\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"a\", \"b\"]\n[[worker]]\ntargets = [\"c\", \"d\"]\n\
+             [study]\ntargets_in = \"series\"\ntargets = { start = 1, end = 4, step = 1 }\n",
+        )
+        .unwrap();
+        let p = points(&base).unwrap();
+        assert_eq!(p.len(), 4);
+        let lists = |n: usize| -> Vec<Vec<String>> {
+            apply(&base, &p[n]).unwrap().0.workers.into_iter().map(|w| w.targets).collect()
+        };
+        assert_eq!(lists(0), [vec!["a"]]);
+        assert_eq!(lists(2), [vec!["a", "b"], vec!["c"]]);
+        assert_eq!(lists(3), [vec!["a", "b"], vec!["c", "d"]]);
+        let mut parallel = base.clone();
+        parallel.study.as_mut().unwrap().targets_in = TargetsIn::Parallel;
+        assert!(points(&parallel).unwrap_err().message.contains("from 1 to 2"));
     }
 
     #[test]
