@@ -11,11 +11,13 @@ use crate::error::{Error, Result, input};
 pub fn load(path: &Path) -> Result<(TestConfig, Vec<Run>)> {
     let name = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
-    parse(&text, &name.to_string())
+    let dir = path.parent().unwrap_or(Path::new("."));
+    parse_in(&text, &name.to_string(), dir)
 }
 
-/// Parses and resolves job-file text; `name` prefixes error locations.
-pub fn parse(text: &str, name: &str) -> Result<(TestConfig, Vec<Run>)> {
+/// Parses and resolves job-file text; `name` prefixes error locations, and files the job
+/// names (a `[storage]` baseline) are found from `dir`.
+pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<(TestConfig, Vec<Run>)> {
     let mut config: TestConfig = toml::from_str(text).map_err(|e| {
         let msg = e.message().trim().replace('\n', " ");
         match e.span() {
@@ -23,6 +25,23 @@ pub fn parse(text: &str, name: &str) -> Result<(TestConfig, Vec<Run>)> {
             None => input(format!("{name}: {msg}")),
         }
     })?;
+    if let Some(storage) = &mut config.storage {
+        if let Some(b) = storage.baseline.clone() {
+            let path = dir.join(&b);
+            let doc = std::fs::read_to_string(&path)
+                .map_err(|e| input(format!("{name}: [storage] baseline {}: {e}", path.display())))?;
+            storage.fill_from_baseline(&doc).map_err(|m| input(format!("{name}: [storage] baseline {b}: {m}")))?;
+        }
+    }
+    resolve_located(config, text, name)
+}
+
+/// Parses and resolves job-file text; `name` prefixes error locations.
+pub fn parse(text: &str, name: &str) -> Result<(TestConfig, Vec<Run>)> {
+    parse_in(text, name, Path::new("."))
+}
+
+fn resolve_located(mut config: TestConfig, text: &str, name: &str) -> Result<(TestConfig, Vec<Run>)> {
     let runs = config.resolve().map_err(|e| locate(text, name, &e))?;
     crate::study::points(&config).map_err(|e| locate(text, name, &e))?;
     Ok((config, runs))

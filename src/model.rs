@@ -13,6 +13,7 @@
 //! drive_iops = 150       # optional: random I/O
 //! links = 2              # per volume, optional
 //! link_mbps = 112
+//! # or, instead of the drive_ figures: baseline = "baseline.json" (iogauge study baseline)
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -25,9 +26,15 @@ pub struct Storage {
     pub raid: String,
     /// Drives per volume.
     pub drives: u32,
+    /// A baseline study document (`iogauge study baseline --json FILE`, relative to the job
+    /// file) whose measured figures fill the drive rates not given here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
     /// One drive's sequential read rate (10^6 bytes/s).
+    #[serde(default)]
     pub drive_read_mbps: f64,
     /// One drive's sequential write rate (10^6 bytes/s).
+    #[serde(default)]
     pub drive_write_mbps: f64,
     /// One drive's random I/Os per second, for random workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -62,6 +69,27 @@ pub struct Theory {
 }
 
 impl Storage {
+    /// Fills the drive figures not given from the baseline document `text`.
+    pub fn fill_from_baseline(&mut self, text: &str) -> Result<(), String> {
+        let doc: crate::study::run::StudyDoc =
+            serde_json::from_str(text).map_err(|e| format!("not an iogauge study document: {e}"))?;
+        let s = &doc.points.first().ok_or("the study has no points")?.summary;
+        let median = |spec: &str, iops: bool| {
+            s.iter().find(|x| x.spec == spec).map(|x| if iops { x.iops.median } else { x.mbps.median })
+        };
+        let missing = || "not a baseline study (iogauge study baseline): it lacks streaming-read-1m".to_string();
+        if self.drive_read_mbps == 0.0 {
+            self.drive_read_mbps = median("streaming-read-1m", false).ok_or_else(missing)?;
+        }
+        if self.drive_write_mbps == 0.0 {
+            self.drive_write_mbps = median("streaming-write-1m", false).ok_or_else(missing)?;
+        }
+        if self.drive_iops.is_none() {
+            self.drive_iops = median("random-read-4k", true);
+        }
+        Ok(())
+    }
+
     /// Checks the section; the message names the key.
     pub fn validate(&self) -> Result<(), String> {
         let min = match self.raid.as_str() {
@@ -81,6 +109,11 @@ impl Storage {
                 self.raid,
                 if self.raid == "10" { ", an even number" } else { "" }
             ));
+        }
+        if self.drive_read_mbps == 0.0 || self.drive_write_mbps == 0.0 {
+            return Err(
+                "give drive_read_mbps and drive_write_mbps, or baseline = \"FILE\" from iogauge study baseline".into(),
+            );
         }
         for (k, v) in [
             ("drive_read_mbps", Some(self.drive_read_mbps)),
@@ -162,6 +195,7 @@ mod tests {
         Storage {
             raid: raid.into(),
             drives,
+            baseline: None,
             drive_read_mbps: 60.0,
             drive_write_mbps: 40.0,
             drive_iops: Some(150.0),

@@ -350,6 +350,17 @@ fn baseline_prints_drive_figures() {
     assert!(text.contains(&format!("drive_read_mbps = {:.1}\n", median("streaming-read-1m", "mbps"))), "{text}");
     assert!(text.contains(&format!("drive_write_mbps = {:.1}\n", median("streaming-write-1m", "mbps"))), "{text}");
     assert!(text.contains(&format!("drive_iops = {:.0}\n", median("random-read-4k", "iops"))), "{text}");
+    // A job's [storage] can take its drive figures from the baseline document.
+    let job = json_path.with_file_name("model.toml");
+    std::fs::write(
+        &job,
+        "[test]\nios = 1000\nrun = [\"streaming-read-1m\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [storage]\nraid = \"0\"\ndrives = 3\nbaseline = \"b.json\"\n[study]\n",
+    )
+    .unwrap();
+    let doc = study(job.to_str().unwrap(), &["--quiet"]);
+    let theory = num(&doc["points"][0]["summary"][0], "theory/value");
+    assert!((theory - 3.0 * median("streaming-read-1m", "mbps")).abs() < 1e-6, "{theory}");
 }
 
 /// The study document validates against docs/study-schema.json (whose runs are result
