@@ -262,7 +262,7 @@ fn builtin_studies_run_the_seeds_experiments() {
         points[0]["summary"].as_array().unwrap().iter().map(|s| s["spec"].as_str().unwrap()).collect();
     assert_eq!(specs, ["streaming-write-64k", "streaming-read-64k"]);
     let listed = ok(&["study"]);
-    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 5);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), iogauge::study::builtin::BUILTINS.len());
 }
 
 /// vdbench's curve on zram: the uncontrolled maximum, then open-loop runs whose achieved
