@@ -333,56 +333,72 @@ impl Progress for LiveLine {
     }
 }
 
-fn open_output(path: &PathBuf) -> Result<Option<std::fs::File>> {
-    if path.as_os_str() == "-" {
-        return Ok(None);
+/// Where a command's machine output goes: each file created before any I/O, so a bad path
+/// fails at once (`None` inside: stdout, which then holds nothing else).
+struct Outputs {
+    json: Option<Option<std::fs::File>>,
+    csv: Option<Option<std::fs::File>>,
+}
+
+impl Outputs {
+    fn open(json: Option<&PathBuf>, csv: Option<&PathBuf>) -> Result<Outputs> {
+        let to_stdout = |p: Option<&PathBuf>| p.is_some_and(|p| p.as_os_str() == "-");
+        if to_stdout(json) && to_stdout(csv) {
+            return Err(input("--json - and --csv - cannot both use stdout: give one a file"));
+        }
+        let open = |path: &PathBuf| -> Result<Option<std::fs::File>> {
+            if path.as_os_str() == "-" {
+                return Ok(None);
+            }
+            std::fs::File::create(path).map(Some).map_err(|e| input(format!("cannot write {}: {e}", path.display())))
+        };
+        Ok(Outputs { json: json.map(open).transpose()?, csv: csv.map(open).transpose()? })
     }
-    std::fs::File::create(path).map(Some).map_err(|e| input(format!("cannot write {}: {e}", path.display())))
+
+    /// Whether machine output takes stdout (no live line, no table then).
+    fn stdout_taken(&self) -> bool {
+        matches!(self.json, Some(None)) || matches!(self.csv, Some(None))
+    }
+}
+
+/// Writes `bytes` to `file`, or to stdout.
+fn write_out(file: Option<&mut std::fs::File>, bytes: &[u8], what: &str) -> Result<()> {
+    let done = match file {
+        Some(f) => f.write_all(bytes),
+        None => std::io::stdout().write_all(bytes),
+    };
+    done.map_err(|e| runtime(format!("writing {what}: {e}")))
+}
+
+/// The live line on a terminal, unless stdout is to stay quiet.
+fn progress(quiet_stdout: bool) -> Box<dyn Progress> {
+    if !quiet_stdout && std::io::stdout().is_terminal() { Box::new(LiveLine) } else { Box::new(Silent) }
 }
 
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
 pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<i32> {
-    let json_stdout = out.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    if out.csv.as_ref().is_some_and(|p| p.as_os_str() == "-") && json_stdout {
-        return Err(input("--json - and --csv - cannot both use stdout: give one a file"));
-    }
-    let json_file = out.json.as_ref().map(open_output).transpose()?.flatten();
-    let csv_file = out.csv.as_ref().map(open_output).transpose()?;
+    let mut files = Outputs::open(out.json.as_ref(), out.csv.as_ref())?;
     let prep = plan::prepare(config, runs)?;
     for w in &prep.warnings {
         eprintln!("iogauge: warning: {w}");
     }
-    let quiet_stdout = out.quiet || json_stdout;
-    let mut live = LiveLine;
-    let mut silent = Silent;
-    let progress: &mut dyn Progress =
-        if !quiet_stdout && std::io::stdout().is_terminal() { &mut live } else { &mut silent };
-    let doc = run::run_test(&prep, progress)?;
-    let write = |f: Option<std::fs::File>, bytes: Vec<u8>, what: &str| -> Result<()> {
-        match f {
-            Some(mut f) => f.write_all(&bytes).map_err(|e| runtime(format!("writing {what}: {e}"))),
-            None => std::io::stdout().write_all(&bytes).map_err(|e| runtime(format!("writing {what}: {e}"))),
-        }
-    };
-    if out.json.is_some() {
-        write(json_file, export::json::to_bytes(&doc), "the JSON document")?;
+    let quiet_stdout = out.quiet || files.stdout_taken();
+    let doc = run::run_test(&prep, progress(quiet_stdout).as_mut())?;
+    if let Some(f) = &mut files.json {
+        write_out(f.as_mut(), &export::json::to_bytes(&doc), "the JSON document")?;
     }
-    if let Some(f) = csv_file {
-        write(f, export::csv::to_bytes(&doc), "the CSV file")?;
+    if let Some(f) = &mut files.csv {
+        write_out(f.as_mut(), &export::csv::to_bytes(&doc), "the CSV file")?;
     }
     if !quiet_stdout {
-        write(None, export::table::to_bytes(&doc), "the table")?;
+        write_out(None, &export::table::to_bytes(&doc), "the table")?;
     }
     Ok(if doc.has_errors() { 1 } else { 0 })
 }
 
-/// Runs a study and writes its outputs. Returns the exit status (0, or 1 if any I/O failed).
+/// Runs a study and writes its outputs. Returns the exit status (0, or 1 if any I/O failed,
+/// 130 if stopped by Ctrl-C).
 pub fn study(a: &StudyArgs) -> Result<i32> {
-    let json_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    let csv_stdout = a.csv.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    if json_stdout && csv_stdout {
-        return Err(input("--json - and --csv - cannot both use stdout: give one a file"));
-    }
     let Some(job) = &a.job else {
         for (name, about) in study::builtin::BUILTINS {
             println!("{name:<20} {about}");
@@ -410,16 +426,10 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     }
     config.resolve().map_err(|e| input(e.message))?;
     let points = study::points(&config).map_err(|e| input(e.message))?;
-    // Create the output files before any I/O, so a bad path fails at once.
-    let json_file = a.json.as_ref().map(open_output).transpose()?.flatten();
-    let csv_file = a.csv.as_ref().map(open_output).transpose()?;
-    let quiet_stdout = a.quiet || json_stdout || csv_stdout;
-    let mut live = LiveLine;
-    let mut silent = Silent;
-    let progress: &mut dyn Progress =
-        if !quiet_stdout && std::io::stdout().is_terminal() { &mut live } else { &mut silent };
-    let json_path = a.json.as_ref().filter(|_| json_file.is_some());
-    // The JSON file is rewritten after every point, so an interrupted study keeps its points.
+    let mut files = Outputs::open(a.json.as_ref(), a.csv.as_ref())?;
+    let quiet_stdout = a.quiet || files.stdout_taken();
+    // A JSON file is rewritten after every point, so a study cut short keeps its points.
+    let json_path = a.json.as_ref().filter(|_| matches!(files.json, Some(Some(_))));
     let mut after_point = |doc: &study::run::StudyDoc| -> Result<()> {
         match json_path {
             Some(p) => std::fs::write(p, export::json::to_bytes(doc))
@@ -428,23 +438,17 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         }
     };
     stop_on_interrupt();
-    let doc = study::run::run_study(&config, &points, progress, &mut after_point, &STOP)?;
-    let stdout =
-        |bytes: Vec<u8>| std::io::stdout().write_all(&bytes).map_err(|e| runtime(format!("writing to stdout: {e}")));
-    if json_stdout {
-        stdout(export::json::to_bytes(&doc))?;
+    let doc = study::run::run_study(&config, &points, progress(quiet_stdout).as_mut(), &mut after_point, &STOP)?;
+    if let Some(None) = &files.json {
+        write_out(None, &export::json::to_bytes(&doc), "the JSON document")?;
     }
-    match csv_file {
-        Some(Some(mut f)) => f
-            .write_all(&export::study_csv::to_bytes(&doc))
-            .map_err(|e| runtime(format!("writing the CSV file: {e}")))?,
-        Some(None) => stdout(export::study_csv::to_bytes(&doc))?,
-        None => {}
+    if let Some(f) = &mut files.csv {
+        write_out(f.as_mut(), &export::study_csv::to_bytes(&doc), "the CSV file")?;
     }
     if !quiet_stdout {
-        stdout(export::table::study_to_bytes(&doc))?;
+        write_out(None, &export::table::study_to_bytes(&doc), "the table")?;
         if job == "baseline" {
-            stdout(study::builtin::drive_figures(&doc).unwrap_or_default().into_bytes())?;
+            write_out(None, study::builtin::drive_figures(&doc).unwrap_or_default().as_bytes(), "the table")?;
         }
     }
     if doc.interrupted {
