@@ -471,10 +471,12 @@ fn drive<E: Engine>(
             }
             continue;
         }
-        // An open loop must wake for its next arrival; it reaps every completion at once.
+        // An open loop reaps every completion at once, and with a slot free it also wakes for
+        // its next arrival (with none free, arrivals wait for a completion anyway).
         let (reap, timeout) = match &arrivals {
-            Some(a) if issuing => (1, Some(Duration::from_nanos(a.next_ns.saturating_sub(now)))),
-            _ => ((in_flight / REAP_FRACTION).max(1), None),
+            Some(a) if issuing && in_flight < cap => (1, Some(Duration::from_nanos(a.next_ns.saturating_sub(now)))),
+            Some(_) => (1, None),
+            None => ((in_flight / REAP_FRACTION).max(1), None),
         };
         engine
             .submit_and_wait(reap, timeout, &mut done)
