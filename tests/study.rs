@@ -74,6 +74,18 @@ outstanding = { start = 1, end = 8, base = 2 }
             assert_eq!(num(s, "iops/max"), iops.iter().cloned().fold(0.0, f64::max));
         }
     }
+    // Targets added in series: worker by worker.
+    let series = write_job(
+        &scratch("series"),
+        "[test]\nios = 1000\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\", \"null\"]\n[[worker]]\n\
+         targets = [\"null\", \"null\"]\n[study]\ntargets_in = \"series\"\ntargets = [1, 3]\n",
+    );
+    let s = study(&series, &["--quiet"]);
+    let lists = |i: usize| -> Vec<usize> {
+        let w = s["points"][i]["runs"][0]["config"]["worker"].as_array().unwrap().clone();
+        w.iter().map(|w| w["targets"].as_array().unwrap().len()).collect()
+    };
+    assert_eq!((lists(0), lists(1)), (vec![1], vec![2, 1]));
     // The CSV: a header and one row per point and specification, every row as wide.
     let csv_path = dir.join("s.csv");
     ok(&["study", &job, "--csv", csv_path.to_str().unwrap(), "-q"]);

@@ -273,22 +273,24 @@ pub fn run_study(
     stop: &AtomicBool,
 ) -> Result<StudyDoc> {
     let study = config.study.clone().ok_or_else(|| input("the job file has no [study] section"))?;
-    let mut base = config.clone();
-    base.study = None;
+    let mut job = config.clone();
+    job.study = None;
     let doc = StudyDoc {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at: run::timestamp(SystemTime::now()),
         duration_s: 0.0,
         study: study.clone(),
-        config: base.clone(),
+        config: job,
         points: Vec::new(),
         searches: Vec::new(),
         curves: Vec::new(),
         warnings: Vec::new(),
         interrupted: true,
     };
-    let mut r = Runner { base, repeat: study.repeat, doc, t0: Instant::now(), progress, after_point, stop };
+    // The runner's base keeps the [study] section: `apply` reads how targets are added.
+    let mut r =
+        Runner { base: config.clone(), repeat: study.repeat, doc, t0: Instant::now(), progress, after_point, stop };
     match run_points(&mut r, &study, points) {
         Ok(()) => r.doc.interrupted = false,
         Err(Error::Stopped) => r.doc.interrupted = true,
