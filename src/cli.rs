@@ -35,7 +35,7 @@ pub enum Command {
     Run(RunArgs),
     /// Characterise a target with the standard suite and print one table (the main job).
     Profile(ProfileArgs),
-    /// Run a study: many tests, one per point of the job file's [study] section.
+    /// Run a study: many tests, one per point (a job file's [study] section, or a built-in one).
     Study(StudyArgs),
     /// Compare two result or study documents, workload by workload.
     Compare {
