@@ -262,8 +262,8 @@ fn response(p: &PointResult, of: &str) -> Option<f64> {
     v.map(|v| Spread::of(&v).median)
 }
 
-/// Runs every point of `points` over `config` (which holds the `[study]` section), or with a
-/// limit, a search from each; calls `after_point` with the document so far after each point,
+/// Runs every point of `points` over `config` (which holds the `[study]` section), or from
+/// each a limit search or a curve; calls `after_point` with the document so far after each point,
 /// so a study cut short keeps the points it finished.
 pub fn run_study(
     config: &TestConfig,
