@@ -1,13 +1,7 @@
 //! `iogauge compare A B`: two result or study documents side by side, per workload, with the
 //! % difference of B from A (seed 001's "% better", seed 004's side-by-side tables).
 
-use std::path::Path;
-
-use serde::Deserialize;
-
-use crate::error::{Result, input};
-use crate::result::ResultDoc;
-use crate::study::run::StudyDoc;
+use crate::document::Document;
 
 /// What is compared of one workload (a result, or a study point's medians).
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +12,8 @@ pub struct Figures {
     pub mbps: f64,
     /// Mean response time (ms).
     pub avg_response_ms: Option<f64>,
+    /// 99th percentile response time (ms).
+    pub p99_response_ms: Option<f64>,
     /// CPU utilisation of the machine (%).
     pub cpu_pct: f64,
     /// IOPS per CPU utilisation %.
@@ -25,57 +21,41 @@ pub struct Figures {
 }
 
 /// The workloads of a document, by name: the spec (and, in a study, the point) they ran.
-pub fn workloads(path: &Path) -> Result<Vec<(String, Figures)>> {
-    let name = path.display();
-    let text = std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))?;
-    #[derive(Deserialize)]
-    struct Head {
-        schema: String,
-    }
-    let head: Head = serde_json::from_slice(&text)
-        .map_err(|e| input(format!("{name} is not an iogauge result or study document: {e}")))?;
-    let bad = |e: serde_json::Error| input(format!("{name}: not a valid {} document: {e}", head.schema));
-    match head.schema.as_str() {
-        crate::result::SCHEMA => {
-            let doc: ResultDoc = serde_json::from_slice(&text).map_err(bad)?;
-            Ok(doc
-                .results
-                .iter()
-                .map(|r| {
-                    let t = &r.totals;
+pub fn workloads(doc: &Document) -> Vec<(String, Figures)> {
+    match doc {
+        Document::Run(doc) => doc
+            .results
+            .iter()
+            .map(|r| {
+                let t = &r.totals;
+                let f = Figures {
+                    iops: t.metrics.iops,
+                    mbps: t.metrics.mbps,
+                    avg_response_ms: t.metrics.avg_response_ms,
+                    p99_response_ms: t.metrics.percentiles_ms.get("p99").copied(),
+                    cpu_pct: t.cpu.all.utilization_pct,
+                    iops_per_cpu_pct: t.cpu.effectiveness,
+                };
+                (r.spec.clone(), f)
+            })
+            .collect(),
+        Document::Study(doc) => doc
+            .points
+            .iter()
+            .flat_map(|p| {
+                p.summary.iter().map(move |s| {
                     let f = Figures {
-                        iops: t.metrics.iops,
-                        mbps: t.metrics.mbps,
-                        avg_response_ms: t.metrics.avg_response_ms,
-                        cpu_pct: t.cpu.all.utilization_pct,
-                        iops_per_cpu_pct: t.cpu.effectiveness,
+                        iops: s.iops.median,
+                        mbps: s.mbps.median,
+                        avg_response_ms: s.avg_response_ms.map(|v| v.median),
+                        p99_response_ms: s.p99_response_ms.map(|v| v.median),
+                        cpu_pct: s.cpu_pct.median,
+                        iops_per_cpu_pct: s.iops_per_cpu_pct.median,
                     };
-                    (r.spec.clone(), f)
+                    (format!("{} {}", p.params.label(), s.spec), f)
                 })
-                .collect())
-        }
-        crate::study::run::SCHEMA => {
-            let doc: StudyDoc = serde_json::from_slice(&text).map_err(bad)?;
-            Ok(doc
-                .points
-                .iter()
-                .flat_map(|p| {
-                    p.summary.iter().map(move |s| {
-                        let f = Figures {
-                            iops: s.iops.median,
-                            mbps: s.mbps.median,
-                            avg_response_ms: s.avg_response_ms.map(|v| v.median),
-                            cpu_pct: s.cpu_pct.median,
-                            iops_per_cpu_pct: s.iops_per_cpu_pct.median,
-                        };
-                        (format!("{} {}", p.params.label(), s.spec), f)
-                    })
-                })
-                .collect())
-        }
-        other => {
-            Err(input(format!("{name}: unknown schema '{other}': give iogauge.result/1 or iogauge.study/1 documents")))
-        }
+            })
+            .collect(),
     }
 }
 
@@ -162,7 +142,7 @@ mod tests {
 
     #[test]
     fn pairs_only_common_workloads_in_a_order() {
-        let f = |iops| Figures { iops, mbps: 0.0, avg_response_ms: None, cpu_pct: 0.0, iops_per_cpu_pct: 0.0 };
+        let f = |iops| Figures { iops, mbps: 0.0, avg_response_ms: None, p99_response_ms: None, cpu_pct: 0.0, iops_per_cpu_pct: 0.0 };
         let a = vec![("x".to_string(), f(1.0)), ("y".to_string(), f(2.0)), ("z".to_string(), f(3.0))];
         let b = vec![("z".to_string(), f(30.0)), ("x".to_string(), f(10.0))];
         let p = pair(&a, &b);

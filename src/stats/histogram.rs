@@ -100,6 +100,14 @@ impl Histogram {
         self.counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| (i as u32, c)).collect()
     }
 
+    /// The non-empty buckets as (smallest value, largest value, count), for drawing.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.to_sparse().into_iter().map(|(i, c)| {
+            let (lo, hi) = bounds(i as usize);
+            (lo, hi, c)
+        })
+    }
+
     /// Rebuilds a histogram from [`Histogram::to_sparse`].
     pub fn from_sparse(buckets: &[(u32, u64)]) -> Self {
         let mut h = Histogram::default();

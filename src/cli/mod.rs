@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+mod history;
+
 use crate::compare;
+use crate::document::Document;
 use crate::config::{DataPattern, EngineKind, Run, TestConfig, WorkerConfig};
 use crate::error::{Error, Result, input, runtime};
 use crate::export;
@@ -39,10 +42,36 @@ pub enum Command {
     Study(StudyArgs),
     /// Compare two result or study documents, workload by workload.
     Compare {
-        /// The reference document (JSON).
-        a: PathBuf,
-        /// The document compared with it (JSON).
-        b: PathBuf,
+        /// The reference: a JSON document, or a history id.
+        a: String,
+        /// The one compared with it: a JSON document, or a history id.
+        b: String,
+        #[command(flatten)]
+        /// The history database.
+        db: history::DbFlag,
+    },
+    /// Write an HTML report (charts and tables) of result or study documents or history ids.
+    Report(history::ReportArgs),
+    /// List the runs and studies in the history, newest first.
+    History(history::HistoryArgs),
+    /// Show a stored run's or study's table.
+    Show {
+        /// The history id (iogauge history lists them).
+        id: i64,
+        #[command(flatten)]
+        /// The history database.
+        db: history::DbFlag,
+    },
+    /// Write a stored run's or study's JSON document back out.
+    Export {
+        /// The history id (iogauge history lists them).
+        id: i64,
+        /// Write to this file instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        /// The history database.
+        db: history::DbFlag,
     },
     /// List the built-in access specifications, or show one's lines.
     Specs {
@@ -159,6 +188,9 @@ pub struct OutputFlags {
     /// No live line and no table.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    /// Where the run is saved.
+    pub history: history::SaveFlags,
 }
 
 /// `iogauge run`.
@@ -198,6 +230,9 @@ pub struct StudyArgs {
     /// No live line and no table.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    /// Where the study is saved.
+    pub history: history::SaveFlags,
 }
 
 /// `iogauge profile`.
@@ -378,6 +413,7 @@ fn progress(quiet_stdout: bool) -> Box<dyn Progress> {
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
 pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<i32> {
     let mut files = Outputs::open(out.json.as_ref(), out.csv.as_ref())?;
+    let mut saver = out.history.saver(out.quiet)?;
     let prep = plan::prepare(config, runs)?;
     for w in &prep.warnings {
         eprintln!("iogauge: warning: {w}");
@@ -393,7 +429,9 @@ pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<
     if !quiet_stdout {
         write_out(None, &export::table::to_bytes(&doc), "the table")?;
     }
-    Ok(if doc.has_errors() { 1 } else { 0 })
+    let status = if doc.has_errors() { 1 } else { 0 };
+    saver.save(&Document::Run(doc));
+    Ok(status)
 }
 
 /// Runs a study and writes its outputs. Returns the exit status (0, or 1 if any I/O failed,
@@ -428,9 +466,12 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     let points = study::points(&config).map_err(|e| input(e.message))?;
     let mut files = Outputs::open(a.json.as_ref(), a.csv.as_ref())?;
     let quiet_stdout = a.quiet || files.stdout_taken();
-    // A JSON file is rewritten after every point, so a study cut short keeps its points.
+    let mut saver = a.history.saver(a.quiet)?;
+    // The JSON file and the history entry are rewritten after every point, so a study cut
+    // short keeps its points.
     let json_path = a.json.as_ref().filter(|_| matches!(files.json, Some(Some(_))));
     let mut after_point = |doc: &study::run::StudyDoc| -> Result<()> {
+        saver.save_quietly(&Document::Study(doc.clone()));
         match json_path {
             Some(p) => std::fs::write(p, export::json::to_bytes(doc))
                 .map_err(|e| runtime(format!("writing {}: {e}", p.display()))),
@@ -439,6 +480,7 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     };
     stop_on_interrupt();
     let doc = study::run::run_study(&config, &points, progress(quiet_stdout).as_mut(), &mut after_point, &STOP)?;
+    saver.save(&Document::Study(doc.clone()));
     if let Some(None) = &files.json {
         write_out(None, &export::json::to_bytes(&doc), "the JSON document")?;
     }
@@ -522,18 +564,22 @@ pub fn main(cli: Cli) -> Result<i32> {
             execute(c, runs, &a.flags.output)
         }
         Command::Study(a) => study(&a),
-        Command::Compare { a, b } => {
-            let rows = compare::pair(&compare::workloads(&a)?, &compare::workloads(&b)?);
+        Command::Compare { a, b, db } => {
+            let mut docs = history::Documents::new(&db);
+            let (da, db_) = (docs.load(&a)?, docs.load(&b)?);
+            let rows = compare::pair(&compare::workloads(&da), &compare::workloads(&db_));
             if rows.is_empty() {
                 return Err(input(format!(
-                    "{} and {} have no workload in common: compare runs of the same specifications",
-                    a.display(),
-                    b.display()
+                    "{a} and {b} have no workload in common: compare runs of the same specifications"
                 )));
             }
-            print!("{}", compare::table(&a.display().to_string(), &b.display().to_string(), &rows));
+            print!("{}", compare::table(&a, &b, &rows));
             Ok(0)
         }
+        Command::Report(a) => history::report(&a),
+        Command::History(a) => history::history(&a),
+        Command::Show { id, db } => history::show(id, &db),
+        Command::Export { id, output, db } => history::export(id, output.as_deref(), &db),
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);
             Ok(0)

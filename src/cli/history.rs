@@ -1,0 +1,275 @@
+//! The commands on stored documents: saving runs into the history, `history`, `show`,
+//! `export`, `report`, and reading a document from a file or a history id.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::document::Document;
+use crate::error::{Result, input, runtime};
+use crate::export::table::{grid, thousands};
+use crate::history::{self, Filter, History};
+use crate::report;
+
+/// Where a run or study is saved.
+#[derive(Args, Debug, Default)]
+pub struct SaveFlags {
+    /// History database (default $XDG_DATA_HOME/iogauge/history.sqlite).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_history")]
+    pub db: Option<PathBuf>,
+    /// Do not save this run in the history.
+    #[arg(long)]
+    pub no_history: bool,
+}
+
+/// The history database a command reads.
+#[derive(Args, Debug, Default)]
+pub struct DbFlag {
+    /// History database (default $XDG_DATA_HOME/iogauge/history.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+/// Saves documents into the history, if there is one; a failure to save warns and the run
+/// still succeeds (its outputs are written already).
+pub struct Saver {
+    history: Option<History>,
+    id: Option<i64>,
+    quiet: bool,
+}
+
+impl SaveFlags {
+    /// Opens the database before any I/O: a bad `--db` fails at once; the default one only
+    /// warns if it cannot be opened.
+    pub fn saver(&self, quiet: bool) -> Result<Saver> {
+        let history = match (&self.db, self.no_history) {
+            (_, true) => None,
+            (Some(path), false) => Some(History::open(path)?),
+            (None, false) => match history::default_path().map(|p| History::open(&p)) {
+                Some(Ok(h)) => Some(h),
+                Some(Err(e)) => {
+                    eprintln!("iogauge: warning: not saving to the history: {e} (give --db PATH or --no-history)");
+                    None
+                }
+                None => {
+                    eprintln!("iogauge: warning: not saving to the history: neither XDG_DATA_HOME nor HOME is set");
+                    None
+                }
+            },
+        };
+        Ok(Saver { history, id: None, quiet })
+    }
+}
+
+impl Saver {
+    /// Saves `doc` (again, in place, after the first time) and says under which id.
+    pub fn save(&mut self, doc: &Document) {
+        if let Some(id) = self.save_quietly(doc).filter(|_| !self.quiet) {
+            eprintln!("iogauge: saved as {} {id} in the history (iogauge show {id})", doc.kind());
+        }
+    }
+
+    /// Saves `doc` (again, in place, after the first time); returns its id.
+    pub fn save_quietly(&mut self, doc: &Document) -> Option<i64> {
+        let history = self.history.as_mut()?;
+        match history.save(self.id, doc) {
+            Ok(id) => {
+                self.id = Some(id);
+                Some(id)
+            }
+            Err(e) => {
+                eprintln!("iogauge: warning: not saved to the history: {e}");
+                None
+            }
+        }
+    }
+}
+
+fn open(db: &DbFlag) -> Result<History> {
+    match &db.db {
+        Some(p) => History::open(p),
+        None => History::open(
+            &history::default_path().ok_or_else(|| input("no history database: set HOME or give --db PATH"))?,
+        ),
+    }
+}
+
+/// Reads documents named by path or history id, opening the history once if needed.
+pub struct Documents<'a> {
+    db: &'a DbFlag,
+    history: Option<History>,
+}
+
+impl<'a> Documents<'a> {
+    /// Reads from the history `db` names when an argument is an id.
+    pub fn new(db: &'a DbFlag) -> Documents<'a> {
+        Documents { db, history: None }
+    }
+
+    /// The document in file `arg`, or history entry `arg` (a number that names no file).
+    pub fn load(&mut self, arg: &str) -> Result<Document> {
+        let path = Path::new(arg);
+        if path.exists() {
+            return Document::read(path);
+        }
+        let Ok(id) = arg.trim_start_matches('#').parse::<i64>() else {
+            return Err(input(format!("{arg}: no such file, and not a history id (iogauge history lists them)")));
+        };
+        if self.history.is_none() {
+            self.history = Some(open(self.db)?);
+        }
+        self.history.as_ref().expect("opened above").document(id)
+    }
+}
+
+/// `iogauge history`.
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Only runs on a target whose path contains this (e.g. zram0).
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<String>,
+    /// Only runs of this access specification.
+    #[arg(long, value_name = "NAME")]
+    pub spec: Option<String>,
+    /// Only runs on this host.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Only runs started at or after: YYYY-MM-DD, 'YYYY-MM-DD HH:MM', RFC 3339, or an age (7d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only runs started before (a plain date includes that day).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// At most this many.
+    #[arg(long, short = 'n', value_name = "N")]
+    pub limit: Option<u64>,
+    /// Print the list as JSON (one array) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    /// The history database.
+    pub db: DbFlag,
+}
+
+/// Lists the history, newest first.
+pub fn history(a: &HistoryArgs) -> Result<i32> {
+    let when = |s: &Option<String>, end: bool, flag: &str| {
+        s.as_deref().map(|s| history::parse_when(s, end).map_err(|e| input(format!("--{flag}: {e}")))).transpose()
+    };
+    let filter = Filter {
+        target: a.target.clone(),
+        spec: a.spec.clone(),
+        host: a.host.clone(),
+        since: when(&a.since, false, "since")?,
+        until: when(&a.until, true, "until")?,
+        limit: a.limit,
+    };
+    let entries = open(&a.db)?.list(&filter)?;
+    if a.json {
+        print!("{}", String::from_utf8_lossy(&crate::export::json::to_bytes(&entries)));
+        return Ok(0);
+    }
+    let mut cells = vec![
+        ["id", "started (UTC)", "kind", "host", "specs", "targets", "results", "IOPS", "MB/s", "avg ms", "time", "note"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    let join = |v: &[String]| if v.len() > 2 { format!("{}, {} +{}", v[0], v[1], v.len() - 2) } else { v.join(", ") };
+    for e in &entries {
+        let note = match (e.interrupted, e.errors) {
+            (true, true) => "stopped, errors",
+            (true, false) => "stopped",
+            (false, true) => "errors",
+            (false, false) => "",
+        };
+        cells.push(vec![
+            e.id.to_string(),
+            e.started_at.get(..19).unwrap_or(&e.started_at).replace('T', " "),
+            e.kind.clone(),
+            e.host.clone(),
+            join(&e.specs),
+            join(&e.targets),
+            e.results.to_string(),
+            e.iops.map_or("-".into(), thousands),
+            e.mbps.map_or("-".into(), |v| format!("{v:.1}")),
+            e.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}")),
+            humantime::format_duration(std::time::Duration::from_secs(e.duration_s.round() as u64)).to_string(),
+            note.into(),
+        ]);
+    }
+    if entries.is_empty() {
+        eprintln!("iogauge: no run in the history matches");
+    } else {
+        print!("{}", grid(&cells));
+    }
+    Ok(0)
+}
+
+/// Prints a stored document's table, as its run printed it.
+pub fn show(id: i64, db: &DbFlag) -> Result<i32> {
+    let bytes = match open(db)?.document(id)? {
+        Document::Run(d) => crate::export::table::to_bytes(&d),
+        Document::Study(d) => crate::export::table::study_to_bytes(&d),
+    };
+    print!("{}", String::from_utf8_lossy(&bytes));
+    Ok(0)
+}
+
+/// Writes a stored document's JSON, byte for byte as `--json` wrote it.
+pub fn export(id: i64, output: Option<&Path>, db: &DbFlag) -> Result<i32> {
+    let bytes = open(db)?.document_bytes(id)?;
+    match output {
+        Some(p) => std::fs::write(p, &bytes).map_err(|e| input(format!("cannot write {}: {e}", p.display())))?,
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(&bytes).map_err(|e| runtime(format!("writing the document: {e}")))?
+        }
+    }
+    Ok(0)
+}
+
+/// `iogauge report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Result or study documents (JSON files) or history ids; several are compared.
+    #[arg(required = true, value_name = "FILE_OR_ID")]
+    pub inputs: Vec<String>,
+    /// The HTML file to write.
+    #[arg(long, short, value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    /// Also write each chart as a standalone SVG file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
+    /// The report's title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    #[command(flatten)]
+    /// The history database (for ids).
+    pub db: DbFlag,
+}
+
+/// Writes the HTML report (and the charts' SVG files).
+pub fn report(a: &ReportArgs) -> Result<i32> {
+    let mut docs = Documents::new(&a.db);
+    let inputs = a
+        .inputs
+        .iter()
+        .map(|arg| {
+            let label = if Path::new(arg).exists() { arg.clone() } else { format!("#{}", arg.trim_start_matches('#')) };
+            docs.load(arg).map(|d| report::Input { label, doc: d })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let title = a.title.clone().unwrap_or_else(|| "iogauge report".into());
+    let rep = report::build(&title, &inputs);
+    if let Some(dir) = &a.charts {
+        std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create {}: {e}", dir.display())))?;
+        for c in &rep.charts {
+            let path = dir.join(format!("{}.svg", c.file_stem));
+            std::fs::write(&path, &c.svg).map_err(|e| input(format!("cannot write {}: {e}", path.display())))?;
+        }
+    }
+    std::fs::write(&a.output, rep.html.as_bytes())
+        .map_err(|e| input(format!("cannot write {}: {e}", a.output.display())))?;
+    eprintln!("iogauge: wrote {} ({} charts)", a.output.display(), rep.charts.len());
+    Ok(0)
+}

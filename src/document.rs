@@ -1,0 +1,118 @@
+//! A document iogauge writes and reads back: a test's result or a study's, told apart by
+//! `schema`. Compare, report and history take either.
+
+use serde::Deserialize;
+
+use crate::error::{Result, input};
+use crate::result::ResultDoc;
+use crate::study::run::StudyDoc;
+
+/// A result document or a study document.
+#[derive(Debug, Clone)]
+pub enum Document {
+    /// `iogauge.result/1`: one test.
+    Run(ResultDoc),
+    /// `iogauge.study/1`: many tests, one per point.
+    Study(StudyDoc),
+}
+
+impl Document {
+    /// Parses a document's JSON; `name` (a path or a history id) appears in the error.
+    pub fn parse(bytes: &[u8], name: &str) -> Result<Document> {
+        #[derive(Deserialize)]
+        struct Head {
+            schema: String,
+        }
+        let head: Head = serde_json::from_slice(bytes)
+            .map_err(|e| input(format!("{name} is not an iogauge result or study document: {e}")))?;
+        let bad = |e: serde_json::Error| input(format!("{name}: not a valid {} document: {e}", head.schema));
+        match head.schema.as_str() {
+            crate::result::SCHEMA => Ok(Document::Run(serde_json::from_slice(bytes).map_err(bad)?)),
+            crate::study::run::SCHEMA => Ok(Document::Study(serde_json::from_slice(bytes).map_err(bad)?)),
+            other => Err(input(format!(
+                "{name}: unknown schema '{other}': give iogauge.result/1 or iogauge.study/1 documents"
+            ))),
+        }
+    }
+
+    /// Reads and parses the document in file `path`.
+    pub fn read(path: &std::path::Path) -> Result<Document> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))?;
+        Document::parse(&bytes, &name)
+    }
+
+    /// The JSON text, as `--json` writes it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Document::Run(d) => crate::export::json::to_bytes(d),
+            Document::Study(d) => crate::export::json::to_bytes(d),
+        }
+    }
+
+    /// When the test or study started (RFC 3339, UTC).
+    pub fn started_at(&self) -> &str {
+        match self {
+            Document::Run(d) => &d.started_at,
+            Document::Study(d) => &d.started_at,
+        }
+    }
+
+    /// Every result document it holds: itself, or each run of each point of a study.
+    pub fn runs(&self) -> Vec<&ResultDoc> {
+        match self {
+            Document::Run(d) => vec![d],
+            Document::Study(d) => d.points.iter().flat_map(|p| &p.runs).collect(),
+        }
+    }
+
+    /// The access specifications run, in order, each once.
+    pub fn specs(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let all = match self {
+            Document::Run(d) => d.results.iter().map(|r| r.spec.clone()).collect::<Vec<_>>(),
+            Document::Study(d) => d.points.iter().flat_map(|p| p.summary.iter().map(|s| s.spec.clone())).collect(),
+        };
+        for s in all {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// The targets used, in order, each once.
+    pub fn targets(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for t in self.runs().iter().flat_map(|r| &r.target_info) {
+            if !out.contains(&t.path) {
+                out.push(t.path.clone());
+            }
+        }
+        out
+    }
+
+    /// True if it was stopped before its end.
+    pub fn interrupted(&self) -> bool {
+        match self {
+            Document::Run(d) => d.interrupted,
+            Document::Study(d) => d.interrupted,
+        }
+    }
+
+    /// Wall time (s).
+    pub fn duration_s(&self) -> f64 {
+        match self {
+            Document::Run(d) => d.duration_s,
+            Document::Study(d) => d.duration_s,
+        }
+    }
+
+    /// `run` or `study`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Document::Run(_) => "run",
+            Document::Study(_) => "study",
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The history: every run and study in one SQLite database, whole documents (histograms
+//! included, so results can be merged again later) plus indexed columns to find them.
+//!
+//! Each save is one transaction, and the database is in WAL mode with full sync: a process
+//! killed at any moment leaves the last committed state, never a torn one. The schema version
+//! is SQLite's `user_version`; [`MIGRATIONS`] brings an older database up to date.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::document::Document;
+use crate::error::{Result, input, runtime};
+
+/// The schema, one step per version: step N (from 0) brings version N to N + 1.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs with their documents, and what they touched.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,                 -- 'run' or 'study'
+        started_at TEXT NOT NULL,           -- RFC 3339, UTC
+        started_unix REAL NOT NULL,         -- the same, as seconds since 1970
+        duration_s REAL NOT NULL,
+        host TEXT NOT NULL,
+        specs TEXT NOT NULL,                -- JSON array, in run order; run_specs is the index
+        targets TEXT NOT NULL,              -- JSON array, in order; run_targets is the index
+        results INTEGER NOT NULL,           -- results of a run, points of a study
+        iops REAL,                          -- headline of a run with one result
+        mbps REAL,
+        avg_response_ms REAL,
+        errors INTEGER NOT NULL,
+        interrupted INTEGER NOT NULL,
+        tool_version TEXT NOT NULL,
+        document TEXT NOT NULL              -- the whole JSON document
+    );
+    CREATE INDEX runs_started ON runs(started_unix);
+    CREATE INDEX runs_host ON runs(host);
+    CREATE TABLE run_specs (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        spec TEXT NOT NULL,
+        PRIMARY KEY (run_id, spec)
+    );
+    CREATE INDEX run_specs_spec ON run_specs(spec);
+    CREATE TABLE run_targets (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        target TEXT NOT NULL,
+        PRIMARY KEY (run_id, target)
+    );
+    CREATE INDEX run_targets_target ON run_targets(target);",
+];
+
+/// An open history database.
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One line of `iogauge history`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Entry {
+    /// The id `show`, `export`, `compare` and `report` take.
+    pub id: i64,
+    /// `run` or `study`.
+    pub kind: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// Wall time (s).
+    pub duration_s: f64,
+    /// The machine.
+    pub host: String,
+    /// Access specifications, in order.
+    pub specs: Vec<String>,
+    /// Targets, in order.
+    pub targets: Vec<String>,
+    /// Results of a run, points of a study.
+    pub results: u64,
+    /// IOPS of a run with one result.
+    pub iops: Option<f64>,
+    /// MB/s (10^6 bytes/s) of a run with one result.
+    pub mbps: Option<f64>,
+    /// Mean response time (ms) of a run with one result.
+    pub avg_response_ms: Option<f64>,
+    /// Whether any I/O failed.
+    pub errors: bool,
+    /// Stopped before its end.
+    pub interrupted: bool,
+}
+
+/// Which runs `iogauge history` lists.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Runs that used a target whose path contains this.
+    pub target: Option<String>,
+    /// Runs of this access specification.
+    pub spec: Option<String>,
+    /// Runs on this host.
+    pub host: Option<String>,
+    /// Runs started at or after this time.
+    pub since: Option<SystemTime>,
+    /// Runs started before this time.
+    pub until: Option<SystemTime>,
+    /// At most this many (newest first).
+    pub limit: Option<u64>,
+}
+
+/// The default database: `$XDG_DATA_HOME/iogauge/history.sqlite`, or under
+/// `~/.local/share` when XDG_DATA_HOME is unset (the XDG base directory rules).
+pub fn default_path() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    let data = xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(data.join("iogauge").join("history.sqlite"))
+}
+
+fn unix_s(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs_f64()
+}
+
+/// Parses a date for a filter: `2026-11-22`, `2026-11-22 10:00`, RFC 3339, or an age (`7d`,
+/// `2h`: that long ago). A plain date `until` means the end of that day.
+pub fn parse_when(s: &str, end_of_day: bool) -> std::result::Result<SystemTime, String> {
+    if let Ok(age) = humantime::parse_duration(s) {
+        return Ok(SystemTime::now() - age);
+    }
+    let date_only = s.len() == 10;
+    let full = if date_only { format!("{s} 00:00:00") } else if s.len() == 16 { format!("{s}:00") } else { s.into() };
+    let t = humantime::parse_rfc3339_weak(&full).map_err(|_| {
+        format!("'{s}' is not a date: give YYYY-MM-DD, 'YYYY-MM-DD HH:MM', RFC 3339, or an age like 7d")
+    })?;
+    Ok(if date_only && end_of_day { t + Duration::from_secs(86_400) } else { t })
+}
+
+fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
+    move |e| runtime(format!("history database {}: {e}", path.display()))
+}
+
+impl History {
+    /// Opens (creating it and its directory if needed) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<History> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| input(format!("cannot create {} for the history database: {e}", dir.display())))?;
+        }
+        let cannot = |e: rusqlite::Error| input(format!("cannot open history database {}: {e}", path.display()));
+        let mut conn = Connection::open(path).map_err(cannot)?;
+        // Another iogauge may be saving (a study and a run side by side): wait for it.
+        conn.busy_timeout(Duration::from_secs(30)).map_err(cannot)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(cannot)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(cannot)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(cannot)?;
+        migrate(&mut conn).map_err(|e| match e {
+            crate::error::Error::Input(m) | crate::error::Error::Runtime(m) => {
+                input(format!("history database {}: {m}", path.display()))
+            }
+            other => other,
+        })?;
+        Ok(History { conn, path: path.to_path_buf() })
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stores `doc` as a new entry (`id` None) or in place of entry `id` (a study saved after
+    /// every point); returns the entry's id.
+    pub fn save(&mut self, id: Option<i64>, doc: &Document) -> Result<i64> {
+        let e = db_err(&self.path);
+        let row = Row::of(doc);
+        let text = String::from_utf8(doc.to_bytes()).expect("serde_json writes UTF-8");
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&e)?;
+        let values = params![
+            doc.kind(),
+            doc.started_at(),
+            row.started_unix,
+            doc.duration_s(),
+            row.host,
+            serde_json::to_string(&row.specs).expect("strings serialise"),
+            serde_json::to_string(&row.targets).expect("strings serialise"),
+            row.results as i64,
+            row.iops,
+            row.mbps,
+            row.avg_response_ms,
+            row.errors,
+            doc.interrupted(),
+            row.tool_version,
+            text,
+        ];
+        let id = match id {
+            None => {
+                tx.execute(
+                    "INSERT INTO runs (kind, started_at, started_unix, duration_s, host, specs, targets, results,
+                        iops, mbps, avg_response_ms, errors, interrupted, tool_version, document)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    values,
+                )
+                .map_err(&e)?;
+                tx.last_insert_rowid()
+            }
+            Some(id) => {
+                tx.execute(
+                    "UPDATE runs SET kind = ?1, started_at = ?2, started_unix = ?3, duration_s = ?4, host = ?5,
+                        specs = ?6, targets = ?7, results = ?8, iops = ?9, mbps = ?10, avg_response_ms = ?11,
+                        errors = ?12, interrupted = ?13, tool_version = ?14, document = ?15
+                     WHERE id = ?16",
+                    rusqlite::params_from_iter(values.iter().copied().chain([&id as &dyn rusqlite::ToSql])),
+                )
+                .map_err(&e)?;
+                tx.execute("DELETE FROM run_specs WHERE run_id = ?1", [id]).map_err(&e)?;
+                tx.execute("DELETE FROM run_targets WHERE run_id = ?1", [id]).map_err(&e)?;
+                id
+            }
+        };
+        for s in &row.specs {
+            tx.execute("INSERT INTO run_specs (run_id, spec) VALUES (?1, ?2)", params![id, s]).map_err(&e)?;
+        }
+        for t in &row.targets {
+            tx.execute("INSERT INTO run_targets (run_id, target) VALUES (?1, ?2)", params![id, t]).map_err(&e)?;
+        }
+        tx.commit().map_err(&e)?;
+        Ok(id)
+    }
+
+    /// The entries `filter` selects, newest first.
+    pub fn list(&self, filter: &Filter) -> Result<Vec<Entry>> {
+        let e = db_err(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, kind, started_at, duration_s, host, results, iops, mbps, avg_response_ms, errors,
+                        interrupted, specs, targets
+                 FROM runs
+                 WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM run_targets
+                                              WHERE run_id = runs.id AND instr(target, ?1) > 0))
+                   AND (?2 IS NULL OR EXISTS (SELECT 1 FROM run_specs WHERE run_id = runs.id AND spec = ?2))
+                   AND (?3 IS NULL OR host = ?3)
+                   AND (?4 IS NULL OR started_unix >= ?4)
+                   AND (?5 IS NULL OR started_unix < ?5)
+                 ORDER BY started_unix DESC, id DESC
+                 LIMIT ?6",
+            )
+            .map_err(&e)?;
+        let limit = filter.limit.map_or(-1, |n| n as i64);
+        let rows = stmt
+            .query_map(
+                params![
+                    filter.target,
+                    filter.spec,
+                    filter.host,
+                    filter.since.map(unix_s),
+                    filter.until.map(unix_s),
+                    limit
+                ],
+                |r| {
+                    let list = |i: usize| -> rusqlite::Result<Vec<String>> {
+                        let text: String = r.get(i)?;
+                        Ok(serde_json::from_str(&text).unwrap_or_default())
+                    };
+                    Ok(Entry {
+                        id: r.get(0)?,
+                        kind: r.get(1)?,
+                        started_at: r.get(2)?,
+                        duration_s: r.get(3)?,
+                        host: r.get(4)?,
+                        results: r.get::<_, i64>(5)? as u64,
+                        iops: r.get(6)?,
+                        mbps: r.get(7)?,
+                        avg_response_ms: r.get(8)?,
+                        errors: r.get(9)?,
+                        interrupted: r.get(10)?,
+                        specs: list(11)?,
+                        targets: list(12)?,
+                    })
+                },
+            )
+            .map_err(&e)?;
+        rows.collect::<std::result::Result<Vec<_>, _>>().map_err(&e)
+    }
+
+    /// The JSON text of entry `id`, exactly as `--json` wrote it.
+    pub fn document_bytes(&self, id: i64) -> Result<Vec<u8>> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT document FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(db_err(&self.path))?;
+        text.map(String::into_bytes).ok_or_else(|| {
+            input(format!("no run {id} in history database {}: iogauge history lists them", self.path.display()))
+        })
+    }
+
+    /// Entry `id`'s document.
+    pub fn document(&self, id: i64) -> Result<Document> {
+        Document::parse(&self.document_bytes(id)?, &format!("history run {id}"))
+    }
+}
+
+/// Brings the schema up to date, one version per transaction; refuses a newer database.
+fn migrate(conn: &mut Connection) -> Result<()> {
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| runtime(e.to_string()))?;
+        let version: i64 =
+            tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| runtime(e.to_string()))?;
+        let version = version as usize;
+        if version > MIGRATIONS.len() {
+            return Err(input(format!(
+                "schema version {version} is newer than this iogauge knows ({}): use a newer iogauge or another --db",
+                MIGRATIONS.len()
+            )));
+        }
+        if version == MIGRATIONS.len() {
+            return Ok(());
+        }
+        tx.execute_batch(MIGRATIONS[version]).map_err(|e| runtime(format!("migration to {}: {e}", version + 1)))?;
+        tx.pragma_update(None, "user_version", version as i64 + 1).map_err(|e| runtime(e.to_string()))?;
+        tx.commit().map_err(|e| runtime(e.to_string()))?;
+    }
+}
+
+/// The indexed and displayed columns of a document.
+struct Row {
+    started_unix: f64,
+    host: String,
+    specs: Vec<String>,
+    targets: Vec<String>,
+    results: u64,
+    iops: Option<f64>,
+    mbps: Option<f64>,
+    avg_response_ms: Option<f64>,
+    errors: bool,
+    tool_version: String,
+}
+
+impl Row {
+    fn of(doc: &Document) -> Row {
+        let runs = doc.runs();
+        // A study stopped before its first point holds no run: it ran here, on this host.
+        let host = runs.first().map_or_else(|| crate::host::current(Vec::new()).name, |r| r.host.name.clone());
+        let started_unix = humantime::parse_rfc3339_weak(doc.started_at()).map_or(0.0, unix_s);
+        let (results, single, tool_version) = match doc {
+            Document::Run(d) => (
+                d.results.len() as u64,
+                (d.results.len() == 1).then(|| &d.results[0].totals.metrics),
+                d.tool_version.clone(),
+            ),
+            Document::Study(d) => (d.points.len() as u64, None, d.tool_version.clone()),
+        };
+        Row {
+            started_unix,
+            host,
+            specs: doc.specs(),
+            targets: doc.targets(),
+            results,
+            iops: single.map(|m| m.iops),
+            mbps: single.map(|m| m.mbps),
+            avg_response_ms: single.and_then(|m| m.avg_response_ms),
+            errors: runs.iter().any(|r| r.has_errors()),
+            tool_version,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_parse_as_days_times_and_ages() {
+        let day = parse_when("2026-11-22", false).unwrap();
+        assert_eq!(unix_s(day), 1_795_305_600.0);
+        assert_eq!(unix_s(parse_when("2026-11-22", true).unwrap()), 1_795_305_600.0 + 86_400.0);
+        assert_eq!(unix_s(parse_when("2026-11-22 01:30", false).unwrap()), 1_795_305_600.0 + 5_400.0);
+        assert_eq!(unix_s(parse_when("2026-11-22T01:30:00Z", false).unwrap()), 1_795_305_600.0 + 5_400.0);
+        let ago = unix_s(SystemTime::now()) - unix_s(parse_when("2h", false).unwrap());
+        assert!((ago - 7200.0).abs() < 5.0, "{ago}");
+        assert!(parse_when("yesterday-ish", false).unwrap_err().contains("YYYY-MM-DD"));
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_an_empty_one_migrated() {
+        let dir = std::env::temp_dir().join(format!("iogauge-history-unit-{}", std::process::id()));
+        let path = dir.join("h.sqlite");
+        let h = History::open(&path).unwrap();
+        let v: i64 = h.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
+        h.conn.pragma_update(None, "user_version", MIGRATIONS.len() as i64 + 1).unwrap();
+        drop(h);
+        let err = History::open(&path).err().unwrap().to_string();
+        assert!(err.contains("newer than this iogauge knows"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

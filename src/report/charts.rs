@@ -1,0 +1,354 @@
+//! Which charts a report draws, chosen by what its documents hold: a study's cycles give the
+//! seeds' figures (MB/s by transfer size per number of volumes, IOPS against response time
+//! with the limit, IOPS by drive stroke, scaling against the theoretical maximum); a run gives
+//! its latency percentiles, histogram and time series.
+
+use super::svg::{Axis, Chart, Mark, Rule, Scale, Series, num};
+use crate::result::ResultDoc;
+use crate::study::Point;
+use crate::study::run::{PointResult, SpecSummary, StudyDoc};
+use crate::units::format_size;
+
+/// One style per series name across the whole report, so a series keeps its colour.
+#[derive(Default)]
+pub struct Styles {
+    names: Vec<String>,
+}
+
+impl Styles {
+    /// The style of series `name`.
+    pub fn of(&mut self, name: &str) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.names.push(name.to_string());
+                self.names.len() - 1
+            }
+        }
+    }
+}
+
+/// A study cycle parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Param {
+    Targets,
+    Workers,
+    Size,
+    Stroke,
+    Outstanding,
+    Rate,
+}
+
+const PARAMS: [Param; 6] = [Param::Targets, Param::Workers, Param::Size, Param::Stroke, Param::Outstanding, Param::Rate];
+
+impl Param {
+    fn get(self, p: &Point) -> Option<f64> {
+        match self {
+            Param::Targets => p.targets.map(f64::from),
+            Param::Workers => p.workers.map(f64::from),
+            Param::Size => p.size.map(|v| v as f64),
+            Param::Stroke => p.stroke,
+            Param::Outstanding => p.outstanding.map(f64::from),
+            Param::Rate => p.rate_pct,
+        }
+    }
+
+    /// The value as a series name part: "2 targets", "64K".
+    fn tag(self, v: f64) -> String {
+        match self {
+            Param::Targets => format!("{} target{}", v, if v == 1.0 { "" } else { "s" }),
+            Param::Workers => format!("{} worker{}", v, if v == 1.0 { "" } else { "s" }),
+            Param::Size => format_size(v as u64),
+            Param::Stroke => format!("stroke {}%", num(v)),
+            Param::Outstanding => format!("{v} outstanding"),
+            Param::Rate => format!("rate {}%", num(v)),
+        }
+    }
+
+    fn axis(self, values: &[f64]) -> Axis {
+        let spread = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(0.0, f64::max);
+            lo > 0.0 && hi / lo >= 16.0
+        };
+        let (label, scale) = match self {
+            Param::Targets => ("Targets (volumes)", Scale::Linear),
+            Param::Workers => ("Workers", Scale::Linear),
+            Param::Size => ("Transfer size (bytes)", Scale::Log2Size),
+            Param::Stroke => ("Drive stroke (% of each target)", Scale::Linear),
+            Param::Outstanding => {
+                ("Outstanding I/Os (per target and worker)", if spread(values) { Scale::Log2 } else { Scale::Linear })
+            }
+            Param::Rate => ("Offered rate (% of the maximum)", Scale::Linear),
+        };
+        Axis { label: label.into(), scale }
+    }
+}
+
+/// One spec at one point of one study.
+struct Row<'a> {
+    study: &'a str,
+    point: &'a PointResult,
+    s: &'a SpecSummary,
+}
+
+/// The studies' rows and which parameters vary among them.
+struct Rows<'a> {
+    rows: Vec<Row<'a>>,
+    varying: Vec<Param>,
+    multi: bool,
+}
+
+impl<'a> Rows<'a> {
+    fn new(studies: &[(&'a str, &'a StudyDoc)]) -> Rows<'a> {
+        let rows: Vec<Row> = studies
+            .iter()
+            .flat_map(|&(study, d)| d.points.iter().flat_map(move |p| p.summary.iter().map(move |s| Row { study, point: p, s })))
+            .collect();
+        let varying = PARAMS
+            .into_iter()
+            .filter(|k| {
+                let mut seen: Vec<f64> = rows.iter().filter_map(|r| k.get(&r.point.params)).collect();
+                seen.sort_by(f64::total_cmp);
+                seen.dedup();
+                seen.len() > 1
+            })
+            .collect();
+        Rows { rows, varying, multi: studies.len() > 1 }
+    }
+
+    /// The series name of a row when `x` (and `also`) are on the axes: the study (if several),
+    /// the other varying parameters, the spec.
+    fn key(&self, r: &Row, skip: &[Param]) -> String {
+        let mut parts = Vec::new();
+        if self.multi {
+            parts.push(r.study.to_string());
+        }
+        for k in self.varying.iter().filter(|k| !skip.contains(k)) {
+            if let Some(v) = k.get(&r.point.params) {
+                parts.push(k.tag(v));
+            }
+        }
+        parts.push(r.s.spec.clone());
+        parts.join(" · ")
+    }
+
+    /// Series of (x, y) grouped by [`Rows::key`], in order of first appearance.
+    fn series(
+        &self,
+        styles: &mut Styles,
+        skip: &[Param],
+        xy: impl Fn(&Row) -> Option<(f64, f64)>,
+        sort_x: bool,
+    ) -> Vec<Series> {
+        let mut out: Vec<Series> = Vec::new();
+        for r in &self.rows {
+            let Some(p) = xy(r) else { continue };
+            let name = self.key(r, skip);
+            match out.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push(p),
+                None => out.push(Series { style: styles.of(&name), name, points: vec![p] }),
+            }
+        }
+        if sort_x {
+            for s in &mut out {
+                s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
+        }
+        out
+    }
+
+    fn x_values(&self, k: Param) -> Vec<f64> {
+        self.rows.iter().filter_map(|r| k.get(&r.point.params)).collect()
+    }
+}
+
+fn chart(title: &str, x: Axis, y: &str, y_scale: Scale, series: Vec<Series>) -> Chart {
+    Chart {
+        title: title.into(),
+        x,
+        y: Axis { label: y.into(), scale: y_scale },
+        series,
+        x_rules: vec![],
+        marks: vec![],
+    }
+}
+
+const IOPS: &str = "IOPS (I/Os per second)";
+const MBPS: &str = "MB/s (10^6 bytes per second)";
+const AVG_MS: &str = "Average response time (ms)";
+
+/// The charts of the studies' cycles.
+pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<Chart> {
+    let rows = Rows::new(studies);
+    let mut out = Vec::new();
+    let on = |k: Param| rows.varying.contains(&k);
+    // One cycle on the x axis, the others as series (seed 000's figures, seed 001's chart 1).
+    let by = |k: Param, what: &str, y: &str, f: &dyn Fn(&SpecSummary) -> Option<f64>, styles: &mut Styles| {
+        let series = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, f(r.s)?)), true);
+        chart(&format!("{what} by {}", k.axis(&[]).label.split(" (").next().unwrap_or("")), k.axis(&rows.x_values(k)), y, Scale::Linear, series)
+    };
+    if on(Param::Size) {
+        out.push(by(Param::Size, "MB/s", MBPS, &|s| Some(s.mbps.median), styles));
+        out.push(by(Param::Size, "IOPS", IOPS, &|s| Some(s.iops.median), styles));
+    }
+    if on(Param::Stroke) {
+        out.push(by(Param::Stroke, "IOPS", IOPS, &|s| Some(s.iops.median), styles));
+    }
+    let searches: Vec<_> = studies.iter().flat_map(|(l, d)| d.searches.iter().map(move |s| (*l, d, s))).collect();
+    let curves = studies.iter().any(|(_, d)| !d.curves.is_empty());
+    if on(Param::Outstanding) && searches.is_empty() {
+        out.push(by(Param::Outstanding, "IOPS", IOPS, &|s| Some(s.iops.median), styles));
+        out.push(by(Param::Outstanding, "Average response time", AVG_MS, &|s| s.avg_response_ms.map(|v| v.median), styles));
+    }
+    if !searches.is_empty() || curves || on(Param::Outstanding) {
+        out.push(response_chart(&rows, &searches, styles));
+    }
+    for k in [Param::Targets, Param::Workers] {
+        if on(k) {
+            out.extend(scaling_charts(&rows, k, styles));
+        }
+    }
+    out.retain(|c| !c.is_empty());
+    out
+}
+
+/// IOPS against response time, one curve per series in order of load, with the limit drawn
+/// and the maximum under it marked (seed 001's charts 2, 5, 6, 8).
+fn response_chart(
+    rows: &Rows,
+    searches: &[(&str, &&StudyDoc, &crate::study::run::SearchResult)],
+    styles: &mut Styles,
+) -> Chart {
+    // A p99 limit is read on a p99 axis; any other on the average.
+    let p99 = !searches.is_empty() && searches.iter().all(|s| s.2.of == "p99");
+    let resp = |s: &SpecSummary| if p99 { s.p99_response_ms } else { s.avg_response_ms }.map(|v| v.median);
+    let mut series = rows.series(styles, &[Param::Outstanding, Param::Rate], |r| Some((resp(r.s)?, r.s.iops.median)), false);
+    // In order of load: outstanding I/Os up; open-loop rates up, the uncontrolled maximum last.
+    let load = |r: &Row| {
+        let p = &r.point.params;
+        (p.outstanding.unwrap_or(0), p.rate_pct.unwrap_or(f64::INFINITY))
+    };
+    for s in &mut series {
+        let mut members: Vec<&Row> = rows.rows.iter().filter(|r| rows.key(r, &[Param::Outstanding, Param::Rate]) == s.name).collect();
+        members.retain(|r| resp(r.s).is_some());
+        members.sort_by(|a, b| load(a).partial_cmp(&load(b)).unwrap_or(std::cmp::Ordering::Equal));
+        s.points = members.iter().map(|r| (resp(r.s).unwrap_or(0.0), r.s.iops.median)).collect();
+    }
+    let of = if p99 { "p99" } else { "avg" };
+    let mut c = chart(
+        &format!("IOPS against {} response time", if p99 { "99th percentile" } else { "average" }),
+        Axis { label: format!("{} response time (ms)", if p99 { "99th percentile" } else { "Average" }), scale: Scale::Linear },
+        IOPS,
+        Scale::Linear,
+        series,
+    );
+    for (label, doc, s) in searches {
+        if s.of == of && !c.x_rules.iter().any(|r| r.value == s.limit_ms) {
+            c.x_rules.push(Rule { value: s.limit_ms, label: format!("limit {} ms", num(s.limit_ms)) });
+        }
+        let found = s.found.and_then(|i| doc.points.get(i)).and_then(|p| p.summary.iter().find(|x| x.spec == s.spec));
+        if let Some(f) = found.filter(|_| s.of == of) {
+            let who = if rows.multi { format!("{label}: ") } else { String::new() };
+            if let Some(x) = resp(f) {
+                c.marks.push(Mark { x, y: f.iops.median, label: format!("{who}max {} IOPS", num(f.iops.median.round())) });
+            }
+        }
+    }
+    c
+}
+
+/// Measured against the theoretical maximum by number of targets or workers, and the scaling
+/// factor per step (seed 000).
+fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
+    let unit_mbps = rows.rows.iter().filter_map(|r| r.s.theory.as_ref()).any(|t| t.unit == "mbps");
+    let measured = |s: &SpecSummary| if unit_mbps { s.mbps.median } else { s.iops.median };
+    let y = if unit_mbps { MBPS } else { IOPS };
+    let mut series = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, measured(r.s))), true);
+    let mut marks = Vec::new();
+    let theory: Vec<Series> = rows
+        .series(styles, &[k], |r| Some((k.get(&r.point.params)?, r.s.theory.as_ref()?.value)), true)
+        .into_iter()
+        .map(|mut s| {
+            s.name = format!("theoretical maximum · {}", s.name);
+            s.style = styles.of(&s.name);
+            s
+        })
+        .collect();
+    // Where the limiting component changes, say which it is.
+    let mut last: Option<(String, String)> = None;
+    for r in &rows.rows {
+        if let (Some(t), Some(x)) = (&r.s.theory, k.get(&r.point.params)) {
+            let key = rows.key(r, &[k]);
+            if last.as_ref() != Some(&(key.clone(), t.limit.clone())) {
+                marks.push(Mark { x, y: t.value, label: format!("limit: {}", t.limit) });
+                last = Some((key, t.limit.clone()));
+            }
+        }
+    }
+    series.extend(theory);
+    let what = k.axis(&[]).label;
+    let mut c = chart(&format!("{} by number of {}", if unit_mbps { "MB/s" } else { "IOPS" }, what.to_lowercase()), k.axis(&rows.x_values(k)), y, Scale::Linear, series);
+    c.marks = marks;
+    let factor = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, r.s.scaling? * 100.0)), true);
+    let f = chart(&format!("Scaling factor by number of {}", what.to_lowercase()), k.axis(&rows.x_values(k)), "Scaling factor (% of N x one)", Scale::Linear, factor);
+    vec![c, f]
+}
+
+/// The runs' latency percentiles, histograms and time series.
+pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart> {
+    let multi = runs.len() > 1;
+    let results: Vec<(String, &crate::result::RunResult)> = runs
+        .iter()
+        .flat_map(|&(label, d)| {
+            d.results.iter().map(move |r| (if multi { format!("{label} · {}", r.spec) } else { r.spec.clone() }, r))
+        })
+        .collect();
+    let mut series = |f: &dyn Fn(&crate::result::RunResult) -> Vec<(f64, f64)>| -> Vec<Series> {
+        results.iter().map(|(name, r)| Series { name: name.clone(), style: styles.of(name), points: f(r) }).collect()
+    };
+    let percentiles = series(&|r| {
+        let mut p: Vec<(f64, f64)> = r
+            .totals
+            .metrics
+            .percentiles_ms
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix('p')?.parse::<f64>().ok()?, *v)))
+            .collect();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        p
+    });
+    let histogram = series(&|r| histogram_points(&r.totals.metrics.raw.both().histogram));
+    fn time(r: &crate::result::RunResult, what: fn(&crate::result::Interval) -> Option<f64>) -> Vec<(f64, f64)> {
+        r.intervals.iter().filter_map(|i| Some((i.t_s, what(i)?))).collect()
+    }
+    let iops_t = series(&|r| time(r, |i| Some(i.iops)));
+    let resp_t = series(&|r| time(r, |i| i.avg_response_ms));
+    let cpu_t = series(&|r| time(r, |i| Some(i.cpu_pct)));
+    let secs = || Axis { label: "Time into the recorded run (s)".into(), scale: Scale::Linear };
+    let resp_axis = || Axis { label: "Response time (ms)".into(), scale: Scale::Log10 };
+    let mut out = vec![
+        chart("Response time percentiles", Axis { label: "Percentile (%)".into(), scale: Scale::Nines }, "Response time (ms)", Scale::Log10, percentiles),
+        Chart { y: Axis { label: "I/Os (% of all in the run)".into(), scale: Scale::Linear }, ..chart("Response time histogram", resp_axis(), "", Scale::Linear, histogram) },
+        chart("IOPS over time", secs(), IOPS, Scale::Linear, iops_t),
+        chart("Average response time over time", secs(), AVG_MS, Scale::Linear, resp_t),
+        chart("CPU utilisation over time", secs(), "CPU utilisation (% of all CPUs)", Scale::Linear, cpu_t),
+    ];
+    out.retain(|c| !c.is_empty());
+    out
+}
+
+/// The histogram in four bins per power of two: (bin midpoint in ms, % of all I/Os).
+fn histogram_points(h: &crate::stats::Histogram) -> Vec<(f64, f64)> {
+    let total = h.total() as f64;
+    let mut bins: Vec<(i64, u64)> = Vec::new();
+    for (lo, hi, count) in h.buckets() {
+        let mid = (lo + hi) as f64 / 2.0;
+        let bin = (mid.max(1.0).log2() * 4.0).floor() as i64;
+        match bins.last_mut() {
+            Some(b) if b.0 == bin => b.1 += count,
+            _ => bins.push((bin, count)),
+        }
+    }
+    bins.into_iter().map(|(b, c)| (2f64.powf((b as f64 + 0.5) / 4.0) / 1e6, c as f64 / total * 100.0)).collect()
+}

@@ -1,0 +1,318 @@
+//! `iogauge report`: one HTML file from result and study documents, with the charts and
+//! tables the seeds publish, a side-by-side comparison of several systems, and what is needed
+//! to reproduce each run.
+
+pub mod charts;
+mod html;
+pub mod svg;
+
+use std::fmt::Write;
+
+use crate::compare::{self, Figures};
+use crate::document::Document;
+use crate::export::table::thousands;
+use crate::result::ResultDoc;
+use crate::study::run::StudyDoc;
+use html::{Cell, table};
+use svg::{esc, num};
+
+/// A document and what to call it (its path or history id).
+pub struct Input {
+    /// The name shown for it.
+    pub label: String,
+    /// The document.
+    pub doc: Document,
+}
+
+/// A chart of the report, for `--charts DIR`.
+pub struct ChartFile {
+    /// File name without `.svg`: its number and title.
+    pub file_stem: String,
+    /// The chart's title.
+    pub title: String,
+    /// The standalone SVG.
+    pub svg: String,
+}
+
+/// The report: the page and its charts.
+pub struct Report {
+    /// The HTML page (charts inline).
+    pub html: String,
+    /// Each chart alone.
+    pub charts: Vec<ChartFile>,
+}
+
+/// Builds the report of `inputs`.
+pub fn build(title: &str, inputs: &[Input]) -> Report {
+    let mut styles = charts::Styles::default();
+    let studies: Vec<(&str, &StudyDoc)> = inputs
+        .iter()
+        .filter_map(|i| match &i.doc {
+            Document::Study(d) => Some((i.label.as_str(), d)),
+            Document::Run(_) => None,
+        })
+        .collect();
+    let runs: Vec<(&str, &ResultDoc)> = inputs
+        .iter()
+        .filter_map(|i| match &i.doc {
+            Document::Run(d) => Some((i.label.as_str(), d)),
+            Document::Study(_) => None,
+        })
+        .collect();
+    let mut files = Vec::new();
+    let mut body = format!("<h1>{}</h1>\n", esc(title));
+    let _ = writeln!(
+        body,
+        "<p class=\"meta\">Made by iogauge {} at {} from {} document{}.</p>",
+        env!("CARGO_PKG_VERSION"),
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
+        inputs.len(),
+        if inputs.len() == 1 { "" } else { "s" }
+    );
+    body.push_str(&inputs_table(inputs));
+    if inputs.len() > 1 {
+        body.push_str("<h2>Side by side</h2>\n");
+        body.push_str(&comparison(inputs));
+    }
+    let mut figures = |body: &mut String, list: Vec<svg::Chart>| {
+        for c in list {
+            let n = files.len() + 1;
+            let svg = c.render();
+            let _ = writeln!(body, "<figure id=\"chart-{n}\">{svg}<figcaption>Chart {n}. {}</figcaption></figure>", esc(&c.title));
+            files.push(ChartFile { file_stem: format!("{n:02}-{}", slug(&c.title)), title: c.title.clone(), svg });
+        }
+    };
+    if !studies.is_empty() {
+        body.push_str("<h2>Studies</h2>\n");
+        figures(&mut body, charts::study_charts(&studies, &mut styles));
+        for (label, d) in &studies {
+            body.push_str(&study_tables(label, d));
+        }
+    }
+    if !runs.is_empty() {
+        body.push_str("<h2>Runs</h2>\n");
+        figures(&mut body, charts::run_charts(&runs, &mut styles));
+        for (label, d) in &runs {
+            body.push_str(&run_table(label, d));
+        }
+    }
+    body.push_str("<h2>Reproducibility</h2>\n");
+    for i in inputs {
+        body.push_str(&reproducibility(i));
+    }
+    Report { html: html::page(title, &body), charts: files }
+}
+
+/// "MB/s by transfer size" -> "mb-s-by-transfer-size".
+fn slug(title: &str) -> String {
+    let s: String = title.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.3}"))
+}
+
+fn inputs_table(inputs: &[Input]) -> String {
+    let rows: Vec<Vec<Cell>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, i)| {
+            let d = &i.doc;
+            vec![
+                Cell::Text(letter(k)),
+                Cell::Text(i.label.clone()),
+                Cell::Text(d.kind().into()),
+                Cell::Text(d.started_at().into()),
+                Cell::Num(format!("{:.1}", d.duration_s())),
+                Cell::Text(d.runs().first().map_or("-".into(), |r| r.host.name.clone())),
+                Cell::Text(d.specs().join(", ")),
+                Cell::Text(d.targets().join(", ")),
+                Cell::Text(if d.interrupted() { "stopped before its end".into() } else { String::new() }),
+            ]
+        })
+        .collect();
+    table("inputs", &["", "document", "kind", "started (UTC)", "time (s)", "host", "specs", "targets", "note"], &rows)
+}
+
+/// A, B, C... for the documents in tables.
+fn letter(k: usize) -> String {
+    if k < 26 { ((b'A' + k as u8) as char).to_string() } else { format!("#{}", k + 1) }
+}
+
+/// Every workload the documents share, each measure side by side with the % difference from
+/// the first (seeds 001 and 004).
+fn comparison(inputs: &[Input]) -> String {
+    let all: Vec<Vec<(String, Figures)>> = inputs.iter().map(|i| compare::workloads(&i.doc)).collect();
+    let common: Vec<&String> =
+        all[0].iter().map(|(k, _)| k).filter(|k| all[1..].iter().all(|w| w.iter().any(|(kb, _)| kb == *k))).collect();
+    if common.is_empty() {
+        return "<p>The documents have no workload in common: compare runs of the same specifications.</p>\n".into();
+    }
+    type Measure = (&'static str, fn(&Figures) -> Option<f64>, fn(f64) -> String);
+    let measures: [Measure; 6] = [
+        ("IOPS", |f| Some(f.iops), thousands),
+        ("MB/s", |f| Some(f.mbps), |v| format!("{v:.1}")),
+        ("avg ms", |f| f.avg_response_ms, |v| format!("{v:.3}")),
+        ("p99 ms", |f| f.p99_response_ms, |v| format!("{v:.3}")),
+        ("CPU %", |f| Some(f.cpu_pct), |v| format!("{v:.1}")),
+        ("IOPS per CPU %", |f| Some(f.iops_per_cpu_pct), thousands),
+    ];
+    let mut head: Vec<String> = vec!["workload".into()];
+    for (name, _, _) in &measures {
+        for k in 0..inputs.len() {
+            head.push(format!("{} {name}", letter(k)));
+        }
+        for k in 1..inputs.len() {
+            head.push(format!("{} vs A %", letter(k)));
+        }
+    }
+    let rows: Vec<Vec<Cell>> = common
+        .iter()
+        .map(|w| {
+            let figs: Vec<&Figures> =
+                all.iter().map(|list| &list.iter().find(|(k, _)| k == *w).expect("common to all").1).collect();
+            let mut row = vec![Cell::Text((*w).clone())];
+            for (_, get, fmt) in &measures {
+                for f in &figs {
+                    row.push(Cell::Num(get(f).map_or("-".into(), fmt)));
+                }
+                for f in &figs[1..] {
+                    let p = compare::pct(get(figs[0]), get(f));
+                    row.push(Cell::Num(p.map_or("-".into(), |p| format!("{p:+.1}"))));
+                }
+            }
+            row
+        })
+        .collect();
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let mut s = table("compare", &head, &rows);
+    s.push_str(
+        "<p class=\"meta\">% = (X - A) / A: higher is better for IOPS, MB/s and IOPS per CPU %; lower for response times and CPU %.</p>\n",
+    );
+    s
+}
+
+fn study_tables(label: &str, d: &StudyDoc) -> String {
+    let mut s = format!("<h3>Study {}</h3>\n", esc(label));
+    for search in &d.searches {
+        let _ = writeln!(s, "<p class=\"answer\">{}</p>", esc(&search.answer));
+    }
+    let range = |v: &crate::study::stats::Spread, f: fn(f64) -> String| {
+        if v.min == v.max { f(v.median) } else { format!("{} ({}-{})", f(v.median), f(v.min), f(v.max)) }
+    };
+    let rows: Vec<Vec<Cell>> = d
+        .points
+        .iter()
+        .flat_map(|p| {
+            p.summary.iter().map(move |x| {
+                vec![
+                    Cell::Num(p.index.to_string()),
+                    Cell::Text(p.params.label()),
+                    Cell::Text(x.spec.clone()),
+                    Cell::Num(range(&x.iops, thousands)),
+                    Cell::Num(format!("{:.1}", x.mbps.median)),
+                    Cell::Num(ms(x.avg_response_ms.map(|v| v.median))),
+                    Cell::Num(ms(x.p99_response_ms.map(|v| v.median))),
+                    Cell::Num(format!("{:.1}", x.cpu_pct.median)),
+                    Cell::Num(thousands(x.iops_per_cpu_pct.median)),
+                    Cell::Num(x.scaling.map_or("-".into(), |v| format!("{:.0}%", v * 100.0))),
+                    Cell::Text(x.theory.as_ref().map_or("-".into(), |t| {
+                        format!("{} {} ({:.0}%, {})", num(t.value.round()), t.unit, t.measured_pct, t.limit)
+                    })),
+                    Cell::Num(x.errors.to_string()),
+                ]
+            })
+        })
+        .collect();
+    s.push_str(&table(
+        "points",
+        &["#", "point", "spec", "IOPS (min-max)", "MB/s", "avg ms", "p99 ms", "CPU %", "IOPS per CPU %", "scaling", "theoretical maximum (reached, limit)", "errors"],
+        &rows,
+    ));
+    s.push_str(&warnings(&d.warnings));
+    s
+}
+
+fn run_table(label: &str, d: &ResultDoc) -> String {
+    let mut s = format!("<h3>Run {}</h3>\n", esc(label));
+    let rows: Vec<Vec<Cell>> = d
+        .results
+        .iter()
+        .map(|r| {
+            let m = &r.totals.metrics;
+            let p = |k: &str| ms(m.percentiles_ms.get(k).copied());
+            vec![
+                Cell::Text(r.spec.clone()),
+                Cell::Num(thousands(m.iops)),
+                Cell::Num(format!("{:.1}", m.mbps)),
+                Cell::Num(format!("{:.1}", m.mibps)),
+                Cell::Num(ms(m.avg_response_ms)),
+                Cell::Num(p("p50")),
+                Cell::Num(p("p99")),
+                Cell::Num(p("p99.9")),
+                Cell::Num(ms(m.max_response_ms)),
+                Cell::Num(format!("{:.1}", r.totals.cpu.all.utilization_pct)),
+                Cell::Num(thousands(r.totals.cpu.effectiveness)),
+                Cell::Num(m.errors.to_string()),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        "results",
+        &["spec", "IOPS", "MB/s", "MiB/s", "avg ms", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "CPU %", "IOPS per CPU %", "errors"],
+        &rows,
+    ));
+    s.push_str(&warnings(&d.warnings));
+    s
+}
+
+fn warnings(list: &[String]) -> String {
+    list.iter().map(|w| format!("<p class=\"warning\">Warning: {}</p>\n", esc(w))).collect()
+}
+
+/// Host, kernel, CPU, devices, version, the resolved job, start and duration.
+fn reproducibility(i: &Input) -> String {
+    let d = &i.doc;
+    let mut s = format!("<h3>{}</h3>\n", esc(&i.label));
+    let (version, job) = match d {
+        Document::Run(r) => (&r.tool_version, toml::to_string(&r.config)),
+        Document::Study(st) => {
+            let mut c = st.config.clone();
+            c.study = Some(st.study.clone());
+            (&st.tool_version, toml::to_string(&c))
+        }
+    };
+    let mut rows = vec![
+        vec![Cell::Text("iogauge".into()), Cell::Text(version.clone())],
+        vec![Cell::Text("started (UTC)".into()), Cell::Text(d.started_at().into())],
+        vec![Cell::Text("duration".into()), Cell::Text(format!("{:.1} s", d.duration_s()))],
+    ];
+    if let Some(r) = d.runs().first() {
+        let h = &r.host;
+        rows.push(vec![Cell::Text("host".into()), Cell::Text(h.name.clone())]);
+        rows.push(vec![Cell::Text("system".into()), Cell::Text(h.os.clone())]);
+        rows.push(vec![Cell::Text("kernel".into()), Cell::Text(h.kernel.clone())]);
+        rows.push(vec![Cell::Text("CPU".into()), Cell::Text(format!("{} x {}", h.cpus, h.cpu_model))]);
+        rows.push(vec![
+            Cell::Text("memory".into()),
+            Cell::Text(format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64)),
+        ]);
+        for t in &r.target_info {
+            rows.push(vec![
+                Cell::Text(format!("target {}", t.path)),
+                Cell::Text(format!(
+                    "{:?}, {} bytes, {}{}",
+                    t.kind,
+                    thousands(t.size as f64),
+                    t.model,
+                    if t.direct { ", O_DIRECT" } else { ", buffered" }
+                )),
+            ]);
+        }
+    }
+    s.push_str(&table("repro", &["", ""], &rows));
+    let job = job.unwrap_or_else(|e| format!("# the job could not be written as TOML: {e}"));
+    let _ = writeln!(s, "<p>The resolved job (runs it again with <code>iogauge {} FILE</code>):</p>\n<pre class=\"job\">{}</pre>", d.kind(), esc(&job));
+    s
+}
