@@ -92,9 +92,7 @@ fn io_errors_are_counted_and_exit_1() {
     // short (0 bytes).
     let dir = scratch("shrink");
     ok_in(&dir, &["run", "--file-size", "64M", "--ios", "10", "-q"]);
-    let child = std::process::Command::new(bin())
-        .args(["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "1500ms", "--json", "-"])
-        .current_dir(&dir)
+    let child = command_in(&dir, &["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "1500ms", "--json", "-"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -322,8 +322,7 @@ fn ctrl_c_keeps_the_points_done() {
          [study]\noutstanding = [1, 2, 4, 8, 16, 32]\n",
     );
     let out = dir.join("s.json");
-    let mut child = std::process::Command::new(bin())
-        .args(["study", &job, "--quiet", "--json", out.to_str().unwrap()])
+    let mut child = command_in(&dir, &["study", &job, "--quiet", "--json", out.to_str().unwrap()])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

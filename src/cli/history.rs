@@ -64,8 +64,14 @@ impl SaveFlags {
 impl Saver {
     /// Saves `doc` (again, in place, after the first time) and says under which id.
     pub fn save(&mut self, doc: &Document) {
-        if let Some(id) = self.save_quietly(doc).filter(|_| !self.quiet) {
-            eprintln!("iogauge: saved as {} {id} in the history (iogauge show {id})", doc.kind());
+        self.save_quietly(doc);
+        self.announce(doc.kind());
+    }
+
+    /// Says under which id the `kind` (run or study) was saved, unless quiet.
+    pub fn announce(&self, kind: &str) {
+        if let Some(id) = self.id.filter(|_| !self.quiet) {
+            eprintln!("iogauge: saved as {kind} {id} in the history (iogauge show {id})");
         }
     }
 

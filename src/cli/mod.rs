@@ -480,7 +480,9 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     };
     stop_on_interrupt();
     let doc = study::run::run_study(&config, &points, progress(quiet_stdout).as_mut(), &mut after_point, &STOP)?;
-    saver.save(&Document::Study(doc.clone()));
+    // Once more with the end state (complete or stopped, the whole duration).
+    after_point(&doc)?;
+    saver.announce("study");
     if let Some(None) = &files.json {
         write_out(None, &export::json::to_bytes(&doc), "the JSON document")?;
     }

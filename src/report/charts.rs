@@ -72,12 +72,12 @@ impl Param {
             lo > 0.0 && hi / lo >= 16.0
         };
         let (label, scale) = match self {
-            Param::Targets => ("Targets (volumes)", Scale::Linear),
-            Param::Workers => ("Workers", Scale::Linear),
+            Param::Targets => ("Targets (volumes)", Scale::Count),
+            Param::Workers => ("Workers", Scale::Count),
             Param::Size => ("Transfer size (bytes)", Scale::Log2Size),
             Param::Stroke => ("Drive stroke (% of each target)", Scale::Linear),
             Param::Outstanding => {
-                ("Outstanding I/Os (per target and worker)", if spread(values) { Scale::Log2 } else { Scale::Linear })
+                ("Outstanding I/Os (per target and worker)", if spread(values) { Scale::Log2 } else { Scale::Count })
             }
             Param::Rate => ("Offered rate (% of the maximum)", Scale::Linear),
         };
@@ -133,29 +133,9 @@ impl<'a> Rows<'a> {
         parts.join(" · ")
     }
 
-    /// Series of (x, y) grouped by [`Rows::key`], in order of first appearance.
-    fn series(
-        &self,
-        styles: &mut Styles,
-        skip: &[Param],
-        xy: impl Fn(&Row) -> Option<(f64, f64)>,
-        sort_x: bool,
-    ) -> Vec<Series> {
-        let mut out: Vec<Series> = Vec::new();
-        for r in &self.rows {
-            let Some(p) = xy(r) else { continue };
-            let name = self.key(r, skip);
-            match out.iter_mut().find(|s| s.name == name) {
-                Some(s) => s.points.push(p),
-                None => out.push(Series { style: styles.of(&name), name, points: vec![p] }),
-            }
-        }
-        if sort_x {
-            for s in &mut out {
-                s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            }
-        }
-        out
+    /// Series of (x, y) grouped by [`Rows::key`], in order of first appearance, sorted by x.
+    fn series(&self, styles: &mut Styles, skip: &[Param], xy: impl Fn(&Row) -> Option<(f64, f64)>) -> Vec<Series> {
+        group(styles, self.rows.iter().filter_map(|r| Some((self.key(r, skip), xy(r)?))))
     }
 
     fn x_values(&self, k: Param) -> Vec<f64> {
@@ -185,7 +165,7 @@ pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<C
     let on = |k: Param| rows.varying.contains(&k);
     // One cycle on the x axis, the others as series (seed 000's figures, seed 001's chart 1).
     let by = |k: Param, what: &str, y: &str, f: &dyn Fn(&SpecSummary) -> Option<f64>, styles: &mut Styles| {
-        let series = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, f(r.s)?)), true);
+        let series = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, f(r.s)?)));
         chart(&format!("{what} by {}", k.axis(&[]).label.split(" (").next().unwrap_or("")), k.axis(&rows.x_values(k)), y, Scale::Linear, series)
     };
     if on(Param::Size) {
@@ -223,7 +203,7 @@ fn response_chart(
     // A p99 limit is read on a p99 axis; any other on the average.
     let p99 = !searches.is_empty() && searches.iter().all(|s| s.2.of == "p99");
     let resp = |s: &SpecSummary| if p99 { s.p99_response_ms } else { s.avg_response_ms }.map(|v| v.median);
-    let mut series = rows.series(styles, &[Param::Outstanding, Param::Rate], |r| Some((resp(r.s)?, r.s.iops.median)), false);
+    let mut series = rows.series(styles, &[Param::Outstanding, Param::Rate], |r| Some((resp(r.s)?, r.s.iops.median)));
     // In order of load: outstanding I/Os up; open-loop rates up, the uncontrolled maximum last.
     let load = |r: &Row| {
         let p = &r.point.params;
@@ -251,48 +231,81 @@ fn response_chart(
         if let Some(f) = found.filter(|_| s.of == of) {
             let who = if rows.multi { format!("{label}: ") } else { String::new() };
             if let Some(x) = resp(f) {
-                c.marks.push(Mark { x, y: f.iops.median, label: format!("{who}max {} IOPS", num(f.iops.median.round())) });
+                let label = format!("{who}max {} IOPS at {} ms", num(f.iops.median.round()), num(x));
+                c.marks.push(Mark { x, y: f.iops.median, label });
             }
         }
+    }
+    // Many labels would overlap: the answers are listed under the charts.
+    if c.marks.len() > 3 {
+        c.marks.iter_mut().for_each(|m| m.label.clear());
     }
     c
 }
 
 /// Measured against the theoretical maximum by number of targets or workers, and the scaling
-/// factor per step (seed 000).
+/// factor per step (seed 000). With a transfer-size cycle too, each count stands for its peak
+/// over the sizes, as seed 000 reports it ("a single volume reached its peak of 114 MB/sec at
+/// the 16 KB transfer size; a 95% scaling factor").
 fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
     let unit_mbps = rows.rows.iter().filter_map(|r| r.s.theory.as_ref()).any(|t| t.unit == "mbps");
     let measured = |s: &SpecSummary| if unit_mbps { s.mbps.median } else { s.iops.median };
-    let y = if unit_mbps { MBPS } else { IOPS };
-    let mut series = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, measured(r.s))), true);
-    let mut marks = Vec::new();
-    let theory: Vec<Series> = rows
-        .series(styles, &[k], |r| Some((k.get(&r.point.params)?, r.s.theory.as_ref()?.value)), true)
-        .into_iter()
-        .map(|mut s| {
-            s.name = format!("theoretical maximum · {}", s.name);
-            s.style = styles.of(&s.name);
-            s
-        })
-        .collect();
-    // Where the limiting component changes, say which it is.
-    let mut last: Option<(String, String)> = None;
+    let skip = [k, Param::Size];
+    let mut peaks: Vec<(String, f64, &Row)> = Vec::new();
     for r in &rows.rows {
-        if let (Some(t), Some(x)) = (&r.s.theory, k.get(&r.point.params)) {
-            let key = rows.key(r, &[k]);
-            if last.as_ref() != Some(&(key.clone(), t.limit.clone())) {
-                marks.push(Mark { x, y: t.value, label: format!("limit: {}", t.limit) });
-                last = Some((key, t.limit.clone()));
+        let Some(x) = k.get(&r.point.params) else { continue };
+        let key = rows.key(r, &skip);
+        match peaks.iter_mut().find(|p| p.0 == key && p.1 == x) {
+            Some(p) if measured(r.s) > measured(p.2.s) => p.2 = r,
+            Some(_) => {}
+            None => peaks.push((key, x, r)),
+        }
+    }
+    let mut series = group(styles, peaks.iter().map(|(key, x, r)| (key.clone(), (*x, measured(r.s)))));
+    series.extend(group(
+        styles,
+        peaks.iter().filter_map(|(key, x, r)| Some((format!("theoretical maximum · {key}"), (*x, r.s.theory.as_ref()?.value)))),
+    ));
+    let factor = group(styles, peaks.iter().filter_map(|(key, x, r)| Some((key.clone(), (*x, r.s.scaling? * 100.0)))));
+    // Where the limiting component changes along a series, say which it is.
+    let mut marks: Vec<Mark> = Vec::new();
+    let mut last: Option<(&str, &str)> = None;
+    for (key, x, r) in &peaks {
+        if let Some(t) = &r.s.theory {
+            if last != Some((key.as_str(), t.limit.as_str())) {
+                marks.push(Mark { x: *x, y: t.value, label: format!("limit: {}", t.limit) });
+                last = Some((key, &t.limit));
             }
         }
     }
-    series.extend(theory);
-    let what = k.axis(&[]).label;
-    let mut c = chart(&format!("{} by number of {}", if unit_mbps { "MB/s" } else { "IOPS" }, what.to_lowercase()), k.axis(&rows.x_values(k)), y, Scale::Linear, series);
+    let what = k.axis(&[]).label.to_lowercase();
+    let peak = if rows.varying.contains(&Param::Size) { " (peak over transfer sizes)" } else { "" };
+    let unit = if unit_mbps { ("MB/s", MBPS) } else { ("IOPS", IOPS) };
+    let mut c = chart(&format!("{} by number of {what}{peak}", unit.0), k.axis(&rows.x_values(k)), unit.1, Scale::Linear, series);
     c.marks = marks;
-    let factor = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, r.s.scaling? * 100.0)), true);
-    let f = chart(&format!("Scaling factor by number of {}", what.to_lowercase()), k.axis(&rows.x_values(k)), "Scaling factor (% of N x one)", Scale::Linear, factor);
+    let f = chart(
+        &format!("Scaling factor by number of {what}{peak}"),
+        k.axis(&rows.x_values(k)),
+        "Scaling factor (% of N x the one)",
+        Scale::Linear,
+        factor,
+    );
     vec![c, f]
+}
+
+/// Points grouped into series by name, in order of first appearance, sorted by x.
+fn group(styles: &mut Styles, items: impl Iterator<Item = (String, (f64, f64))>) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for (name, p) in items {
+        match out.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(p),
+            None => out.push(Series { style: styles.of(&name), name, points: vec![p] }),
+        }
+    }
+    for s in &mut out {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
 }
 
 /// The runs' latency percentiles, histograms and time series.

@@ -15,6 +15,8 @@ use crate::units::format_size;
 pub enum Scale {
     /// From zero (or the smallest value, if negative) up.
     Linear,
+    /// Linear from zero, for counts: whole-number ticks only.
+    Count,
     /// Powers of two, ticks labelled as sizes (512, 4K, 1M).
     Log2Size,
     /// Powers of two, ticks labelled as numbers (1, 2, 4, 8).
@@ -151,10 +153,10 @@ impl Map {
         let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let (min, max) = if vals.is_empty() { (1.0, 1.0) } else { (min, max) };
         let (lo, hi) = match scale {
-            Scale::Linear => {
+            Scale::Linear | Scale::Count => {
                 let lo = if min < 0.0 { -nice_ceil(-min) } else { 0.0 };
                 let hi = if max <= 0.0 { 1.0 } else { nice_ceil(max * 1.05) };
-                (lo, hi)
+                (lo, if scale == Scale::Count { hi.ceil() } else { hi })
             }
             Scale::Log2Size | Scale::Log2 => (min.log2().floor(), max.log2().ceil().max(min.log2().floor() + 1.0)),
             Scale::Log10 => (min.log10().floor(), max.log10().ceil().max(min.log10().floor() + 1.0)),
@@ -165,7 +167,7 @@ impl Map {
 
     fn t(&self, v: f64) -> f64 {
         match self.scale {
-            Scale::Linear => v,
+            Scale::Linear | Scale::Count => v,
             Scale::Log2Size | Scale::Log2 => v.log2(),
             Scale::Log10 => v.log10(),
             Scale::Nines => nines(v),
@@ -180,9 +182,12 @@ impl Map {
     /// Tick values and their labels.
     fn ticks(&self) -> Vec<(f64, String)> {
         match self.scale {
-            Scale::Linear => {
-                let step = nice_step((self.hi - self.lo) / 6.0);
-                let n = ((self.hi - self.lo) / step).round() as i64;
+            Scale::Linear | Scale::Count => {
+                let mut step = nice_step((self.hi - self.lo) / 6.0);
+                if self.scale == Scale::Count {
+                    step = step.max(1.0);
+                }
+                let n = ((self.hi - self.lo) / step + 1e-9).floor() as i64;
                 (0..=n).map(|i| self.lo + i as f64 * step).map(|v| (v, num(v))).collect()
             }
             Scale::Log2Size | Scale::Log2 => {
@@ -211,7 +216,7 @@ impl Map {
 
 fn plottable(scale: Scale, v: f64) -> bool {
     match scale {
-        Scale::Linear => true,
+        Scale::Linear | Scale::Count => true,
         Scale::Log2Size | Scale::Log2 | Scale::Log10 => v > 0.0,
         Scale::Nines => (0.0..100.0).contains(&v),
     }

@@ -13,9 +13,17 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_iogauge")
 }
 
+/// iogauge run with `args` in `dir`, its history in this test process's own directory (not
+/// the user's).
+pub fn command_in(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args).current_dir(dir).env("XDG_DATA_HOME", std::env::temp_dir().join(format!("iogauge-test-{}-data", std::process::id())));
+    c
+}
+
 /// Runs iogauge with `args` in `dir`.
 pub fn iogauge_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin()).args(args).current_dir(dir).output().expect("run iogauge")
+    command_in(dir, args).output().expect("run iogauge")
 }
 
 /// Runs iogauge with `args` in `dir` and asserts it succeeded.

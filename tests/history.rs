@@ -1,0 +1,220 @@
+//! The history database: every run and study saved, found by filters, given back byte for
+//! byte, compared by id, and never left unreadable by a killed process.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn history(dir: &Path, db: &Path, filter: &[&str]) -> Vec<Value> {
+    let mut args = vec!["history", "--json", "--db", db.to_str().unwrap()];
+    args.extend(filter);
+    let out = ok_in(dir, &args);
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).expect("history --json prints one JSON array")
+}
+
+fn ids(list: &[Value]) -> Vec<i64> {
+    list.iter().map(|e| e["id"].as_i64().unwrap()).collect()
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string()
+}
+
+#[test]
+fn runs_are_saved_and_found_by_target_spec_host_and_date() {
+    let dir = scratch("history");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    ok_in(&dir, &["run", "--target", "null", "--ios", "20000", "--spec", "random-read-4k", "--db", d, "--json", "a.json", "-q"]);
+    ok_in(&dir, &["run", "--target", "null", "--ios", "20000", "--spec", "oltp-8k", "--db", d, "--json", "b.json", "-q"]);
+    let file = dir.join("t.dat");
+    let f = file.to_str().unwrap();
+    ok_in(&dir, &["run", "--target", f, "--file-size", "8M", "--ios", "2000", "--db", d, "-q"]);
+
+    let all = history(&dir, &db, &[]);
+    assert_eq!(ids(&all), [3, 2, 1], "newest first");
+    assert_eq!(all[1]["specs"], serde_json::json!(["oltp-8k"]));
+    assert_eq!(all[0]["targets"], serde_json::json!([f]));
+    let a: Value = serde_json::from_slice(&std::fs::read(dir.join("a.json")).unwrap()).unwrap();
+    assert_eq!(all[2]["iops"], a["results"][0]["totals"]["iops"], "the headline is the document's");
+    assert_eq!(all[2]["started_at"], a["started_at"]);
+
+    assert_eq!(ids(&history(&dir, &db, &["--spec", "oltp-8k"])), [2]);
+    assert_eq!(ids(&history(&dir, &db, &["--target", "t.dat"])), [3]);
+    assert_eq!(ids(&history(&dir, &db, &["--target", "null"])), [2, 1]);
+    assert_eq!(ids(&history(&dir, &db, &["--host", &hostname()])), [3, 2, 1]);
+    assert!(history(&dir, &db, &["--host", "no-such-host"]).is_empty());
+    assert_eq!(ids(&history(&dir, &db, &["--since", "1h"])), [3, 2, 1]);
+    assert!(history(&dir, &db, &["--since", "2999-01-01"]).is_empty());
+    assert!(history(&dir, &db, &["--until", "2000-01-01"]).is_empty());
+    let started = a["started_at"].as_str().unwrap();
+    assert_eq!(ids(&history(&dir, &db, &["--until", &started[..10]])), [3, 2, 1], "a plain date includes its day");
+    assert_eq!(ids(&history(&dir, &db, &["--since", started, "--spec", "random-read-4k"])), [3, 1]);
+    assert_eq!(ids(&history(&dir, &db, &["-n", "1"])), [3]);
+
+    // The table lists them too, newest first.
+    let table = String::from_utf8(ok_in(&dir, &["history", "--db", d]).stdout).unwrap();
+    let first_ids: Vec<&str> = table.lines().skip(2).map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(first_ids, ["3", "2", "1"], "{table}");
+
+    // export gives the document back byte for byte.
+    let exported = ok_in(&dir, &["export", "1", "--db", d]).stdout;
+    assert_eq!(exported, std::fs::read(dir.join("a.json")).unwrap());
+    ok_in(&dir, &["export", "2", "--db", d, "-o", "b2.json"]);
+    assert_eq!(std::fs::read(dir.join("b2.json")).unwrap(), std::fs::read(dir.join("b.json")).unwrap());
+
+    // show prints the run's table.
+    let shown = String::from_utf8(ok_in(&dir, &["show", "2", "--db", d]).stdout).unwrap();
+    let b: Value = serde_json::from_slice(&std::fs::read(dir.join("b.json")).unwrap()).unwrap();
+    let iops = b["results"][0]["totals"]["iops"].as_f64().unwrap();
+    assert!(shown.contains("oltp-8k") && shown.contains(&thousands(iops)), "{shown}");
+}
+
+fn thousands(v: f64) -> String {
+    let s = format!("{v:.0}");
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn compare_of_stored_runs_equals_compare_of_their_files() {
+    let dir = scratch("history-compare");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    for (spec, out) in [("random-read-4k", "a.json"), ("random-read-4k", "b.json")] {
+        ok_in(&dir, &["run", "--target", "null", "--ios", "50000", "--spec", spec, "--spec", "oltp-8k", "--db", d, "--json", out, "-q"]);
+    }
+    let rows = |args: &[&str]| -> Vec<String> {
+        let out = String::from_utf8(ok_in(&dir, args).stdout).unwrap();
+        // The last line names the inputs, which differ (ids vs paths); the rows must not.
+        out.lines().filter(|l| !l.starts_with("A = ")).map(String::from).collect()
+    };
+    let by_id = rows(&["compare", "1", "2", "--db", d]);
+    let by_file = rows(&["compare", "a.json", "b.json"]);
+    assert_eq!(by_id, by_file);
+    assert_eq!(by_id.len(), 4, "header, rule, two workloads: {by_id:?}");
+    // An id that is not there, and an argument that is neither file nor id.
+    let out = iogauge_in(&dir, &["compare", "1", "99", "--db", d]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no run 99 in history database"));
+    let out = iogauge_in(&dir, &["compare", "1", "nothing.json", "--db", d]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing.json: no such file, and not a history id"));
+}
+
+#[test]
+fn a_study_is_saved_whole_in_one_entry() {
+    let dir = scratch("history-study");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    let job = dir.join("s.toml");
+    std::fs::write(
+        &job,
+        "[test]\nramp = \"0s\"\ntime = \"100ms\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2, 4]\n",
+    )
+    .unwrap();
+    ok_in(&dir, &["study", job.to_str().unwrap(), "--db", d, "--json", "s.json", "-q"]);
+    let all = history(&dir, &db, &[]);
+    assert_eq!(all.len(), 1, "one entry for the study, saved in place after each point");
+    assert_eq!(all[0]["kind"], "study");
+    assert_eq!(all[0]["results"], 3, "three points");
+    assert_eq!(all[0]["interrupted"], false);
+    let exported = ok_in(&dir, &["export", "1", "--db", d]).stdout;
+    assert_eq!(exported, std::fs::read(dir.join("s.json")).unwrap(), "the final document, as --json wrote it");
+    let shown = String::from_utf8(ok_in(&dir, &["show", "1", "--db", d]).stdout).unwrap();
+    assert!(shown.contains("outstanding=4"), "{shown}");
+}
+
+#[test]
+fn the_default_database_follows_xdg_and_no_history_writes_none() {
+    let dir = scratch("history-default");
+    let data = dir.join("data");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--target", "null", "--ios", "1000", "-q"];
+        args.extend(extra);
+        let out = command_in(&dir, &args).env("XDG_DATA_HOME", &data).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["--no-history"]);
+    assert!(!data.exists(), "--no-history creates no database");
+    run(&[]);
+    let db = data.join("iogauge/history.sqlite");
+    assert!(db.exists(), "saved under $XDG_DATA_HOME/iogauge/");
+    assert_eq!(history(&dir, &db, &[]).len(), 1);
+}
+
+#[test]
+fn a_bad_database_path_is_one_line_and_runs_nothing() {
+    let dir = scratch("history-bad");
+    let target = dir.join("never.dat");
+    let out = iogauge_in(
+        &dir,
+        &["run", "--target", target.to_str().unwrap(), "--ios", "10", "--db", "/proc/no/such/dir/h.sqlite"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/proc/no/such/dir"), "{err}");
+    assert!(!target.exists(), "no target file created");
+    let out = iogauge_in(&dir, &["history", "--since", "last tuesday", "--db", "h.sqlite"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--since: 'last tuesday' is not a date"));
+}
+
+#[test]
+fn killed_processes_never_leave_the_database_unreadable() {
+    let dir = scratch("history-kill");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    let mut finished = 0;
+    // Kill at moments spread from before the database opens to after the save.
+    for i in 0..16u64 {
+        let mut child = command_in(&dir, &["run", "--target", "null", "--ios", "30000", "--db", d, "-q"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(i * 3));
+        let _ = child.kill(); // SIGKILL
+        if child.wait().unwrap().success() {
+            finished += 1;
+        }
+    }
+    // A study killed between points keeps the points saved so far.
+    let job = dir.join("s.toml");
+    std::fs::write(
+        &job,
+        "[test]\nramp = \"0s\"\ntime = \"200ms\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2, 4, 8, 16, 32, 64]\n",
+    )
+    .unwrap();
+    let mut child = command_in(&dir, &["study", job.to_str().unwrap(), "--db", d, "-q"]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let check = std::process::Command::new("sqlite3").arg(&db).arg("PRAGMA integrity_check;").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok", "the sqlite3 tool finds the file sound");
+    let all = history(&dir, &db, &[]);
+    let runs = all.iter().filter(|e| e["kind"] == "run").count();
+    assert!(runs >= finished && runs <= 16, "every finished run is there: {runs} saved, {finished} finished");
+    let study = all.iter().find(|e| e["kind"] == "study").expect("the killed study's points are saved");
+    let points = study["results"].as_u64().unwrap();
+    assert!((1..7).contains(&points), "{points} of 7 points");
+    assert_eq!(study["interrupted"], true, "a study cut short is not reported complete");
+    for e in &all {
+        let id = e["id"].to_string();
+        let doc: Value = serde_json::from_slice(&ok_in(&dir, &["export", &id, "--db", d]).stdout).unwrap();
+        assert!(doc["schema"].as_str().unwrap().starts_with("iogauge."));
+    }
+}
