@@ -142,7 +142,14 @@ mod tests {
 
     #[test]
     fn pairs_only_common_workloads_in_a_order() {
-        let f = |iops| Figures { iops, mbps: 0.0, avg_response_ms: None, p99_response_ms: None, cpu_pct: 0.0, iops_per_cpu_pct: 0.0 };
+        let f = |iops| Figures {
+            iops,
+            mbps: 0.0,
+            avg_response_ms: None,
+            p99_response_ms: None,
+            cpu_pct: 0.0,
+            iops_per_cpu_pct: 0.0,
+        };
         let a = vec![("x".to_string(), f(1.0)), ("y".to_string(), f(2.0)), ("z".to_string(), f(3.0))];
         let b = vec![("z".to_string(), f(30.0)), ("x".to_string(), f(10.0))];
         let p = pair(&a, &b);

@@ -123,7 +123,13 @@ pub fn parse_when(s: &str, end_of_day: bool) -> std::result::Result<SystemTime, 
         return Ok(SystemTime::now() - age);
     }
     let date_only = s.len() == 10;
-    let full = if date_only { format!("{s} 00:00:00") } else if s.len() == 16 { format!("{s}:00") } else { s.into() };
+    let full = if date_only {
+        format!("{s} 00:00:00")
+    } else if s.len() == 16 {
+        format!("{s}:00")
+    } else {
+        s.into()
+    };
     let t = humantime::parse_rfc3339_weak(&full).map_err(|_| {
         format!("'{s}' is not a date: give YYYY-MM-DD, 'YYYY-MM-DD HH:MM', RFC 3339, or an age like 7d")
     })?;

@@ -92,11 +92,14 @@ fn io_errors_are_counted_and_exit_1() {
     // short (0 bytes).
     let dir = scratch("shrink");
     ok_in(&dir, &["run", "--file-size", "64M", "--ios", "10", "-q"]);
-    let child = command_in(&dir, &["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "1500ms", "--json", "-"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = command_in(
+        &dir,
+        &["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "1500ms", "--json", "-"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
     std::fs::OpenOptions::new().write(true).open(dir.join("iogauge.tst")).unwrap().set_len(1 << 20).unwrap();
     let out = child.wait_with_output().unwrap();

@@ -28,8 +28,14 @@ fn runs_are_saved_and_found_by_target_spec_host_and_date() {
     let dir = scratch("history");
     let db = dir.join("h.sqlite");
     let d = db.to_str().unwrap();
-    ok_in(&dir, &["run", "--target", "null", "--ios", "20000", "--spec", "random-read-4k", "--db", d, "--json", "a.json", "-q"]);
-    ok_in(&dir, &["run", "--target", "null", "--ios", "20000", "--spec", "oltp-8k", "--db", d, "--json", "b.json", "-q"]);
+    ok_in(
+        &dir,
+        &["run", "--target", "null", "--ios", "20000", "--spec", "random-read-4k", "--db", d, "--json", "a.json", "-q"],
+    );
+    ok_in(
+        &dir,
+        &["run", "--target", "null", "--ios", "20000", "--spec", "oltp-8k", "--db", d, "--json", "b.json", "-q"],
+    );
     let file = dir.join("t.dat");
     let f = file.to_str().unwrap();
     ok_in(&dir, &["run", "--target", f, "--file-size", "8M", "--ios", "2000", "--db", d, "-q"]);
@@ -91,7 +97,13 @@ fn compare_of_stored_runs_equals_compare_of_their_files() {
     let db = dir.join("h.sqlite");
     let d = db.to_str().unwrap();
     for (spec, out) in [("random-read-4k", "a.json"), ("random-read-4k", "b.json")] {
-        ok_in(&dir, &["run", "--target", "null", "--ios", "50000", "--spec", spec, "--spec", "oltp-8k", "--db", d, "--json", out, "-q"]);
+        ok_in(
+            &dir,
+            &[
+                "run", "--target", "null", "--ios", "50000", "--spec", spec, "--spec", "oltp-8k", "--db", d, "--json",
+                out, "-q",
+            ],
+        );
     }
     let rows = |args: &[&str]| -> Vec<String> {
         let out = String::from_utf8(ok_in(&dir, args).stdout).unwrap();

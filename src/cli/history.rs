@@ -176,9 +176,22 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
         return Ok(0);
     }
     let mut cells = vec![
-        ["id", "started (UTC)", "kind", "host", "specs", "targets", "results", "IOPS", "MB/s", "avg ms", "time", "note"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "id",
+            "started (UTC)",
+            "kind",
+            "host",
+            "specs",
+            "targets",
+            "results",
+            "IOPS",
+            "MB/s",
+            "avg ms",
+            "time",
+            "note",
+        ]
+        .map(String::from)
+        .to_vec(),
     ];
     let join = |v: &[String]| if v.len() > 2 { format!("{}, {} +{}", v[0], v[1], v.len() - 2) } else { v.join(", ") };
     for e in &entries {

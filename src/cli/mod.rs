@@ -10,8 +10,8 @@ use clap::{Args, Parser, Subcommand};
 mod history;
 
 use crate::compare;
-use crate::document::Document;
 use crate::config::{DataPattern, EngineKind, Run, TestConfig, WorkerConfig};
+use crate::document::Document;
 use crate::error::{Error, Result, input, runtime};
 use crate::export;
 use crate::job;

@@ -39,7 +39,8 @@ enum Param {
     Rate,
 }
 
-const PARAMS: [Param; 6] = [Param::Targets, Param::Workers, Param::Size, Param::Stroke, Param::Outstanding, Param::Rate];
+const PARAMS: [Param; 6] =
+    [Param::Targets, Param::Workers, Param::Size, Param::Stroke, Param::Outstanding, Param::Rate];
 
 impl Param {
     fn get(self, p: &Point) -> Option<f64> {
@@ -62,6 +63,18 @@ impl Param {
             Param::Stroke => format!("stroke {}%", num(v)),
             Param::Outstanding => format!("{v} outstanding"),
             Param::Rate => format!("rate {}%", num(v)),
+        }
+    }
+
+    /// What it is, in a chart title: "IOPS by drive stroke".
+    fn noun(self) -> &'static str {
+        match self {
+            Param::Targets => "number of targets",
+            Param::Workers => "number of workers",
+            Param::Size => "transfer size",
+            Param::Stroke => "drive stroke",
+            Param::Outstanding => "outstanding I/Os",
+            Param::Rate => "offered rate",
         }
     }
 
@@ -103,7 +116,9 @@ impl<'a> Rows<'a> {
     fn new(studies: &[(&'a str, &'a StudyDoc)]) -> Rows<'a> {
         let rows: Vec<Row> = studies
             .iter()
-            .flat_map(|&(study, d)| d.points.iter().flat_map(move |p| p.summary.iter().map(move |s| Row { study, point: p, s })))
+            .flat_map(|&(study, d)| {
+                d.points.iter().flat_map(move |p| p.summary.iter().map(move |s| Row { study, point: p, s }))
+            })
             .collect();
         let varying = PARAMS
             .into_iter()
@@ -160,14 +175,19 @@ const AVG_MS: &str = "Average response time (ms)";
 
 /// The charts of the studies' cycles.
 pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<Chart> {
-    let rows = Rows::new(studies);
+    // Each chart takes the studies that cycle what it shows, so a size sweep and a
+    // response-time search in one report do not mix their points.
+    let cycling = |k: Param| -> Vec<(&str, &StudyDoc)> {
+        studies.iter().copied().filter(|(l, d)| Rows::new(&[(*l, *d)]).varying.contains(&k)).collect()
+    };
     let mut out = Vec::new();
-    let on = |k: Param| rows.varying.contains(&k);
     // One cycle on the x axis, the others as series (seed 000's figures, seed 001's chart 1).
     let by = |k: Param, what: &str, y: &str, f: &dyn Fn(&SpecSummary) -> Option<f64>, styles: &mut Styles| {
+        let rows = Rows::new(&cycling(k));
         let series = rows.series(styles, &[k], |r| Some((k.get(&r.point.params)?, f(r.s)?)));
-        chart(&format!("{what} by {}", k.axis(&[]).label.split(" (").next().unwrap_or("")), k.axis(&rows.x_values(k)), y, Scale::Linear, series)
+        chart(&format!("{what} by {}", k.noun()), k.axis(&rows.x_values(k)), y, Scale::Linear, series)
     };
+    let on = |k: Param| !cycling(k).is_empty();
     if on(Param::Size) {
         out.push(by(Param::Size, "MB/s", MBPS, &|s| Some(s.mbps.median), styles));
         out.push(by(Param::Size, "IOPS", IOPS, &|s| Some(s.iops.median), styles));
@@ -175,18 +195,32 @@ pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<C
     if on(Param::Stroke) {
         out.push(by(Param::Stroke, "IOPS", IOPS, &|s| Some(s.iops.median), styles));
     }
-    let searches: Vec<_> = studies.iter().flat_map(|(l, d)| d.searches.iter().map(move |s| (*l, d, s))).collect();
-    let curves = studies.iter().any(|(_, d)| !d.curves.is_empty());
+    let loaded: Vec<(&str, &StudyDoc)> = studies
+        .iter()
+        .copied()
+        .filter(|(l, d)| {
+            !d.searches.is_empty()
+                || !d.curves.is_empty()
+                || Rows::new(&[(*l, *d)]).varying.contains(&Param::Outstanding)
+        })
+        .collect();
+    let searches: Vec<_> = loaded.iter().flat_map(|(l, d)| d.searches.iter().map(move |s| (*l, d, s))).collect();
     if on(Param::Outstanding) && searches.is_empty() {
         out.push(by(Param::Outstanding, "IOPS", IOPS, &|s| Some(s.iops.median), styles));
-        out.push(by(Param::Outstanding, "Average response time", AVG_MS, &|s| s.avg_response_ms.map(|v| v.median), styles));
+        out.push(by(
+            Param::Outstanding,
+            "Average response time",
+            AVG_MS,
+            &|s| s.avg_response_ms.map(|v| v.median),
+            styles,
+        ));
     }
-    if !searches.is_empty() || curves || on(Param::Outstanding) {
-        out.push(response_chart(&rows, &searches, styles));
+    if !loaded.is_empty() {
+        out.push(response_chart(&Rows::new(&loaded), &searches, styles));
     }
     for k in [Param::Targets, Param::Workers] {
         if on(k) {
-            out.extend(scaling_charts(&rows, k, styles));
+            out.extend(scaling_charts(&Rows::new(&cycling(k)), k, styles));
         }
     }
     out.retain(|c| !c.is_empty());
@@ -210,7 +244,8 @@ fn response_chart(
         (p.outstanding.unwrap_or(0), p.rate_pct.unwrap_or(f64::INFINITY))
     };
     for s in &mut series {
-        let mut members: Vec<&Row> = rows.rows.iter().filter(|r| rows.key(r, &[Param::Outstanding, Param::Rate]) == s.name).collect();
+        let mut members: Vec<&Row> =
+            rows.rows.iter().filter(|r| rows.key(r, &[Param::Outstanding, Param::Rate]) == s.name).collect();
         members.retain(|r| resp(r.s).is_some());
         members.sort_by(|a, b| load(a).partial_cmp(&load(b)).unwrap_or(std::cmp::Ordering::Equal));
         s.points = members.iter().map(|r| (resp(r.s).unwrap_or(0.0), r.s.iops.median)).collect();
@@ -218,7 +253,10 @@ fn response_chart(
     let of = if p99 { "p99" } else { "avg" };
     let mut c = chart(
         &format!("IOPS against {} response time", if p99 { "99th percentile" } else { "average" }),
-        Axis { label: format!("{} response time (ms)", if p99 { "99th percentile" } else { "Average" }), scale: Scale::Linear },
+        Axis {
+            label: format!("{} response time (ms)", if p99 { "99th percentile" } else { "Average" }),
+            scale: Scale::Linear,
+        },
         IOPS,
         Scale::Linear,
         series,
@@ -248,7 +286,11 @@ fn response_chart(
 /// over the sizes, as seed 000 reports it ("a single volume reached its peak of 114 MB/sec at
 /// the 16 KB transfer size; a 95% scaling factor").
 fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
-    let unit_mbps = rows.rows.iter().filter_map(|r| r.s.theory.as_ref()).any(|t| t.unit == "mbps");
+    // The theory's unit; without one, MB/s for a transfer-size cycle (seed 000), else IOPS.
+    let unit_mbps = match rows.rows.iter().find_map(|r| r.s.theory.as_ref()) {
+        Some(t) => t.unit == "mbps",
+        None => rows.varying.contains(&Param::Size),
+    };
     let measured = |s: &SpecSummary| if unit_mbps { s.mbps.median } else { s.iops.median };
     let skip = [k, Param::Size];
     let mut peaks: Vec<(String, f64, &Row)> = Vec::new();
@@ -264,7 +306,9 @@ fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
     let mut series = group(styles, peaks.iter().map(|(key, x, r)| (key.clone(), (*x, measured(r.s)))));
     series.extend(group(
         styles,
-        peaks.iter().filter_map(|(key, x, r)| Some((format!("theoretical maximum · {key}"), (*x, r.s.theory.as_ref()?.value)))),
+        peaks
+            .iter()
+            .filter_map(|(key, x, r)| Some((format!("theoretical maximum · {key}"), (*x, r.s.theory.as_ref()?.value)))),
     ));
     let factor = group(styles, peaks.iter().filter_map(|(key, x, r)| Some((key.clone(), (*x, r.s.scaling? * 100.0)))));
     // Where the limiting component changes along a series, say which it is.
@@ -281,7 +325,13 @@ fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
     let what = k.axis(&[]).label.to_lowercase();
     let peak = if rows.varying.contains(&Param::Size) { " (peak over transfer sizes)" } else { "" };
     let unit = if unit_mbps { ("MB/s", MBPS) } else { ("IOPS", IOPS) };
-    let mut c = chart(&format!("{} by number of {what}{peak}", unit.0), k.axis(&rows.x_values(k)), unit.1, Scale::Linear, series);
+    let mut c = chart(
+        &format!("{} by number of {what}{peak}", unit.0),
+        k.axis(&rows.x_values(k)),
+        unit.1,
+        Scale::Linear,
+        series,
+    );
     c.marks = marks;
     let f = chart(
         &format!("Scaling factor by number of {what}{peak}"),
@@ -341,8 +391,17 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
     let secs = || Axis { label: "Time into the recorded run (s)".into(), scale: Scale::Linear };
     let resp_axis = || Axis { label: "Response time (ms)".into(), scale: Scale::Log10 };
     let mut out = vec![
-        chart("Response time percentiles", Axis { label: "Percentile (%)".into(), scale: Scale::Nines }, "Response time (ms)", Scale::Log10, percentiles),
-        Chart { y: Axis { label: "I/Os (% of all in the run)".into(), scale: Scale::Linear }, ..chart("Response time histogram", resp_axis(), "", Scale::Linear, histogram) },
+        chart(
+            "Response time percentiles",
+            Axis { label: "Percentile (%)".into(), scale: Scale::Nines },
+            "Response time (ms)",
+            Scale::Log10,
+            percentiles,
+        ),
+        Chart {
+            y: Axis { label: "I/Os (% of all in the run)".into(), scale: Scale::Linear },
+            ..chart("Response time histogram", resp_axis(), "", Scale::Linear, histogram)
+        },
         chart("IOPS over time", secs(), IOPS, Scale::Linear, iops_t),
         chart("Average response time over time", secs(), AVG_MS, Scale::Linear, resp_t),
         chart("CPU utilisation over time", secs(), "CPU utilisation (% of all CPUs)", Scale::Linear, cpu_t),

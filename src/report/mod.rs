@@ -78,7 +78,11 @@ pub fn build(title: &str, inputs: &[Input]) -> Report {
         for c in list {
             let n = files.len() + 1;
             let svg = c.render();
-            let _ = writeln!(body, "<figure id=\"chart-{n}\">{svg}<figcaption>Chart {n}. {}</figcaption></figure>", esc(&c.title));
+            let _ = writeln!(
+                body,
+                "<figure id=\"chart-{n}\">{svg}<figcaption>Chart {n}. {}</figcaption></figure>",
+                esc(&c.title)
+            );
             files.push(ChartFile { file_stem: format!("{n:02}-{}", slug(&c.title)), title: c.title.clone(), svg });
         }
     };
@@ -227,7 +231,20 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
         .collect();
     s.push_str(&table(
         "points",
-        &["#", "point", "spec", "IOPS (min-max)", "MB/s", "avg ms", "p99 ms", "CPU %", "IOPS per CPU %", "scaling", "theoretical maximum (reached, limit)", "errors"],
+        &[
+            "#",
+            "point",
+            "spec",
+            "IOPS (min-max)",
+            "MB/s",
+            "avg ms",
+            "p99 ms",
+            "CPU %",
+            "IOPS per CPU %",
+            "scaling",
+            "theoretical maximum (reached, limit)",
+            "errors",
+        ],
         &rows,
     ));
     s.push_str(&warnings(&d.warnings));
@@ -260,7 +277,20 @@ fn run_table(label: &str, d: &ResultDoc) -> String {
         .collect();
     s.push_str(&table(
         "results",
-        &["spec", "IOPS", "MB/s", "MiB/s", "avg ms", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "CPU %", "IOPS per CPU %", "errors"],
+        &[
+            "spec",
+            "IOPS",
+            "MB/s",
+            "MiB/s",
+            "avg ms",
+            "p50 ms",
+            "p99 ms",
+            "p99.9 ms",
+            "max ms",
+            "CPU %",
+            "IOPS per CPU %",
+            "errors",
+        ],
         &rows,
     ));
     s.push_str(&warnings(&d.warnings));
@@ -313,6 +343,11 @@ fn reproducibility(i: &Input) -> String {
     }
     s.push_str(&table("repro", &["", ""], &rows));
     let job = job.unwrap_or_else(|e| format!("# the job could not be written as TOML: {e}"));
-    let _ = writeln!(s, "<p>The resolved job (runs it again with <code>iogauge {} FILE</code>):</p>\n<pre class=\"job\">{}</pre>", d.kind(), esc(&job));
+    let _ = writeln!(
+        s,
+        "<p>The resolved job (runs it again with <code>iogauge {} FILE</code>):</p>\n<pre class=\"job\">{}</pre>",
+        d.kind(),
+        esc(&job)
+    );
     s
 }

@@ -101,10 +101,10 @@ fn marker(style: usize) -> &'static str {
     match style % 6 {
         0 => "M-4,0a4,4 0 1,0 8,0a4,4 0 1,0 -8,0Z", // circle
         1 => "M-3.6,-3.6h7.2v7.2h-7.2Z",            // square
-        2 => "M0,-4.6L4.2,3.4H-4.2Z",              // triangle
-        3 => "M0,-5L5,0L0,5L-5,0Z",                // diamond
-        4 => "M0,4.6L4.2,-3.4H-4.2Z",              // triangle down
-        _ => "M-4,-4L4,4M-4,4L4,-4",               // cross
+        2 => "M0,-4.6L4.2,3.4H-4.2Z",               // triangle
+        3 => "M0,-5L5,0L0,5L-5,0Z",                 // diamond
+        4 => "M0,4.6L4.2,-3.4H-4.2Z",               // triangle down
+        _ => "M-4,-4L4,4M-4,4L4,-4",                // cross
     }
 }
 
@@ -197,7 +197,8 @@ impl Map {
                     .filter(|e| (e - self.lo as i64) % every == 0)
                     .map(|e| {
                         let v = 2f64.powi(e as i32);
-                        let label = if v >= 1.0 && self.scale == Scale::Log2Size { format_size(v as u64) } else { num(v) };
+                        let label =
+                            if v >= 1.0 && self.scale == Scale::Log2Size { format_size(v as u64) } else { num(v) };
                         (v, label)
                     })
                     .collect()

@@ -17,7 +17,9 @@ pub fn bin() -> &'static str {
 /// the user's).
 pub fn command_in(dir: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(bin());
-    c.args(args).current_dir(dir).env("XDG_DATA_HOME", std::env::temp_dir().join(format!("iogauge-test-{}-data", std::process::id())));
+    c.args(args)
+        .current_dir(dir)
+        .env("XDG_DATA_HOME", std::env::temp_dir().join(format!("iogauge-test-{}-data", std::process::id())));
     c
 }
 

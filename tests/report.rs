@@ -1,0 +1,428 @@
+//! `iogauge report`: rendered in a real browser (Debian's chromium, headless, network off),
+//! and fed the seeds' published numbers to check that the charts plot what they are given.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::{Value, json};
+
+/// Where screenshots are kept (not in git).
+fn artifacts() -> PathBuf {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Headless chromium with no network: every host resolves to nothing, any proxy is dead.
+fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--proxy-server=127.0.0.1:9",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs (scripts/test installs it)")
+}
+
+/// The page's console messages (a page with no script has none unless something failed, such
+/// as a blocked fetch).
+fn console_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr).lines().filter(|l| l.contains(":CONSOLE")).map(String::from).collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// Measures every chart in the browser: its points, how many have a size, how many lie
+/// inside the plot area.
+const CHECK: &str = r#"<script>
+const out = [];
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const plot = svg.querySelector('rect.plot').getBoundingClientRect();
+  const pts = [...svg.querySelectorAll('g.pt')];
+  let drawn = 0, inside = 0;
+  for (const p of pts) {
+    const b = p.getBoundingClientRect();
+    if (b.width > 0 && b.height > 0) drawn++;
+    const cx = b.x + b.width / 2, cy = b.y + b.height / 2;
+    if (cx >= plot.left - 1 && cx <= plot.right + 1 && cy >= plot.top - 1 && cy <= plot.bottom + 1) inside++;
+  }
+  out.push({title: svg.querySelector('title').textContent, points: pts.length, drawn, inside,
+            width: svg.getBoundingClientRect().width});
+}
+const pre = document.createElement('pre'); pre.id = 'check'; pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>"#;
+
+/// The SVG charts of a page, in order.
+fn svgs(html: &str) -> Vec<&str> {
+    html.split("<svg ").skip(1).map(|s| &s[..s.find("</svg>").unwrap()]).collect()
+}
+
+/// A point: its series, values and position.
+#[derive(Debug)]
+struct Pt {
+    series: String,
+    x: f64,
+    y: f64,
+    px: f64,
+    py: f64,
+}
+
+fn attr<'a>(s: &'a str, name: &str) -> &'a str {
+    let start = s.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+    &s[start..start + s[start..].find('"').unwrap()]
+}
+
+fn points(svg: &str) -> Vec<Pt> {
+    let mut out = Vec::new();
+    for series in svg.split("<g class=\"series\"").skip(1) {
+        let name = attr(series, "data-name").to_string();
+        for p in series.split("<g class=\"pt\"").skip(1) {
+            let t = attr(p, "transform").trim_start_matches("translate(").trim_end_matches(')');
+            let (px, py) = t.split_once(',').unwrap();
+            out.push(Pt {
+                series: name.clone(),
+                x: attr(p, "data-x").parse().unwrap(),
+                y: attr(p, "data-y").parse().unwrap(),
+                px: px.parse().unwrap(),
+                py: py.parse().unwrap(),
+            });
+        }
+    }
+    out
+}
+
+/// The bottom of the plot area (y = 0 on a linear axis from zero).
+fn base(svg: &str) -> f64 {
+    let plot = &svg[svg.find("class=\"plot\"").unwrap()..];
+    attr(plot, "y").parse::<f64>().unwrap() + attr(plot, "height").parse::<f64>().unwrap()
+}
+
+fn chart<'a>(html: &'a str, title: &str) -> &'a str {
+    svgs(html)
+        .into_iter()
+        .find(|s| s.contains(&format!("<title>{title}</title>")))
+        .unwrap_or_else(|| panic!("no chart '{title}'"))
+}
+
+/// Asserts the series' pixel heights are proportional to its values (a linear axis from 0).
+fn proportional(svg: &str, pts: &[&Pt]) {
+    let b = base(svg);
+    let k: Vec<f64> = pts.iter().map(|p| (b - p.py) / p.y).collect();
+    for r in &k {
+        assert!((r / k[0] - 1.0).abs() < 0.005, "heights not proportional to values: {k:?}");
+    }
+}
+
+#[test]
+fn the_report_renders_in_a_real_browser_with_every_point() {
+    let dir = scratch("report");
+    // A run with a time series, a cycle over targets and sizes, and a response-time search.
+    ok_in(
+        &dir,
+        &[
+            "run",
+            "--target",
+            "null",
+            "--spec",
+            "random-read-4k",
+            "--spec",
+            "oltp-8k",
+            "--ramp",
+            "0s",
+            "--time",
+            "1s",
+            "--interval",
+            "100ms",
+            "--qd",
+            "4",
+            "--json",
+            "run.json",
+            "-q",
+        ],
+    );
+    let cycles = write(
+        &dir,
+        "cycles.toml",
+        "[test]\nramp = \"0s\"\ntime = \"100ms\"\nrun = [\"streaming-read-64k\"]\n[[worker]]\ntargets = [\"null\", \"null\"]\n\
+         [study]\ntargets = [1, 2]\nsize = [\"4K\", \"64K\", \"1M\"]\n",
+    );
+    ok_in(&dir, &["study", &cycles, "--json", "cycles.json", "-q"]);
+    let limit = write(
+        &dir,
+        "limit.toml",
+        "[test]\nramp = \"0s\"\ntime = \"100ms\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\nlimit = { ms = 0.004, max_outstanding = 256 }\n",
+    );
+    ok_in(&dir, &["study", &limit, "--json", "limit.json", "-q"]);
+    ok_in(&dir, &["report", "run.json", "cycles.json", "limit.json", "-o", "report.html", "--charts", "charts"]);
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+
+    // Self-contained: nothing to fetch, and a policy that forbids fetching.
+    let no_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    for bad in ["http://", "https://", "<script", "<link", "@import", "url("] {
+        assert!(!no_ns.contains(bad), "the report must not hold {bad}");
+    }
+    assert!(html.contains("default-src 'none'"));
+    let titles = [
+        "MB/s by transfer size",
+        "IOPS by transfer size",
+        "MB/s by number of targets (volumes) (peak over transfer sizes)",
+        "Scaling factor by number of targets (volumes) (peak over transfer sizes)",
+        "IOPS against average response time",
+        "Response time percentiles",
+        "Response time histogram",
+        "IOPS over time",
+        "Average response time over time",
+        "CPU utilisation over time",
+    ];
+    let charts = svgs(&html);
+    for t in titles {
+        assert!(charts.iter().any(|s| s.contains(&format!("<title>{t}</title>"))), "chart '{t}' missing");
+    }
+    for section in ["Reproducibility", "Side by side", "The resolved job", "kernel", "iogauge"] {
+        assert!(html.contains(section), "{section} missing");
+    }
+
+    // The browser: no console message, a screenshot, every point drawn inside its plot.
+    let profile = dir.join("profile");
+    let url = format!("file://{}", dir.join("report.html").display());
+    let shot = artifacts().join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let out = chromium(&profile, &["--window-size=1200,4000", &format!("--screenshot={}", shot.display()), &url]);
+    assert_eq!(console_lines(&out.stderr), Vec::<String>::new(), "the page logs nothing");
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 50_000, "a real screenshot: {} bytes", png.len());
+
+    let checked = html
+        .replace("default-src 'none'", "default-src 'none'; script-src 'unsafe-inline'")
+        .replace("</body>", &format!("{CHECK}</body>"));
+    let page = write(&dir, "checked.html", &checked);
+    let out = chromium(&profile, &["--dump-dom", &format!("file://{page}")]);
+    let dom = String::from_utf8(out.stdout).unwrap();
+    let text = &dom[dom.find("<pre id=\"check\">").expect("the check ran") + 16..];
+    let text = text[..text.find("</pre>").unwrap()].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
+    let measured: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(measured.len(), charts.len(), "the browser sees every chart");
+    for (m, svg) in measured.iter().zip(&charts) {
+        let given = svg.matches("class=\"pt\"").count();
+        assert!(given > 0, "{}: a chart without points", m["title"]);
+        assert_eq!(m["points"], given, "{}", m["title"]);
+        assert_eq!(m["drawn"], given, "{}: every point has a size on screen", m["title"]);
+        assert_eq!(m["inside"], given, "{}: every point lies in its plot", m["title"]);
+        assert!(m["width"].as_f64().unwrap() > 300.0, "{}", m["title"]);
+    }
+
+    // What is drawn is what the documents hold: percentiles, the limit, the found maximum.
+    let run: Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    let svg = chart(&html, "Response time percentiles");
+    let pts = points(svg);
+    for r in run["results"].as_array().unwrap() {
+        let spec = r["spec"].as_str().unwrap();
+        let mine: Vec<(f64, f64)> = pts.iter().filter(|p| p.series.ends_with(spec)).map(|p| (p.x, p.y)).collect();
+        let mut want: Vec<(f64, f64)> = r["totals"]["percentiles_ms"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k[1..].parse().unwrap(), v.as_f64().unwrap()))
+            .collect();
+        want.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(mine, want, "{spec}");
+    }
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("limit.json")).unwrap()).unwrap();
+    let search = &doc["searches"][0];
+    let found = &doc["points"][search["found"].as_u64().expect("the search found a depth") as usize]["summary"][0];
+    let svg = chart(&html, "IOPS against average response time");
+    assert_eq!(attr(&svg[svg.find("class=\"rule\"").unwrap()..], "data-x"), "0.004", "the limit is drawn");
+    let mark = &svg[svg.find("class=\"mark\"").expect("the maximum is marked")..];
+    assert_eq!(attr(mark, "data-x").parse::<f64>().unwrap(), found["avg_response_ms"]["median"].as_f64().unwrap());
+    assert_eq!(attr(mark, "data-y").parse::<f64>().unwrap(), found["iops"]["median"].as_f64().unwrap());
+    assert_eq!(points(svg).len(), search["measured"].as_array().unwrap().len(), "every depth measured is a point");
+
+    // --charts: each chart alone, the same SVG.
+    let mut files: Vec<_> = std::fs::read_dir(dir.join("charts")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), charts.len());
+    for (f, svg) in files.iter().zip(&charts) {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{}", f.display());
+        assert_eq!(&text[5..text.len() - 6], *svg);
+    }
+}
+
+#[test]
+fn the_console_check_catches_a_page_that_fetches() {
+    // The detector the test above relies on: a blocked fetch is logged.
+    let dir = scratch("report-console");
+    let page = write(
+        &dir,
+        "bad.html",
+        "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head>\
+         <body><img src=\"https://example.invalid/x.png\"></body></html>",
+    );
+    let out = chromium(&dir.join("profile"), &["--dump-dom", &format!("file://{page}")]);
+    assert!(!console_lines(&out.stderr).is_empty(), "a blocked image is a console message");
+}
+
+/// A real study document whose point summaries are replaced by published figures.
+fn study_with(dir: &Path, study: &str, figures: &dyn Fn(usize, &mut Value)) -> String {
+    let job = write(
+        dir,
+        "s.toml",
+        &format!(
+            "[test]\nramp = \"0s\"\nios = 1000\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\", \"null\", \"null\", \"null\"]\n\
+             [study]\n{study}\n"
+        ),
+    );
+    ok_in(dir, &["study", &job, "--json", "s.json", "-q", "--no-history"]);
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(dir.join("s.json")).unwrap()).unwrap();
+    for (i, p) in doc["points"].as_array_mut().unwrap().iter_mut().enumerate() {
+        figures(i, &mut p["summary"][0]);
+    }
+    write(dir, "seed.json", &doc.to_string())
+}
+
+fn spread(v: f64) -> Value {
+    json!({"median": v, "min": v, "max": v, "cv": 0.0})
+}
+
+#[test]
+fn seed_000_volume_scaling_draws_its_published_shape() {
+    // Seed 000, figure 5: RAID 5 spiral-write peaks of 114, 229, 340 and 460 MB/s for 1..4
+    // volumes, against a theoretical 120 MB/s per volume.
+    let dir = scratch("report-seed000");
+    let peaks = [114.0, 229.0, 340.0, 460.0];
+    let doc = study_with(&dir, "targets = [1, 2, 3, 4]", &|i, s| {
+        let n = (i + 1) as f64;
+        s["mbps"] = spread(peaks[i]);
+        s["theory"] = json!({"unit": "mbps", "value": 120.0 * n, "measured_pct": peaks[i] / (120.0 * n) * 100.0, "limit": "drives"});
+        s["scaling"] = if i == 0 { Value::Null } else { json!(peaks[i] / (n * peaks[0])) };
+    });
+    ok_in(&dir, &["report", &doc, "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let svg = chart(&html, "MB/s by number of targets (volumes)");
+    let pts = points(svg);
+    let measured: Vec<&Pt> = pts.iter().filter(|p| p.series == "random-read-4k").collect();
+    let theory: Vec<&Pt> = pts.iter().filter(|p| p.series.starts_with("theoretical maximum")).collect();
+    assert_eq!(
+        measured.iter().map(|p| (p.x, p.y)).collect::<Vec<_>>(),
+        [(1.0, 114.0), (2.0, 229.0), (3.0, 340.0), (4.0, 460.0)]
+    );
+    assert_eq!(theory.iter().map(|p| p.y).collect::<Vec<_>>(), [120.0, 240.0, 360.0, 480.0]);
+    proportional(svg, &measured);
+    proportional(svg, &theory);
+    // Volumes equally apart, and each measured point below its theoretical maximum.
+    let dx: Vec<f64> = measured.windows(2).map(|w| w[1].px - w[0].px).collect();
+    assert!(dx.iter().all(|d| (d - dx[0]).abs() < 0.02), "{dx:?}");
+    for (m, t) in measured.iter().zip(&theory) {
+        assert!(m.py > t.py && (m.px - t.px).abs() < 0.01);
+    }
+    assert!(svg.contains("limit: drives"));
+    assert!(html.contains("480 mbps (96%, drives)"), "the table gives the theory, % reached and the limit");
+}
+
+#[test]
+fn seed_001_drive_stroke_draws_its_published_shape() {
+    // Seed 001, chart 1: RAID 5 OLTP 8K IOPS against drive stroke.
+    let dir = scratch("report-seed001");
+    let strokes = [8.0, 15.0, 30.0, 45.0, 60.0, 75.0, 90.0];
+    let iops = [1050.0, 949.0, 843.0, 765.0, 752.0, 691.0, 688.0];
+    let doc = study_with(&dir, "stroke = [8, 15, 30, 45, 60, 75, 90]", &|i, s| s["iops"] = spread(iops[i]));
+    ok_in(&dir, &["report", &doc, "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let svg = chart(&html, "IOPS by drive stroke");
+    let pts = points(svg);
+    assert_eq!(
+        pts.iter().map(|p| (p.x, p.y)).collect::<Vec<_>>(),
+        strokes.iter().copied().zip(iops).collect::<Vec<_>>()
+    );
+    let refs: Vec<&Pt> = pts.iter().collect();
+    proportional(svg, &refs);
+    // x is linear in the stroke: pixels per % the same between any two points.
+    let k: Vec<f64> = pts.windows(2).map(|w| (w[1].px - w[0].px) / (w[1].x - w[0].x)).collect();
+    assert!(k.iter().all(|v| (v - k[0]).abs() < 0.01), "{k:?}");
+    // Falling, as published: each point lower on the page than the one before.
+    assert!(pts.windows(2).all(|w| w[1].py > w[0].py));
+}
+
+#[test]
+fn seed_004_side_by_side_table_gives_the_published_figures_and_differences() {
+    // Seed 004: 10Gb HBA (A) against the software initiator (B), IOPS and CPU %.
+    let dir = scratch("report-seed004");
+    let published = [
+        ("web-file-server-4k", (23_579.47, 6.09), (23_222.59, 14.01)),
+        ("db-oltp-8k", (16_125.20, 4.95), (16_182.18, 10.86)),
+    ];
+    for (name, pick) in [("hba.json", 0), ("software.json", 1)] {
+        let out = ok_in(
+            &dir,
+            &[
+                "run",
+                "--target",
+                "null",
+                "--ios",
+                "1000",
+                "--spec",
+                "web-file-server-4k",
+                "--spec",
+                "db-oltp-8k",
+                "--json",
+                "-",
+                "-q",
+            ],
+        );
+        let mut doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for r in doc["results"].as_array_mut().unwrap() {
+            let row = published.iter().find(|p| r["spec"] == p.0).unwrap();
+            let (iops, cpu) = if pick == 0 { row.1 } else { row.2 };
+            r["totals"]["iops"] = json!(iops);
+            r["totals"]["cpu"]["utilization_pct"] = json!(cpu);
+            r["totals"]["cpu"]["effectiveness"] = json!(iops / cpu);
+        }
+        write(&dir, name, &doc.to_string());
+    }
+    ok_in(&dir, &["report", "hba.json", "software.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let table = &html[html.find("<table class=\"compare\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let head: Vec<&str> = table.split("<th>").skip(1).map(|c| &c[..c.find("</th>").unwrap()]).collect();
+    for (name, a, b) in published {
+        let row = &table[table.find(&format!("<td>{name}</td>")).unwrap()..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        let cells: Vec<&str> =
+            row.split("<td").skip(1).map(|c| &c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()]).collect();
+        let cell = |h: &str| cells[head.iter().position(|x| *x == h).unwrap_or_else(|| panic!("no column {h}"))];
+        let sep = |v: f64| {
+            let s = format!("{v:.0}");
+            format!("{},{}", &s[..s.len() - 3], &s[s.len() - 3..])
+        };
+        assert_eq!(cell("A IOPS"), sep(a.0));
+        assert_eq!(cell("B IOPS"), sep(b.0));
+        let pct = |x: f64, y: f64| format!("{:+.1}", (y - x) / x * 100.0);
+        let iops_pct = head.iter().position(|x| *x == "B IOPS").unwrap() + 1;
+        assert_eq!(cells[iops_pct], pct(a.0, b.0), "{name}: % of B against A");
+        assert_eq!(cell("A CPU %"), format!("{:.1}", a.1));
+        assert_eq!(cell("B CPU %"), format!("{:.1}", b.1));
+        let cpu_pct = head.iter().position(|x| *x == "B CPU %").unwrap() + 1;
+        assert_eq!(cells[cpu_pct], pct(a.1, b.1));
+    }
+    // The HBA's CPU advantage the seed reports: B used more than twice A's CPU on both.
+    assert!(html.contains(&format!("{:+.1}", (14.01 - 6.09) / 6.09 * 100.0)));
+}
