@@ -6,6 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
+use iogauge::export::table::thousands;
 use serde_json::Value;
 
 fn history(dir: &Path, db: &Path, filter: &[&str]) -> Vec<Value> {
@@ -77,18 +78,6 @@ fn runs_are_saved_and_found_by_target_spec_host_and_date() {
     let b: Value = serde_json::from_slice(&std::fs::read(dir.join("b.json")).unwrap()).unwrap();
     let iops = b["results"][0]["totals"]["iops"].as_f64().unwrap();
     assert!(shown.contains("oltp-8k") && shown.contains(&thousands(iops)), "{shown}");
-}
-
-fn thousands(v: f64) -> String {
-    let s = format!("{v:.0}");
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]

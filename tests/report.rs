@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
+use iogauge::export::table::thousands;
 use serde_json::{Value, json};
 
 /// Where screenshots are kept (not in git).
@@ -409,12 +410,8 @@ fn seed_004_side_by_side_table_gives_the_published_figures_and_differences() {
         let cells: Vec<&str> =
             row.split("<td").skip(1).map(|c| &c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()]).collect();
         let cell = |h: &str| cells[head.iter().position(|x| *x == h).unwrap_or_else(|| panic!("no column {h}"))];
-        let sep = |v: f64| {
-            let s = format!("{v:.0}");
-            format!("{},{}", &s[..s.len() - 3], &s[s.len() - 3..])
-        };
-        assert_eq!(cell("A IOPS"), sep(a.0));
-        assert_eq!(cell("B IOPS"), sep(b.0));
+        assert_eq!(cell("A IOPS"), thousands(a.0));
+        assert_eq!(cell("B IOPS"), thousands(b.0));
         let pct = |x: f64, y: f64| format!("{:+.1}", (y - x) / x * 100.0);
         let iops_pct = head.iter().position(|x| *x == "B IOPS").unwrap() + 1;
         assert_eq!(cells[iops_pct], pct(a.0, b.0), "{name}: % of B against A");

@@ -112,11 +112,12 @@ impl<'a> Documents<'a> {
         Documents { db, history: None }
     }
 
-    /// The document in file `arg`, or history entry `arg` (a number that names no file).
-    pub fn load(&mut self, arg: &str) -> Result<Document> {
+    /// The document in file `arg`, or history entry `arg` (a number that names no file), and
+    /// what to call it: the path, or `#ID`.
+    pub fn load(&mut self, arg: &str) -> Result<(String, Document)> {
         let path = Path::new(arg);
         if path.exists() {
-            return Document::read(path);
+            return Ok((arg.to_string(), Document::read(path)?));
         }
         let Ok(id) = arg.trim_start_matches('#').parse::<i64>() else {
             return Err(input(format!("{arg}: no such file, and not a history id (iogauge history lists them)")));
@@ -124,7 +125,7 @@ impl<'a> Documents<'a> {
         if self.history.is_none() {
             self.history = Some(open(self.db)?);
         }
-        self.history.as_ref().expect("opened above").document(id)
+        Ok((format!("#{id}"), self.history.as_ref().expect("opened above").document(id)?))
     }
 }
 
@@ -273,10 +274,7 @@ pub fn report(a: &ReportArgs) -> Result<i32> {
     let inputs = a
         .inputs
         .iter()
-        .map(|arg| {
-            let label = if Path::new(arg).exists() { arg.clone() } else { format!("#{}", arg.trim_start_matches('#')) };
-            docs.load(arg).map(|d| report::Input { label, doc: d })
-        })
+        .map(|arg| docs.load(arg).map(|(label, doc)| report::Input { label, doc }))
         .collect::<Result<Vec<_>>>()?;
     let title = a.title.clone().unwrap_or_else(|| "iogauge report".into());
     let rep = report::build(&title, &inputs);

@@ -568,7 +568,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Study(a) => study(&a),
         Command::Compare { a, b, db } => {
             let mut docs = history::Documents::new(&db);
-            let (da, db_) = (docs.load(&a)?, docs.load(&b)?);
+            let ((a, da), (b, db_)) = (docs.load(&a)?, docs.load(&b)?);
             let rows = compare::pair(&compare::workloads(&da), &compare::workloads(&db_));
             if rows.is_empty() {
                 return Err(input(format!(

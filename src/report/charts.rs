@@ -150,7 +150,7 @@ impl<'a> Rows<'a> {
 
     /// Series of (x, y) grouped by [`Rows::key`], in order of first appearance, sorted by x.
     fn series(&self, styles: &mut Styles, skip: &[Param], xy: impl Fn(&Row) -> Option<(f64, f64)>) -> Vec<Series> {
-        group(styles, self.rows.iter().filter_map(|r| Some((self.key(r, skip), xy(r)?))))
+        group(styles, self.rows.iter().filter_map(|r| Some((self.key(r, skip), xy(r)?))), true)
     }
 
     fn x_values(&self, k: Param) -> Vec<f64> {
@@ -237,19 +237,17 @@ fn response_chart(
     // A p99 limit is read on a p99 axis; any other on the average.
     let p99 = !searches.is_empty() && searches.iter().all(|s| s.2.of == "p99");
     let resp = |s: &SpecSummary| if p99 { s.p99_response_ms } else { s.avg_response_ms }.map(|v| v.median);
-    let mut series = rows.series(styles, &[Param::Outstanding, Param::Rate], |r| Some((resp(r.s)?, r.s.iops.median)));
-    // In order of load: outstanding I/Os up; open-loop rates up, the uncontrolled maximum last.
+    // Each curve in order of load (a search measures depths out of order): outstanding I/Os
+    // up; open-loop rates up, the uncontrolled maximum last.
     let load = |r: &Row| {
         let p = &r.point.params;
         (p.outstanding.unwrap_or(0), p.rate_pct.unwrap_or(f64::INFINITY))
     };
-    for s in &mut series {
-        let mut members: Vec<&Row> =
-            rows.rows.iter().filter(|r| rows.key(r, &[Param::Outstanding, Param::Rate]) == s.name).collect();
-        members.retain(|r| resp(r.s).is_some());
-        members.sort_by(|a, b| load(a).partial_cmp(&load(b)).unwrap_or(std::cmp::Ordering::Equal));
-        s.points = members.iter().map(|r| (resp(r.s).unwrap_or(0.0), r.s.iops.median)).collect();
-    }
+    let mut by_load: Vec<&Row> = rows.rows.iter().collect();
+    by_load.sort_by(|a, b| load(a).partial_cmp(&load(b)).unwrap_or(std::cmp::Ordering::Equal));
+    let skip = [Param::Outstanding, Param::Rate];
+    let series =
+        group(styles, by_load.iter().filter_map(|r| Some((rows.key(r, &skip), (resp(r.s)?, r.s.iops.median)))), false);
     let of = if p99 { "p99" } else { "avg" };
     let mut c = chart(
         &format!("IOPS against {} response time", if p99 { "99th percentile" } else { "average" }),
@@ -303,14 +301,16 @@ fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
             None => peaks.push((key, x, r)),
         }
     }
-    let mut series = group(styles, peaks.iter().map(|(key, x, r)| (key.clone(), (*x, measured(r.s)))));
+    let mut series = group(styles, peaks.iter().map(|(key, x, r)| (key.clone(), (*x, measured(r.s)))), true);
     series.extend(group(
         styles,
         peaks
             .iter()
             .filter_map(|(key, x, r)| Some((format!("theoretical maximum · {key}"), (*x, r.s.theory.as_ref()?.value)))),
+        true,
     ));
-    let factor = group(styles, peaks.iter().filter_map(|(key, x, r)| Some((key.clone(), (*x, r.s.scaling? * 100.0)))));
+    let factor =
+        group(styles, peaks.iter().filter_map(|(key, x, r)| Some((key.clone(), (*x, r.s.scaling? * 100.0)))), true);
     // Where the limiting component changes along a series, say which it is.
     let mut marks: Vec<Mark> = Vec::new();
     let mut last: Option<(&str, &str)> = None;
@@ -343,8 +343,8 @@ fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
     vec![c, f]
 }
 
-/// Points grouped into series by name, in order of first appearance, sorted by x.
-fn group(styles: &mut Styles, items: impl Iterator<Item = (String, (f64, f64))>) -> Vec<Series> {
+/// Points grouped into series by name, in order of first appearance, sorted by x if asked.
+fn group(styles: &mut Styles, items: impl Iterator<Item = (String, (f64, f64))>, sort_x: bool) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
     for (name, p) in items {
         match out.iter_mut().find(|s| s.name == name) {
@@ -352,8 +352,10 @@ fn group(styles: &mut Styles, items: impl Iterator<Item = (String, (f64, f64))>)
             None => out.push(Series { style: styles.of(&name), name, points: vec![p] }),
         }
     }
-    for s in &mut out {
-        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if sort_x {
+        for s in &mut out {
+            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
     }
     out
 }
