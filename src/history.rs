@@ -163,11 +163,6 @@ impl History {
         Ok(History { conn, path: path.to_path_buf() })
     }
 
-    /// Where it is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Stores `doc` as a new entry (`id` None) or in place of entry `id` (a study saved after
     /// every point); returns the entry's id.
     pub fn save(&mut self, id: Option<i64>, doc: &Document) -> Result<i64> {

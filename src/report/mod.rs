@@ -28,8 +28,6 @@ pub struct Input {
 pub struct ChartFile {
     /// File name without `.svg`: its number and title.
     pub file_stem: String,
-    /// The chart's title.
-    pub title: String,
     /// The standalone SVG.
     pub svg: String,
 }
@@ -83,7 +81,7 @@ pub fn build(title: &str, inputs: &[Input]) -> Report {
                 "<figure id=\"chart-{n}\">{svg}<figcaption>Chart {n}. {}</figcaption></figure>",
                 esc(&c.title)
             );
-            files.push(ChartFile { file_stem: format!("{n:02}-{}", slug(&c.title)), title: c.title.clone(), svg });
+            files.push(ChartFile { file_stem: format!("{n:02}-{}", slug(&c.title)), svg });
         }
     };
     if !studies.is_empty() {
