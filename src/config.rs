@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::managers::Manager;
 use crate::spec::{AccessSpec, find_builtin};
 use crate::units::{serde_duration, serde_size};
 
@@ -83,6 +84,13 @@ pub struct TestSettings {
     pub seed: u64,
     /// How rate-limited workers (`rate_iops`) space their I/Os.
     pub arrivals: Arrivals,
+    /// Under MPI, only the first N managers (ranks) run workers; the others wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub managers: Option<u32>,
+    /// Under MPI, the longest a manager waits for the others at a meeting point during a
+    /// run before it stops them all.
+    #[serde(with = "serde_duration")]
+    pub sync_timeout: Duration,
 }
 
 /// Spacing of open-loop arrivals.
@@ -111,6 +119,8 @@ impl Default for TestSettings {
             allow_write: Vec::new(),
             seed: 0x0106_a09e,
             arrivals: Arrivals::Uniform,
+            managers: None,
+            sync_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -131,9 +141,17 @@ pub struct WorkerConfig {
     /// Outstanding I/Os per target.
     #[serde(default = "one")]
     pub outstanding: u32,
-    /// Target paths, or `null`; default: the test file `iogauge.tst`.
+    /// Target paths, or `null`; default: the test file `iogauge.tst`. `{host}` and `{rank}`
+    /// stand for the manager's host name and MPI rank.
     #[serde(default)]
     pub targets: Vec<String>,
+    /// Under MPI, the managers that run this worker, by host name pattern (`*` and `?`);
+    /// default: every manager.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// Under MPI, the managers that run this worker, by rank; default: every manager.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
     /// Working set as % of each target ("drive stroke").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stroke: Option<f64>,
@@ -147,6 +165,15 @@ pub struct WorkerConfig {
     /// closed loop; response times then count from each I/O's intended start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,
+}
+
+impl WorkerConfig {
+    /// Whether this worker runs on manager `m` (with only the first `managers` taking part).
+    pub fn runs_on(&self, m: &Manager, managers: Option<u32>) -> bool {
+        managers.is_none_or(|n| m.rank < n)
+            && (self.hosts.is_empty() || self.hosts.iter().any(|p| crate::managers::matches(p, &m.host)))
+            && (self.ranks.is_empty() || self.ranks.contains(&m.rank))
+    }
 }
 
 fn one() -> u32 {
@@ -167,6 +194,8 @@ impl Default for WorkerConfig {
             spec: None,
             outstanding: 1,
             targets: Vec::new(),
+            hosts: Vec::new(),
+            ranks: Vec::new(),
             stroke: None,
             working_set: None,
             offset: 0,
@@ -300,6 +329,12 @@ impl TestConfig {
         if t.interval < Duration::from_millis(10) {
             return Err(at(vec![Key("test"), Key("interval")], "interval must be at least 10ms"));
         }
+        if t.managers == Some(0) {
+            return Err(at(vec![Key("test"), Key("managers")], "managers = 0: give at least 1 manager"));
+        }
+        if t.sync_timeout < Duration::from_secs(1) {
+            return Err(at(vec![Key("test"), Key("sync_timeout")], "sync_timeout must be at least 1s"));
+        }
         if t.file_size < 1 << 20 {
             return Err(at(vec![Key("test"), Key("file_size")], "file_size must be at least 1M"));
         }
@@ -342,6 +377,11 @@ impl TestConfig {
             }
             if w.working_set == Some(0) {
                 return Err(at(p("working_set"), "working_set = 0: give a positive size"));
+            }
+            for (j, host) in w.hosts.iter().enumerate() {
+                if host.trim().is_empty() {
+                    return Err(at(vec![Key("worker"), Index(i), Key("hosts"), Index(j)], "empty host pattern"));
+                }
             }
             for (j, target) in w.targets.iter().enumerate() {
                 if target.trim().is_empty() {
@@ -410,6 +450,35 @@ impl TestConfig {
         Ok(runs)
     }
 
+    /// The part of the test manager `me` (of `all`) runs: the workers whose `hosts`, `ranks`
+    /// and `test.managers` take it in, with `{host}` and `{rank}` filled in their targets and in
+    /// `allow_write`, and each run's specifications for them. Also returns the index its first
+    /// worker has among every manager's workers, and how many those are.
+    pub fn for_manager(&self, runs: &[Run], me: &Manager, all: &[Manager]) -> (TestConfig, Vec<Run>, usize, usize) {
+        let mine = |m: &Manager| -> Vec<usize> {
+            (0..self.workers.len()).filter(|&i| self.workers[i].runs_on(m, self.test.managers)).collect()
+        };
+        let before: usize = all.iter().take_while(|m| m.rank != me.rank).map(|m| mine(m).len()).sum();
+        let total: usize = all.iter().map(|m| mine(m).len()).sum();
+        let fill = |path: &str| {
+            // Several managers on one host must not share the default test file.
+            let path = if all.len() > 1 && path == DEFAULT_TARGET { "iogauge.{rank}.tst" } else { path };
+            path.replace("{host}", &me.host).replace("{rank}", &me.rank.to_string())
+        };
+        let keep = mine(me);
+        let mut c = self.clone();
+        c.workers = keep.iter().map(|&i| self.workers[i].clone()).collect();
+        for w in &mut c.workers {
+            w.targets = w.targets.iter().map(|t| fill(t)).collect();
+        }
+        c.test.allow_write = self.test.allow_write.iter().map(|t| fill(t)).collect();
+        let runs = runs
+            .iter()
+            .map(|r| Run { name: r.name.clone(), specs: keep.iter().map(|&i| r.specs[i].clone()).collect() })
+            .collect();
+        (c, runs, before, total)
+    }
+
     /// Whether any run writes to target `path` (decides which safety checks apply).
     pub fn writes_to(&self, runs: &[Run], path: &str) -> bool {
         runs.iter()
@@ -467,6 +536,39 @@ mod tests {
         assert!(c.resolve().unwrap_err().message.contains("outstanding = 0"));
         let mut c = job("[test]\nrun=[\"oltp-8k\"]\n");
         assert!(c.resolve().unwrap_err().message.contains("no workers"));
+    }
+
+    #[test]
+    fn each_manager_runs_its_workers_on_its_own_targets() {
+        let mut c = job(r#"
+            [test]
+            run = ["oltp-8k"]
+            [[worker]]
+            targets = ["/data/{host}/f{rank}"]
+            [[worker]]
+            count = 2
+            hosts = ["stor*"]
+            targets = ["null"]
+            [[worker]]
+            ranks = [0]
+            "#);
+        let runs = c.resolve().unwrap();
+        let m = |rank, host: &str| Manager { rank, host: host.into() };
+        let all = [m(0, "app1"), m(1, "stor1"), m(2, "stor2")];
+        let (c0, r0, first0, total) = c.for_manager(&runs, &all[0], &all);
+        // Rank 0: the first worker and the rank-0 one, whose default file is its own.
+        assert_eq!(c0.workers.len(), 2);
+        assert_eq!(c0.workers[0].targets, ["/data/app1/f0"]);
+        assert_eq!(c0.workers[1].targets, ["iogauge.0.tst"]);
+        assert_eq!(r0[0].specs.len(), 2);
+        let (c2, _, first2, _) = c.for_manager(&runs, &all[2], &all);
+        assert_eq!(c2.workers.len(), 3);
+        assert_eq!(c2.workers[0].targets, ["/data/stor2/f2"]);
+        // 2 + 3 + 3 workers; rank 2's come after ranks 0 and 1.
+        assert_eq!((first0, first2, total), (0, 5, 8));
+        // Only the first manager takes part.
+        c.test.managers = Some(1);
+        assert_eq!(c.for_manager(&runs, &all[1], &all).0.workers.len(), 0);
     }
 
     #[test]

@@ -114,6 +114,36 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
     }
 }
 
+impl CpuUsage {
+    /// Several machines' CPU as one: shares averaged over all their CPUs, interrupts and
+    /// iogauge's own time added, per-I/O figures for `ios` I/Os at `iops`. Each machine keeps
+    /// its own per-CPU figures; the merged one lists none.
+    pub fn merge(parts: &[&CpuUsage], ios: u64, iops: f64) -> CpuUsage {
+        let weights: Vec<f64> = parts.iter().map(|p| p.per_cpu.len().max(1) as f64).collect();
+        let total: f64 = weights.iter().sum();
+        let mean =
+            |f: fn(&CpuShare) -> f64| parts.iter().zip(&weights).map(|(p, w)| f(&p.all) * w).sum::<f64>() / total;
+        let all = CpuShare {
+            utilization_pct: mean(|s| s.utilization_pct),
+            user_pct: mean(|s| s.user_pct),
+            system_pct: mean(|s| s.system_pct),
+            iowait_pct: mean(|s| s.iowait_pct),
+            irq_pct: mean(|s| s.irq_pct),
+            softirq_pct: mean(|s| s.softirq_pct),
+            steal_pct: mean(|s| s.steal_pct),
+        };
+        let own_cpu_s: f64 = parts.iter().map(|p| p.own_cpu_s).sum();
+        CpuUsage {
+            per_cpu: Vec::new(),
+            interrupts_per_sec: parts.iter().map(|p| p.interrupts_per_sec).sum(),
+            own_cpu_s,
+            own_us_per_io: if ios > 0 { own_cpu_s * 1e6 / ios as f64 } else { 0.0 },
+            effectiveness: if all.utilization_pct > 0.0 { iops / all.utilization_pct } else { 0.0 },
+            all,
+        }
+    }
+}
+
 /// Busy % of all CPUs between two snapshots (for interval samples and the live line).
 pub fn utilization(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
     share(&a.total, &b.total).utilization_pct

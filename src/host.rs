@@ -40,6 +40,11 @@ fn uname() -> (String, String, String) {
     }
 }
 
+/// This host's name (uname's nodename).
+pub fn name() -> String {
+    uname().0
+}
+
 /// Reads the host's description; `devices` names the test's targets and their devices.
 pub fn current(devices: Vec<DeviceModel>) -> HostInfo {
     let (name, release, version) = uname();

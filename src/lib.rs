@@ -20,6 +20,7 @@ pub mod export;
 pub mod history;
 pub mod host;
 pub mod job;
+pub mod managers;
 pub mod model;
 pub mod plan;
 pub mod profile;

@@ -26,7 +26,11 @@ fn main() {
     match iogauge::cli::main(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("iogauge: {e}");
+            // Under MPI every rank fails alike (the managers agree on failures), and rank 0
+            // says why once.
+            if iogauge::managers::launched_rank().unwrap_or(0) == 0 {
+                eprintln!("iogauge: {e}");
+            }
             std::process::exit(e.exit_code());
         }
     }

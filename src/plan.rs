@@ -3,6 +3,9 @@
 
 use crate::config::{EngineKind, Run, TestConfig, WorkerConfig};
 use crate::error::{Result, input};
+use crate::host;
+use crate::managers::{self, Group};
+use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
 use crate::target::{self, TargetInfo, TargetKind, safety};
 
@@ -12,14 +15,95 @@ pub const MAX_SLOTS_PER_WORKER: u64 = 65536;
 /// A checked test, ready to run.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    /// The resolved configuration.
+    /// This manager's part of the test: its workers, their targets' paths filled in.
     pub config: TestConfig,
-    /// The runs, one result each.
+    /// The runs, one result each (specifications of this manager's workers).
     pub runs: Vec<Run>,
-    /// Every distinct target.
+    /// Every distinct target of this manager.
     pub targets: Vec<TargetInfo>,
-    /// Things the user should know (buffered I/O, psync depth).
+    /// Things the user should know (buffered I/O, psync depth), of every manager.
     pub warnings: Vec<String>,
+    /// The whole test, as resolved: what result documents record.
+    pub job: TestConfig,
+    /// Every manager: its host, targets and number of workers.
+    pub managers: Vec<ManagerInfo>,
+    /// The index of this manager's first worker among every manager's workers...
+    pub first_worker: usize,
+    /// ...and how many those are (a count-limited test shares its count among them all).
+    pub all_workers: usize,
+}
+
+/// Prepares this manager's part of the test and agrees with the others that every part is
+/// ready: any manager's mistake (a missing target, an unsafe write) stops them all, each
+/// mistake named with its manager, before any I/O.
+pub fn prepare_for(group: &dyn Group, job: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
+    if let Some(n) = job.test.managers.filter(|&n| n as usize > group.all().len()) {
+        return Err(input(format!(
+            "managers = {n}, but {} manager(s) are running: start {n} MPI ranks (mpirun -np {n}) or ask for fewer",
+            group.all().len()
+        )));
+    }
+    let (mine, my_runs, first_worker, all_workers) = job.for_manager(&runs, group.me(), group.all());
+    if all_workers == 0 {
+        let names: Vec<String> = group.all().iter().map(|m| format!("{} {}", m.rank, m.host)).collect();
+        return Err(input(format!(
+            "no manager runs a worker: the workers' hosts, ranks and test.managers match none of the managers ({})",
+            names.join(", ")
+        )));
+    }
+    // No manager creates anything until every manager's test has passed its checks.
+    let checked = managers::all_ok(group, check(mine, my_runs), "checking the targets")?;
+    let local = create(checked);
+    let me = group.me();
+    let info = local.as_ref().map_err(Clone::clone).map(|p| {
+        let devices = p.targets.iter().map(|t| host::DeviceModel { target: t.path.clone(), model: t.model.clone() });
+        let info = ManagerInfo {
+            rank: me.rank,
+            host: host::current(devices.collect()),
+            target_info: p.targets.clone(),
+            workers: p.config.workers.len(),
+        };
+        (info, p.warnings.clone())
+    });
+    let all = managers::agree(group, info, "preparation", None)?;
+    let mut p = local?;
+    p.warnings.clear();
+    for (m, warnings) in &all {
+        for w in warnings {
+            let w = if all.len() > 1 { format!("manager {} ({}): {w}", m.rank, m.host.name) } else { w.clone() };
+            p.warnings.push(w);
+        }
+    }
+    p.managers = all.into_iter().map(|(m, _)| m).collect();
+    p.job = job;
+    p.first_worker = first_worker;
+    p.all_workers = all_workers;
+    Ok(p)
+}
+
+/// Creates the missing test files of a checked test (and only then: everything is checked).
+fn create(mut p: Prepared) -> Result<Prepared> {
+    let s = &p.config.test;
+    for t in &mut p.targets {
+        if !t.exists {
+            let created = target::prepare(t, s.data, s.buffered)?;
+            for run in &p.runs {
+                for (wc, spec) in p.config.workers.iter().zip(&run.specs) {
+                    if wc.targets.contains(&t.path) {
+                        check_spec(&created, wc, spec).map_err(input)?;
+                    }
+                }
+            }
+            *t = created;
+        }
+        if t.kind == TargetKind::File && !t.direct {
+            p.warnings.push(format!(
+                "{} is accessed through the page cache (buffered): numbers may come from memory, not the storage",
+                t.path
+            ));
+        }
+    }
+    Ok(p)
 }
 
 /// The part of one target a worker uses.
@@ -48,8 +132,8 @@ pub struct WorkerPlan {
     pub rate_iops: Option<f64>,
 }
 
-/// Inspects targets, checks every run, checks safety, then creates missing files.
-pub fn prepare(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
+/// Inspects targets, checks every run against them and checks safety; writes nothing.
+fn check(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
     let s = &config.test;
     let mut paths: Vec<&str> = Vec::new();
     for w in &config.workers {
@@ -103,27 +187,17 @@ pub fn prepare(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
             safety::check_write(t, &s.allow_write).map_err(input)?;
         }
     }
-    // Everything is checked: now (and only now) create what is missing.
-    for t in &mut targets {
-        if !t.exists {
-            let created = target::prepare(t, s.data, s.buffered)?;
-            for run in &runs {
-                for (wc, spec) in config.workers.iter().zip(&run.specs) {
-                    if wc.targets.contains(&t.path) {
-                        check_spec(&created, wc, spec).map_err(input)?;
-                    }
-                }
-            }
-            *t = created;
-        }
-        if t.kind == TargetKind::File && !t.direct {
-            warnings.push(format!(
-                "{} is accessed through the page cache (buffered): numbers may come from memory, not the storage",
-                t.path
-            ));
-        }
-    }
-    Ok(Prepared { config, runs, targets, warnings })
+    let all_workers = config.workers.len();
+    Ok(Prepared {
+        job: config.clone(),
+        config,
+        runs,
+        targets,
+        warnings,
+        managers: Vec::new(),
+        first_worker: 0,
+        all_workers,
+    })
 }
 
 fn name_of(wc: &WorkerConfig, i: usize) -> String {

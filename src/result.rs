@@ -39,7 +39,7 @@ pub struct ResultDoc {
     pub started_at: String,
     /// Wall time of the whole test, set-up included (s).
     pub duration_s: f64,
-    /// The machine.
+    /// The machine of manager 0 (the one that wrote the document).
     pub host: HostInfo,
     /// The resolved test: a job file that reruns it.
     pub config: TestConfig,
@@ -51,6 +51,39 @@ pub struct ResultDoc {
     pub warnings: Vec<String>,
     /// True if the test was stopped before its end.
     pub interrupted: bool,
+    /// Every manager (MPI rank; one on a single host): its machine and targets.
+    #[serde(default)]
+    pub managers: Vec<ManagerInfo>,
+}
+
+/// A manager's machine and targets.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ManagerInfo {
+    /// MPI rank (0 on a single host).
+    pub rank: u32,
+    /// Its machine.
+    pub host: HostInfo,
+    /// What each of its targets is.
+    pub target_info: Vec<TargetInfo>,
+    /// How many workers it runs (0: it only waits, e.g. beyond `test.managers`).
+    pub workers: usize,
+}
+
+/// One manager's part of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ManagerResult {
+    /// MPI rank.
+    pub rank: u32,
+    /// Host name.
+    pub host: String,
+    /// Its workers.
+    pub workers: usize,
+    /// Its workers and targets together, and its machine's CPU.
+    pub totals: Totals,
+    /// When it started recording (ns since the Unix epoch, its own clock).
+    pub record_start_unix_ns: u64,
+    /// When it stopped recording.
+    pub record_end_unix_ns: u64,
 }
 
 /// One access specification's run.
@@ -72,6 +105,12 @@ pub struct RunResult {
     pub targets: Vec<TargetResult>,
     /// Time series over the recorded window.
     pub intervals: Vec<Interval>,
+    /// Each manager that ran workers.
+    #[serde(default)]
+    pub managers: Vec<ManagerResult>,
+    /// Latest minus earliest start of recording among them (ms).
+    #[serde(default)]
+    pub start_skew_ms: f64,
 }
 
 /// Totals of a run.
@@ -91,6 +130,9 @@ pub struct Totals {
 pub struct WorkerResult {
     /// Worker name.
     pub name: String,
+    /// Its manager's rank.
+    #[serde(default)]
+    pub manager: u32,
     /// Its access specification.
     pub spec: String,
     /// Engine and kernel features used.
@@ -109,6 +151,9 @@ pub struct WorkerResult {
 pub struct TargetResult {
     /// Target path or `null`.
     pub path: String,
+    /// Its manager's rank (the same path on two managers is two targets).
+    #[serde(default)]
+    pub manager: u32,
     /// First byte of the working set.
     pub start_offset: u64,
     /// Size of the working set (bytes).
@@ -263,5 +308,66 @@ impl ResultDoc {
     /// Whether any I/O failed in any run.
     pub fn has_errors(&self) -> bool {
         self.results.iter().any(|r| r.totals.metrics.errors > 0)
+    }
+}
+
+impl RunResult {
+    /// One run of several managers: counters and histograms summed exactly (percentiles over
+    /// every I/O of every host), workers and targets listed with their manager, interval
+    /// samples added up, CPU averaged over every manager's CPUs. Parts are in rank order and
+    /// each holds one manager; managers without workers are left out.
+    pub fn merge(parts: Vec<RunResult>) -> RunResult {
+        let mut parts: Vec<RunResult> =
+            parts.into_iter().filter(|p| p.managers.iter().any(|m| m.workers > 0)).collect();
+        if parts.len() == 1 {
+            return parts.pop().expect("one part");
+        }
+        let secs = parts.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+        let mut raw = IoStats::default();
+        for p in &parts {
+            raw += &p.totals.metrics.raw;
+        }
+        let metrics = Metrics::new(&raw, secs);
+        let cpus: Vec<&CpuUsage> = parts.iter().map(|p| &p.totals.cpu).collect();
+        let cpu = CpuUsage::merge(&cpus, metrics.ios, metrics.iops);
+        let mut intervals: Vec<Interval> = Vec::new();
+        for p in &parts {
+            for (k, iv) in p.intervals.iter().enumerate() {
+                match intervals.get_mut(k) {
+                    None => intervals.push(iv.clone()),
+                    Some(sum) => {
+                        // Mean response weighted by I/Os; CPU % averaged over the managers.
+                        let (a, b) = (sum.iops, iv.iops);
+                        sum.avg_response_ms = match (sum.avg_response_ms, iv.avg_response_ms) {
+                            (Some(x), Some(y)) if a + b > 0.0 => Some((x * a + y * b) / (a + b)),
+                            (x, y) => x.or(y),
+                        };
+                        sum.iops += b;
+                        sum.mbps += iv.mbps;
+                        sum.cpu_pct += iv.cpu_pct;
+                    }
+                }
+            }
+        }
+        for (k, iv) in intervals.iter_mut().enumerate() {
+            let n = parts.iter().filter(|p| p.intervals.len() > k).count();
+            iv.cpu_pct /= n as f64;
+        }
+        let managers: Vec<ManagerResult> = parts.iter().flat_map(|p| p.managers.clone()).collect();
+        let starts = managers.iter().map(|m| m.record_start_unix_ns);
+        let skew = starts.clone().max().unwrap_or(0) - starts.min().unwrap_or(0);
+        let first = &parts[0];
+        RunResult {
+            spec: first.spec.clone(),
+            started_at: first.started_at.clone(),
+            duration_s: secs,
+            ramp_s: first.ramp_s,
+            totals: Totals { metrics, outstanding: parts.iter().map(|p| p.totals.outstanding).sum(), cpu },
+            workers: parts.iter().flat_map(|p| p.workers.clone()).collect(),
+            targets: parts.iter().flat_map(|p| p.targets.clone()).collect(),
+            intervals,
+            managers,
+            start_skew_ms: skew as f64 / 1e6,
+        }
     }
 }

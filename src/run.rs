@@ -1,15 +1,17 @@
 //! Runs a prepared test: starts the workers together, watches the clock (ramp-up, recording,
 //! interval samples, CPU), and turns what the workers hand back into the result document.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::cpu::{self, CpuSnapshot};
 use crate::error::{Result, runtime};
-use crate::host;
+use crate::managers::{self, Group};
 use crate::plan::Prepared;
-use crate::result::{Interval, Metrics, ResultDoc, RunResult, SCHEMA, TargetResult, Totals, WorkerResult};
+use crate::result::{
+    Interval, ManagerResult, Metrics, ResultDoc, RunResult, SCHEMA, TargetResult, Totals, WorkerResult,
+};
 use crate::stats::IoStats;
 use crate::worker::{self, Control, Live, WorkerJob};
 
@@ -64,28 +66,33 @@ pub fn timestamp(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-/// Runs every access specification of the test in turn and returns the document.
-pub fn run_test(prep: &Prepared, progress: &mut dyn Progress) -> Result<ResultDoc> {
+/// Runs every access specification of the test in turn and returns the document: the same
+/// on every manager, each run merged from all of them.
+pub fn run_test(prep: &Prepared, group: &dyn Group, progress: &mut dyn Progress) -> Result<ResultDoc> {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let mut results = Vec::new();
     for r in 0..prep.runs.len() {
-        results.push(run_one(prep, r, progress)?);
+        let mine = run_one(prep, group, r, progress);
         progress.done();
+        // A timed run ends at the same moment everywhere; a counted one when each is done.
+        let timeout = prep.job.test.ios.or(prep.job.test.bytes).is_none().then_some(prep.job.test.sync_timeout);
+        let parts = managers::agree(group, mine, "the end of the run", timeout)?;
+        results.push(RunResult::merge(parts));
     }
+    let lead = &prep.managers[0];
     Ok(ResultDoc {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at: timestamp(started),
         duration_s: t0.elapsed().as_secs_f64(),
-        host: host::current(
-            prep.targets.iter().map(|t| host::DeviceModel { target: t.path.clone(), model: t.model.clone() }).collect(),
-        ),
-        config: prep.config.clone(),
-        target_info: prep.targets.clone(),
+        host: lead.host.clone(),
+        config: prep.job.clone(),
+        target_info: lead.target_info.clone(),
         results,
         warnings: prep.warnings.clone(),
         interrupted: false,
+        managers: prep.managers.clone(),
     })
 }
 
@@ -117,25 +124,31 @@ struct Mark {
     cpu: CpuSnapshot,
 }
 
-fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<RunResult> {
+fn run_one(prep: &Prepared, group: &dyn Group, r: usize, progress: &mut dyn Progress) -> Result<RunResult> {
     let s = &prep.config.test;
     let plans = prep.plan_run(r);
     let n = plans.len();
     let counted = s.ios.is_some() || s.bytes.is_some();
-    let ramp_ns = if counted { 0 } else { s.ramp.as_nanos() as u64 };
-    let end_ns = if counted { u64::MAX } else { ramp_ns + s.time.as_nanos() as u64 };
+    let clock = Clock {
+        interval_ns: s.interval.as_nanos() as u64,
+        ramp_ns: if counted { 0 } else { s.ramp.as_nanos() as u64 },
+        time_ns: if counted { u64::MAX } else { s.time.as_nanos() as u64 },
+    };
+    // Without ramp-up, recording starts with the workers; after one, when every manager has
+    // reached its end (the monitor sets the window then).
+    let ramped = clock.ramp_ns > 0;
     let ctl = Control {
         barrier: Barrier::new(n + 1),
         epoch: OnceLock::new(),
-        record_start_ns: ramp_ns,
-        record_end_ns: end_ns,
+        record_start_ns: AtomicU64::new(if ramped { u64::MAX } else { 0 }),
+        record_end_ns: AtomicU64::new(if ramped { u64::MAX } else { clock.time_ns }),
         stop: AtomicBool::new(false),
         failed: AtomicBool::new(false),
         finished: AtomicUsize::new(0),
         live: (0..n).map(|_| Live::default()).collect(),
     };
     let spec_name = prep.runs[r].name.as_str();
-    let (outcomes, start, end, intervals, started_at) = std::thread::scope(|sc| {
+    let (outcomes, window) = std::thread::scope(|sc| {
         let handles: Vec<_> = plans
             .iter()
             .enumerate()
@@ -147,8 +160,8 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
                     engine: s.engine,
                     data: s.data,
                     seed: s.seed,
-                    ios_limit: share(s.ios, n, i),
-                    bytes_limit: share(s.bytes, n, i),
+                    ios_limit: share(s.ios, prep.all_workers, prep.first_worker + i),
+                    bytes_limit: share(s.bytes, prep.all_workers, prep.first_worker + i),
                     arrivals: s.arrivals,
                 };
                 let ctl = &ctl;
@@ -159,27 +172,35 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
             })
             .collect();
         ctl.barrier.wait();
+        // Every manager's workers are set up, or none runs.
+        let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
+        ctl.failed.store(failed, Relaxed);
+        if !failed {
+            group.barrier("the start");
+        }
         let epoch = Instant::now();
+        let started = SystemTime::now();
         ctl.epoch.set(epoch).expect("set once");
         ctl.barrier.wait();
-        let monitored = if ctl.failed.load(Relaxed) {
-            None
-        } else {
-            Some(monitor(&ctl, epoch, s.interval, n, spec_name, progress))
-        };
+        let window = (!failed).then(|| monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress));
         let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
-        let (start, end, intervals, started_at) =
-            monitored.unwrap_or_else(|| (mark(&ctl.live, 0), mark(&ctl.live, 0), Vec::new(), SystemTime::now()));
-        (outcomes, start, end, intervals, started_at)
+        (outcomes, window)
     });
     if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
         return Err(runtime(e));
     }
+    let Window { start, end, intervals, started_at } = window.unwrap_or_else(|| Window {
+        start: mark(&ctl.live, 0),
+        end: mark(&ctl.live, 0),
+        intervals: Vec::new(),
+        started_at: SystemTime::now(),
+    });
     let secs = if counted {
         outcomes.iter().map(|o| o.last_ns).max().unwrap_or(0) as f64 / 1e9
     } else {
-        (end_ns - ramp_ns) as f64 / 1e9
+        clock.time_ns as f64 / 1e9
     };
+    let rank = group.me().rank;
     let mut totals = IoStats::default();
     let mut per_target: Vec<(IoStats, u64)> = vec![Default::default(); prep.targets.len()];
     let mut workers = Vec::new();
@@ -192,6 +213,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
             per_target[ws.target].1 += plan.outstanding as u64;
             targets.push(TargetResult {
                 path: prep.targets[ws.target].path.clone(),
+                manager: rank,
                 start_offset: ws.start,
                 working_set_bytes: ws.size,
                 outstanding: plan.outstanding as u64,
@@ -201,6 +223,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
         totals += &wsum;
         workers.push(WorkerResult {
             name: plan.name.clone(),
+            manager: rank,
             spec: plan.spec.name.clone(),
             engine: o.engine.clone(),
             outstanding: plan.outstanding,
@@ -219,6 +242,7 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
             let ws = plans.iter().flat_map(|p| &p.targets).find(|w| prep.targets[w.target].path == info.path);
             TargetResult {
                 path: info.path.clone(),
+                manager: rank,
                 start_offset: ws.map_or(0, |w| w.start),
                 working_set_bytes: ws.map_or(0, |w| w.size),
                 outstanding: *qd,
@@ -227,18 +251,27 @@ fn run_one(prep: &Prepared, r: usize, progress: &mut dyn Progress) -> Result<Run
         })
         .collect();
     let metrics = Metrics::new(&totals, secs);
-    let cpu_secs = (end.at_ns.saturating_sub(start.at_ns)) as f64 / 1e9;
-    let cpu = cpu::usage(&start.cpu, &end.cpu, cpu_secs, metrics.ios, metrics.iops);
+    let recorded_ns = end.at_ns.saturating_sub(start.at_ns);
+    let cpu = cpu::usage(&start.cpu, &end.cpu, recorded_ns as f64 / 1e9, metrics.ios, metrics.iops);
+    let totals =
+        Totals { metrics, outstanding: plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum(), cpu };
+    let unix_ns = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let record_start_unix_ns = unix_ns(started_at);
     Ok(RunResult {
         spec: spec_name.into(),
         started_at: timestamp(started_at),
         duration_s: secs,
-        ramp_s: ramp_ns as f64 / 1e9,
-        totals: Totals {
-            metrics,
-            outstanding: plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum(),
-            cpu,
-        },
+        ramp_s: clock.ramp_ns as f64 / 1e9,
+        managers: vec![ManagerResult {
+            rank,
+            host: group.me().host.clone(),
+            workers: n,
+            totals: totals.clone(),
+            record_start_unix_ns,
+            record_end_unix_ns: record_start_unix_ns + recorded_ns,
+        }],
+        start_skew_ms: 0.0,
+        totals,
         workers,
         targets,
         intervals,
@@ -249,74 +282,116 @@ fn mark(live: &[Live], at_ns: u64) -> Mark {
     Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot() }
 }
 
-/// The main thread's part: sleeps to each interval boundary, samples the counters and the CPU,
-/// and feeds the live line. Returns the marks at the start and end of recording, the samples,
+/// A run's timing: interval, ramp-up and recorded time (u64::MAX when the test ends on a count).
+struct Clock {
+    interval_ns: u64,
+    ramp_ns: u64,
+    time_ns: u64,
+}
+
+/// What the monitor saw: the marks at the start and end of recording, the samples between,
 /// and the wall-clock time recording started.
+struct Window {
+    start: Mark,
+    end: Mark,
+    intervals: Vec<Interval>,
+    started_at: SystemTime,
+}
+
+/// The main thread's part: sleeps to each interval boundary, samples the counters and the CPU,
+/// and feeds the live line.
+///
+/// Every manager passes the same boundaries in the same order (every interval through
+/// ramp-up, its end, every interval of recording, its end), so in a timed run each boundary is
+/// a meeting point: the live line adds up every manager, and one manager's failure stops them
+/// all at the next boundary. Recording starts when every manager has finished ramp-up.
+#[allow(clippy::too_many_arguments)]
 fn monitor(
     ctl: &Control,
+    group: &dyn Group,
     epoch: Instant,
-    interval: Duration,
+    started: SystemTime,
+    clock: &Clock,
     n: usize,
     spec: &str,
     progress: &mut dyn Progress,
-) -> (Mark, Mark, Vec<Interval>, SystemTime) {
-    let iv = interval.as_nanos() as u64;
-    let (ramp, end) = (ctl.record_start_ns, ctl.record_end_ns);
-    let timed = end != u64::MAX;
+) -> Window {
+    let (iv, ramp, time) = (clock.interval_ns, clock.ramp_ns, clock.time_ns);
+    let timed = time != u64::MAX;
     let elapsed = || epoch.elapsed().as_nanos() as u64;
     let all_done = || ctl.finished.load(Relaxed) == n;
     let mut prev = mark(&ctl.live, 0);
-    // With no ramp-up, recording starts with the workers.
-    let mut start = (ramp == 0).then(|| (mark(&ctl.live, 0), SystemTime::now()));
+    // Recording's start: ns from the epoch, the mark there, and its wall-clock time.
+    let mut rec = (ramp == 0).then(|| (0, prev.clone(), started));
+    let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
     let mut intervals = Vec::new();
     loop {
-        let now = elapsed();
-        // The next boundary: interval steps through ramp-up, the start of recording, interval
-        // steps from there, and the end.
-        let next =
-            if now < ramp { ramp.min((now / iv + 1) * iv) } else { end.min(ramp + ((now - ramp) / iv + 1) * iv) };
         // Sleep in short steps when the end is a count, so the final mark follows the last I/O.
-        while (timed || !all_done()) && !ctl.stop.load(Relaxed) && elapsed() < next {
+        while (timed || !(all_done() || ctl.stop.load(Relaxed))) && elapsed() < next {
             let left = next.saturating_sub(elapsed());
             std::thread::sleep(Duration::from_nanos(if timed { left } else { left.min(2_000_000) }));
         }
-        let finished = all_done() || ctl.stop.load(Relaxed);
         let at = if timed { next.min(elapsed()) } else { elapsed() };
         let m = mark(&ctl.live, at);
         let dt = (m.at_ns - prev.at_ns).max(1) as f64 / 1e9;
-        let d_ios = m.sums.ios - prev.sums.ios;
-        let d_bytes = m.sums.bytes - prev.sums.bytes;
-        let d_resp = m.sums.response_ns - prev.sums.response_ns;
-        let avg = (d_ios > 0).then(|| d_resp as f64 / d_ios as f64 / 1e6);
+        let d =
+            [m.sums.ios - prev.sums.ios, m.sums.bytes - prev.sums.bytes, m.sums.response_ns - prev.sums.response_ns];
         let cpu_pct = cpu::utilization(&prev.cpu, &m.cpu);
-        let recording = start.is_some();
-        if recording && dt > 1e-3 {
-            intervals.push(Interval {
-                t_s: (m.at_ns - ramp) as f64 / 1e9,
-                duration_s: dt,
-                iops: d_ios as f64 / dt,
-                mbps: d_bytes as f64 / dt / 1e6,
-                avg_response_ms: avg,
-                cpu_pct,
-            });
+        if let Some((rs, _, _)) = &rec {
+            if dt > 1e-3 {
+                intervals.push(Interval {
+                    t_s: (m.at_ns - rs) as f64 / 1e9,
+                    duration_s: dt,
+                    iops: d[0] as f64 / dt,
+                    mbps: d[1] as f64 / dt / 1e6,
+                    avg_response_ms: (d[0] > 0).then(|| d[2] as f64 / d[0] as f64 / 1e6),
+                    cpu_pct,
+                });
+            }
         }
+        // A counted run ends at a different boundary on each manager: only timed runs meet.
+        let stop = ctl.stop.load(Relaxed);
+        let (all, stopped, cpu_pct) = if timed {
+            let cpu_milli = (cpu_pct * 1000.0) as u64;
+            let s = group.sum(&[d[0], d[1], d[2], cpu_milli, u64::from(stop)], "an interval");
+            let (stopped, cpu) = (s[4] > 0, s[3] as f64 / 1000.0 / group.all().len() as f64);
+            (s, stopped, cpu)
+        } else {
+            (d.to_vec(), stop || all_done(), cpu_pct)
+        };
         progress.live(&LiveStatus {
             spec,
-            phase: if recording || m.at_ns >= ramp { Phase::Run } else { Phase::Ramp },
+            phase: if rec.is_some() { Phase::Run } else { Phase::Ramp },
             elapsed_s: m.at_ns as f64 / 1e9,
-            total_s: timed.then(|| end as f64 / 1e9),
-            iops: d_ios as f64 / dt,
-            mbps: d_bytes as f64 / dt / 1e6,
-            avg_response_ms: avg,
+            total_s: timed.then(|| (ramp + time) as f64 / 1e9),
+            iops: all[0] as f64 / dt,
+            mbps: all[1] as f64 / dt / 1e6,
+            avg_response_ms: (all[0] > 0).then(|| all[2] as f64 / all[0] as f64 / 1e6),
             cpu_pct,
         });
-        if start.is_none() && m.at_ns >= ramp {
-            start = Some((m.clone(), SystemTime::now()));
+        let end = rec.as_ref().map(|(rs, _, _)| rs.saturating_add(time));
+        if stopped || end == Some(next) {
+            ctl.stop.store(true, Relaxed);
+            let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
+            return Window { start, end: m, intervals, started_at };
         }
-        if if timed { m.at_ns >= end || ctl.stop.load(Relaxed) } else { finished } {
-            let (s, at) = start.unwrap_or_else(|| (mark(&ctl.live, 0), SystemTime::now()));
-            return (s, m, intervals, at);
-        }
-        prev = m;
+        next = match &rec {
+            Some(_) => next.saturating_add(iv).min(end.expect("recording")),
+            None if next < ramp => (next + iv).min(ramp),
+            None => {
+                // Ramp-up is over here; recording starts when it is over everywhere.
+                group.barrier("the start of recording");
+                let rs = elapsed();
+                ctl.record_end_ns.store(rs + time, Relaxed);
+                ctl.record_start_ns.store(rs, Relaxed);
+                rec = Some((rs, mark(&ctl.live, rs), SystemTime::now()));
+                rs + iv.min(time)
+            }
+        };
+        // The first sample of recording counts from its start.
+        prev = match &rec {
+            Some((rs, start, _)) if *rs > m.at_ns => start.clone(),
+            _ => m,
+        };
     }
 }

@@ -65,10 +65,11 @@ pub struct Control {
     pub barrier: Barrier,
     /// The instant all clocks count from; set by the main thread between the two meetings.
     pub epoch: OnceLock<Instant>,
-    /// Completions at or after this many ns from the epoch are recorded...
-    pub record_start_ns: u64,
-    /// ...and before this one (u64::MAX when the test stops on a count).
-    pub record_end_ns: u64,
+    /// Completions at or after this many ns from the epoch are recorded... (u64::MAX until the
+    /// main thread knows: after ramp-up, recording starts when every manager is there)
+    pub record_start_ns: AtomicU64,
+    /// ...and before this one (u64::MAX when the test stops on a count, or until known).
+    pub record_end_ns: AtomicU64,
     /// Asks every worker to stop issuing.
     pub stop: AtomicBool,
     /// A worker failed to set up; nobody runs.
@@ -466,7 +467,7 @@ fn drive<E: Engine>(
                 std::thread::sleep(Duration::from_nanos(wait));
             }
             now = now_ns(epoch);
-            if now >= ctl.record_end_ns || ctl.stop.load(Relaxed) {
+            if now >= ctl.record_end_ns.load(Relaxed) || ctl.stop.load(Relaxed) {
                 issuing = false;
             }
             continue;
@@ -482,7 +483,8 @@ fn drive<E: Engine>(
             .submit_and_wait(reap, timeout, &mut done)
             .map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
         now = now_ns(epoch);
-        let recording = now >= ctl.record_start_ns && now < ctl.record_end_ns;
+        let end_ns = ctl.record_end_ns.load(Relaxed);
+        let recording = now >= ctl.record_start_ns.load(Relaxed) && now < end_ns;
         for c in done.drain(..) {
             in_flight -= 1;
             let m = s.meta[c.slot as usize];
@@ -508,7 +510,7 @@ fn drive<E: Engine>(
         live.ios.store(total_ios, Relaxed);
         live.bytes.store(total_bytes, Relaxed);
         live.response_ns.store(total_resp, Relaxed);
-        if now >= ctl.record_end_ns || ctl.stop.load(Relaxed) {
+        if now >= end_ns || ctl.stop.load(Relaxed) {
             issuing = false;
         }
     }

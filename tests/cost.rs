@@ -9,6 +9,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use iogauge::managers::Solo;
 use iogauge::{job, plan, run};
 
 /// Counts every allocation of this test process, from every thread.
@@ -50,8 +51,9 @@ fn allocations_for(ios: u64, outstanding: u32) -> (u64, u64) {
     );
     let (config, runs) = job::parse(&text, "cost.toml").unwrap();
     let before = ALLOCATIONS.load(Relaxed);
-    let prep = plan::prepare(config, runs).unwrap();
-    let doc = run::run_test(&prep, &mut run::Silent).unwrap();
+    let solo = Solo::new();
+    let prep = plan::prepare_for(&solo, config, runs).unwrap();
+    let doc = run::run_test(&prep, &solo, &mut run::Silent).unwrap();
     let done = doc.results[0].totals.metrics.ios;
     (ALLOCATIONS.load(Relaxed) - before, done)
 }

@@ -62,6 +62,11 @@ impl SaveFlags {
 }
 
 impl Saver {
+    /// Saves nothing (a manager that does not lead).
+    pub fn none() -> Saver {
+        Saver { history: None, id: None, quiet: true }
+    }
+
     /// Saves `doc` (again, in place, after the first time) and says under which id.
     pub fn save(&mut self, doc: &Document) {
         self.save_quietly(doc);

@@ -15,6 +15,7 @@ use crate::document::Document;
 use crate::error::{Error, Result, input, runtime};
 use crate::export;
 use crate::job;
+use crate::managers;
 use crate::plan;
 use crate::profile;
 use crate::run::{self, LiveStatus, Phase, Progress, Silent};
@@ -120,6 +121,9 @@ pub struct SettingFlags {
     /// Seed of the offset and mix generators.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Under MPI: the longest a manager waits for the others during a run (default 60s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub sync_timeout: Option<Duration>,
     /// Allow writing to this device or existing file although it holds data (repeatable).
     #[arg(long, value_name = "PATH")]
     pub allow_write: Vec<String>,
@@ -288,6 +292,9 @@ impl SettingFlags {
         if let Some(v) = self.seed {
             t.seed = v;
         }
+        if let Some(v) = self.sync_timeout {
+            t.sync_timeout = v;
+        }
         t.allow_write.extend(self.allow_write.iter().cloned());
     }
 }
@@ -390,6 +397,23 @@ impl Outputs {
         Ok(Outputs { json: json.map(open).transpose()?, csv: csv.map(open).transpose()? })
     }
 
+    /// The outputs and the history, opened by the lead manager only (the others write
+    /// nothing); every manager learns if that failed.
+    fn open_on(
+        group: &dyn managers::Group,
+        json: Option<&PathBuf>,
+        csv: Option<&PathBuf>,
+        history: &history::SaveFlags,
+        quiet: bool,
+    ) -> Result<(Outputs, history::Saver)> {
+        let opened = if group.leads() {
+            Outputs::open(json, csv).and_then(|f| Ok((f, history.saver(quiet)?)))
+        } else {
+            Ok((Outputs { json: None, csv: None }, history::Saver::none()))
+        };
+        managers::all_ok(group, opened, "opening the outputs")
+    }
+
     /// Whether machine output takes stdout (no live line, no table then).
     fn stdout_taken(&self) -> bool {
         matches!(self.json, Some(None)) || matches!(self.csv, Some(None))
@@ -411,15 +435,42 @@ fn progress(quiet_stdout: bool) -> Box<dyn Progress> {
 }
 
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
+///
+/// Under MPI every manager runs this; only the lead (rank 0) opens outputs and writes.
 pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<i32> {
-    let mut files = Outputs::open(out.json.as_ref(), out.csv.as_ref())?;
-    let mut saver = out.history.saver(out.quiet)?;
-    let prep = plan::prepare(config, runs)?;
-    for w in &prep.warnings {
-        eprintln!("iogauge: warning: {w}");
+    let group = managers::join(config.test.sync_timeout)?;
+    said(group.as_ref(), execute_on(group.as_ref(), config, runs, out))
+}
+
+/// Under MPI the lead says why a command failed while every manager is still there: once
+/// they have all finished, the launcher may stop the lead before it could print.
+fn said(group: &dyn managers::Group, r: Result<i32>) -> Result<i32> {
+    match r {
+        Err(e) if group.all().len() > 1 => {
+            if group.leads() {
+                eprintln!("iogauge: {e}");
+            }
+            Ok(e.exit_code())
+        }
+        r => r,
     }
-    let quiet_stdout = out.quiet || files.stdout_taken();
-    let doc = run::run_test(&prep, progress(quiet_stdout).as_mut())?;
+}
+
+fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<i32> {
+    let lead = group.leads();
+    let (mut files, mut saver) = Outputs::open_on(group, out.json.as_ref(), out.csv.as_ref(), &out.history, out.quiet)?;
+    let prep = plan::prepare_for(group, config, runs)?;
+    let quiet_stdout = out.quiet || files.stdout_taken() || !lead;
+    if lead {
+        for w in &prep.warnings {
+            eprintln!("iogauge: warning: {w}");
+        }
+    }
+    let doc = run::run_test(&prep, group, progress(quiet_stdout).as_mut())?;
+    let status = if doc.has_errors() { 1 } else { 0 };
+    if !lead {
+        return Ok(status);
+    }
     if let Some(f) = &mut files.json {
         write_out(f.as_mut(), &export::json::to_bytes(&doc), "the JSON document")?;
     }
@@ -429,7 +480,6 @@ pub fn execute(config: TestConfig, runs: Vec<Run>, out: &OutputFlags) -> Result<
     if !quiet_stdout {
         write_out(None, &export::table::to_bytes(&doc), "the table")?;
     }
-    let status = if doc.has_errors() { 1 } else { 0 };
     saver.save(&Document::Run(doc));
     Ok(status)
 }
@@ -464,9 +514,20 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     }
     config.resolve().map_err(|e| input(e.message))?;
     let points = study::points(&config).map_err(|e| input(e.message))?;
-    let mut files = Outputs::open(a.json.as_ref(), a.csv.as_ref())?;
-    let quiet_stdout = a.quiet || files.stdout_taken();
-    let mut saver = a.history.saver(a.quiet)?;
+    let group = managers::join(config.test.sync_timeout)?;
+    said(group.as_ref(), study_on(group.as_ref(), a, job, &config, &points))
+}
+
+fn study_on(
+    group: &dyn managers::Group,
+    a: &StudyArgs,
+    job: &str,
+    config: &TestConfig,
+    points: &[study::Point],
+) -> Result<i32> {
+    let lead = group.leads();
+    let (mut files, mut saver) = Outputs::open_on(group, a.json.as_ref(), a.csv.as_ref(), &a.history, a.quiet)?;
+    let quiet_stdout = a.quiet || files.stdout_taken() || !lead;
     // The JSON file and the history entry are rewritten after every point, so a study cut
     // short keeps its points.
     let json_path = a.json.as_ref().filter(|_| matches!(files.json, Some(Some(_))));
@@ -479,9 +540,12 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         }
     };
     stop_on_interrupt();
-    let doc = study::run::run_study(&config, &points, progress(quiet_stdout).as_mut(), &mut after_point, &STOP)?;
+    let doc = study::run::run_study(config, points, progress(quiet_stdout).as_mut(), &mut after_point, &STOP, group)?;
     // Once more with the end state (complete or stopped, the whole duration).
     after_point(&doc)?;
+    if !lead {
+        return Ok(study_status(&doc));
+    }
     saver.announce("study");
     if let Some(None) = &files.json {
         write_out(None, &export::json::to_bytes(&doc), "the JSON document")?;
@@ -497,10 +561,17 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     }
     if doc.interrupted {
         eprintln!("iogauge: stopped: {} point(s) kept", doc.points.len());
-        return Ok(Error::Stopped.exit_code());
+    }
+    Ok(study_status(&doc))
+}
+
+/// 130 if the study was stopped, 1 if any I/O failed, else 0.
+fn study_status(doc: &study::run::StudyDoc) -> i32 {
+    if doc.interrupted {
+        return Error::Stopped.exit_code();
     }
     let errors = doc.points.iter().flat_map(|p| &p.summary).any(|s| s.errors > 0);
-    Ok(if errors { 1 } else { 0 })
+    if errors { 1 } else { 0 }
 }
 
 /// Set by the first Ctrl-C (or SIGTERM) during a study: the current point finishes and the

@@ -1,11 +1,11 @@
 //! Iometer's results file (Iometer 1.1, ManagerList.cpp), so spreadsheets made for Iometer read
-//! ours. Rows: ALL, MANAGER, one PROCESSOR per CPU, then each WORKER followed by one DISK row per
-//! target. Columns iogauge has no value for are left empty.
+//! ours. Rows: ALL, then for each manager (host) MANAGER, one PROCESSOR per CPU, then each
+//! WORKER followed by one DISK row per target. Columns iogauge has no value for are left empty.
 
 use std::fmt::Write;
 
 use crate::cpu::CpuShare;
-use crate::result::{Metrics, ResultDoc, RunResult};
+use crate::result::{ManagerResult, Metrics, ResultDoc, RunResult, Totals};
 
 /// Iometer 1.1's results header, verbatim.
 pub const HEADER: &str = "'Target Type,Target Name,Access Specification Name,# Managers,# Workers,# Disks,IOps,Read IOps,Write IOps,MiBps (Binary),Read MiBps (Binary),Write MiBps (Binary),MBps (Decimal),Read MBps (Decimal),Write MBps (Decimal),Transactions per Second,Connections per Second,Average Response Time,Average Read Response Time,Average Write Response Time,Average Transaction Time,Average Connection Time,Maximum Response Time,Maximum Read Response Time,Maximum Write Response Time,Maximum Transaction Time,Maximum Connection Time,Errors,Read Errors,Write Errors,Bytes Read,Bytes Written,Read I/Os,Write I/Os,Connections,Transactions per Connection,Total Raw Read Response Time,Total Raw Write Response Time,Total Raw Transaction Time,Total Raw Connection Time,Maximum Raw Read Response Time,Maximum Raw Write Response Time,Maximum Raw Transaction Time,Maximum Raw Connection Time,Total Raw Run Time,Starting Sector,Maximum Size,Queue Depth,% CPU Utilization,% User Time,% Privileged Time,% DPC Time,% Interrupt Time,Processor Speed,Interrupts per Second,CPU Effectiveness,Packets/Second,Packet Errors,Segments Retransmitted/Second,0 to 50 uS,50 to 100 uS,100 to 200 uS,200 to 500 uS,0.5 to 1 mS,1 to 2 mS,2 to 5 mS,5 to 10 mS,10 to 15 mS,15 to 20 mS,20 to 30 mS,30 to 50 mS,50 to 100 mS,100 to 200 mS,200 to 500 mS,0.5 to 1 S,1 to 2 s,2 to 4.7 s,4.7 to 5 s,5 to 10 s, >= 10 s";
@@ -135,35 +135,52 @@ fn test_block(out: &mut String, doc: &ResultDoc, r: &RunResult) {
         row[4] = workers.to_string();
         row[5] = disks.to_string();
     };
-    let cpu = &r.totals.cpu;
-    for (kind, name) in [("ALL", "All"), ("MANAGER", doc.host.name.as_str())] {
-        let mut row = new_row(kind, name, &r.spec);
-        counts(&mut row, 1, r.workers.len(), disks);
-        io_cells(&mut row, &r.totals.metrics);
-        cpu_cells(&mut row, &cpu.all);
-        row[54] = num(cpu.interrupts_per_sec);
-        row[55] = num(cpu.effectiveness);
+    // ALL, then each manager with its CPUs, workers and their targets, as Iometer orders them.
+    // (A document from before managers were recorded has none: its one manager is the host.)
+    let one = [ManagerResult {
+        rank: 0,
+        host: doc.host.name.clone(),
+        workers: r.workers.len(),
+        totals: r.totals.clone(),
+        record_start_unix_ns: 0,
+        record_end_unix_ns: 0,
+    }];
+    let managers: &[ManagerResult] = if r.managers.is_empty() { &one } else { &r.managers };
+    let summary = |row: &mut Vec<String>, t: &Totals, managers: usize, workers: usize, disks: usize| {
+        counts(row, managers, workers, disks);
+        io_cells(row, &t.metrics);
+        cpu_cells(row, &t.cpu.all);
+        row[54] = num(t.cpu.interrupts_per_sec);
+        row[55] = num(t.cpu.effectiveness);
+    };
+    let mut row = new_row("ALL", "All", &r.spec);
+    summary(&mut row, &r.totals, managers.len(), r.workers.len(), disks);
+    out.push_str(&line(&row));
+    for m in managers {
+        let workers: Vec<_> = r.workers.iter().filter(|w| w.manager == m.rank).collect();
+        let mut row = new_row("MANAGER", &m.host, &r.spec);
+        summary(&mut row, &m.totals, 1, workers.len(), workers.iter().map(|w| w.targets.len()).sum());
         out.push_str(&line(&row));
-    }
-    for (i, c) in cpu.per_cpu.iter().enumerate() {
-        let mut row = new_row("PROCESSOR", &format!("CPU {i}"), &r.spec);
-        cpu_cells(&mut row, c);
-        out.push_str(&line(&row));
-    }
-    for w in &r.workers {
-        let mut row = new_row("WORKER", &w.name, &w.spec);
-        counts(&mut row, 1, 1, w.targets.len());
-        io_cells(&mut row, &w.metrics);
-        row[47] = w.outstanding.to_string();
-        out.push_str(&line(&row));
-        for t in &w.targets {
-            let mut row = new_row("DISK", &t.path, &w.spec);
-            counts(&mut row, 1, 1, 1);
-            io_cells(&mut row, &t.metrics);
-            row[45] = (t.start_offset / 512).to_string();
-            row[46] = (t.working_set_bytes / 512).to_string();
-            row[47] = t.outstanding.to_string();
+        for (i, c) in m.totals.cpu.per_cpu.iter().enumerate() {
+            let mut row = new_row("PROCESSOR", &format!("CPU {i}"), &r.spec);
+            cpu_cells(&mut row, c);
             out.push_str(&line(&row));
+        }
+        for w in workers {
+            let mut row = new_row("WORKER", &w.name, &w.spec);
+            counts(&mut row, 1, 1, w.targets.len());
+            io_cells(&mut row, &w.metrics);
+            row[47] = w.outstanding.to_string();
+            out.push_str(&line(&row));
+            for t in &w.targets {
+                let mut row = new_row("DISK", &t.path, &w.spec);
+                counts(&mut row, 1, 1, 1);
+                io_cells(&mut row, &t.metrics);
+                row[45] = (t.start_offset / 512).to_string();
+                row[46] = (t.working_set_bytes / 512).to_string();
+                row[47] = t.outstanding.to_string();
+                out.push_str(&line(&row));
+            }
         }
     }
     let _ = writeln!(out, "'Time Stamp\n{}\n'End Test", iometer_time(&r.started_at));

@@ -57,7 +57,8 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
     }
     let mut out = grid(&rows);
     if let Some(r) = doc.results.first() {
-        let targets: Vec<&str> = r.targets.iter().map(|t| t.path.as_str()).collect();
+        let mut targets: Vec<&str> = r.targets.iter().map(|t| t.path.as_str()).collect();
+        targets.dedup();
         let _ = writeln!(
             out,
             "{} worker(s), {} outstanding I/Os in all, {:.1} s recorded per workload, on {}",
@@ -66,6 +67,16 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
             r.duration_s,
             targets.join(", ")
         );
+        if r.managers.len() > 1 {
+            let hosts: Vec<String> = r.managers.iter().map(|m| format!("{} {}", m.rank, m.host)).collect();
+            let skew = doc.results.iter().map(|r| r.start_skew_ms).fold(0.0, f64::max);
+            let _ = writeln!(
+                out,
+                "{} managers ({}), recording started within {skew:.3} ms of each other",
+                r.managers.len(),
+                hosts.join(", ")
+            );
+        }
     }
     for r in &doc.results {
         for e in &r.totals.metrics.error_kinds {

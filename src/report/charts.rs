@@ -31,6 +31,7 @@ impl Styles {
 /// A study cycle parameter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Param {
+    Managers,
     Targets,
     Workers,
     Size,
@@ -39,12 +40,13 @@ enum Param {
     Rate,
 }
 
-const PARAMS: [Param; 6] =
-    [Param::Targets, Param::Workers, Param::Size, Param::Stroke, Param::Outstanding, Param::Rate];
+const PARAMS: [Param; 7] =
+    [Param::Managers, Param::Targets, Param::Workers, Param::Size, Param::Stroke, Param::Outstanding, Param::Rate];
 
 impl Param {
     fn get(self, p: &Point) -> Option<f64> {
         match self {
+            Param::Managers => p.managers.map(f64::from),
             Param::Targets => p.targets.map(f64::from),
             Param::Workers => p.workers.map(f64::from),
             Param::Size => p.size.map(|v| v as f64),
@@ -57,6 +59,7 @@ impl Param {
     /// The value as a series name part: "2 targets", "64K".
     fn tag(self, v: f64) -> String {
         match self {
+            Param::Managers => format!("{} host{}", v, if v == 1.0 { "" } else { "s" }),
             Param::Targets => format!("{} target{}", v, if v == 1.0 { "" } else { "s" }),
             Param::Workers => format!("{} worker{}", v, if v == 1.0 { "" } else { "s" }),
             Param::Size => format_size(v as u64),
@@ -69,6 +72,7 @@ impl Param {
     /// What it is, in a chart title: "IOPS by drive stroke".
     fn noun(self) -> &'static str {
         match self {
+            Param::Managers => "number of hosts",
             Param::Targets => "number of targets",
             Param::Workers => "number of workers",
             Param::Size => "transfer size",
@@ -85,6 +89,7 @@ impl Param {
             lo > 0.0 && hi / lo >= 16.0
         };
         let (label, scale) = match self {
+            Param::Managers => ("Hosts (managers)", Scale::Count),
             Param::Targets => ("Targets (volumes)", Scale::Count),
             Param::Workers => ("Workers", Scale::Count),
             Param::Size => ("Transfer size (bytes)", Scale::Log2Size),
@@ -218,7 +223,7 @@ pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<C
     if !loaded.is_empty() {
         out.push(response_chart(&Rows::new(&loaded), &searches, styles));
     }
-    for k in [Param::Targets, Param::Workers] {
+    for k in [Param::Managers, Param::Targets, Param::Workers] {
         if on(k) {
             out.extend(scaling_charts(&Rows::new(&cycling(k)), k, styles));
         }

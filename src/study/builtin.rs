@@ -56,6 +56,7 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<TestConfig, String> {
     let mut c = TestConfig::default();
     let mut study = StudyConfig {
         repeat: 1,
+        managers: None,
         targets: None,
         targets_in: Default::default(),
         workers: None,

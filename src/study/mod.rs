@@ -1,7 +1,7 @@
 //! Studies: many tests, each a point, every point's full result kept (the seeds' experiments).
 //!
 //! A job file's `[study]` section cycles parameters as Iometer's test types do, outer to inner:
-//! targets (each worker's first N, added in parallel), workers (the count of every `[[worker]]`
+//! managers (under MPI, the first N ranks run workers: seed 000's host scaling), targets (each worker's first N, added in parallel), workers (the count of every `[[worker]]`
 //! entry), transfer size (every line of every specification), drive stroke (% of each
 //! target), outstanding I/Os (per target). Each cycle is a list or a range:
 //!
@@ -34,6 +34,9 @@ pub struct StudyConfig {
     /// Runs of each point; the headline is their median (seed 004 ran everything three times).
     #[serde(default = "one")]
     pub repeat: u32,
+    /// Managers (MPI ranks) that run workers: the first N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managers: Option<Steps>,
     /// Targets: each worker's first N (`parallel`), or the first N of all workers' targets
     /// taken worker by worker (`series`, see [`StudyConfig::targets_in`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -212,6 +215,9 @@ impl Steps {
 /// One point of a study: the value of each cycled parameter (absent: as the job says).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Point {
+    /// Managers that run workers (the first N ranks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managers: Option<u32>,
     /// Targets per worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub targets: Option<u32>,
@@ -239,6 +245,9 @@ impl Point {
     /// "targets=2 outstanding=16": the cycled parameters, for tables and the live line.
     pub fn label(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(v) = self.managers {
+            parts.push(format!("managers={v}"));
+        }
         if let Some(v) = self.targets {
             parts.push(format!("targets={v}"));
         }
@@ -291,6 +300,9 @@ pub fn points(config: &TestConfig) -> Result<Vec<Point>, ConfigError> {
     } as f64;
     let targets = values("targets", &s.targets)?
         .map(|v| whole(v, 1.0, most_targets, "targets").map_err(|m| err("targets", m)))
+        .transpose()?;
+    let managers = values("managers", &s.managers)?
+        .map(|v| whole(v, 1.0, 4096.0, "managers").map_err(|m| err("managers", m)))
         .transpose()?;
     let workers = values("workers", &s.workers)?
         .map(|v| whole(v, 1.0, 1024.0, "workers").map_err(|m| err("workers", m)))
@@ -354,6 +366,7 @@ pub fn points(config: &TestConfig) -> Result<Vec<Point>, ConfigError> {
             })
             .collect()
     }
+    out = cross(out, managers, |p, v| p.managers = Some(v));
     out = cross(out, targets, |p, v| p.targets = Some(v));
     out = cross(out, workers, |p, v| p.workers = Some(v));
     out = cross(out, size, |p, v| p.size = Some(v));
@@ -367,6 +380,9 @@ pub fn apply(base: &TestConfig, point: &Point) -> Result<(TestConfig, Vec<Run>),
     let mut c = base.clone();
     let series = base.study.as_ref().is_some_and(|s| s.targets_in == TargetsIn::Series);
     c.study = None;
+    if point.managers.is_some() {
+        c.test.managers = point.managers;
+    }
     if let (Some(n), true) = (point.targets, series) {
         // The first n targets of all workers, worker by worker; a worker left without any
         // does not run.
@@ -501,6 +517,7 @@ mod tests {
     fn a_point_sets_its_values() {
         let base = config("");
         let point = Point {
+            managers: Some(2),
             targets: Some(2),
             workers: Some(3),
             size: Some(65536),
@@ -510,6 +527,7 @@ mod tests {
             rate_iops: Some(300.0),
         };
         let (c, runs) = apply(&base, &point).unwrap();
+        assert_eq!(c.test.managers, Some(2));
         assert_eq!(c.workers.len(), 3);
         assert!(c.workers.iter().all(|w| w.targets.len() == 2 && w.outstanding == 8 && w.stroke == Some(50.0)));
         assert!(runs[0].specs.iter().all(|s| s.lines.iter().all(|l| l.size == 65536)));

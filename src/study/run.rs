@@ -10,6 +10,7 @@ use super::stats::{CV_WARN, Spread};
 use super::{Point, StudyConfig, apply, search};
 use crate::config::TestConfig;
 use crate::error::{Error, Result, input};
+use crate::managers::Group;
 use crate::plan;
 use crate::result::ResultDoc;
 use crate::run::{self, LiveStatus, Progress};
@@ -190,12 +191,15 @@ struct Runner<'a> {
     after_point: &'a mut dyn FnMut(&StudyDoc) -> Result<()>,
     /// Set (by Ctrl-C) to stop before the next point.
     stop: &'a AtomicBool,
+    /// The managers running every point together.
+    group: &'a dyn Group,
 }
 
 impl Runner<'_> {
     /// Runs `point` (only `spec`, if given) `repeat` times; returns its index in the document.
     fn measure(&mut self, point: &Point, spec: Option<&str>, label: &str) -> Result<usize> {
-        if self.stop.load(Relaxed) {
+        // Every manager stops before the same point, whichever was told to.
+        if self.group.sum(&[u64::from(self.stop.load(Relaxed))], "the next point")[0] > 0 {
             return Err(Error::Stopped);
         }
         let mut base = self.base.clone();
@@ -204,14 +208,14 @@ impl Runner<'_> {
         }
         let (c, runs) =
             apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
-        let prep = plan::prepare(c, runs)?;
+        let prep = plan::prepare_for(self.group, c, runs)?;
         let mut docs = Vec::new();
         for r in 0..self.repeat {
             let mut label = label.to_string();
             if self.repeat > 1 {
                 label += &format!(" run {}/{}", r + 1, self.repeat);
             }
-            docs.push(run::run_test(&prep, &mut PointProgress { inner: &mut *self.progress, label })?);
+            docs.push(run::run_test(&prep, self.group, &mut PointProgress { inner: &mut *self.progress, label })?);
         }
         let index = self.doc.points.len();
         for w in docs.iter().flat_map(|d| &d.warnings) {
@@ -271,6 +275,7 @@ pub fn run_study(
     progress: &mut dyn Progress,
     after_point: &mut dyn FnMut(&StudyDoc) -> Result<()>,
     stop: &AtomicBool,
+    group: &dyn Group,
 ) -> Result<StudyDoc> {
     let study = config.study.clone().ok_or_else(|| input("the job file has no [study] section"))?;
     let mut job = config.clone();
@@ -289,8 +294,16 @@ pub fn run_study(
         interrupted: true,
     };
     // The runner's base keeps the [study] section: `apply` reads how targets are added.
-    let mut r =
-        Runner { base: config.clone(), repeat: study.repeat, doc, t0: Instant::now(), progress, after_point, stop };
+    let mut r = Runner {
+        base: config.clone(),
+        repeat: study.repeat,
+        doc,
+        t0: Instant::now(),
+        progress,
+        after_point,
+        stop,
+        group,
+    };
     match run_points(&mut r, &study, points) {
         Ok(()) => r.doc.interrupted = false,
         Err(Error::Stopped) => r.doc.interrupted = true,
@@ -415,12 +428,13 @@ fn annotate(doc: &mut StudyDoc) {
     }
 }
 
-/// Measured / (N x one unit) for a point whose `targets` or `workers` is N > 1.
+/// Measured / (N x one unit) for a point whose `managers`, `targets` or `workers` is N > 1.
 fn scaling(points: &[PointResult], i: usize, k: usize) -> Option<f64> {
     let p = &points[i];
-    let (n, one) = match (p.params.targets, p.params.workers) {
-        (Some(t), _) if t > 1 => (t, Point { targets: Some(1), ..p.params.clone() }),
-        (_, Some(w)) if w > 1 => (w, Point { workers: Some(1), ..p.params.clone() }),
+    let (n, one) = match (p.params.managers, p.params.targets, p.params.workers) {
+        (Some(m), _, _) if m > 1 => (m, Point { managers: Some(1), ..p.params.clone() }),
+        (_, Some(t), _) if t > 1 => (t, Point { targets: Some(1), ..p.params.clone() }),
+        (_, _, Some(w)) if w > 1 => (w, Point { workers: Some(1), ..p.params.clone() }),
         _ => return None,
     };
     let base = points.iter().find(|q| q.params == one)?;

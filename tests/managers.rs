@@ -1,0 +1,287 @@
+//! Many managers: real Open MPI jobs (`mpirun`) of 2 and 4 ranks on this machine, each rank on
+//! its own targets. Built only with `--features mpi` (scripts/test does).
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use iogauge::result::{Metrics, ResultDoc};
+use iogauge::stats::IoStats;
+
+/// `mpirun -np N iogauge ARGS` in `dir`, as root, more ranks than cores allowed.
+fn mpirun(dir: &Path, ranks: usize, args: &[&str]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-np", &ranks.to_string(), bin()])
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .stdin(Stdio::null());
+    c
+}
+
+fn output(mut c: Command) -> Output {
+    c.output().expect("run mpirun")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read_doc(path: &Path) -> ResultDoc {
+    serde_json::from_slice(&std::fs::read(path).expect("the JSON document")).expect("a result document")
+}
+
+/// Four ranks, each on its own kind of target: the null target, a file, a loop device, and a
+/// file again. A count-limited test records every I/O, so the counts are exact.
+#[test]
+fn four_ranks_add_up_to_one_document() {
+    let dir = scratch("mpi4");
+    let dev = LoopDev::new(64 << 20);
+    let job = format!(
+        r#"
+[test]
+ios = 40000
+run = ["random-read-4k"]
+file_size = "16M"
+
+[[worker]]
+ranks = [0]
+outstanding = 8
+targets = ["null"]
+
+[[worker]]
+ranks = [1, 3]
+outstanding = 4
+targets = ["{dir}/file{{rank}}.tst"]
+
+[[worker]]
+ranks = [2]
+outstanding = 4
+targets = ["{dev}"]
+"#,
+        dir = dir.display(),
+        dev = dev.dev
+    );
+    std::fs::write(dir.join("job.toml"), job).unwrap();
+    let before = kernel_ios(dev.name());
+    let out = output(mpirun(&dir, 4, &["run", "job.toml", "--json", "out.json", "--csv", "out.csv", "-q"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = kernel_ios(dev.name());
+    let doc = read_doc(&dir.join("out.json"));
+    let r = &doc.results[0];
+
+    // One document, every manager in it, each with its own workers and targets.
+    let ranks: Vec<u32> = r.managers.iter().map(|m| m.rank).collect();
+    assert_eq!(ranks, [0, 1, 2, 3]);
+    assert_eq!(doc.managers.len(), 4);
+    assert_eq!(r.workers.len(), 4);
+    let paths: Vec<(u32, &str)> = r.targets.iter().map(|t| (t.manager, t.path.as_str())).collect();
+    let file = |rank| format!("{}/file{rank}.tst", dir.display());
+    assert_eq!(paths, [(0, "null"), (1, file(1).as_str()), (2, dev.dev.as_str()), (3, file(3).as_str())]);
+
+    // The count is shared among every manager's workers, and every I/O is counted once.
+    assert_eq!(r.totals.metrics.ios, 40000);
+    for m in &r.managers {
+        assert_eq!(m.totals.metrics.ios, 10000, "manager {}", m.rank);
+    }
+    let sum: u64 = r.managers.iter().map(|m| m.totals.metrics.read_bytes).sum();
+    assert_eq!(r.totals.metrics.read_bytes, sum);
+    // The kernel saw the loop device's manager's reads (4 KiB random reads do not merge).
+    assert_eq!(after.0 + after.1 - before.0 - before.1, 10000, "kernel reads on {}", dev.dev);
+
+    // Percentiles are those of one histogram holding every I/O of every manager, not a mix
+    // of the managers' percentiles.
+    let mut all = IoStats::default();
+    for m in &r.managers {
+        all += &m.totals.metrics.raw;
+    }
+    assert_eq!(all.both().histogram.total(), 40000);
+    let merged = Metrics::new(&all, r.duration_s);
+    assert_eq!(r.totals.metrics.percentiles_ms, merged.percentiles_ms);
+    assert_eq!(r.totals.metrics.max_response_ms, merged.max_response_ms);
+    let null_p50 = r.managers[0].totals.metrics.percentiles_ms["p50"];
+    let dev_p50 = r.managers[2].totals.metrics.percentiles_ms["p50"];
+    assert!(null_p50 < dev_p50, "the null target answers faster than a loop device");
+
+    // Iometer's CSV: ALL, then each manager with its CPUs, workers and disks.
+    let csv = std::fs::read_to_string(dir.join("out.csv")).unwrap();
+    let kinds: Vec<(&str, &str)> = csv
+        .lines()
+        .filter(|l| !l.starts_with('\''))
+        .filter_map(|l| {
+            let mut f = l.split(',');
+            Some((f.next()?, f.next()?))
+        })
+        .filter(|(k, _)| ["ALL", "MANAGER", "WORKER", "DISK"].contains(k))
+        .collect();
+    assert_eq!(kinds.iter().filter(|(k, _)| *k == "MANAGER").count(), 4);
+    assert_eq!(kinds[0], ("ALL", "All"));
+    let disks: Vec<&str> = kinds.iter().filter(|(k, _)| *k == "DISK").map(|(_, n)| *n).collect();
+    assert_eq!(disks, ["null", file(1).as_str(), dev.dev.as_str(), file(3).as_str()]);
+    let processors = csv.lines().filter(|l| l.starts_with("PROCESSOR,")).count();
+    let cpus: usize = r.managers.iter().map(|m| m.totals.cpu.per_cpu.len()).sum();
+    assert_eq!(processors, cpus);
+    assert!(cpus >= 4, "each manager lists its CPUs");
+
+    // One history entry, written by rank 0.
+    let list = ok_in(&dir, &["history", "--json", "--db", dir.join("data/iogauge/history.sqlite").to_str().unwrap()]);
+    let entries: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(entries.as_array().map(Vec::len), Some(1), "{entries}");
+}
+
+/// Two ranks record over the same window: the starts differ by the reported skew, and every
+/// manager records the whole time.
+#[test]
+fn two_ranks_record_over_the_same_window() {
+    let dir = scratch("mpi2");
+    let args = ["run", "--target", "null", "--outstanding", "8", "--ramp", "1s", "--time", "2s", "--interval", "500ms"];
+    let mut c = mpirun(&dir, 2, &args);
+    c.args(["--json", "out.json", "--no-history"]);
+    let out = output(c);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_doc(&dir.join("out.json"));
+    let r = &doc.results[0];
+    assert_eq!(r.managers.len(), 2);
+    let starts: Vec<u64> = r.managers.iter().map(|m| m.record_start_unix_ns).collect();
+    let ends: Vec<u64> = r.managers.iter().map(|m| m.record_end_unix_ns).collect();
+    let skew_ns = starts.iter().max().unwrap() - starts.iter().min().unwrap();
+    assert!((r.start_skew_ms - skew_ns as f64 / 1e6).abs() < 1e-6);
+    for (s, e) in starts.iter().zip(&ends) {
+        let recorded = (e - s) as f64 / 1e9;
+        assert!((recorded - 2.0).abs() < 0.05, "each manager records 2 s, not {recorded}");
+    }
+    let overlap = (ends.iter().min().unwrap() - starts.iter().max().unwrap()) as f64 / 1e9;
+    assert!(overlap >= 2.0 - r.start_skew_ms / 1e3 - 0.05, "windows overlap {overlap} s");
+    // On one host the ranks start recording well within a few ms (goal: under 1 ms).
+    eprintln!("start skew between 2 ranks: {:.3} ms", r.start_skew_ms);
+    assert!(r.start_skew_ms < 20.0, "skew {} ms", r.start_skew_ms);
+    // The time series adds both managers up: its I/Os are the recorded ones.
+    let from_series: f64 = r.intervals.iter().map(|i| i.iops * i.duration_s).sum();
+    let ios = r.totals.metrics.ios as f64;
+    assert!((from_series - ios).abs() / ios < 0.05, "series {from_series} vs totals {ios}");
+    assert_eq!(r.intervals.len(), 4);
+}
+
+/// A rank whose target is missing stops every rank before any I/O, and rank 0 says which.
+#[test]
+fn a_missing_target_on_one_rank_stops_them_all() {
+    let dir = scratch("mpimissing");
+    for r in 0..3 {
+        std::fs::create_dir(dir.join(format!("d{r}"))).unwrap();
+    }
+    let target = format!("{}/d{{rank}}/f.tst", dir.display());
+    let t0 = Instant::now();
+    let out = output(mpirun(&dir, 4, &["run", "--target", &target, "--file-size", "8M", "--time", "2s", "-q"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    let err = stderr(&out);
+    let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("iogauge:")).collect();
+    assert_eq!(ours.len(), 1, "one line from rank 0: {err}");
+    assert!(ours[0].contains("manager 3 (") && ours[0].contains("d3"), "{}", ours[0]);
+    // Nothing was created on the other ranks' targets.
+    for r in 0..3 {
+        assert!(!dir.join(format!("d{r}/f.tst")).exists(), "rank {r} created its file");
+    }
+}
+
+/// The output file was opened before the run (so a bad path fails at once) and left empty:
+/// nothing reports the partial run as complete.
+fn assert_no_document(path: &Path) {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    assert!(bytes.is_empty(), "a partial run was written as a result: {}", String::from_utf8_lossy(&bytes));
+    let dir = path.parent().unwrap();
+    let db = dir.join("data/iogauge/history.sqlite");
+    let list = ok_in(dir, &["history", "--json", "--db", db.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&list.stdout).trim(), "[]", "nothing saved in the history");
+}
+
+/// The pid of rank `rank` among mpirun's children.
+fn rank_pid(mpirun: u32, rank: u32) -> Option<u32> {
+    let children = std::fs::read_to_string(format!("/proc/{mpirun}/task/{mpirun}/children")).ok()?;
+    children.split_whitespace().filter_map(|p| p.parse().ok()).find(|p: &u32| {
+        let env = std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default();
+        env.split(|&b| b == 0).any(|v| v == format!("OMPI_COMM_WORLD_RANK={rank}").as_bytes())
+    })
+}
+
+/// Starts a 30 s run on 2 ranks, waits until rank 1 runs, and does `act` to it; returns the
+/// output and how long the run went on after `act`.
+fn disturb_rank_1(tag: &str, extra: &[&str], act: impl Fn(u32)) -> (Output, Duration, std::path::PathBuf) {
+    let dir = scratch(tag);
+    let mut c = mpirun(&dir, 2, &["run", "--target", "null", "--ramp", "0s", "--time", "30s", "--json", "out.json"]);
+    c.args(extra).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid = loop {
+        if let Some(p) = rank_pid(child.id(), 1) {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "rank 1 did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    act(pid);
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    (out, t0.elapsed(), dir)
+}
+
+/// A rank killed mid-run stops the whole run within seconds; the launcher names it; no result
+/// is written as if the run were complete.
+#[test]
+fn a_killed_rank_stops_the_run() {
+    let (out, after, dir) = disturb_rank_1("mpikill", &[], |pid| {
+        // SAFETY: kill(2) on a process this test started.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
+    assert!(!out.status.success());
+    assert!(after < Duration::from_secs(15), "the run went on {after:?} after the kill");
+    assert!(stderr(&out).contains("rank 1") && stderr(&out).contains("signal 9"), "{}", stderr(&out));
+    assert_no_document(&dir.join("out.json"));
+}
+
+/// A rank that stops answering (SIGSTOP) is caught by the others' watchdog at the next
+/// meeting point: the run ends within the sync timeout, naming the step.
+#[test]
+fn a_hung_rank_stops_the_run_in_bounded_time() {
+    let (out, after, dir) = disturb_rank_1("mpihang", &["--sync-timeout", "3s"], |pid| {
+        // SAFETY: kill(2) on a process this test started.
+        unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    });
+    assert!(!out.status.success());
+    assert!(after < Duration::from_secs(20), "the run went on {after:?} after the hang");
+    assert!(stderr(&out).contains("no answer from the other managers within 3s"), "{}", stderr(&out));
+    assert_no_document(&dir.join("out.json"));
+}
+
+/// Seed 000's host scaling as a study: the first 1, then 2 managers run workers.
+#[test]
+fn a_study_cycles_the_number_of_managers() {
+    let dir = scratch("mpistudy");
+    std::fs::write(
+        dir.join("hosts.toml"),
+        "[test]\nramp = \"0s\"\ntime = \"1s\"\nrun = [\"random-read-4k\"]\n\
+         [[worker]]\noutstanding = 4\ntargets = [\"null\"]\n\
+         [study]\nmanagers = { start = 1, end = 2, step = 1 }\n",
+    )
+    .unwrap();
+    let out = output(mpirun(&dir, 2, &["study", "hosts.toml", "--json", "study.json", "-q"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("study.json")).unwrap()).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (i, p) in points.iter().enumerate() {
+        assert_eq!(p["params"]["managers"], i + 1);
+        let managers = p["runs"][0]["results"][0]["managers"].as_array().unwrap();
+        assert_eq!(managers.len(), i + 1, "point {}: managers that ran workers", i + 1);
+    }
+    assert!(num(&doc, "points/1/summary/0/scaling") > 0.0);
+    // Asking for more managers than ranks is refused before any I/O.
+    let out = output(mpirun(&dir, 1, &["study", "hosts.toml", "-q"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("managers = 2, but 1 manager(s) are running"), "{}", stderr(&out));
+}
