@@ -151,7 +151,16 @@ impl History {
         let mut conn = Connection::open(path).map_err(cannot)?;
         // Another iogauge may be saving (a study and a run side by side): wait for it.
         conn.busy_timeout(Duration::from_secs(30)).map_err(cannot)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(cannot)?;
+        // Switching to WAL (once, when the file is new) takes an exclusive lock and fails at
+        // once, without the busy handler, while another iogauge opens the same new file.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
+            let busy = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
+            if !busy || std::time::Instant::now() > deadline {
+                return Err(cannot(e));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         conn.pragma_update(None, "synchronous", "FULL").map_err(cannot)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(cannot)?;
         migrate(&mut conn).map_err(|e| match e {

@@ -219,3 +219,23 @@ fn killed_processes_never_leave_the_database_unreadable() {
         assert!(doc["schema"].as_str().unwrap().starts_with("iogauge."));
     }
 }
+
+/// Several iogauge processes opening one new database at once (the first use, or the ranks'
+/// neighbours on one machine) all get it: none fails with "database is locked".
+#[test]
+fn a_new_database_opened_by_many_at_once() {
+    let dir = scratch("historyrace");
+    for round in 0..10 {
+        let db = dir.join(format!("h{round}.sqlite"));
+        let children: Vec<_> = (0..6)
+            .map(|_| {
+                let mut c = command_in(&dir, &["history", "--db", db.to_str().unwrap()]);
+                c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}

@@ -317,26 +317,32 @@ fn reproducibility(i: &Input) -> String {
         vec![Cell::Text("duration".into()), Cell::Text(format!("{:.1} s", d.duration_s()))],
     ];
     if let Some(r) = d.runs().first() {
-        let h = &r.host;
-        rows.push(vec![Cell::Text("host".into()), Cell::Text(h.name.clone())]);
-        rows.push(vec![Cell::Text("system".into()), Cell::Text(h.os.clone())]);
-        rows.push(vec![Cell::Text("kernel".into()), Cell::Text(h.kernel.clone())]);
-        rows.push(vec![Cell::Text("CPU".into()), Cell::Text(format!("{} x {}", h.cpus, h.cpu_model))]);
-        rows.push(vec![
-            Cell::Text("memory".into()),
-            Cell::Text(format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64)),
-        ]);
-        for t in &r.target_info {
+        // Each manager's machine and targets (older documents: the one host).
+        let one = [(None, &r.host, &r.target_info)];
+        let managers: Vec<_> = r.managers.iter().map(|m| (Some(m.rank), &m.host, &m.target_info)).collect();
+        let machines = if managers.len() > 1 { &managers[..] } else { &one[..] };
+        for (rank, h, targets) in machines {
+            let key = |k: &str| Cell::Text(rank.map_or(k.to_string(), |n| format!("manager {n}: {k}")));
+            rows.push(vec![key("host"), Cell::Text(h.name.clone())]);
+            rows.push(vec![key("system"), Cell::Text(h.os.clone())]);
+            rows.push(vec![key("kernel"), Cell::Text(h.kernel.clone())]);
+            rows.push(vec![key("CPU"), Cell::Text(format!("{} x {}", h.cpus, h.cpu_model))]);
             rows.push(vec![
-                Cell::Text(format!("target {}", t.path)),
-                Cell::Text(format!(
-                    "{:?}, {} bytes, {}{}",
-                    t.kind,
-                    thousands(t.size as f64),
-                    t.model,
-                    if t.direct { ", O_DIRECT" } else { ", buffered" }
-                )),
+                key("memory"),
+                Cell::Text(format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64)),
             ]);
+            for t in targets.iter() {
+                rows.push(vec![
+                    key(&format!("target {}", t.path)),
+                    Cell::Text(format!(
+                        "{:?}, {} bytes, {}{}",
+                        t.kind,
+                        thousands(t.size as f64),
+                        t.model,
+                        if t.direct { ", O_DIRECT" } else { ", buffered" }
+                    )),
+                ]);
+            }
         }
     }
     s.push_str(&table("repro", &["", ""], &rows));
