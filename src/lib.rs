@@ -2,9 +2,11 @@
 //!
 //! The data path reads top-down: [`spec`] and [`config`] describe a test, [`plan`] checks it
 //! against the [`target`]s, [`worker`]s drive an [`engine`] and count into [`stats`], [`run`]
-//! turns those into a [`result`] document, and [`export`] writes it out. A [`study`] runs many
-//! such tests, one per point; [`compare`] sets two documents side by side. Every
-//! [`document`] is kept in the [`history`], and [`report`] draws documents as one HTML page.
+//! turns those into a [`result`] document, and [`export`] writes it out. Under MPI every rank
+//! is one of the test's [`managers`]: each runs its part and they merge one document. A
+//! [`study`] runs many such tests, one per point; [`compare`] sets two documents side by side.
+//! Every [`document`] is kept in the [`history`], and [`report`] draws documents as one HTML
+//! page.
 
 #![deny(missing_docs)]
 
