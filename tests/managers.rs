@@ -285,3 +285,121 @@ fn a_study_cycles_the_number_of_managers() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("managers = 2, but 1 manager(s) are running"), "{}", stderr(&out));
 }
+
+/// Two test hosts on this machine: network namespaces on a bridge, each with its own host
+/// name, reached by Open MPI's launcher through an agent that enters the namespace instead of
+/// ssh. Ranks talk over TCP, as across real hosts. Removed on drop.
+struct NetnsHosts {
+    tag: String,
+    agent: std::path::PathBuf,
+    subnet: String,
+}
+
+impl NetnsHosts {
+    const HOSTS: [&'static str; 2] = ["node1", "node2"];
+
+    fn new() -> NetnsHosts {
+        let tag = format!("iog{}", std::process::id() % 10_000_000);
+        let subnet = format!("10.77.{}", std::process::id() % 250);
+        let hosts = NetnsHosts { agent: scratch("netns").join("agent"), tag, subnet };
+        let sh = |cmd: String| {
+            let out = Command::new("sh").arg("-c").arg(&cmd).output().unwrap();
+            assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        let (t, s) = (&hosts.tag, &hosts.subnet);
+        sh(format!("ip link add {t}br type bridge && ip addr add {s}.1/24 dev {t}br && ip link set {t}br up"));
+        for (i, h) in Self::HOSTS.iter().enumerate() {
+            let i = i + 1;
+            sh(format!(
+                "ip netns add {t}-{h} && ip link add {t}v{i} type veth peer name eth0 netns {t}-{h} && \
+                 ip link set {t}v{i} master {t}br up && ip -n {t}-{h} addr add {s}.1{i}/24 dev eth0 && \
+                 ip -n {t}-{h} link set eth0 up && ip -n {t}-{h} link set lo up"
+            ));
+        }
+        // Open MPI calls the agent as `AGENT HOST COMMAND...`.
+        std::fs::write(
+            &hosts.agent,
+            format!(
+                "#!/bin/sh\nhost=$1; shift\nexec ip netns exec \"{t}-$host\" unshare --uts sh -c 'hostname \"$0\"; exec sh -c \"$*\"' \"$host\" \"$@\"\n"
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hosts.agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        hosts
+    }
+
+    /// mpirun with one rank on each test host.
+    fn mpirun(&self, dir: &Path, args: &[&str]) -> Command {
+        let net = format!("{}.0/24", self.subnet);
+        let mut c = Command::new("mpirun");
+        c.args(["--allow-run-as-root", "-np", "2", "--host", &Self::HOSTS.join(",")])
+            .args(["--mca", "plm_rsh_agent", self.agent.to_str().unwrap(), "--mca", "plm_rsh_no_tree_spawn", "1"])
+            .args([
+                "--mca",
+                "oob_tcp_if_include",
+                &net,
+                "--mca",
+                "btl_tcp_if_include",
+                &net,
+                "--mca",
+                "btl",
+                "self,tcp",
+            ])
+            .arg(bin())
+            .args(args)
+            .current_dir(dir)
+            .env("XDG_DATA_HOME", dir.join("data"))
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+impl Drop for NetnsHosts {
+    fn drop(&mut self) {
+        for h in Self::HOSTS {
+            let _ = Command::new("ip").args(["netns", "del", &format!("{}-{h}", self.tag)]).status();
+        }
+        let _ = Command::new("ip").args(["link", "del", &format!("{}br", self.tag)]).status();
+    }
+}
+
+/// The multi-host path for real: two hosts (network namespaces, own host names, TCP between
+/// them), workers placed by host-name pattern, targets named by `{host}`.
+#[test]
+fn two_hosts_over_the_network() {
+    let hosts = NetnsHosts::new();
+    let dir = scratch("netnsrun");
+    let job = format!(
+        "[test]\nramp = \"1s\"\ntime = \"2s\"\nrun = [\"random-read-4k\"]\nfile_size = \"8M\"\n\
+         [[worker]]\nhosts = [\"node1\"]\noutstanding = 4\ntargets = [\"null\"]\n\
+         [[worker]]\nhosts = [\"node?\"]\ntargets = [\"{}/{{host}}.tst\"]\n",
+        dir.display()
+    );
+    std::fs::write(dir.join("job.toml"), job).unwrap();
+    let job = dir.join("job.toml");
+    let out =
+        output(hosts.mpirun(&dir, &["run", job.to_str().unwrap(), "--json", "out.json", "--csv", "out.csv", "-q"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_doc(&dir.join("out.json"));
+    let r = &doc.results[0];
+    let managers: Vec<(u32, &str, usize)> = r.managers.iter().map(|m| (m.rank, m.host.as_str(), m.workers)).collect();
+    assert_eq!(managers, [(0, "node1", 2), (1, "node2", 1)]);
+    let hosts_seen: Vec<&str> = doc.managers.iter().map(|m| m.host.name.as_str()).collect();
+    assert_eq!(hosts_seen, ["node1", "node2"]);
+    let file = |h: &str| format!("{}/{h}.tst", dir.display());
+    let targets: Vec<(u32, String)> = r.targets.iter().map(|t| (t.manager, t.path.clone())).collect();
+    assert_eq!(targets, [(0, "null".into()), (0, file("node1")), (1, file("node2"))]);
+    let ios: u64 = r.managers.iter().map(|m| m.totals.metrics.ios).sum();
+    assert_eq!(r.totals.metrics.ios, ios);
+    eprintln!("start skew between 2 hosts over TCP: {:.3} ms", r.start_skew_ms);
+    let csv = std::fs::read_to_string(dir.join("out.csv")).unwrap();
+    let names: Vec<&str> =
+        csv.lines().filter(|l| l.starts_with("MANAGER,")).map(|l| l.split(',').nth(1).unwrap()).collect();
+    assert_eq!(names, ["node1", "node2"]);
+
+    // A target missing on one host: every host stops, rank 0 names the other host.
+    let out = output(hosts.mpirun(&dir, &["run", "--target", "/nonexistent-{host}/f", "-q"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("manager 1 (node2): target /nonexistent-node2/f"), "{}", stderr(&out));
+}
