@@ -67,18 +67,29 @@ pub fn timestamp(t: SystemTime) -> String {
 }
 
 /// Runs every access specification of the test in turn and returns the document: the same
-/// on every manager, each run merged from all of them.
-pub fn run_test(prep: &Prepared, group: &dyn Group, progress: &mut dyn Progress) -> Result<ResultDoc> {
+/// on every manager, each run merged from all of them. When `interrupt` is set (Ctrl-C), the
+/// run in progress stops at once and the document, marked `interrupted`, holds what was done.
+pub fn run_test(
+    prep: &Prepared,
+    group: &dyn Group,
+    progress: &mut dyn Progress,
+    interrupt: &AtomicBool,
+) -> Result<ResultDoc> {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let mut results = Vec::new();
+    let mut interrupted = false;
     for r in 0..prep.runs.len() {
-        let mine = run_one(prep, group, r, progress);
+        let mine = run_one(prep, group, r, progress, interrupt);
         progress.done();
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = prep.job.test.ios.or(prep.job.test.bytes).is_none().then_some(prep.job.test.sync_timeout);
         let parts = managers::agree(group, mine, "the end of the run", timeout)?;
         results.push(RunResult::merge(parts));
+        interrupted = interrupt.load(Relaxed);
+        if interrupted {
+            break;
+        }
     }
     let lead = &prep.managers[0];
     Ok(ResultDoc {
@@ -91,7 +102,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, progress: &mut dyn Progress)
         target_info: lead.target_info.clone(),
         results,
         warnings: prep.warnings.clone(),
-        interrupted: false,
+        interrupted,
         managers: prep.managers.clone(),
     })
 }
@@ -124,7 +135,13 @@ struct Mark {
     cpu: CpuSnapshot,
 }
 
-fn run_one(prep: &Prepared, group: &dyn Group, r: usize, progress: &mut dyn Progress) -> Result<RunResult> {
+fn run_one(
+    prep: &Prepared,
+    group: &dyn Group,
+    r: usize,
+    progress: &mut dyn Progress,
+    interrupt: &AtomicBool,
+) -> Result<RunResult> {
     let s = &prep.config.test;
     let plans = prep.plan_run(r);
     let n = plans.len();
@@ -182,7 +199,7 @@ fn run_one(prep: &Prepared, group: &dyn Group, r: usize, progress: &mut dyn Prog
         let started = SystemTime::now();
         ctl.epoch.set(epoch).expect("set once");
         ctl.barrier.wait();
-        let window = (!failed).then(|| monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress));
+        let window = (!failed).then(|| monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress, interrupt));
         let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
         (outcomes, window)
     });
@@ -195,10 +212,11 @@ fn run_one(prep: &Prepared, group: &dyn Group, r: usize, progress: &mut dyn Prog
         intervals: Vec::new(),
         started_at: SystemTime::now(),
     });
+    // Recorded: the time asked, or to the last I/O of a count, or to an interruption.
     let secs = if counted {
         outcomes.iter().map(|o| o.last_ns).max().unwrap_or(0) as f64 / 1e9
     } else {
-        clock.time_ns as f64 / 1e9
+        end.at_ns.saturating_sub(start.at_ns) as f64 / 1e9
     };
     let rank = group.me().rank;
     let mut totals = IoStats::default();
@@ -315,6 +333,7 @@ fn monitor(
     n: usize,
     spec: &str,
     progress: &mut dyn Progress,
+    interrupt: &AtomicBool,
 ) -> Window {
     let (iv, ramp, time) = (clock.interval_ns, clock.ramp_ns, clock.time_ns);
     let timed = time != u64::MAX;
@@ -326,10 +345,16 @@ fn monitor(
     let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
     let mut intervals = Vec::new();
     loop {
-        // Sleep in short steps when the end is a count, so the final mark follows the last I/O.
-        while (timed || !(all_done() || ctl.stop.load(Relaxed))) && elapsed() < next {
+        // Sleep in short steps: a Ctrl-C ends the sample at once, and when the end is a count
+        // the final mark follows the last I/O.
+        while !interrupt.load(Relaxed) && (timed || !(all_done() || ctl.stop.load(Relaxed))) && elapsed() < next {
             let left = next.saturating_sub(elapsed());
-            std::thread::sleep(Duration::from_nanos(if timed { left } else { left.min(2_000_000) }));
+            std::thread::sleep(Duration::from_nanos(left.min(if timed { 10_000_000 } else { 2_000_000 })));
+        }
+        if interrupt.load(Relaxed) {
+            // Recording ends now: what completes while the workers drain is not counted.
+            ctl.record_end_ns.fetch_min(elapsed(), Relaxed);
+            ctl.stop.store(true, Relaxed);
         }
         let at = if timed { next.min(elapsed()) } else { elapsed() };
         let m = mark(&ctl.live, at);
@@ -371,6 +396,7 @@ fn monitor(
         });
         let end = rec.as_ref().map(|(rs, _, _)| rs.saturating_add(time));
         if stopped || end == Some(next) {
+            ctl.record_end_ns.fetch_min(m.at_ns, Relaxed);
             ctl.stop.store(true, Relaxed);
             let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
             return Window { start, end: m, intervals, started_at };

@@ -466,8 +466,13 @@ fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, o
             eprintln!("iogauge: warning: {w}");
         }
     }
-    let doc = run::run_test(&prep, group, progress(quiet_stdout).as_mut())?;
-    let status = if doc.has_errors() { 1 } else { 0 };
+    stop_on_interrupt();
+    let doc = run::run_test(&prep, group, progress(quiet_stdout).as_mut(), &STOP)?;
+    let status = match (doc.interrupted, doc.has_errors()) {
+        (true, _) => Error::Stopped.exit_code(),
+        (false, true) => 1,
+        (false, false) => 0,
+    };
     if !lead {
         return Ok(status);
     }
@@ -479,6 +484,9 @@ fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, o
     }
     if !quiet_stdout {
         write_out(None, &export::table::to_bytes(&doc), "the table")?;
+    }
+    if doc.interrupted {
+        eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");
     }
     saver.save(&Document::Run(doc));
     Ok(status)
@@ -574,8 +582,8 @@ fn study_status(doc: &study::run::StudyDoc) -> i32 {
     if errors { 1 } else { 0 }
 }
 
-/// Set by the first Ctrl-C (or SIGTERM) during a study: the current point finishes and the
-/// points done are kept.
+/// Set by the first Ctrl-C (or SIGTERM): a run stops at once and keeps what it measured; a
+/// study finishes its current point and keeps the points done.
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_interrupt(_: libc::c_int) {
@@ -583,7 +591,7 @@ extern "C" fn on_interrupt(_: libc::c_int) {
         // SAFETY: _exit is async-signal-safe. A second Ctrl-C leaves at once.
         unsafe { libc::_exit(130) };
     }
-    let msg = b"\niogauge: stopping after the current point (Ctrl-C again to stop now)\n";
+    let msg = b"\niogauge: stopping; what is measured is kept (Ctrl-C again to stop at once)\n";
     // SAFETY: write(2) is async-signal-safe; msg outlives the call.
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
 }

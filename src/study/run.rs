@@ -15,6 +15,9 @@ use crate::plan;
 use crate::result::ResultDoc;
 use crate::run::{self, LiveStatus, Progress};
 
+/// A point always runs to its end; Ctrl-C stops a study between points (see [`run_study`]).
+static NEVER: AtomicBool = AtomicBool::new(false);
+
 /// `schema` of a study document.
 pub const SCHEMA: &str = "iogauge.study/1";
 
@@ -215,7 +218,12 @@ impl Runner<'_> {
             if self.repeat > 1 {
                 label += &format!(" run {}/{}", r + 1, self.repeat);
             }
-            docs.push(run::run_test(&prep, self.group, &mut PointProgress { inner: &mut *self.progress, label })?);
+            docs.push(run::run_test(
+                &prep,
+                self.group,
+                &mut PointProgress { inner: &mut *self.progress, label },
+                &NEVER,
+            )?);
         }
         let index = self.doc.points.len();
         for w in docs.iter().flat_map(|d| &d.warnings) {

@@ -1,0 +1,69 @@
+//! Ctrl-C (SIGINT) or SIGTERM during a run: recording stops at once, and the results so far
+//! are printed, written and saved, marked interrupted; the exit status is 130.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+fn stop_a_run_with(signal: i32) {
+    let dir = scratch("interrupt");
+    let args = [
+        "run",
+        "--target",
+        "null",
+        "--spec",
+        "random-read-4k",
+        "--spec",
+        "oltp-8k",
+        "--ramp",
+        "500ms",
+        "--time",
+        "60s",
+        "--json",
+        "out.json",
+        "--csv",
+        "out.csv",
+        "--db",
+        "h.sqlite",
+    ];
+    let mut child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(3), "took {:?} to stop", t0.elapsed());
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("marked interrupted"));
+    // The table of what was measured is printed.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("random-read-4k"));
+
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "the second specification never ran");
+    // About 1 s recorded (1.5 s minus 0.5 s of ramp-up), and the figures are over that time.
+    let secs = num(&doc, "results/0/duration_s");
+    assert!((0.7..1.3).contains(&secs), "recorded {secs} s");
+    let (ios, iops) = (num(&doc, "results/0/totals/ios"), num(&doc, "results/0/totals/iops"));
+    assert!(ios > 0.0 && ((iops * secs - ios) / ios).abs() < 1e-9, "{ios} I/Os at {iops} IOPS in {secs} s");
+    assert!(std::fs::read_to_string(dir.join("out.csv")).unwrap().contains("'End Test"));
+
+    let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(list[0]["interrupted"], true, "{list}");
+}
+
+#[test]
+fn ctrl_c_stops_a_run_and_keeps_what_it_measured() {
+    stop_a_run_with(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_does_the_same() {
+    stop_a_run_with(libc::SIGTERM);
+}
