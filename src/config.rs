@@ -84,6 +84,8 @@ pub struct TestSettings {
     pub seed: u64,
     /// How rate-limited workers (`rate_iops`) space their I/Os.
     pub arrivals: Arrivals,
+    /// What a failed I/O does: stop the test there (the default), or be counted and go on.
+    pub on_error: OnError,
     /// Under MPI, only the first N managers (ranks) run workers; the others wait.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub managers: Option<u32>,
@@ -91,6 +93,27 @@ pub struct TestSettings {
     /// run before it stops them all.
     #[serde(with = "serde_duration")]
     pub sync_timeout: Duration,
+}
+
+/// What a failed I/O does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnError {
+    /// The test stops at the first failed I/O; the results up to it are kept.
+    Stop,
+    /// Failed I/Os are counted (per target and errno) and the test goes on.
+    Continue,
+}
+
+impl FromStr for OnError {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "stop" => Ok(OnError::Stop),
+            "continue" => Ok(OnError::Continue),
+            _ => Err(format!("--on-error {s}: use stop or continue")),
+        }
+    }
 }
 
 /// Spacing of open-loop arrivals.
@@ -119,6 +142,7 @@ impl Default for TestSettings {
             allow_write: Vec::new(),
             seed: 0x0106_a09e,
             arrivals: Arrivals::Uniform,
+            on_error: OnError::Stop,
             managers: None,
             sync_timeout: Duration::from_secs(60),
         }

@@ -111,6 +111,37 @@ pub struct RunResult {
     /// Latest minus earliest start of recording among them (ms).
     #[serde(default)]
     pub start_skew_ms: f64,
+    /// The first failed I/O (with `on_error = "stop"`, where the run ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<FirstError>,
+}
+
+/// Where and how the first I/O of a run failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstError {
+    /// Its manager's rank.
+    pub manager: u32,
+    /// Its worker.
+    pub worker: String,
+    /// Its target.
+    pub path: String,
+    /// Where on the target.
+    pub offset: u64,
+    /// A write (else a read).
+    pub write: bool,
+    /// errno (0: a short transfer).
+    pub errno: i32,
+    /// What it means.
+    pub text: String,
+    /// When it completed, from the start of recording (s; negative: during ramp-up).
+    pub at_s: f64,
+}
+
+impl std::fmt::Display for FirstError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.write { "writing" } else { "reading" };
+        write!(f, "{} {what} {} at offset {} ({})", self.text, self.path, self.offset, self.worker)
+    }
 }
 
 /// Totals of a run.
@@ -357,6 +388,7 @@ impl RunResult {
         let starts = managers.iter().map(|m| m.record_start_unix_ns);
         let skew = starts.clone().max().unwrap_or(0) - starts.min().unwrap_or(0);
         let first = &parts[0];
+        let first_error = parts.iter().filter_map(|p| p.first_error.clone()).min_by(|a, b| a.at_s.total_cmp(&b.at_s));
         RunResult {
             spec: first.spec.clone(),
             started_at: first.started_at.clone(),
@@ -368,6 +400,7 @@ impl RunResult {
             intervals,
             managers,
             start_skew_ms: skew as f64 / 1e6,
+            first_error,
         }
     }
 }

@@ -5,12 +5,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::config::OnError;
 use crate::cpu::{self, CpuSnapshot};
 use crate::error::{Result, runtime};
 use crate::managers::{self, Group};
 use crate::plan::Prepared;
 use crate::result::{
-    Interval, ManagerResult, Metrics, ResultDoc, RunResult, SCHEMA, TargetResult, Totals, WorkerResult,
+    FirstError, Interval, ManagerResult, Metrics, ResultDoc, RunResult, SCHEMA, TargetResult, Totals, WorkerResult,
 };
 use crate::stats::IoStats;
 use crate::worker::{self, Control, Live, WorkerJob};
@@ -180,6 +181,7 @@ fn run_one(
                     ios_limit: share(s.ios, prep.all_workers, prep.first_worker + i),
                     bytes_limit: share(s.bytes, prep.all_workers, prep.first_worker + i),
                     arrivals: s.arrivals,
+                    stop_on_error: s.on_error == OnError::Stop,
                 };
                 let ctl = &ctl;
                 std::thread::Builder::new()
@@ -273,6 +275,19 @@ fn run_one(
     let cpu = cpu::usage(&start.cpu, &end.cpu, recorded_ns as f64 / 1e9, metrics.ios, metrics.iops);
     let totals =
         Totals { metrics, outstanding: plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum(), cpu };
+    let first_error =
+        plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.first_error?))).min_by_key(|(_, f)| f.at_ns).map(
+            |(plan, f)| FirstError {
+                manager: rank,
+                worker: plan.name.clone(),
+                path: prep.targets[plan.targets[f.target].target].path.clone(),
+                offset: f.offset,
+                write: f.write,
+                errno: f.errno,
+                text: crate::result::errno_text(f.errno),
+                at_s: (f.at_ns as f64 - start.at_ns as f64) / 1e9,
+            },
+        );
     let unix_ns = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let record_start_unix_ns = unix_ns(started_at);
     Ok(RunResult {
@@ -289,6 +304,7 @@ fn run_one(
             record_end_unix_ns: record_start_unix_ns + recorded_ns,
         }],
         start_skew_ms: 0.0,
+        first_error,
         totals,
         workers,
         targets,
@@ -345,9 +361,9 @@ fn monitor(
     let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
     let mut intervals = Vec::new();
     loop {
-        // Sleep in short steps: a Ctrl-C ends the sample at once, and when the end is a count
-        // the final mark follows the last I/O.
-        while !interrupt.load(Relaxed) && (timed || !(all_done() || ctl.stop.load(Relaxed))) && elapsed() < next {
+        // Sleep in short steps: a Ctrl-C or a stop (an I/O error) ends the sample at once, and
+        // when the end is a count the final mark follows the last I/O.
+        while !(interrupt.load(Relaxed) || ctl.stop.load(Relaxed) || (!timed && all_done())) && elapsed() < next {
             let left = next.saturating_sub(elapsed());
             std::thread::sleep(Duration::from_nanos(left.min(if timed { 10_000_000 } else { 2_000_000 })));
         }

@@ -100,6 +100,23 @@ pub struct WorkerJob {
     pub bytes_limit: Option<u64>,
     /// Spacing of open-loop arrivals, when the plan has a rate.
     pub arrivals: Arrivals,
+    /// Stop the whole test at the first failed I/O (`test.on_error = "stop"`).
+    pub stop_on_error: bool,
+}
+
+/// A worker's first failed I/O.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FailedIo {
+    /// Index of the target in the worker's plan.
+    pub target: usize,
+    /// Where it was.
+    pub offset: u64,
+    /// A write (else a read).
+    pub write: bool,
+    /// errno (0: a short transfer).
+    pub errno: i32,
+    /// When it completed (ns from the epoch).
+    pub at_ns: u64,
 }
 
 /// What a worker hands back.
@@ -112,6 +129,8 @@ pub struct WorkerOutcome {
     pub last_ns: u64,
     /// Why the worker could not run or stopped, if it did.
     pub error: Option<String>,
+    /// Its first failed I/O, if any.
+    pub first_error: Option<FailedIo>,
 }
 
 /// One line of the spec, precomputed for the hot path.
@@ -220,6 +239,7 @@ impl Generator {
 #[derive(Clone, Copy, Default)]
 struct SlotMeta {
     submit_ns: u64,
+    offset: u64,
     len: u32,
     target: u32,
     write: bool,
@@ -234,14 +254,15 @@ pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     }
     ctl.barrier.wait();
     ctl.barrier.wait();
-    let fail = |e: String| WorkerOutcome { targets: Vec::new(), engine: String::new(), last_ns: 0, error: Some(e) };
+    let idle =
+        |error| WorkerOutcome { targets: Vec::new(), engine: String::new(), last_ns: 0, error, first_error: None };
     let mut s = match set_up {
         Ok(s) => s,
-        Err(e) => return fail(e),
+        Err(e) => return idle(Some(e)),
     };
     if ctl.failed.load(Relaxed) {
         // Another worker failed to set up and reports why; this one just does not run.
-        return WorkerOutcome { targets: Vec::new(), engine: String::new(), last_ns: 0, error: None };
+        return idle(None);
     }
     let epoch = *ctl.epoch.get().expect("epoch is set before the second meeting");
     let slots = s.meta.len();
@@ -255,10 +276,13 @@ pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     };
     ctl.finished.fetch_add(1, Relaxed);
     match result {
-        Ok((engine, last_ns)) => WorkerOutcome { targets: s.stats, engine, last_ns, error: None },
+        Ok((engine, last_ns)) => {
+            WorkerOutcome { targets: s.stats, engine, last_ns, error: None, first_error: s.first_error }
+        }
         Err(e) => {
             ctl.stop.store(true, Relaxed);
-            WorkerOutcome { targets: s.stats, engine: String::new(), last_ns: 0, error: Some(e) }
+            let first_error = s.first_error;
+            WorkerOutcome { targets: s.stats, engine: String::new(), last_ns: 0, error: Some(e), first_error }
         }
     }
 }
@@ -290,6 +314,7 @@ struct SetUp {
     max_size: usize,
     meta: Vec<SlotMeta>,
     stats: Vec<IoStats>,
+    first_error: Option<FailedIo>,
 }
 
 impl SetUp {
@@ -319,6 +344,7 @@ impl SetUp {
             max_size,
             meta: vec![SlotMeta::default(); slots],
             stats: vec![IoStats::default(); job.targets.len()],
+            first_error: None,
         })
     }
 
@@ -437,7 +463,7 @@ fn drive<E: Engine>(
                 };
                 engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region: write as u16 });
                 let submit_ns = arrivals.as_mut().map_or(now, Arrival::take);
-                s.meta[slot as usize] = SlotMeta { submit_ns, len, target: target as u32, write };
+                s.meta[slot as usize] = SlotMeta { submit_ns, offset, len, target: target as u32, write };
                 in_flight += 1;
                 issued += 1;
                 issued_bytes += len as u64;
@@ -500,7 +526,17 @@ fn drive<E: Engine>(
             } else {
                 // Errors count whenever they happen: a failing device must not look clean
                 // because it failed during ramp-up.
-                stats.record_error(m.write, if c.result < 0 { -c.result } else { 0 });
+                let errno = if c.result < 0 { -c.result } else { 0 };
+                stats.record_error(m.write, errno);
+                if s.first_error.is_none() {
+                    let (target, offset, write) = (m.target as usize, m.offset, m.write);
+                    s.first_error = Some(FailedIo { target, offset, write, errno, at_ns: now });
+                }
+                if job.stop_on_error {
+                    // Recording ends here; the monitor stops every worker (and manager).
+                    ctl.record_end_ns.fetch_min(now, Relaxed);
+                    ctl.stop.store(true, Relaxed);
+                }
             }
             free.push_back(c.slot);
         }

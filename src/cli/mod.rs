@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 mod history;
 
 use crate::compare;
-use crate::config::{DataPattern, EngineKind, Run, TestConfig, WorkerConfig};
+use crate::config::{DataPattern, EngineKind, OnError, Run, TestConfig, WorkerConfig};
 use crate::document::Document;
 use crate::error::{Error, Result, input, runtime};
 use crate::export;
@@ -121,6 +121,9 @@ pub struct SettingFlags {
     /// Seed of the offset and mix generators.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// What a failed I/O does: stop (the test ends there, the default) or continue (counted).
+    #[arg(long, value_name = "stop|continue")]
+    pub on_error: Option<OnError>,
     /// Under MPI: the longest a manager waits for the others during a run (default 60s).
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub sync_timeout: Option<Duration>,
@@ -291,6 +294,9 @@ impl SettingFlags {
         }
         if let Some(v) = self.seed {
             t.seed = v;
+        }
+        if let Some(v) = self.on_error {
+            t.on_error = v;
         }
         if let Some(v) = self.sync_timeout {
             t.sync_timeout = v;

@@ -82,6 +82,14 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
         for e in &r.totals.metrics.error_kinds {
             let _ = writeln!(out, "{}: {} I/O error(s): {}", r.spec, e.count, e.text);
         }
+        if let Some(f) = &r.first_error {
+            let stop = doc.config.test.on_error == crate::config::OnError::Stop;
+            let _ = if stop {
+                writeln!(out, "{}: stopped at the first failed I/O: {f} (--on-error continue goes on)", r.spec)
+            } else {
+                writeln!(out, "{}: the first failed I/O: {f}", r.spec)
+            };
+        }
     }
     out.into_bytes()
 }

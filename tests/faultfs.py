@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""A FUSE filesystem for iogauge's fault tests: one file, `disk`, held in memory, that fails
+or stops answering where told.
+
+    faultfs.py MOUNTPOINT SIZE_MIB [--eio START-END]... [--hang START-END]...
+
+Offsets are in bytes. An I/O touching an --eio range fails with EIO; one touching a --hang
+range never answers (until the filesystem is unmounted or killed). Every I/O goes to the
+filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
+"ready" on stdout once mounted.
+"""
+
+import errno
+import os
+import stat
+import sys
+import threading
+import time
+
+from fusepy import FUSE, FuseOSError, Operations
+
+
+def ranges(args, flag):
+    out = []
+    for i, a in enumerate(args):
+        if a == flag:
+            lo, hi = args[i + 1].split("-")
+            out.append((int(lo), int(hi)))
+    return out
+
+
+class FaultFS(Operations):
+    def __init__(self, size, eio, hang):
+        self.data = bytearray(size)
+        self.eio = eio
+        self.hang = hang
+        self.mutex = threading.Lock()
+        self.now = time.time()
+
+    def hit(self, zones, offset, length):
+        return any(offset < hi and offset + length > lo for lo, hi in zones)
+
+    def check(self, offset, length):
+        if self.hit(self.hang, offset, length):
+            threading.Event().wait()  # never answers
+        if self.hit(self.eio, offset, length):
+            raise FuseOSError(errno.EIO)
+
+    def getattr(self, path, fh=None):
+        base = {"st_atime": self.now, "st_mtime": self.now, "st_ctime": self.now, "st_uid": 0, "st_gid": 0}
+        if path == "/":
+            return dict(base, st_mode=stat.S_IFDIR | 0o755, st_nlink=2)
+        if path == "/disk":
+            return dict(base, st_mode=stat.S_IFREG | 0o644, st_nlink=1, st_size=len(self.data))
+        raise FuseOSError(errno.ENOENT)
+
+    def readdir(self, path, fh):
+        return [".", "..", "disk"]
+
+    def open(self, path, flags):
+        if path != "/disk":
+            raise FuseOSError(errno.ENOENT)
+        return 0
+
+    def read(self, path, size, offset, fh):
+        self.check(offset, size)
+        with self.mutex:
+            return bytes(self.data[offset : offset + size])
+
+    def write(self, path, buf, offset, fh):
+        self.check(offset, len(buf))
+        if offset + len(buf) > len(self.data):
+            raise FuseOSError(errno.ENOSPC)
+        with self.mutex:
+            self.data[offset : offset + len(buf)] = buf
+        return len(buf)
+
+    def truncate(self, path, length, fh=None):
+        raise FuseOSError(errno.EPERM)
+
+    def lock(self, path, fh, cmd, lock):
+        return 0  # no other user to exclude
+
+    def getxattr(self, path, name, position=0):
+        raise FuseOSError(errno.ENODATA)
+
+    def listxattr(self, path):
+        return []
+
+
+def main():
+    mount, size = sys.argv[1], int(sys.argv[2]) << 20
+    fs = FaultFS(size, ranges(sys.argv, "--eio"), ranges(sys.argv, "--hang"))
+    threading.Timer(0.3, lambda: print("ready", flush=True)).start()
+    FUSE(fs, mount, foreground=True, nothreads=False, direct_io=True, allow_other=False)
+
+
+if __name__ == "__main__":
+    main()

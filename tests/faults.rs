@@ -1,0 +1,159 @@
+//! Real faults during a run: EIO at chosen offsets and a target that disappears (a FUSE
+//! filesystem made for the tests, tests/faultfs.py), no space left (a small tmpfs). Each is
+//! counted per target with its errno; by default the test stops at the first failed I/O, with
+//! `--on-error continue` it goes on; the results are saved either way and the exit status is 1.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// tests/faultfs.py mounted on a scratch directory: one 64 MiB file, `disk`.
+struct FaultFs {
+    mount: PathBuf,
+    child: Child,
+}
+
+impl FaultFs {
+    fn new(args: &[&str]) -> FaultFs {
+        let mount = scratch("faultfs");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faultfs.py");
+        // Debian's Python, which has python3-fusepy.
+        let mut child = Command::new("/usr/bin/python3")
+            .arg(script)
+            .arg(&mount)
+            .arg("64")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start tests/faultfs.py");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ready", "faultfs did not mount");
+        FaultFs { mount, child }
+    }
+
+    fn disk(&self) -> String {
+        self.mount.join("disk").to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for FaultFs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+fn run_doc(dir: &Path, args: &[&str]) -> (Option<i32>, Value, Duration) {
+    let t0 = Instant::now();
+    let mut a = args.to_vec();
+    a.extend(["--json", "out.json", "--db", "h.sqlite", "-q"]);
+    let out = iogauge_in(dir, &a);
+    let doc = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap())
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), doc, t0.elapsed())
+}
+
+/// An I/O error stops the test at the first failed I/O (the default): where it was is kept,
+/// the I/Os before it count, and the run is saved.
+#[test]
+fn eio_stops_the_test_at_the_first_failed_io() {
+    let fs = FaultFs::new(&["--eio", &format!("{}-{}", MIB, 2 * MIB)]);
+    let dir = scratch("eio");
+    let (code, doc, took) = run_doc(&dir, &["run", "--target", &fs.disk(), "--ramp", "0s", "--time", "30s"]);
+    assert_eq!(code, Some(1));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let r = &doc["results"][0];
+    let f = &r["first_error"];
+    assert_eq!(f["errno"], 5);
+    assert_eq!(f["path"], fs.disk());
+    assert_eq!(f["write"], false);
+    let at = f["offset"].as_u64().unwrap();
+    assert!((MIB..2 * MIB).contains(&at), "the failed I/O was at {at}, outside the failing range");
+    assert!(num(r, "totals/errors") >= 1.0 && num(r, "totals/ios") > 0.0);
+    assert_eq!(r["targets"][0]["error_kinds"][0]["errno"], 5);
+    assert!(num(r, "duration_s") < 10.0);
+    let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(list[0]["errors"], true, "{list}");
+}
+
+/// With `--on-error continue` the test runs its time and counts every failure: 1 MiB of 64
+/// fails, so about 1 read in 64.
+#[test]
+fn eio_with_continue_is_counted_and_the_test_goes_on() {
+    let fs = FaultFs::new(&["--eio", &format!("{}-{}", MIB, 2 * MIB)]);
+    let dir = scratch("eio-continue");
+    let args = ["run", "--target", &fs.disk(), "--ramp", "0s", "--time", "2s", "--on-error", "continue"];
+    let (code, doc, _) = run_doc(&dir, &args);
+    assert_eq!(code, Some(1));
+    let t = &doc["results"][0]["totals"];
+    assert_eq!(num(&doc, "results/0/duration_s"), 2.0);
+    let (errors, ios) = (num(t, "errors"), num(t, "ios"));
+    let share = errors / (errors + ios);
+    assert!((0.5 / 64.0..2.0 / 64.0).contains(&share), "{errors} errors for {ios} I/Os");
+    assert_eq!(num(t, "error_kinds/0/count"), errors);
+    assert_eq!(t["error_kinds"][0]["errno"], 5);
+}
+
+/// No space left: writes into a sparse file on a full 8 MiB tmpfs fail with ENOSPC, counted
+/// per target; the writes that found space count.
+#[test]
+fn enospc_on_a_full_filesystem() {
+    let dir = scratch("enospc");
+    let fs = dir.join("fs");
+    std::fs::create_dir(&fs).unwrap();
+    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=8M", "tmpfs"]).arg(&fs).status().unwrap();
+    assert!(ok.success());
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(fs.clone());
+    let file = fs.join("sparse.tst");
+    std::fs::File::create(&file).unwrap().set_len(64 * MIB).unwrap();
+    let f = file.to_str().unwrap();
+    let args = ["run", "--target", f, "--allow-write", f, "--spec", "random-write-4k", "--ramp", "0s", "--time", "1s"];
+    let mut args = args.to_vec();
+    args.extend(["--on-error", "continue"]);
+    let (code, doc, _) = run_doc(&dir, &args);
+    assert_eq!(code, Some(1));
+    let target = &doc["results"][0]["targets"][0];
+    assert_eq!(target["error_kinds"][0]["errno"], 28, "{}", target["error_kinds"]);
+    assert!(num(target, "write_errors") > 0.0 && num(target, "write_ios") > 0.0);
+    assert_eq!(doc["results"][0]["first_error"]["errno"], 28);
+}
+
+/// A target that disappears (its filesystem's server killed mid-run): the failed I/Os say so
+/// (the kernel aborts the connection: ECONNABORTED, or ENOTCONN once it is gone) and the test
+/// stops in bounded time.
+#[test]
+fn a_target_that_disappears() {
+    let mut fs = FaultFs::new(&[]);
+    let dir = scratch("gone");
+    let disk = fs.disk();
+    let a = ["run", "--target", &disk, "--ramp", "0s", "--time", "30s", "--json", "out.json", "--db", "h.sqlite", "-q"];
+    let child = command_in(&dir, &a).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    fs.child.kill().unwrap();
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?} after the target went", t0.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let errno = doc["results"][0]["first_error"]["errno"].as_i64().unwrap() as i32;
+    assert!([libc::ECONNABORTED, libc::ENOTCONN].contains(&errno), "errno {errno}");
+    assert!(num(&doc, "results/0/totals/ios") > 0.0, "the I/Os before it count");
+}
