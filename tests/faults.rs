@@ -5,52 +5,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
-
-/// tests/faultfs.py mounted on a scratch directory: one 64 MiB file, `disk`.
-struct FaultFs {
-    mount: PathBuf,
-    child: Child,
-}
-
-impl FaultFs {
-    fn new(args: &[&str]) -> FaultFs {
-        let mount = scratch("faultfs");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faultfs.py");
-        // Debian's Python, which has python3-fusepy.
-        let mut child = Command::new("/usr/bin/python3")
-            .arg(script)
-            .arg(&mount)
-            .arg("64")
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start tests/faultfs.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "ready", "faultfs did not mount");
-        FaultFs { mount, child }
-    }
-
-    fn disk(&self) -> String {
-        self.mount.join("disk").to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for FaultFs {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
-    }
-}
 
 const MIB: u64 = 1 << 20;
 

@@ -403,3 +403,27 @@ fn two_hosts_over_the_network() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("manager 1 (node2): target /nonexistent-node2/f"), "{}", stderr(&out));
 }
+
+/// A rank whose I/O fails mid-run stops every rank at the next interval (the default
+/// `on_error = "stop"`): the run ends in seconds, and the document names the manager and where.
+#[test]
+fn an_io_error_on_one_rank_stops_every_rank() {
+    let fs = FaultFs::new(&["--eio", &format!("{}-{}", 1 << 20, 2 << 20)]);
+    let dir = scratch("mpieio");
+    let job = format!(
+        "[test]\nramp = \"0s\"\ntime = \"30s\"\nrun = [\"random-read-4k\"]\n\
+         [[worker]]\nranks = [0]\ntargets = [\"null\"]\n[[worker]]\nranks = [1]\ntargets = [\"{}\"]\n",
+        fs.disk()
+    );
+    std::fs::write(dir.join("job.toml"), job).unwrap();
+    let t0 = Instant::now();
+    let out = output(mpirun(&dir, 2, &["run", "job.toml", "--json", "out.json", "-q"]));
+    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = read_doc(&dir.join("out.json"));
+    let r = &doc.results[0];
+    let f = r.first_error.as_ref().expect("the first failed I/O");
+    assert_eq!((f.manager, f.errno, f.path.as_str()), (1, 5, fs.disk().as_str()));
+    assert!(r.duration_s < 5.0, "both managers stopped: {} s recorded", r.duration_s);
+    assert!(r.managers.iter().all(|m| m.totals.metrics.ios > 0));
+}

@@ -1,9 +1,10 @@
 //! Helpers for tests that run the real binary on real devices.
 #![allow(dead_code)] // each test file uses a different part
 
+use std::io::{BufRead, BufReader};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -150,4 +151,47 @@ pub fn num(v: &Value, path: &str) -> f64 {
 pub fn digest(path: &Path) -> String {
     let out = Command::new("sha256sum").arg(path).output().unwrap();
     String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string()
+}
+
+/// tests/faultfs.py mounted on a scratch directory: one 64 MiB file, `disk`.
+pub struct FaultFs {
+    /// Where it is mounted.
+    pub mount: PathBuf,
+    /// The filesystem's server (kill it and the target is gone).
+    pub child: Child,
+}
+
+impl FaultFs {
+    /// Mounts it with faultfs.py's `args` (`--eio START-END`, `--hang START-END`).
+    pub fn new(args: &[&str]) -> FaultFs {
+        let mount = scratch("faultfs");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faultfs.py");
+        // Debian's Python, which has python3-fusepy.
+        let mut child = Command::new("/usr/bin/python3")
+            .arg(script)
+            .arg(&mount)
+            .arg("64")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start tests/faultfs.py");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ready", "faultfs did not mount");
+        FaultFs { mount, child }
+    }
+
+    /// The path of its file.
+    pub fn disk(&self) -> String {
+        self.mount.join("disk").to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for FaultFs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
 }
