@@ -1,8 +1,9 @@
 //! Refuses writes that could destroy someone's data, unless `--allow-write` names the target.
 //!
 //! A block device is refused when it is mounted (itself or a partition), has partitions, is held
-//! by device-mapper/md (holders), is an active swap area, is held open exclusively by another
-//! process, or carries a partition table or a filesystem, RAID, LVM, LUKS or swap signature.
+//! by device-mapper/md (holders), is an active swap area, is open in another process (held
+//! exclusively or not), or carries a partition table or a filesystem, RAID, LVM, LUKS or swap
+//! signature.
 //! An existing regular file is refused unless iogauge created it.
 
 use std::fs::File;
@@ -74,6 +75,25 @@ pub fn block_findings(path: &str) -> Vec<String> {
             found.push("an active swap area".into());
         }
     }
+    let names: Vec<String> = std::iter::once(path.to_string())
+        .chain(parts.iter().map(|(n, _)| format!("/dev/{n}")))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    // Tools look at devices for a moment (udev's blkid, losetup finding a free loop device):
+    // only a process that keeps it open over a few looks counts.
+    let mut open = opened_by(&names);
+    for _ in 0..3 {
+        if open.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let again = opened_by(&names);
+        open.retain(|p| again.contains(p));
+    }
+    for (pid, comm) in open {
+        found.push(format!("open in process {pid} ({comm})"));
+    }
     match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path) {
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) && found.is_empty() => {
             found.push("held open exclusively by another process".into())
@@ -85,6 +105,29 @@ pub fn block_findings(path: &str) -> Vec<String> {
         let n = read_at_most(&f, &mut buf);
         for sig in signatures(&buf[..n]) {
             found.push(format!("{sig} on {path}"));
+        }
+    }
+    found
+}
+
+/// Other processes that have one of `devices` (canonical paths) open: a database on a raw
+/// device need not hold it exclusively. Processes we may not look into are skipped.
+fn opened_by(devices: &[String]) -> Vec<(u32, String)> {
+    let me = std::process::id();
+    let mut found = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else { return found };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else { continue };
+        let open = fds
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| devices.iter().any(|d| t.as_os_str() == d.as_str())));
+        if open {
+            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            found.push((pid, comm.trim().to_string()));
         }
     }
     found
