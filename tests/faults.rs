@@ -43,6 +43,7 @@ fn eio_stops_the_test_at_the_first_failed_io() {
     assert!(num(r, "totals/errors") >= 1.0 && num(r, "totals/ios") > 0.0);
     assert_eq!(r["targets"][0]["error_kinds"][0]["errno"], 5);
     assert!(num(r, "duration_s") < 10.0);
+    validate_result(&dir.join("out.json")).unwrap();
     let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
     let list: Value = serde_json::from_slice(&list.stdout).unwrap();
     assert_eq!(list[0]["errors"], true, "{list}");

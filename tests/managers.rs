@@ -71,6 +71,7 @@ targets = ["{dev}"]
     let out = output(mpirun(&dir, 4, &["run", "job.toml", "--json", "out.json", "--csv", "out.csv", "-q"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let after = kernel_ios(dev.name());
+    validate_result(&dir.join("out.json")).unwrap();
     let doc = read_doc(&dir.join("out.json"));
     let r = &doc.results[0];
 

@@ -147,6 +147,17 @@ pub fn num(v: &Value, path: &str) -> f64 {
     cur.as_f64().unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
 }
 
+/// Validates the result document at `path` against docs/result-schema.json (python3-jsonschema).
+pub fn validate_result(path: &Path) -> Result<(), String> {
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/result-schema.json");
+    let check = format!(
+        "import json,jsonschema; s=json.load(open('{schema}')); jsonschema.Draft202012Validator.check_schema(s); jsonschema.validate(json.load(open('{}')), s)",
+        path.display()
+    );
+    let out = Command::new("/usr/bin/python3").args(["-c", &check]).output().unwrap();
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
 /// SHA-256 of a file (via sha256sum) for byte-identity checks.
 pub fn digest(path: &Path) -> String {
     let out = Command::new("sha256sum").arg(path).output().unwrap();
