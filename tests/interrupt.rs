@@ -30,7 +30,7 @@ fn stop_a_run_with(signal: i32) {
         "--db",
         "h.sqlite",
     ];
-    let mut child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
