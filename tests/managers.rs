@@ -128,6 +128,14 @@ targets = ["{dev}"]
     assert_eq!(processors, cpus);
     assert!(cpus >= 4, "each manager lists its CPUs");
 
+    // The report lists every manager's machine and targets.
+    ok_in(&dir, &["report", "out.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    for rank in 0..4 {
+        assert!(html.contains(&format!("manager {rank}: host")), "manager {rank} missing from the report");
+    }
+    assert!(html.contains(&format!("manager 2: target {}", dev.dev)));
+
     // One history entry, written by rank 0.
     let list = ok_in(&dir, &["history", "--json", "--db", dir.join("data/iogauge/history.sqlite").to_str().unwrap()]);
     let entries: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
@@ -281,6 +289,12 @@ fn a_study_cycles_the_number_of_managers() {
         assert_eq!(managers.len(), i + 1, "point {}: managers that ran workers", i + 1);
     }
     assert!(num(&doc, "points/1/summary/0/scaling") > 0.0);
+    // The report draws the host scaling.
+    ok_in(&dir, &["report", "study.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    for title in ["IOPS by number of hosts (managers)", "Scaling factor by number of hosts (managers)"] {
+        assert!(html.contains(title), "no chart {title:?}");
+    }
     // Asking for more managers than ranks is refused before any I/O.
     let out = output(mpirun(&dir, 1, &["study", "hosts.toml", "-q"]));
     assert_eq!(out.status.code(), Some(2));

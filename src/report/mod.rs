@@ -319,11 +319,15 @@ fn reproducibility(i: &Input) -> String {
     if let Some(r) = d.runs().first() {
         // Each manager's machine and targets (older documents: the one host).
         let one = [(None, &r.host, &r.target_info)];
-        let managers: Vec<_> = r.managers.iter().map(|m| (Some(m.rank), &m.host, &m.target_info)).collect();
+        let managers: Vec<_> =
+            r.managers.iter().map(|m| (Some((m.rank, m.workers)), &m.host, &m.target_info)).collect();
         let machines = if managers.len() > 1 { &managers[..] } else { &one[..] };
         for (rank, h, targets) in machines {
-            let key = |k: &str| Cell::Text(rank.map_or(k.to_string(), |n| format!("manager {n}: {k}")));
+            let key = |k: &str| Cell::Text(rank.map_or(k.to_string(), |(n, _)| format!("manager {n}: {k}")));
             rows.push(vec![key("host"), Cell::Text(h.name.clone())]);
+            if let Some((_, workers)) = rank {
+                rows.push(vec![key("workers (first run)"), Cell::Text(workers.to_string())]);
+            }
             rows.push(vec![key("system"), Cell::Text(h.os.clone())]);
             rows.push(vec![key("kernel"), Cell::Text(h.kernel.clone())]);
             rows.push(vec![key("CPU"), Cell::Text(format!("{} x {}", h.cpus, h.cpu_model))]);
