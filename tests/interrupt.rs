@@ -67,3 +67,28 @@ fn ctrl_c_stops_a_run_and_keeps_what_it_measured() {
 fn sigterm_does_the_same() {
     stop_a_run_with(libc::SIGTERM);
 }
+
+/// A study finishes its current point after the first Ctrl-C; a second one leaves at once.
+#[test]
+fn a_second_ctrl_c_leaves_at_once() {
+    let dir = scratch("twice");
+    std::fs::write(
+        dir.join("s.toml"),
+        "[test]\nramp = \"0s\"\ntime = \"20s\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2]\n",
+    )
+    .unwrap();
+    let mut child =
+        command_in(&dir, &["study", "s.toml", "-q", "--no-history"]).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "the first Ctrl-C lets the point finish");
+    let t0 = Instant::now();
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(1), "took {:?}", t0.elapsed());
+    assert_eq!(status.code(), Some(130));
+}
