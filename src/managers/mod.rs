@@ -169,16 +169,16 @@ pub fn agree<T: Serialize + DeserializeOwned>(
     let all = group.all_gather(&bytes, step, timeout);
     let mut values = Vec::new();
     let mut failures = Vec::new();
-    let mut code = 0;
+    let mut codes = Vec::new();
     for (m, b) in group.all().iter().zip(all) {
         match serde_json::from_slice::<std::result::Result<T, (i32, String)>>(&b) {
             Ok(Ok(v)) => values.push(v),
             Ok(Err((c, text))) => {
-                code = code.max(c);
-                failures.push(if group.all().len() > 1 { format!("{m}: {text}") } else { text });
+                codes.push(c);
+                failures.push(format!("{m}: {text}"));
             }
             Err(e) => {
-                code = 1;
+                codes.push(1);
                 failures.push(format!(
                     "{m}: unreadable answer at {step} ({e}): are all managers the same iogauge version?"
                 ));
@@ -189,10 +189,14 @@ pub fn agree<T: Serialize + DeserializeOwned>(
         return Ok(values);
     }
     let text = failures.join("; ");
-    Err(match code {
-        2 => input(text),
-        130 => Error::Stopped,
-        _ => runtime(text),
+    // A failure while running outweighs a stop, which outweighs bad input: exit status 2
+    // promises that nothing was written anywhere.
+    Err(if codes.iter().all(|&c| c == 2) {
+        input(text)
+    } else if codes.iter().all(|&c| c == 2 || c == 130) {
+        Error::Stopped
+    } else {
+        runtime(text)
     })
 }
 
@@ -215,11 +219,46 @@ mod tests {
         assert!(matches("stor-01", "stor-01") && !matches("stor-01", "stor-011"));
     }
 
+    /// Two managers, the other one's answer given.
+    struct Two {
+        all: [Manager; 2],
+        other: Vec<u8>,
+    }
+
+    impl Group for Two {
+        fn me(&self) -> &Manager {
+            &self.all[0]
+        }
+        fn all(&self) -> &[Manager] {
+            &self.all
+        }
+        fn barrier(&self, _: &str) {}
+        fn all_gather(&self, bytes: &[u8], _: &str, _: Option<Duration>) -> Vec<Vec<u8>> {
+            vec![bytes.to_vec(), self.other.clone()]
+        }
+        fn sum(&self, values: &[u64], _: &str) -> Vec<u64> {
+            values.to_vec()
+        }
+    }
+
+    fn two(other: &str) -> Two {
+        let m = |rank, host: &str| Manager { rank, host: host.into() };
+        Two { all: [m(0, "a"), m(1, "b")], other: other.as_bytes().to_vec() }
+    }
+
     #[test]
     fn agreement_names_the_failing_manager() {
         let solo = Solo::new();
         assert_eq!(agree(&solo, Ok(7u32), "x", None).unwrap(), vec![7]);
-        let e = agree::<u32>(&solo, Err(input("no such file")), "x", None).unwrap_err();
-        assert_eq!(e, input("no such file"));
+        assert_eq!(agree(&two(r#"{"Ok":8}"#), Ok(7u32), "x", None).unwrap(), vec![7, 8]);
+        // The other's mistake is every manager's, named, with its exit status.
+        let e = agree(&two(r#"{"Err":[2,"target /x does not exist"]}"#), Ok(7u32), "x", None).unwrap_err();
+        assert_eq!(e, input("manager 1 (b): target /x does not exist"));
+        // Both fail: both named; the worse status wins (a runtime failure over bad input).
+        let e = agree::<u32>(&two(r#"{"Err":[1,"engine failed"]}"#), Err(input("bad")), "x", None).unwrap_err();
+        assert_eq!(e, runtime("manager 0 (a): bad; manager 1 (b): engine failed"));
+        // A manager that speaks another language is named too.
+        let e = agree(&two("garbage"), Ok(7u32), "the start", None).unwrap_err();
+        assert!(e.to_string().starts_with("manager 1 (b): unreadable answer at the start"), "{e}");
     }
 }
