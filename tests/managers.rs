@@ -442,3 +442,95 @@ fn an_io_error_on_one_rank_stops_every_rank() {
     assert!(r.duration_s < 5.0, "both managers stopped: {} s recorded", r.duration_s);
     assert!(r.managers.iter().all(|m| m.totals.metrics.ios > 0));
 }
+
+/// A Slurm cluster of this one machine, all of it in a scratch directory: munged on its own
+/// socket, slurmctld and slurmd on ports of this test's own, stopped on drop.
+struct Slurm {
+    dir: std::path::PathBuf,
+}
+
+impl Slurm {
+    fn new() -> Slurm {
+        let dir = scratch("slurm");
+        let d = dir.display().to_string();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+        let port = 20000 + 2 * (std::process::id() % 10000);
+        let cpus = std::thread::available_parallelism().unwrap().get();
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        std::fs::create_dir_all(dir.join("spool")).unwrap();
+        let key: Vec<u8> = (0..1024u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        std::fs::write(dir.join("munge.key"), key).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join("munge.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(
+            dir.join("slurm.conf"),
+            format!(
+                "ClusterName=iogauge\nSlurmctldHost={host}\nSlurmctldPort={port}\nSlurmdPort={}\n\
+                 AuthType=auth/munge\nAuthInfo=socket={d}/munge.sock\nCredType=cred/munge\n\
+                 ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSlurmUser=root\nSlurmdUser=root\n\
+                 StateSaveLocation={d}/state\nSlurmdSpoolDir={d}/spool\nSlurmctldPidFile={d}/slurmctld.pid\n\
+                 SlurmdPidFile={d}/slurmd.pid\nSlurmctldLogFile={d}/slurmctld.log\nSlurmdLogFile={d}/slurmd.log\n\
+                 SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n\
+                 ReturnToService=2\nMpiDefault=none\nNodeName={host} CPUs={cpus} State=UNKNOWN\n\
+                 PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n",
+                port + 1
+            ),
+        )
+        .unwrap();
+        let slurm = Slurm { dir };
+        let run = |cmd: &str| {
+            let out = Command::new("sh").arg("-c").arg(cmd).env("SLURM_CONF", slurm.conf()).output().unwrap();
+            assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        run(&format!(
+            "/usr/sbin/munged --force --socket={d}/munge.sock --key-file={d}/munge.key --pid-file={d}/munged.pid \
+             --log-file={d}/munged.log --seed-file={d}/munge.seed"
+        ));
+        run("slurmctld -f \"$SLURM_CONF\" && slurmd -f \"$SLURM_CONF\"");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let out = Command::new("sinfo").args(["-h", "-o", "%t"]).env("SLURM_CONF", slurm.conf()).output().unwrap();
+            if String::from_utf8_lossy(&out.stdout).trim() == "idle" {
+                break slurm;
+            }
+            assert!(Instant::now() < deadline, "slurm did not come up: {}", String::from_utf8_lossy(&out.stderr));
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn conf(&self) -> std::path::PathBuf {
+        self.dir.join("slurm.conf")
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        for daemon in ["slurmd", "slurmctld", "munged"] {
+            if let Ok(pid) = std::fs::read_to_string(self.dir.join(format!("{daemon}.pid"))) {
+                let _ = Command::new("kill").arg(pid.trim()).status();
+            }
+        }
+    }
+}
+
+/// The same test under Slurm's srun (PMIx): each task a manager, one merged document.
+#[test]
+fn srun_runs_the_managers_too() {
+    let slurm = Slurm::new();
+    let dir = scratch("srun");
+    let out = Command::new("srun")
+        .args(["-n", "2", "--mpi=pmix", bin(), "run", "--target", "null", "--ramp", "0s", "--time", "1s"])
+        .args(["--json", "out.json", "--no-history", "-q"])
+        .current_dir(&dir)
+        .env("SLURM_CONF", slurm.conf())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_doc(&dir.join("out.json"));
+    let r = &doc.results[0];
+    let ranks: Vec<u32> = r.managers.iter().map(|m| m.rank).collect();
+    assert_eq!(ranks, [0, 1]);
+    let ios: u64 = r.managers.iter().map(|m| m.totals.metrics.ios).sum();
+    assert_eq!(r.totals.metrics.ios, ios);
+}
