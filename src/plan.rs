@@ -66,23 +66,27 @@ pub fn prepare_for(group: &dyn Group, job: TestConfig, runs: Vec<Run>) -> Result
         (info, p.warnings.clone())
     });
     let all = managers::agree(group, info, "preparation", None)?;
-    let mut p = local?;
-    p.warnings.clear();
-    for (m, warnings) in &all {
-        for w in warnings {
-            let w = if all.len() > 1 { format!("manager {} ({}): {w}", m.rank, m.host.name) } else { w.clone() };
-            p.warnings.push(w);
+    let Checked { config, runs, targets, .. } = local?;
+    let mut warnings = Vec::new();
+    for (m, said) in &all {
+        for w in said {
+            warnings.push(if all.len() > 1 { format!("manager {} ({}): {w}", m.rank, m.host.name) } else { w.clone() });
         }
     }
-    p.managers = all.into_iter().map(|(m, _)| m).collect();
-    p.job = job;
-    p.first_worker = first_worker;
-    p.all_workers = all_workers;
-    Ok(p)
+    let managers = all.into_iter().map(|(m, _)| m).collect();
+    Ok(Prepared { config, runs, targets, warnings, job, managers, first_worker, all_workers })
+}
+
+/// One manager's part of the test, checked against its targets.
+struct Checked {
+    config: TestConfig,
+    runs: Vec<Run>,
+    targets: Vec<TargetInfo>,
+    warnings: Vec<String>,
 }
 
 /// Creates the missing test files of a checked test (and only then: everything is checked).
-fn create(mut p: Prepared) -> Result<Prepared> {
+fn create(mut p: Checked) -> Result<Checked> {
     let s = &p.config.test;
     for t in &mut p.targets {
         if !t.exists {
@@ -133,7 +137,7 @@ pub struct WorkerPlan {
 }
 
 /// Inspects targets, checks every run against them and checks safety; writes nothing.
-fn check(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
+fn check(config: TestConfig, runs: Vec<Run>) -> Result<Checked> {
     let s = &config.test;
     let mut paths: Vec<&str> = Vec::new();
     for w in &config.workers {
@@ -187,17 +191,7 @@ fn check(config: TestConfig, runs: Vec<Run>) -> Result<Prepared> {
             safety::check_write(t, &s.allow_write).map_err(input)?;
         }
     }
-    let all_workers = config.workers.len();
-    Ok(Prepared {
-        job: config.clone(),
-        config,
-        runs,
-        targets,
-        warnings,
-        managers: Vec::new(),
-        first_worker: 0,
-        all_workers,
-    })
+    Ok(Checked { config, runs, targets, warnings })
 }
 
 fn name_of(wc: &WorkerConfig, i: usize) -> String {
