@@ -93,6 +93,21 @@ pub struct TestSettings {
     /// run before it stops them all.
     #[serde(with = "serde_duration")]
     pub sync_timeout: Duration,
+    /// Stamp every written block with a header and checksum, check every read of a block
+    /// the test wrote, and leave a map of the last writes for `iogauge verify`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
+    /// Record every write in this directory before it is issued and after it completes
+    /// (implies `verify`), so `iogauge verify --journal DIR` can check a target after a crash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<std::path::PathBuf>,
+}
+
+impl TestSettings {
+    /// Whether written data is verified (`verify`, or a journal).
+    pub fn verifying(&self) -> bool {
+        self.verify || self.journal.is_some()
+    }
 }
 
 /// What a failed I/O does.
@@ -145,6 +160,8 @@ impl Default for TestSettings {
             on_error: OnError::Stop,
             managers: None,
             sync_timeout: Duration::from_secs(60),
+            verify: false,
+            journal: None,
         }
     }
 }

@@ -104,12 +104,17 @@ pub struct Filter {
     pub limit: Option<u64>,
 }
 
-/// The default database: `$XDG_DATA_HOME/iogauge/history.sqlite`, or under
-/// `~/.local/share` when XDG_DATA_HOME is unset (the XDG base directory rules).
-pub fn default_path() -> Option<PathBuf> {
+/// iogauge's data directory: `$XDG_DATA_HOME/iogauge`, or `~/.local/share/iogauge` when
+/// XDG_DATA_HOME is unset (the XDG base directory rules).
+pub fn data_dir() -> Option<PathBuf> {
     let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
     let data = xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(data.join("iogauge").join("history.sqlite"))
+    Some(data.join("iogauge"))
+}
+
+/// The default database: `history.sqlite` in the [`data_dir`].
+pub fn default_path() -> Option<PathBuf> {
+    Some(data_dir()?.join("history.sqlite"))
 }
 
 fn unix_s(t: SystemTime) -> f64 {

@@ -35,4 +35,5 @@ pub mod stats;
 pub mod study;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod worker;

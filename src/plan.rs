@@ -8,6 +8,7 @@ use crate::managers::{self, Group};
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
 use crate::target::{self, TargetInfo, TargetKind, safety};
+use crate::verify;
 
 /// Most I/Os one worker may keep in flight (io_uring's completion-queue limit).
 pub const MAX_SLOTS_PER_WORKER: u64 = 65536;
@@ -31,6 +32,8 @@ pub struct Prepared {
     pub first_worker: usize,
     /// ...and how many those are (a count-limited test shares its count among them all).
     pub all_workers: usize,
+    /// With `--verify`: the bytes per verified block.
+    pub verify_block: Option<u64>,
 }
 
 /// Prepares this manager's part of the test and agrees with the others that every part is
@@ -40,6 +43,12 @@ pub fn prepare_for(group: &dyn Group, job: TestConfig, runs: Vec<Run>) -> Result
     if let Some(n) = job.test.managers.filter(|&n| n as usize > group.all().len()) {
         return Err(input(format!(
             "managers = {n}, but {} manager(s) are running: start {n} MPI ranks (mpirun -np {n}) or ask for fewer",
+            group.all().len()
+        )));
+    }
+    if job.test.verifying() && group.all().len() > 1 {
+        return Err(input(format!(
+            "--verify runs on one host: {} managers are running; verify each host's targets in a run of its own",
             group.all().len()
         )));
     }
@@ -66,7 +75,7 @@ pub fn prepare_for(group: &dyn Group, job: TestConfig, runs: Vec<Run>) -> Result
         (info, p.warnings.clone())
     });
     let all = managers::agree(group, info, "preparation", None)?;
-    let Checked { config, runs, targets, .. } = local?;
+    let Checked { config, runs, targets, verify_block, .. } = local?;
     let mut warnings = Vec::new();
     for (m, said) in &all {
         for w in said {
@@ -74,7 +83,7 @@ pub fn prepare_for(group: &dyn Group, job: TestConfig, runs: Vec<Run>) -> Result
         }
     }
     let managers = all.into_iter().map(|(m, _)| m).collect();
-    Ok(Prepared { config, runs, targets, warnings, job, managers, first_worker, all_workers })
+    Ok(Prepared { config, runs, targets, warnings, job, managers, first_worker, all_workers, verify_block })
 }
 
 /// One manager's part of the test, checked against its targets.
@@ -83,11 +92,15 @@ struct Checked {
     runs: Vec<Run>,
     targets: Vec<TargetInfo>,
     warnings: Vec<String>,
+    verify_block: Option<u64>,
 }
 
 /// Creates the missing test files of a checked test (and only then: everything is checked).
 fn create(mut p: Checked) -> Result<Checked> {
     let s = &p.config.test;
+    if let Some(dir) = &s.journal {
+        verify::journal::start(dir).map_err(|e| input(format!("--journal {}: {e}", dir.display())))?;
+    }
     for t in &mut p.targets {
         if !t.exists {
             let created = target::prepare(t, s.data, s.buffered)?;
@@ -191,7 +204,9 @@ fn check(config: TestConfig, runs: Vec<Run>) -> Result<Checked> {
             safety::check_write(t, &s.allow_write).map_err(input)?;
         }
     }
-    Ok(Checked { config, runs, targets, warnings })
+    let verify_block =
+        if s.verifying() { Some(verify::block_size(&config, &runs, &targets).map_err(input)?) } else { None };
+    Ok(Checked { config, runs, targets, warnings, verify_block })
 }
 
 fn name_of(wc: &WorkerConfig, i: usize) -> String {

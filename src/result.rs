@@ -13,6 +13,7 @@ use crate::cpu::CpuUsage;
 use crate::host::HostInfo;
 use crate::stats::{DirStats, IoStats};
 use crate::target::TargetInfo;
+use crate::verify::VerifyResult;
 
 /// The schema name and version; a change that breaks readers bumps the number.
 pub const SCHEMA: &str = "iogauge.result/1";
@@ -114,6 +115,9 @@ pub struct RunResult {
     /// The first failed I/O (with `on_error = "stop"`, where the run ended).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<FirstError>,
+    /// With `--verify`: blocks checked when read back, and those that did not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyResult>,
 }
 
 /// Where and how the first I/O of a run failed.
@@ -336,9 +340,9 @@ impl Metrics {
 }
 
 impl ResultDoc {
-    /// Whether any I/O failed in any run.
+    /// Whether any I/O failed, or any block read back did not match, in any run.
     pub fn has_errors(&self) -> bool {
-        self.results.iter().any(|r| r.totals.metrics.errors > 0)
+        self.results.iter().any(|r| r.totals.metrics.errors > 0 || r.verify.as_ref().is_some_and(|v| v.mismatches > 0))
     }
 }
 
@@ -389,6 +393,10 @@ impl RunResult {
         let skew = starts.clone().max().unwrap_or(0) - starts.min().unwrap_or(0);
         let first = &parts[0];
         let first_error = parts.iter().filter_map(|p| p.first_error.clone()).min_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        let verify = parts.iter().filter_map(|p| p.verify.clone()).reduce(|mut a, b| {
+            a.add(&b);
+            a
+        });
         RunResult {
             spec: first.spec.clone(),
             started_at: first.started_at.clone(),
@@ -401,6 +409,7 @@ impl RunResult {
             managers,
             start_skew_ms: skew as f64 / 1e6,
             first_error,
+            verify,
         }
     }
 }

@@ -14,6 +14,8 @@ use crate::result::{
     FirstError, Interval, ManagerResult, Metrics, ResultDoc, RunResult, SCHEMA, TargetResult, Totals, WorkerResult,
 };
 use crate::stats::IoStats;
+use crate::verify::map::BlockMap;
+use crate::verify::{Verification, VerifyResult};
 use crate::worker::{self, Control, Live, WorkerJob};
 
 /// Which part of a run the live status describes.
@@ -67,6 +69,14 @@ pub fn timestamp(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
+/// A finished test.
+pub struct Tested {
+    /// The result document.
+    pub doc: ResultDoc,
+    /// With `--verify`: the last write of every block of every target, for `iogauge verify`.
+    pub maps: Vec<BlockMap>,
+}
+
 /// Runs every access specification of the test in turn and returns the document: the same
 /// on every manager, each run merged from all of them. When `interrupt` is set (Ctrl-C), the
 /// run in progress stops at once and the document, marked `interrupted`, holds what was done.
@@ -75,13 +85,20 @@ pub fn run_test(
     group: &dyn Group,
     progress: &mut dyn Progress,
     interrupt: &AtomicBool,
-) -> Result<ResultDoc> {
+) -> Result<Tested> {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let mut results = Vec::new();
     let mut interrupted = false;
+    let mut verification = match prep.verify_block {
+        Some(block) => {
+            let plans: Vec<_> = (0..prep.runs.len()).map(|r| prep.plan_run(r)).collect();
+            Some(Verification::new(block, &prep.targets, &plans, prep.config.test.journal.clone()))
+        }
+        None => None,
+    };
     for r in 0..prep.runs.len() {
-        let mine = run_one(prep, group, r, progress, interrupt);
+        let mine = run_one(prep, group, r, progress, interrupt, verification.as_mut());
         progress.done();
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = prep.job.test.ios.or(prep.job.test.bytes).is_none().then_some(prep.job.test.sync_timeout);
@@ -93,7 +110,7 @@ pub fn run_test(
         }
     }
     let lead = &prep.managers[0];
-    Ok(ResultDoc {
+    let doc = ResultDoc {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at: timestamp(started),
@@ -105,7 +122,8 @@ pub fn run_test(
         warnings: prep.warnings.clone(),
         interrupted,
         managers: prep.managers.clone(),
-    })
+    };
+    Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })
 }
 
 /// Part `i` of `total` split over `n` (the first `total % n` get one more).
@@ -142,10 +160,20 @@ fn run_one(
     r: usize,
     progress: &mut dyn Progress,
     interrupt: &AtomicBool,
+    mut verification: Option<&mut Verification>,
 ) -> Result<RunResult> {
     let s = &prep.config.test;
     let plans = prep.plan_run(r);
     let n = plans.len();
+    let mut checkers = Vec::new();
+    if let Some(v) = verification.as_deref_mut() {
+        v.start_run().map_err(runtime)?;
+        for (i, plan) in plans.iter().enumerate() {
+            let slots = plan.outstanding as usize * plan.targets.len();
+            checkers.push(v.checker(prep.first_worker + i, plan, slots).map_err(runtime)?);
+        }
+    }
+    let mut checkers = checkers.into_iter();
     let counted = s.ios.is_some() || s.bytes.is_some();
     let clock = Clock {
         interval_ns: s.interval.as_nanos() as u64,
@@ -182,6 +210,7 @@ fn run_one(
                     bytes_limit: share(s.bytes, prep.all_workers, prep.first_worker + i),
                     arrivals: s.arrivals,
                     stop_on_error: s.on_error == OnError::Stop,
+                    checker: checkers.next().flatten(),
                 };
                 let ctl = &ctl;
                 std::thread::Builder::new()
@@ -204,6 +233,16 @@ fn run_one(
         let window = (!failed).then(|| monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress, interrupt));
         let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
         (outcomes, window)
+    });
+    let verify = verification.map(|v| {
+        let mut sum = VerifyResult { block_bytes: v.block(), checked_blocks: 0, mismatches: 0, found: Vec::new() };
+        for (plan, c) in plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.checker.as_ref()?))) {
+            v.absorb(plan, c);
+            sum.checked_blocks += c.checked;
+            sum.mismatches += c.mismatch_count;
+            sum.found.extend(c.mismatches.iter().cloned());
+        }
+        sum
     });
     if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
         return Err(runtime(e));
@@ -305,6 +344,7 @@ fn run_one(
         }],
         start_skew_ms: 0.0,
         first_error,
+        verify,
         totals,
         workers,
         targets,

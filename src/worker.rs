@@ -22,7 +22,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::config::{Arrivals, DataPattern, EngineKind};
 use crate::data;
@@ -35,6 +35,7 @@ use crate::rng::Rng;
 use crate::spec::AccessSpec;
 use crate::stats::IoStats;
 use crate::target::{self, TargetInfo, TargetKind};
+use crate::verify::checker::Checker;
 
 /// The loop waits for `in flight / REAP_FRACTION` completions (at least one); see above.
 const REAP_FRACTION: usize = 4;
@@ -102,6 +103,8 @@ pub struct WorkerJob {
     pub arrivals: Arrivals,
     /// Stop the whole test at the first failed I/O (`test.on_error = "stop"`).
     pub stop_on_error: bool,
+    /// With `--verify`: stamps writes, checks reads.
+    pub checker: Option<Checker>,
 }
 
 /// A worker's first failed I/O.
@@ -131,6 +134,8 @@ pub struct WorkerOutcome {
     pub error: Option<String>,
     /// Its first failed I/O, if any.
     pub first_error: Option<FailedIo>,
+    /// Its verification state, maps and mismatches (with `--verify`).
+    pub checker: Option<Checker>,
 }
 
 /// One line of the spec, precomputed for the hot path.
@@ -247,15 +252,22 @@ struct SlotMeta {
 
 /// Runs a worker to the end of the test. Meets the main thread at the barrier twice whatever
 /// happens, so a failed set-up never leaves anyone waiting.
-pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
-    let set_up = SetUp::new(&job);
+pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
+    let checker = job.checker.take();
+    let set_up = SetUp::new(&job, checker);
     if set_up.is_err() {
         ctl.failed.store(true, Relaxed);
     }
     ctl.barrier.wait();
     ctl.barrier.wait();
-    let idle =
-        |error| WorkerOutcome { targets: Vec::new(), engine: String::new(), last_ns: 0, error, first_error: None };
+    let idle = |error| WorkerOutcome {
+        targets: Vec::new(),
+        engine: String::new(),
+        last_ns: 0,
+        error,
+        first_error: None,
+        checker: None,
+    };
     let mut s = match set_up {
         Ok(s) => s,
         Err(e) => return idle(Some(e)),
@@ -265,6 +277,10 @@ pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         return idle(None);
     }
     let epoch = *ctl.epoch.get().expect("epoch is set before the second meeting");
+    if let Some(c) = &mut s.checker {
+        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        c.start(unix - epoch.elapsed().as_nanos() as u64);
+    }
     let slots = s.meta.len();
     let result = match job.engine_for(&s) {
         Choice::Null => drive(&mut NullEngine::default(), &job, &mut s, ctl, epoch),
@@ -276,13 +292,18 @@ pub fn run(job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     };
     ctl.finished.fetch_add(1, Relaxed);
     match result {
-        Ok((engine, last_ns)) => {
-            WorkerOutcome { targets: s.stats, engine, last_ns, error: None, first_error: s.first_error }
-        }
+        Ok((engine, last_ns)) => WorkerOutcome {
+            targets: s.stats,
+            engine,
+            last_ns,
+            error: None,
+            first_error: s.first_error,
+            checker: s.checker,
+        },
         Err(e) => {
             ctl.stop.store(true, Relaxed);
-            let first_error = s.first_error;
-            WorkerOutcome { targets: s.stats, engine: String::new(), last_ns: 0, error: Some(e), first_error }
+            let (first_error, checker) = (s.first_error, s.checker);
+            WorkerOutcome { targets: s.stats, engine: String::new(), last_ns: 0, error: Some(e), first_error, checker }
         }
     }
 }
@@ -315,10 +336,11 @@ struct SetUp {
     meta: Vec<SlotMeta>,
     stats: Vec<IoStats>,
     first_error: Option<FailedIo>,
+    checker: Option<Checker>,
 }
 
 impl SetUp {
-    fn new(job: &WorkerJob) -> Result<Self, String> {
+    fn new(job: &WorkerJob, checker: Option<Checker>) -> Result<Self, String> {
         let spec = &job.plan.spec;
         let null = job.targets.iter().all(|t| t.kind == TargetKind::Null);
         let writes = spec.writes();
@@ -330,7 +352,9 @@ impl SetUp {
         let slots = job.plan.outstanding as usize * job.targets.len();
         let max_size = spec.max_transfer() as usize;
         let reads = spec.lines.iter().any(|l| l.share > 0 && l.read > 0);
-        let read_buf = (!null && reads).then(|| AlignedBuf::new(slots * max_size));
+        // Verified writes are stamped in their slot's own buffer, so verification needs one
+        // even for a test without reads.
+        let read_buf = (!null && (reads || checker.is_some())).then(|| AlignedBuf::new(slots * max_size));
         let write_buf = (!null && writes).then(|| {
             let mut b = AlignedBuf::new(max_size + WRITE_WINDOW);
             data::fill(b.as_mut_slice(), job.data, job.seed ^ job.index as u64);
@@ -345,6 +369,7 @@ impl SetUp {
             meta: vec![SlotMeta::default(); slots],
             stats: vec![IoStats::default(); job.targets.len()],
             first_error: None,
+            checker,
         })
     }
 
@@ -397,12 +422,92 @@ impl Arrival {
     }
 }
 
+/// A verified I/O that overlaps none in flight on its target (a read could see half a write,
+/// two writes could land in either order): `first`, or another draw. None when 16 draws all
+/// overlap (a crowded working set): the worker then waits for completions.
+#[inline(never)]
+fn draw_apart(
+    c: &Checker,
+    g: &mut Generator,
+    target: usize,
+    qd: usize,
+    first: (usize, bool, u64),
+) -> Option<(usize, bool, u64)> {
+    let mine = target * qd..(target + 1) * qd;
+    let mut io = first;
+    for _ in 0..16 {
+        if !c.overlaps(mine.clone(), io.2, g.lines[io.0].size) {
+            return Some(io);
+        }
+        io = g.next(target);
+    }
+    None
+}
+
+/// Prepares a verified I/O: a write's data is copied from the pattern `window` into the slot's
+/// own buffer and stamped there (the window is shared by writes in flight). Returns the buffer
+/// to use, in region 0.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn verified_issue(
+    c: &mut Checker,
+    slot: u32,
+    target: u32,
+    write: bool,
+    offset: u64,
+    len: u32,
+    window: *mut u8,
+    slot_buf: *mut u8,
+    now: u64,
+) -> *mut u8 {
+    if write {
+        // SAFETY: the slot's buffer (max_size bytes) is not in flight and nothing else refers
+        // to it; the window holds at least max_size bytes.
+        let data = unsafe {
+            std::ptr::copy_nonoverlapping(window, slot_buf, len as usize);
+            std::slice::from_raw_parts_mut(slot_buf, len as usize)
+        };
+        c.issue_write(slot, target, data, offset, now);
+    } else {
+        c.issue_read(slot, offset, len);
+    }
+    slot_buf
+}
+
+/// A verified I/O completed: a write updates the map, a read is checked. True on a mismatch.
+#[inline(never)]
+fn verified_completion(c: &mut Checker, slot: u32, m: &SlotMeta, slot_buf: *const u8, ok: bool) -> bool {
+    if m.write {
+        c.write_done(slot, m.target, ok);
+        return false;
+    }
+    // SAFETY: the slot's read completed (the kernel no longer writes its buffer), which holds
+    // m.len bytes.
+    let data = unsafe { std::slice::from_raw_parts(slot_buf, m.len as usize) };
+    c.read_done(slot, m.target, data, ok) > 0
+}
+
 fn now_ns(epoch: Instant) -> u64 {
     epoch.elapsed().as_nanos() as u64
 }
 
-/// The loop. Returns the engine's description and the time of the last recorded completion.
+/// The loop, built twice: with verification (`s.checker`), and without, where the checks cost
+/// nothing. Returns the engine's description and the time of the last recorded completion.
 fn drive<E: Engine>(
+    engine: &mut E,
+    job: &WorkerJob,
+    s: &mut SetUp,
+    ctl: &Control,
+    epoch: Instant,
+) -> Result<(String, u64), String> {
+    if s.checker.is_some() {
+        drive_as::<E, true>(engine, job, s, ctl, epoch)
+    } else {
+        drive_as::<E, false>(engine, job, s, ctl, epoch)
+    }
+}
+
+fn drive_as<E: Engine, const VERIFY: bool>(
     engine: &mut E,
     job: &WorkerJob,
     s: &mut SetUp,
@@ -450,18 +555,31 @@ fn drive<E: Engine>(
                 }
                 let Some(slot) = free.pop_front() else { break };
                 let target = slot as usize / qd;
-                let (li, write, offset) = s.generator.next(target);
+                let (mut li, mut write, mut offset) = s.generator.next(target);
+                if let (true, Some(c)) = (VERIFY, &s.checker) {
+                    match draw_apart(c, &mut s.generator, target, qd, (li, write, offset)) {
+                        Some(io) => (li, write, offset) = io,
+                        None => {
+                            free.push_front(slot);
+                            break;
+                        }
+                    }
+                }
                 let line = &s.generator.lines[li];
                 let len = line.size;
-                let buf = if write {
+                // SAFETY: the read buffer holds slots x max_size bytes.
+                let slot_buf = unsafe { read_base.add(slot as usize * s.max_size) };
+                let (mut buf, mut region) = if write {
                     writes = (writes + 1) % (WRITE_WINDOW / 4096);
                     // SAFETY: the write buffer is max_size + WRITE_WINDOW long.
-                    unsafe { write_base.add(writes * 4096) }
+                    (unsafe { write_base.add(writes * 4096) }, 1)
                 } else {
-                    // SAFETY: the read buffer holds slots x max_size bytes.
-                    unsafe { read_base.add(slot as usize * s.max_size) }
+                    (slot_buf, 0)
                 };
-                engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region: write as u16 });
+                if let (true, Some(c)) = (VERIFY, &mut s.checker) {
+                    (buf, region) = (verified_issue(c, slot, target as u32, write, offset, len, buf, slot_buf, now), 0);
+                }
+                engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region });
                 let submit_ns = arrivals.as_mut().map_or(now, Arrival::take);
                 s.meta[slot as usize] = SlotMeta { submit_ns, offset, len, target: target as u32, write };
                 in_flight += 1;
@@ -505,6 +623,10 @@ fn drive<E: Engine>(
             Some(_) => (1, None),
             None => ((in_flight / REAP_FRACTION).max(1), None),
         };
+        if let (true, Some(c)) = (VERIFY, &mut s.checker) {
+            // Issued writes are journaled before they can reach the target.
+            c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", job.plan.name))?;
+        }
         engine
             .submit_and_wait(reap, timeout, &mut done)
             .map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
@@ -516,7 +638,16 @@ fn drive<E: Engine>(
             let m = s.meta[c.slot as usize];
             let response = now - m.submit_ns;
             let stats = &mut s.stats[m.target as usize];
-            if c.result == m.len as i32 {
+            let ok = c.result == m.len as i32;
+            if let (true, Some(ch)) = (VERIFY, &mut s.checker) {
+                // SAFETY: the slot's I/O completed; its buffer holds m.len bytes.
+                let data = unsafe { read_base.add(c.slot as usize * s.max_size) };
+                if verified_completion(ch, c.slot, &m, data, ok) && job.stop_on_error {
+                    ctl.record_end_ns.fetch_min(now, Relaxed);
+                    ctl.stop.store(true, Relaxed);
+                }
+            }
+            if ok {
                 if recording {
                     stats.dir(m.write).record(m.len as u64, response);
                 }
@@ -549,6 +680,9 @@ fn drive<E: Engine>(
         if now >= end_ns || ctl.stop.load(Relaxed) {
             issuing = false;
         }
+    }
+    if let Some(c) = &mut s.checker {
+        c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", job.plan.name))?;
     }
     Ok((engine.describe(), last_ns))
 }

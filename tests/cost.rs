@@ -53,7 +53,7 @@ fn allocations_for(ios: u64, outstanding: u32) -> (u64, u64) {
     let before = ALLOCATIONS.load(Relaxed);
     let solo = Solo::new();
     let prep = plan::prepare_for(&solo, config, runs).unwrap();
-    let doc = run::run_test(&prep, &solo, &mut run::Silent, &Default::default()).unwrap();
+    let doc = run::run_test(&prep, &solo, &mut run::Silent, &Default::default()).unwrap().doc;
     let done = doc.results[0].totals.metrics.ios;
     (ALLOCATIONS.load(Relaxed) - before, done)
 }

@@ -3,9 +3,13 @@
 or stops answering where told.
 
     faultfs.py MOUNTPOINT SIZE_MIB [--eio START-END]... [--hang START-END]...
+               [--flip START-END]... [--lose START-END]...
 
 Offsets are in bytes. An I/O touching an --eio range fails with EIO; one touching a --hang
-range never answers (until the filesystem is unmounted or killed). Every I/O goes to the
+range never answers (until the filesystem is unmounted or killed). Silent data faults, for
+verification: a read touching a --flip range returns its data with one byte inverted (100
+bytes into the range, or into the read if it starts later); a write touching a --lose range
+succeeds but is stored only every second time (lost writes). Every I/O goes to the
 filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
 "ready" on stdout once mounted.
 """
@@ -30,10 +34,13 @@ def ranges(args, flag):
 
 
 class FaultFS(Operations):
-    def __init__(self, size, eio, hang):
+    def __init__(self, size, eio, hang, flip, lose):
         self.data = bytearray(size)
         self.eio = eio
         self.hang = hang
+        self.flip = flip
+        self.lose = lose
+        self.lost = 0
         self.mutex = threading.Lock()
         self.now = time.time()
 
@@ -65,13 +72,22 @@ class FaultFS(Operations):
     def read(self, path, size, offset, fh):
         self.check(offset, size)
         with self.mutex:
-            return bytes(self.data[offset : offset + size])
+            out = bytearray(self.data[offset : offset + size])
+        for lo, hi in self.flip:
+            at = max(lo, offset) + 100
+            if at < min(hi, offset + size):
+                out[at - offset] ^= 0xFF
+        return bytes(out)
 
     def write(self, path, buf, offset, fh):
         self.check(offset, len(buf))
         if offset + len(buf) > len(self.data):
             raise FuseOSError(errno.ENOSPC)
         with self.mutex:
+            if self.hit(self.lose, offset, len(buf)):
+                self.lost += 1
+                if self.lost % 2 == 1:
+                    return len(buf)  # acknowledged, never stored
             self.data[offset : offset + len(buf)] = buf
         return len(buf)
 
@@ -90,7 +106,8 @@ class FaultFS(Operations):
 
 def main():
     mount, size = sys.argv[1], int(sys.argv[2]) << 20
-    fs = FaultFS(size, ranges(sys.argv, "--eio"), ranges(sys.argv, "--hang"))
+    arg = lambda flag: ranges(sys.argv, flag)
+    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"))
     threading.Timer(0.3, lambda: print("ready", flush=True)).start()
     FUSE(fs, mount, foreground=True, nothreads=False, direct_io=True, allow_other=False)
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod history;
+mod verify;
 
 use crate::compare;
 use crate::config::{DataPattern, EngineKind, OnError, Run, TestConfig, WorkerConfig};
@@ -74,6 +75,9 @@ pub enum Command {
         /// The history database.
         db: history::DbFlag,
     },
+    /// Re-read a target and check every block against the last write a verified test
+    /// (--verify, --journal) made there.
+    Verify(verify::VerifyArgs),
     /// List the built-in access specifications, or show one's lines.
     Specs {
         /// A specification to show.
@@ -127,6 +131,14 @@ pub struct SettingFlags {
     /// Under MPI: the longest a manager waits for the others during a run (default 60s).
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub sync_timeout: Option<Duration>,
+    /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
+    /// and leave a map of the last writes for `iogauge verify`.
+    #[arg(long)]
+    pub verify: bool,
+    /// Verify data and record every write in DIR, durably, before and after it (for
+    /// `iogauge verify --journal DIR` after a crash).
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
     /// Allow writing to this device or existing file although it holds data (repeatable).
     #[arg(long, value_name = "PATH")]
     pub allow_write: Vec<String>,
@@ -301,6 +313,10 @@ impl SettingFlags {
         if let Some(v) = self.sync_timeout {
             t.sync_timeout = v;
         }
+        t.verify |= self.verify;
+        if let Some(v) = &self.journal {
+            t.journal = Some(v.clone());
+        }
         t.allow_write.extend(self.allow_write.iter().cloned());
     }
 }
@@ -473,7 +489,7 @@ fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, o
         }
     }
     stop_on_interrupt();
-    let doc = run::run_test(&prep, group, progress(quiet_stdout).as_mut(), &STOP)?;
+    let run::Tested { doc, maps } = run::run_test(&prep, group, progress(quiet_stdout).as_mut(), &STOP)?;
     let status = match (doc.interrupted, doc.has_errors()) {
         (true, _) => Error::Stopped.exit_code(),
         (false, true) => 1,
@@ -495,6 +511,7 @@ fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, o
         eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");
     }
     saver.save(&Document::Run(doc));
+    verify::save_maps(&maps)?;
     Ok(status)
 }
 
@@ -667,6 +684,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::History(a) => history::history(&a),
         Command::Show { id, db } => history::show(id, &db),
         Command::Export { id, output, db } => history::export(id, output.as_deref(), &db),
+        Command::Verify(a) => verify::verify(&a),
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);
             Ok(0)

@@ -90,6 +90,19 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
                 writeln!(out, "{}: the first failed I/O: {f}", r.spec)
             };
         }
+        if let Some(v) = &r.verify {
+            let _ = writeln!(
+                out,
+                "{}: verified {} block(s) of {} bytes read back, {} mismatch(es)",
+                r.spec, v.checked_blocks, v.block_bytes, v.mismatches
+            );
+            for m in v.found.iter().take(10) {
+                let _ = writeln!(out, "  {m}");
+            }
+            if v.found.len() > 10 {
+                let _ = writeln!(out, "  ... {} more in the JSON document", v.mismatches - 10);
+            }
+        }
     }
     out.into_bytes()
 }

@@ -218,12 +218,9 @@ impl Runner<'_> {
             if self.repeat > 1 {
                 label += &format!(" run {}/{}", r + 1, self.repeat);
             }
-            docs.push(run::run_test(
-                &prep,
-                self.group,
-                &mut PointProgress { inner: &mut *self.progress, label },
-                &NEVER,
-            )?);
+            docs.push(
+                run::run_test(&prep, self.group, &mut PointProgress { inner: &mut *self.progress, label }, &NEVER)?.doc,
+            );
         }
         let index = self.doc.points.len();
         for w in docs.iter().flat_map(|d| &d.warnings) {

@@ -1,0 +1,182 @@
+//! vdbench's journal: every verified write is recorded, durably, before it is issued and after
+//! it completes, so that a test cut short (a crash, a power loss) can still be verified: a
+//! write the storage acknowledged must be there; one in flight may or may not be.
+//!
+//! A journal directory holds `journal.json` ([`JournalHead`]: block size, targets, runs) and
+//! one file of records per worker, `w{N}.jnl`. A record is 32 bytes, little-endian: tag (u8:
+//! 1 issued, 2 completed, 3 failed), 3 zero bytes, target index (u32), offset (u64), length
+//! (u32), 4 zero bytes, the write's map entry (u64, see [`super::map`]). Records are written
+//! with O_DSYNC before each batch of I/Os is submitted, so an issued write's record is on
+//! stable storage before the write can reach the target.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::map::{BlockMap, UNKNOWN};
+
+/// The name and version of the journal format.
+pub const SCHEMA: &str = "iogauge.journal/1";
+
+const RECORD: usize = 32;
+const ISSUED: u8 = 1;
+const COMPLETED: u8 = 2;
+const FAILED: u8 = 3;
+
+/// `journal.json`: what the records refer to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalHead {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// The targets, indexed by the records: path and number of blocks.
+    pub targets: Vec<(String, u64)>,
+    /// Run numbers of the runs so far, indexed by the entries.
+    pub runs: Vec<u64>,
+}
+
+impl JournalHead {
+    /// Writes `journal.json` in `dir` (whole or not at all).
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let tmp = dir.join("journal.json.tmp");
+        let mut f = File::create(&tmp)?;
+        f.write_all(&serde_json::to_vec_pretty(self).expect("a journal head serialises"))?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, dir.join("journal.json"))?;
+        File::open(dir)?.sync_all()
+    }
+}
+
+/// Empties `dir` of an earlier test's journal (and creates it).
+pub fn start(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.extension().is_some_and(|x| x == "jnl") || p.file_name().is_some_and(|n| n == "journal.json") {
+            std::fs::remove_file(p)?;
+        }
+    }
+    Ok(())
+}
+
+/// One worker's journal file.
+pub struct JournalWriter {
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl JournalWriter {
+    /// Creates worker `worker`'s file in `dir`, room for `slots` I/Os' records per batch.
+    pub fn create(dir: &Path, worker: usize, slots: usize) -> std::io::Result<Self> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .custom_flags(libc::O_DSYNC | libc::O_CLOEXEC)
+            .open(dir.join(format!("w{worker}.jnl")))?;
+        // A batch holds at most one issue and one completion record per slot.
+        Ok(JournalWriter { file, buf: Vec::with_capacity(2 * slots * RECORD) })
+    }
+
+    fn record(&mut self, tag: u8, target: u32, offset: u64, len: u32, entry: u64) {
+        self.buf.extend_from_slice(&[tag, 0, 0, 0]);
+        self.buf.extend_from_slice(&target.to_le_bytes());
+        self.buf.extend_from_slice(&offset.to_le_bytes());
+        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.extend_from_slice(&[0; 4]);
+        self.buf.extend_from_slice(&entry.to_le_bytes());
+    }
+
+    /// A write about to be issued.
+    pub fn issued(&mut self, target: u32, offset: u64, len: u32, entry: u64) {
+        self.record(ISSUED, target, offset, len, entry);
+    }
+
+    /// A write completed (`ok`) or failed.
+    pub fn completed(&mut self, target: u32, offset: u64, len: u32, entry: u64, ok: bool) {
+        self.record(if ok { COMPLETED } else { FAILED }, target, offset, len, entry);
+    }
+
+    /// Writes the records so far to stable storage.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+/// What a journal says of one target: the last completed write of each block, and the write
+/// in flight on it when the journal ends (0: none).
+pub struct Replayed {
+    /// Completed writes.
+    pub map: BlockMap,
+    /// Writes issued but never seen complete, one entry per block.
+    pub in_flight: Vec<u64>,
+}
+
+/// Reads a journal directory back.
+pub fn replay(dir: &Path) -> Result<Vec<Replayed>, String> {
+    let bad = |why: String| format!("journal {}: {why}", dir.display());
+    let head_file = dir.join("journal.json");
+    let text = std::fs::read(&head_file).map_err(|e| bad(format!("cannot read journal.json: {e}")))?;
+    let head: JournalHead = serde_json::from_slice(&text).map_err(|e| bad(format!("journal.json: {e}")))?;
+    if head.schema != SCHEMA {
+        return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
+    }
+    let mut out: Vec<Replayed> = head
+        .targets
+        .iter()
+        .map(|(path, blocks)| Replayed {
+            map: BlockMap {
+                path: path.clone(),
+                block: head.block_bytes,
+                runs: head.runs.clone(),
+                entries: vec![0; *blocks as usize],
+            },
+            in_flight: vec![0; *blocks as usize],
+        })
+        .collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| bad(e.to_string()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jnl"))
+        .collect();
+    files.sort();
+    for f in files {
+        let bytes = std::fs::read(&f).map_err(|e| bad(format!("{}: {e}", f.display())))?;
+        // A record cut short by the crash is ignored: its write was never issued.
+        for r in bytes.chunks_exact(RECORD) {
+            let target = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")) as usize;
+            let offset = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
+            let len = u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")) as u64;
+            let entry = u64::from_le_bytes(r[24..32].try_into().expect("8 bytes"));
+            let Some(t) = out.get_mut(target) else {
+                return Err(bad(format!(
+                    "{}: a record names target {target}, journal.json has {}",
+                    f.display(),
+                    head.targets.len()
+                )));
+            };
+            let first = (offset / head.block_bytes) as usize;
+            let last = ((offset + len) / head.block_bytes) as usize;
+            if last > t.map.entries.len() || (entry >> 56) as usize > head.runs.len() {
+                return Err(bad(format!("{}: a record lies outside {}", f.display(), t.map.path)));
+            }
+            for b in first..last {
+                match r[0] {
+                    ISSUED => t.in_flight[b] = entry,
+                    COMPLETED => (t.map.entries[b], t.in_flight[b]) = (entry, 0),
+                    FAILED => (t.map.entries[b], t.in_flight[b]) = (UNKNOWN, 0),
+                    tag => return Err(bad(format!("{}: unknown record tag {tag}", f.display()))),
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,173 @@
+//! The last write of every block of a target, as a run leaves it: saved after a verified run
+//! and read back by `iogauge verify`.
+//!
+//! File format: one line of JSON ([`MapHead`]), then one little-endian u64 per block from
+//! offset 0: 0 for a block never written, [`UNKNOWN`] for one whose last write failed, or a
+//! packed [`Stamp`] (run index + 1 in the top 8 bits, worker in the next 16, write number in
+//! the low 40).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::block::Stamp;
+
+/// The entry of a block whose last write failed: it may hold anything.
+pub const UNKNOWN: u64 = u64::MAX;
+
+/// The name and version of the map format.
+pub const SCHEMA: &str = "iogauge.map/1";
+
+/// Most runs a map can tell apart (8 bits, 0 meaning never written).
+pub const MAX_RUNS: usize = 254;
+/// Most workers (16 bits).
+pub const MAX_WORKERS: usize = 1 << 16;
+const SEQ_BITS: u32 = 40;
+
+/// Packs a write into a map entry.
+#[inline(always)]
+pub fn pack(run_index: usize, worker: u32, seq: u64) -> u64 {
+    ((run_index as u64 + 1) << 56) | ((worker as u64) << SEQ_BITS) | seq
+}
+
+/// The first line of a map file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MapHead {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The target, as the run named it.
+    pub path: String,
+    /// Bytes per block.
+    pub block_bytes: u64,
+    /// Run numbers ([`Stamp::run`]) of the runs whose writes the entries name.
+    pub runs: Vec<u64>,
+    /// Number of entries that follow.
+    pub blocks: u64,
+}
+
+/// The last write of every block of a target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockMap {
+    /// Target path.
+    pub path: String,
+    /// Bytes per block.
+    pub block: u64,
+    /// Run numbers, indexed by the entries.
+    pub runs: Vec<u64>,
+    /// One per block from offset 0.
+    pub entries: Vec<u64>,
+}
+
+impl BlockMap {
+    /// The write an entry names (None: never written, or unknown).
+    #[inline]
+    pub fn stamp(&self, entry: u64) -> Option<Stamp> {
+        stamp_of(entry, &self.runs)
+    }
+
+    /// Writes the map to `file` (whole or not at all: a temporary file renamed).
+    pub fn save(&self, file: &Path) -> std::io::Result<()> {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let head = MapHead {
+            schema: SCHEMA.into(),
+            path: self.path.clone(),
+            block_bytes: self.block,
+            runs: self.runs.clone(),
+            blocks: self.entries.len() as u64,
+        };
+        let mut bytes = serde_json::to_vec(&head).expect("a map head serialises");
+        bytes.push(b'\n');
+        bytes.reserve(self.entries.len() * 8);
+        for e in &self.entries {
+            bytes.extend_from_slice(&e.to_le_bytes());
+        }
+        let tmp = file.with_extension("tmp");
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, file)
+    }
+
+    /// Reads a map written by [`BlockMap::save`].
+    pub fn load(file: &Path) -> Result<BlockMap, String> {
+        let bad = |why: String| format!("verify map {}: {why}", file.display());
+        let f = std::fs::File::open(file).map_err(|e| bad(e.to_string()))?;
+        let mut r = BufReader::new(f);
+        let mut line = String::new();
+        r.read_line(&mut line).map_err(|e| bad(e.to_string()))?;
+        let head: MapHead = serde_json::from_str(&line).map_err(|e| bad(format!("not a verify map ({e})")))?;
+        if head.schema != SCHEMA {
+            return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
+        }
+        let mut raw = Vec::new();
+        r.read_to_end(&mut raw).map_err(|e| bad(e.to_string()))?;
+        if raw.len() as u64 != head.blocks * 8 {
+            return Err(bad(format!(
+                "{} bytes of entries for {} blocks: the file is cut short",
+                raw.len(),
+                head.blocks
+            )));
+        }
+        let entries = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        Ok(BlockMap { path: head.path, block: head.block_bytes, runs: head.runs, entries })
+    }
+}
+
+/// The write an entry names, given the runs' numbers.
+#[inline]
+pub fn stamp_of(entry: u64, runs: &[u64]) -> Option<Stamp> {
+    if entry == 0 || entry == UNKNOWN {
+        return None;
+    }
+    Some(Stamp {
+        run: runs[(entry >> 56) as usize - 1],
+        worker: ((entry >> SEQ_BITS) & 0xffff) as u32,
+        seq: entry & ((1 << SEQ_BITS) - 1),
+    })
+}
+
+/// Where a verified run leaves the map of `target`: `maps/` next to the history database,
+/// one file per target, named by its absolute path.
+pub fn default_file(data_dir: &Path, target: &str) -> PathBuf {
+    let abs = std::fs::canonicalize(target).unwrap_or_else(|_| PathBuf::from(target));
+    let name: String = abs
+        .to_string_lossy()
+        .chars()
+        .map(|c| match c {
+            '%' => "%25".to_string(),
+            '/' => "%2F".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    data_dir.join("maps").join(format!("{name}.map"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_through_a_file() {
+        let runs = vec![1_700_000_000_000_000_001, 1_700_000_000_000_000_002];
+        let mut entries = vec![0u64; 100];
+        entries[3] = pack(1, 65535, (1 << 40) - 1);
+        entries[4] = UNKNOWN;
+        entries[5] = pack(0, 0, 1);
+        let m = BlockMap { path: "/dev/x".into(), block: 4096, runs: runs.clone(), entries };
+        let dir = std::env::temp_dir().join(format!("iogauge-map-test-{}", std::process::id()));
+        let f = dir.join("a.map");
+        m.save(&f).unwrap();
+        let back = BlockMap::load(&f).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.stamp(back.entries[3]), Some(Stamp { run: runs[1], worker: 65535, seq: (1 << 40) - 1 }));
+        assert_eq!(back.stamp(back.entries[4]), None);
+        assert_eq!(back.stamp(back.entries[5]), Some(Stamp { run: runs[0], worker: 0, seq: 1 }));
+        let len = std::fs::metadata(&f).unwrap().len();
+        std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(len - 3).unwrap();
+        assert!(BlockMap::load(&f).unwrap_err().contains("cut short"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

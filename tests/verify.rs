@@ -1,0 +1,345 @@
+//! Data verification on real targets: clean runs find nothing; corruption injected for real
+//! into a loop device's backing file or a file target (a flipped byte, an old copy of a block,
+//! a block copied to another offset, a zeroed block) is found with its offset and kind; silent
+//! faults of the storage during a run (a FUSE filesystem that flips bytes or loses writes) are
+//! caught when read back; a run killed at any moment is verified from its journal.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+use iogauge::verify::block::{self, Found};
+use iogauge::verify::journal;
+use iogauge::verify::map::{self, BlockMap};
+use serde_json::Value;
+
+const MIB: u64 = 1 << 20;
+
+/// The data directory the test's iogauge processes use (see `command_in`).
+fn data_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("iogauge-test-{}-data", std::process::id())).join("iogauge")
+}
+
+/// Runs a test with `--json out.json` in `dir`; returns its exit status and document.
+fn run_doc(dir: &Path, args: &[&str]) -> (Option<i32>, Value) {
+    let mut a = args.to_vec();
+    a.extend(["--json", "out.json", "--no-history", "-q"]);
+    let out = iogauge_in(dir, &a);
+    let doc = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap())
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), doc)
+}
+
+/// `iogauge verify ARGS --json`: its exit status and report.
+fn verify(dir: &Path, args: &[&str]) -> (Option<i32>, Value) {
+    let mut a = vec!["verify", "--json"];
+    a.extend(args);
+    let out = iogauge_in(dir, &a);
+    let report =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), report)
+}
+
+/// The map a verified run left for `target`.
+fn saved_map(target: &str) -> BlockMap {
+    BlockMap::load(&map::default_file(&data_dir(), target)).unwrap()
+}
+
+/// Reads the headers in a target's bytes directly (the layout docs/safety-and-trust.md gives),
+/// without iogauge's code: (magic present, offset field, write number field) per block.
+fn raw_headers(bytes: &[u8], block: usize) -> Vec<Option<(u64, u64)>> {
+    bytes
+        .chunks_exact(block)
+        .map(|b| {
+            let field = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+            (&b[..8] == b"iogauge\x01").then(|| (field(8), field(24)))
+        })
+        .collect()
+}
+
+/// Long clean runs give no false positive: two workers on their own halves of a loop device
+/// and one on a file, mixed reads and writes; every block read back that the test wrote is
+/// checked, none mismatches, and re-reading the targets afterwards checks every written block.
+#[test]
+fn clean_runs_check_every_block_read_and_find_nothing() {
+    let dev = LoopDev::new(256 * MIB);
+    let dir = scratch("verify-clean");
+    let file = dir.join("t.tst");
+    let job = format!(
+        "[test]\nramp = \"0s\"\ntime = \"8s\"\nrun = [\"oltp-4k\"]\nverify = true\nfile_size = \"32M\"\n\
+         [[worker]]\ntargets = [\"{d}\"]\nworking_set = \"8M\"\noutstanding = 16\n\
+         [[worker]]\ntargets = [\"{d}\"]\noffset = \"128M\"\nworking_set = \"8M\"\noutstanding = 16\n\
+         [[worker]]\ntargets = [\"{f}\"]\nworking_set = \"8M\"\noutstanding = 8\n",
+        d = dev.dev,
+        f = file.display()
+    );
+    std::fs::write(dir.join("job.toml"), job).unwrap();
+    let (code, doc) = run_doc(&dir, &["run", "job.toml", "--allow-write", &dev.dev]);
+    let r = &doc["results"][0];
+    assert_eq!(code, Some(0), "{}", r["verify"]);
+    assert_eq!(num(r, "verify/mismatches"), 0.0);
+    assert_eq!(num(r, "verify/block_bytes"), 4096.0);
+    // 8 MiB working sets are 2048 blocks each: after the first seconds, most reads find a
+    // block the test wrote.
+    let (checked, reads) = (num(r, "verify/checked_blocks"), num(r, "totals/read_ios"));
+    assert!(checked > reads / 2.0 && checked <= reads + 0.5, "{checked} blocks checked of {reads} reads");
+    validate_result(&dir.join("out.json")).unwrap();
+
+    for target in [dev.dev.as_str(), file.to_str().unwrap()] {
+        let m = saved_map(target);
+        let written = m.entries.iter().filter(|&&e| e != 0).count() as f64;
+        let (code, report) = verify(&dir, &["--target", target]);
+        assert_eq!(code, Some(0), "{report}");
+        assert_eq!(num(&report, "mismatches"), 0.0);
+        assert_eq!(num(&report, "targets/0/checked_blocks"), written);
+        assert!(written > 1000.0, "{target}: {written} blocks written");
+    }
+    // The file's bytes, read without iogauge: every block the map says was written holds a
+    // header for its own offset with the write number the map records, and no other does.
+    let m = saved_map(file.to_str().unwrap());
+    let bytes = std::fs::read(&file).unwrap();
+    let headers = raw_headers(&bytes, 4096);
+    for (b, &e) in m.entries.iter().enumerate() {
+        let want = m.stamp(e).map(|s| ((b * 4096) as u64, s.seq));
+        assert_eq!(headers[b], want, "block {b}");
+    }
+    assert!(headers[m.entries.len()..].iter().all(Option::is_none));
+
+    // The same with the psync engine, and a test of two runs: the second (reads only) checks
+    // what the first wrote.
+    let (code, doc) = run_doc(
+        &dir,
+        &[
+            "run",
+            "--spec",
+            "oltp-4k",
+            "--spec",
+            "random-read-4k",
+            "--target",
+            &file.to_string_lossy(),
+            "--working-set",
+            "4M",
+            "--engine",
+            "psync",
+            "--verify",
+            "--ramp",
+            "0s",
+            "--time",
+            "2s",
+        ],
+    );
+    assert_eq!(code, Some(0));
+    let read_run = &doc["results"][1];
+    assert_eq!(num(read_run, "totals/write_ios"), 0.0);
+    assert!(num(read_run, "verify/checked_blocks") > num(read_run, "totals/read_ios") / 2.0);
+    assert_eq!(num(read_run, "verify/mismatches"), 0.0);
+}
+
+/// Writes `bytes` at `offset` of `file` (behind the target's back).
+fn poke(file: &Path, offset: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    f.write_all_at(bytes, offset).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// Two verified runs (the second with another seed) on `target`, stored in `backing`; a copy
+/// of `backing` between them gives old blocks. Then four injections into `backing` and
+/// `iogauge verify` must report exactly those four, each with its offset and kind.
+fn inject_and_find(target: &str, backing: &Path, extra: &[&str]) {
+    let dir = scratch("verify-inject");
+    let run = |seed: &str| {
+        let mut a = vec!["run", "--spec", "oltp-4k", "--target", target, "--working-set", "16M", "--verify"];
+        a.extend(["--ramp", "0s", "--time", "2s", "--seed", seed, "--no-history", "-q"]);
+        a.extend(extra);
+        ok_in(&dir, &a);
+    };
+    run("1");
+    let old = std::fs::read(backing).unwrap();
+    run("2");
+    let m = saved_map(target);
+    let bs = m.block as usize;
+    let now = std::fs::read(backing).unwrap();
+    let written: Vec<usize> = (0..m.entries.len()).filter(|&b| m.stamp(m.entries[b]).is_some()).collect();
+    assert!(written.len() > 500, "{} blocks written", written.len());
+    let at = |b: usize| &now[b * bs..(b + 1) * bs];
+    // A block whose old copy is an intact earlier write of the same block.
+    let stale = *written
+        .iter()
+        .find(|&&b| match block::read(&old[b * bs..(b + 1) * bs]) {
+            Found::Block(w) => w.offset == (b * bs) as u64 && Some(w.stamp) != m.stamp(m.entries[b]),
+            _ => false,
+        })
+        .expect("a block written in both runs");
+    let others: Vec<usize> = written.iter().copied().filter(|&b| b != stale).collect();
+    let (flip, src, dst, zero) = (others[10], others[20], others[30], others[40]);
+    let mut flipped = at(flip).to_vec();
+    flipped[bs / 2] ^= 0x01;
+    let moved = at(src).to_vec();
+    poke(backing, (flip * bs) as u64, &flipped);
+    poke(backing, (stale * bs) as u64, &old[stale * bs..(stale + 1) * bs]);
+    poke(backing, (dst * bs) as u64, &moved);
+    poke(backing, (zero * bs) as u64, &vec![0; bs]);
+
+    let (code, report) = verify(&dir, &["--target", target]);
+    assert_eq!(code, Some(1));
+    let found: BTreeMap<u64, String> = report["targets"][0]["mismatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["offset"].as_u64().unwrap(), m["kind"].as_str().unwrap().to_string()))
+        .collect();
+    let off = |b: usize| (b * bs) as u64;
+    let expected: BTreeMap<u64, String> =
+        [(off(flip), "corrupted"), (off(stale), "stale"), (off(dst), "misplaced"), (off(zero), "never_written")]
+            .into_iter()
+            .map(|(o, k)| (o, k.to_string()))
+            .collect();
+    assert_eq!(found, expected, "{report}");
+    let misplaced = report["targets"][0]["mismatches"].as_array().unwrap().iter().find(|m| m["kind"] == "misplaced");
+    assert_eq!(misplaced.unwrap()["found"]["offset"].as_u64(), Some(off(src)));
+    // The text form names each one too.
+    let out = iogauge_in(&dir, &["verify", "--target", target]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().filter(|l| l.contains(": stale:")).count(), 1, "{text}");
+    assert!(text.contains("4 mismatches"), "{text}");
+}
+
+#[test]
+fn corruption_injected_into_a_loop_device_is_found_with_offset_and_kind() {
+    let dev = LoopDev::new(64 * MIB);
+    inject_and_find(&dev.dev, &dev.file, &["--allow-write", &dev.dev]);
+}
+
+#[test]
+fn corruption_injected_into_a_file_target_is_found_with_offset_and_kind() {
+    let dir = scratch("verify-file");
+    let file = dir.join("t.tst");
+    inject_and_find(file.to_str().unwrap(), &file, &["--file-size", "16M"]);
+}
+
+/// A job on faultfs's 2 MiB: 4 KiB blocks, half reads, so written blocks are soon read back.
+fn fault_job(dir: &Path, disk: &str, on_error: &str, time: &str) -> (Option<i32>, Value) {
+    let job = format!(
+        "[test]\nramp = \"0s\"\ntime = \"{time}\"\nverify = true\non_error = \"{on_error}\"\nrun = [\"half\"]\n\
+         [[spec]]\nname = \"half\"\nlines = [{{ size = \"4K\", read = 50, random = 100 }}]\n\
+         [[worker]]\ntargets = [\"{disk}\"]\nworking_set = \"2M\"\noutstanding = 4\n"
+    );
+    std::fs::write(dir.join("job.toml"), job).unwrap();
+    run_doc(dir, &["run", "job.toml", "--allow-write", disk])
+}
+
+/// Storage that returns wrong bytes: the read is caught, the test stops there (on_error =
+/// stop), exit status 1, and the mismatch names the block and says corrupted.
+#[test]
+fn a_flipped_byte_in_a_read_stops_the_run_as_corrupted() {
+    let fs = FaultFs::new(&["--flip", &format!("{}-{}", MIB, MIB + 4096)]);
+    let dir = scratch("verify-flip");
+    let t0 = Instant::now();
+    let (code, doc) = fault_job(&dir, &fs.disk(), "stop", "60s");
+    assert_eq!(code, Some(1));
+    assert!(t0.elapsed() < Duration::from_secs(40), "took {:?}", t0.elapsed());
+    let v = &doc["results"][0]["verify"];
+    assert_eq!(v["mismatches"], 1, "{v}");
+    assert_eq!(v["found"][0]["kind"], "corrupted");
+    assert_eq!(v["found"][0]["offset"], MIB);
+    assert_eq!(v["found"][0]["path"], fs.disk());
+}
+
+/// Storage that acknowledges writes and loses every second one (in 64 KiB of the 2 MiB): the
+/// reads that find an older write say stale, those that find nothing say never written, and
+/// every one lies in the lossy range. Re-reading afterwards finds the lost last writes.
+#[test]
+fn lost_writes_are_found_as_stale_or_never_written() {
+    let (lo, hi) = (MIB, MIB + 64 * 1024);
+    let fs = FaultFs::new(&["--lose", &format!("{lo}-{hi}")]);
+    let dir = scratch("verify-lose");
+    let (code, doc) = fault_job(&dir, &fs.disk(), "continue", "4s");
+    assert_eq!(code, Some(1));
+    let v = &doc["results"][0]["verify"];
+    let found = v["found"].as_array().unwrap();
+    assert!(!found.is_empty(), "{v}");
+    for m in found {
+        let o = m["offset"].as_u64().unwrap();
+        assert!((lo..hi).contains(&o), "a mismatch at {o}, outside the lossy range");
+        assert!(m["kind"] == "stale" || m["kind"] == "never_written", "{m}");
+    }
+    assert!(found.iter().any(|m| m["kind"] == "stale"), "{v}");
+    let (code, report) = verify(&dir, &["--target", &fs.disk()]);
+    assert_eq!(code, Some(1));
+    for m in report["targets"][0]["mismatches"].as_array().unwrap() {
+        assert!((lo..hi).contains(&m["offset"].as_u64().unwrap()), "{m}");
+    }
+}
+
+/// kill -9 at several moments: the journal then verifies the target with no false positive
+/// (writes in flight at the kill may or may not be there). A completed write then lost (an
+/// older copy of its block put back, as a power loss would leave it) is found as stale.
+#[test]
+fn a_killed_run_is_verified_from_its_journal() {
+    let dev = LoopDev::new(64 * MIB);
+    let dir = scratch("verify-journal");
+    let jdir = dir.join("journal");
+    let mut snapshot = Vec::new();
+    for (k, ms) in [700u64, 1500, 2600].into_iter().enumerate() {
+        let mut child = command_in(&dir, &["run", "--spec", "oltp-4k", "--target", &dev.dev, "--working-set", "8M"])
+            .args(["--allow-write", &dev.dev, "--journal", jdir.to_str().unwrap(), "--time", "60s", "-q"])
+            .args(["--seed", &k.to_string(), "--no-history"])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(ms / 2));
+        snapshot = std::fs::read(&dev.file).unwrap();
+        std::thread::sleep(Duration::from_millis(ms / 2));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let (code, report) = verify(&dir, &["--journal", jdir.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "killed after {ms} ms: {report}");
+        assert!(num(&report, "targets/0/checked_blocks") > 100.0, "{report}");
+        assert_eq!(report["targets"][0]["path"], dev.dev.as_str());
+    }
+    // A lost write: a block whose last write completed, put back as it was half-way.
+    let replayed = journal::replay(&jdir).unwrap();
+    let (m, in_flight) = (&replayed[0].map, &replayed[0].in_flight);
+    let bs = m.block as usize;
+    let lost = (0..m.entries.len())
+        .find(|&b| {
+            in_flight[b] == 0
+                && matches!(block::read(&snapshot[b * bs..(b + 1) * bs]),
+                    Found::Block(w) if w.offset == (b * bs) as u64 && m.stamp(m.entries[b]).is_some_and(|s| s != w.stamp))
+        })
+        .expect("a block rewritten after the snapshot");
+    poke(&dev.file, (lost * bs) as u64, &snapshot[lost * bs..(lost + 1) * bs]);
+    let (code, report) = verify(&dir, &["--journal", jdir.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    let found = report["targets"][0]["mismatches"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{report}");
+    assert_eq!(found[0]["kind"], "stale");
+    assert_eq!(found[0]["offset"].as_u64(), Some((lost * bs) as u64));
+}
+
+/// Verification refuses what it cannot check, in one line, before writing anything.
+#[test]
+fn bad_verification_requests_are_refused_in_one_line() {
+    let dir = scratch("verify-bad");
+    let file = dir.join("t.tst");
+    let f = file.to_str().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = iogauge_in(&dir, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    refused(&["run", "--spec", "random-read-4k", "--target", f, "--verify"], "nothing to check");
+    refused(&["run", "--spec", "oltp-4k", "--target", f, "--workers", "2", "--verify"], "both use bytes");
+    refused(&["run", "--spec", "oltp-4k", "--target", f, "--journal", "/proc/iogauge-journal"], "--journal");
+    assert!(!file.exists(), "a refused test created its file");
+    refused(&["verify", "--target", f], "no verify map");
+    refused(&["verify"], "needs --target");
+    refused(&["verify", "--journal", dir.to_str().unwrap()], "journal.json");
+}
