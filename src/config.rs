@@ -93,6 +93,11 @@ pub struct TestSettings {
     /// run before it stops them all.
     #[serde(with = "serde_duration")]
     pub sync_timeout: Duration,
+    /// An I/O outstanding this long is given up as timed out (ETIMEDOUT): when no I/O of the
+    /// test completes for this long, the test stops, and the I/Os still in flight then get
+    /// this long again to complete.
+    #[serde(with = "serde_duration")]
+    pub io_timeout: Duration,
     /// Stamp every written block with a header and checksum, check every read of a block
     /// the test wrote, and leave a map of the last writes for `iogauge verify`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -160,6 +165,7 @@ impl Default for TestSettings {
             on_error: OnError::Stop,
             managers: None,
             sync_timeout: Duration::from_secs(60),
+            io_timeout: Duration::from_secs(30),
             verify: false,
             journal: None,
         }
@@ -372,6 +378,9 @@ impl TestConfig {
         }
         if t.managers == Some(0) {
             return Err(at(vec![Key("test"), Key("managers")], "managers = 0: give at least 1 manager"));
+        }
+        if t.io_timeout < Duration::from_millis(10) {
+            return Err(at(vec![Key("test"), Key("io_timeout")], "io_timeout must be at least 10ms"));
         }
         if t.sync_timeout < Duration::from_secs(1) {
             return Err(at(vec![Key("test"), Key("sync_timeout")], "sync_timeout must be at least 1s"));

@@ -291,7 +291,12 @@ fn percentiles(d: &DirStats) -> BTreeMap<String, f64> {
 
 /// The text of an errno.
 pub fn errno_text(errno: i32) -> String {
-    if errno == 0 { "short transfer".into() } else { std::io::Error::from_raw_os_error(errno).to_string() }
+    match errno {
+        0 => "short transfer".into(),
+        // iogauge's own verdict on an I/O that never completed (a device may say it too).
+        libc::ETIMEDOUT => "timed out: no answer within io_timeout (ETIMEDOUT)".into(),
+        _ => std::io::Error::from_raw_os_error(errno).to_string(),
+    }
 }
 
 impl Metrics {

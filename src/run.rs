@@ -211,6 +211,7 @@ fn run_one(
                     arrivals: s.arrivals,
                     stop_on_error: s.on_error == OnError::Stop,
                     checker: checkers.next().flatten(),
+                    io_timeout: s.io_timeout,
                 };
                 let ctl = &ctl;
                 std::thread::Builder::new()
@@ -230,7 +231,16 @@ fn run_one(
         let started = SystemTime::now();
         ctl.epoch.set(epoch).expect("set once");
         ctl.barrier.wait();
-        let window = (!failed).then(|| monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress, interrupt));
+        let window = (!failed).then(|| {
+            let w = monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress, interrupt, s.io_timeout);
+            // A worker may be waiting for completions that do not come: interrupt its wait
+            // (again, until it has seen the stop) so it drains with a timeout.
+            while ctl.finished.load(Relaxed) < n {
+                worker::wake(&ctl.live);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            w
+        });
         let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
         (outcomes, window)
     });
@@ -390,11 +400,22 @@ fn monitor(
     spec: &str,
     progress: &mut dyn Progress,
     interrupt: &AtomicBool,
+    io_timeout: Duration,
 ) -> Window {
     let (iv, ramp, time) = (clock.interval_ns, clock.ramp_ns, clock.time_ns);
     let timed = time != u64::MAX;
     let elapsed = || epoch.elapsed().as_nanos() as u64;
     let all_done = || ctl.finished.load(Relaxed) == n;
+    // The last time any worker completed an I/O: none for io_timeout means the target has
+    // stopped answering, and the test stops.
+    let (mut seen_ios, mut seen_at) = (0, 0);
+    let mut stalled = || {
+        let (ios, now) = (sum_live(&ctl.live).ios, elapsed());
+        if ios != seen_ios {
+            (seen_ios, seen_at) = (ios, now);
+        }
+        now - seen_at >= io_timeout.as_nanos() as u64 && !all_done()
+    };
     let mut prev = mark(&ctl.live, 0);
     // Recording's start: ns from the epoch, the mark there, and its wall-clock time.
     let mut rec = (ramp == 0).then(|| (0, prev.clone(), started));
@@ -404,6 +425,11 @@ fn monitor(
         // Sleep in short steps: a Ctrl-C or a stop (an I/O error) ends the sample at once, and
         // when the end is a count the final mark follows the last I/O.
         while !(interrupt.load(Relaxed) || ctl.stop.load(Relaxed) || (!timed && all_done())) && elapsed() < next {
+            if stalled() {
+                ctl.record_end_ns.fetch_min(elapsed(), Relaxed);
+                ctl.stop.store(true, Relaxed);
+                break;
+            }
             let left = next.saturating_sub(elapsed());
             std::thread::sleep(Duration::from_nanos(left.min(if timed { 10_000_000 } else { 2_000_000 })));
         }

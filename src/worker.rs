@@ -58,6 +58,38 @@ pub struct Live {
     pub bytes: AtomicU64,
     /// Sum of response times (ns).
     pub response_ns: AtomicU64,
+    /// The worker's thread (pthread_t) while it runs I/O, 0 otherwise: the main thread
+    /// interrupts its wait for completions with [`wake`] when the test stops.
+    pub thread: AtomicU64,
+}
+
+/// The signal that interrupts a worker's wait for completions (its handler does nothing; the
+/// wait returns EINTR and the worker sees that the test stops). SIGURG, ignored by default, is
+/// not used by anything else here.
+const WAKE_SIGNAL: i32 = libc::SIGURG;
+
+extern "C" fn on_wake(_: i32) {}
+
+/// Interrupts the wait for completions of every worker still running I/O.
+pub fn wake(live: &[Live]) {
+    static HANDLER: OnceLock<()> = OnceLock::new();
+    HANDLER.get_or_init(|| {
+        // SAFETY: a handler that does nothing is async-signal-safe; no SA_RESTART, so a blocked
+        // io_uring_enter returns EINTR.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_wake as *const () as libc::sighandler_t;
+            libc::sigaction(WAKE_SIGNAL, &sa, std::ptr::null_mut());
+        }
+    });
+    for l in live {
+        let t = l.thread.load(Relaxed);
+        if t != 0 {
+            // SAFETY: the thread is a worker of this test, not yet joined (its id stays valid
+            // until then, even once it has returned).
+            unsafe { libc::pthread_kill(t as libc::pthread_t, WAKE_SIGNAL) };
+        }
+    }
 }
 
 /// What the main thread and the workers share during a run.
@@ -105,6 +137,9 @@ pub struct WorkerJob {
     pub stop_on_error: bool,
     /// With `--verify`: stamps writes, checks reads.
     pub checker: Option<Checker>,
+    /// Once the worker stops issuing, how long it waits for the I/Os still in flight before
+    /// it gives them up as timed out (`test.io_timeout`).
+    pub io_timeout: Duration,
 }
 
 /// A worker's first failed I/O.
@@ -282,17 +317,32 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         c.start(unix - epoch.elapsed().as_nanos() as u64);
     }
     let slots = s.meta.len();
+    let live = &ctl.live[job.index];
+    // SAFETY: pthread_self has no preconditions.
+    live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
     let result = match job.engine_for(&s) {
         Choice::Null => drive(&mut NullEngine::default(), &job, &mut s, ctl, epoch),
         Choice::Psync => drive(&mut PsyncEngine::new(s.fds()), &job, &mut s, ctl, epoch),
         Choice::Uring => match UringEngine::new(s.fds(), &s.regions(), slots) {
-            Ok(mut e) => drive(&mut e, &job, &mut s, ctl, epoch),
+            Ok(mut e) => {
+                let r = drive(&mut e, &job, &mut s, ctl, epoch);
+                if matches!(r, Ok((_, _, true))) {
+                    // I/Os given up are still the kernel's: it may yet write into their buffers
+                    // or complete them on this ring. Neither is ever freed (the process ends
+                    // soon; closing the ring would wait for them).
+                    std::mem::forget(e);
+                    std::mem::forget(s.read_buf.take());
+                    std::mem::forget(s.write_buf.take());
+                }
+                r
+            }
             Err(e) => Err(format!("{}: cannot set up io_uring: {e}", job.plan.name)),
         },
     };
+    live.thread.store(0, Relaxed);
     ctl.finished.fetch_add(1, Relaxed);
     match result {
-        Ok((engine, last_ns)) => WorkerOutcome {
+        Ok((engine, last_ns, _)) => WorkerOutcome {
             targets: s.stats,
             engine,
             last_ns,
@@ -481,9 +531,13 @@ fn verified_completion(c: &mut Checker, slot: u32, m: &SlotMeta, slot_buf: *cons
         c.write_done(slot, m.target, ok);
         return false;
     }
-    // SAFETY: the slot's read completed (the kernel no longer writes its buffer), which holds
-    // m.len bytes.
-    let data = unsafe { std::slice::from_raw_parts(slot_buf, m.len as usize) };
+    let data = if ok {
+        // SAFETY: the slot's read completed (the kernel no longer writes its buffer), which
+        // holds m.len bytes.
+        unsafe { std::slice::from_raw_parts(slot_buf, m.len as usize) }
+    } else {
+        &[]
+    };
     c.read_done(slot, m.target, data, ok) > 0
 }
 
@@ -492,14 +546,15 @@ fn now_ns(epoch: Instant) -> u64 {
 }
 
 /// The loop, built twice: with verification (`s.checker`), and without, where the checks cost
-/// nothing. Returns the engine's description and the time of the last recorded completion.
+/// nothing. Returns the engine's description, the time of the last recorded completion, and
+/// whether I/Os that never completed were given up (see [`give_up`]).
 fn drive<E: Engine>(
     engine: &mut E,
     job: &WorkerJob,
     s: &mut SetUp,
     ctl: &Control,
     epoch: Instant,
-) -> Result<(String, u64), String> {
+) -> Result<(String, u64, bool), String> {
     if s.checker.is_some() {
         drive_as::<E, true>(engine, job, s, ctl, epoch)
     } else {
@@ -513,7 +568,7 @@ fn drive_as<E: Engine, const VERIFY: bool>(
     s: &mut SetUp,
     ctl: &Control,
     epoch: Instant,
-) -> Result<(String, u64), String> {
+) -> Result<(String, u64, bool), String> {
     let slots = s.meta.len();
     let qd = job.plan.outstanding as usize;
     let cap = engine.max_in_flight().min(slots);
@@ -529,6 +584,9 @@ fn drive_as<E: Engine, const VERIFY: bool>(
     // The issue loop stops issuing at the first check if a limit is already met (a worker whose
     // share of --ios is 0).
     let mut issuing = true;
+    // Once issuing stops, the I/Os in flight have io_timeout to complete.
+    let mut drain_deadline: Option<u64> = None;
+    let mut gave_up = false;
     let mut now = now_ns(epoch);
     // Open loop: I/O k is due at its arrival time whether or not earlier ones completed, and
     // its response time counts from then, so a stall shows as latency instead of hiding in
@@ -623,6 +681,18 @@ fn drive_as<E: Engine, const VERIFY: bool>(
             Some(_) => (1, None),
             None => ((in_flight / REAP_FRACTION).max(1), None),
         };
+        let timeout = if issuing {
+            timeout
+        } else {
+            match drain_wait(&mut drain_deadline, now, job.io_timeout, timeout) {
+                Some(t) => Some(t),
+                None => {
+                    give_up(s, &free, now);
+                    gave_up = true;
+                    break;
+                }
+            }
+        };
         if let (true, Some(c)) = (VERIFY, &mut s.checker) {
             // Issued writes are journaled before they can reach the target.
             c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", job.plan.name))?;
@@ -684,7 +754,45 @@ fn drive_as<E: Engine, const VERIFY: bool>(
     if let Some(c) = &mut s.checker {
         c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", job.plan.name))?;
     }
-    Ok((engine.describe(), last_ns))
+    Ok((engine.describe(), last_ns, gave_up))
+}
+
+/// How long a draining worker may wait: until `io_timeout` after the drain began (or
+/// `timeout`, if sooner). None once that has passed.
+#[cold]
+fn drain_wait(
+    deadline: &mut Option<u64>,
+    now: u64,
+    io_timeout: Duration,
+    timeout: Option<Duration>,
+) -> Option<Duration> {
+    let deadline = *deadline.get_or_insert(now + io_timeout.as_nanos() as u64);
+    let left = Duration::from_nanos(deadline.checked_sub(now).filter(|&l| l > 0)?);
+    Some(timeout.map_or(left, |t| t.min(left)))
+}
+
+/// Gives up the I/Os still in flight after the drain's timeout: each counts as an error
+/// (ETIMEDOUT) on its target, the oldest is the worker's first error if it has none, and a
+/// verified write's blocks become unknown.
+#[cold]
+fn give_up(s: &mut SetUp, free: &VecDeque<u32>, now: u64) {
+    let mut idle = vec![false; s.meta.len()];
+    for &f in free {
+        idle[f as usize] = true;
+    }
+    let stuck: Vec<u32> = (0..s.meta.len() as u32).filter(|&i| !idle[i as usize]).collect();
+    for &slot in &stuck {
+        let m = s.meta[slot as usize];
+        s.stats[m.target as usize].record_error(m.write, libc::ETIMEDOUT);
+        if let Some(c) = &mut s.checker {
+            verified_completion(c, slot, &m, std::ptr::null(), false);
+        }
+    }
+    if let (None, Some(&oldest)) = (s.first_error, stuck.iter().min_by_key(|&&i| s.meta[i as usize].submit_ns)) {
+        let m = s.meta[oldest as usize];
+        let (target, offset, write) = (m.target as usize, m.offset, m.write);
+        s.first_error = Some(FailedIo { target, offset, write, errno: libc::ETIMEDOUT, at_ns: now });
+    }
 }
 
 #[cfg(test)]

@@ -118,3 +118,38 @@ fn a_target_that_disappears() {
     assert!([libc::ECONNABORTED, libc::ENOTCONN].contains(&errno), "errno {errno}");
     assert!(num(&doc, "results/0/totals/ios") > 0.0, "the I/Os before it count");
 }
+
+/// A block device that stops answering (a loop device over faultfs, whose server never replies
+/// for 1 MiB of the 64): once no I/O completes for `--io-timeout`, the test stops, the I/Os
+/// still in flight get that long again, and are then given up as ETIMEDOUT errors on their
+/// target. The run ends in bounded time with exit status 1 and its results.
+#[test]
+fn a_block_device_that_stops_answering_ends_in_bounded_time() {
+    let mut fs = FaultFs::new(&["--hang", &format!("{}-{}", MIB, 2 * MIB)]);
+    let out = Command::new("losetup").args(["-f", "--show", &fs.disk()]).output().unwrap();
+    assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dir = scratch("hang");
+    let args = ["run", "--target", &dev, "--ramp", "0s", "--time", "60s", "--io-timeout", "2s", "--qd", "4"];
+    let (code, doc, took) = run_doc(&dir, &args);
+    // The server's death ends the hung I/Os (with errors) so the device can be detached.
+    let _ = fs.child.kill();
+    let _ = fs.child.wait();
+    let detached = Command::new("losetup").args(["-d", &dev]).status().unwrap();
+    assert_eq!(code, Some(1));
+    // A stall of 2 s is seen, then 2 s more of draining: far inside 60 s.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let r = &doc["results"][0];
+    let f = &r["first_error"];
+    assert_eq!(f["errno"], libc::ETIMEDOUT, "{f}");
+    // The loop device reads its backing file through the page cache, whose readahead (up to
+    // 128 KiB here) may reach into the silent range from just below it.
+    let at = f["offset"].as_u64().unwrap();
+    assert!((MIB - 256 * 1024..2 * MIB).contains(&at), "the hung I/O was at {at}, outside the silent range");
+    let kinds = r["targets"][0]["error_kinds"].as_array().unwrap();
+    assert_eq!(kinds.len(), 1, "{kinds:?}");
+    // All 4 slots end up waiting in the silent range before the stall is seen.
+    assert_eq!(kinds[0]["count"], 4, "{kinds:?}");
+    assert!(num(r, "totals/ios") > 0.0);
+    assert!(detached.success());
+}

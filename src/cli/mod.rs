@@ -131,6 +131,10 @@ pub struct SettingFlags {
     /// Under MPI: the longest a manager waits for the others during a run (default 60s).
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub sync_timeout: Option<Duration>,
+    /// Give up an I/O outstanding this long (ETIMEDOUT); a test where no I/O completes for
+    /// this long stops (default 30s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub io_timeout: Option<Duration>,
     /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
     /// and leave a map of the last writes for `iogauge verify`.
     #[arg(long)]
@@ -312,6 +316,9 @@ impl SettingFlags {
         }
         if let Some(v) = self.sync_timeout {
             t.sync_timeout = v;
+        }
+        if let Some(v) = self.io_timeout {
+            t.io_timeout = v;
         }
         t.verify |= self.verify;
         if let Some(v) = &self.journal {

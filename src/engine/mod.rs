@@ -43,8 +43,8 @@ pub trait Engine {
     /// Queues an I/O for the next [`Engine::submit_and_wait`].
     fn queue(&mut self, io: &Io);
     /// Submits everything queued and waits until at least `min_complete` I/Os (at least one,
-    /// at most the number in flight) have completed, or `timeout` has passed; appends the
-    /// completions to `out`. Engines that complete at once (null, psync) may return more.
+    /// at most the number in flight) have completed, `timeout` has passed, or a signal
+    /// interrupted the wait ([`crate::worker::wake`]); appends the completions to `out`. Engines that complete at once (null, psync) may return more.
     /// Called only with I/Os in flight.
     fn submit_and_wait(
         &mut self,

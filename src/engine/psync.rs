@@ -38,12 +38,19 @@ impl Engine for PsyncEngine {
             return Ok(());
         };
         let fd = self.fds[io.target as usize];
-        // SAFETY: io.buf points at io.len bytes of the worker's buffers, which outlive the call.
-        let n = unsafe {
-            if io.write {
-                libc::pwrite(fd, io.buf.cast(), io.len as usize, io.offset as libc::off_t)
-            } else {
-                libc::pread(fd, io.buf.cast(), io.len as usize, io.offset as libc::off_t)
+        let n = loop {
+            // SAFETY: io.buf points at io.len bytes of the worker's buffers, which outlive the call.
+            let n = unsafe {
+                if io.write {
+                    libc::pwrite(fd, io.buf.cast(), io.len as usize, io.offset as libc::off_t)
+                } else {
+                    libc::pread(fd, io.buf.cast(), io.len as usize, io.offset as libc::off_t)
+                }
+            };
+            // The signal that wakes workers at the end of a test may interrupt a slow file
+            // system's transfer: that is not the storage failing, so do it again.
+            if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break n;
             }
         };
         let result =

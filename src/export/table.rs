@@ -84,7 +84,9 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
         }
         if let Some(f) = &r.first_error {
             let stop = doc.config.test.on_error == crate::config::OnError::Stop;
-            let _ = if stop {
+            let _ = if f.errno == libc::ETIMEDOUT {
+                writeln!(out, "{}: stopped, the target stopped answering: {f}", r.spec)
+            } else if stop {
                 writeln!(out, "{}: stopped at the first failed I/O: {f} (--on-error continue goes on)", r.spec)
             } else {
                 writeln!(out, "{}: the first failed I/O: {f}", r.spec)
