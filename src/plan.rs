@@ -204,8 +204,13 @@ fn check(config: TestConfig, runs: Vec<Run>) -> Result<Checked> {
             safety::check_write(t, &s.allow_write).map_err(input)?;
         }
     }
-    let verify_block =
-        if s.verifying() { Some(verify::block_size(&config, &runs, &targets).map_err(input)?) } else { None };
+    let verify_block = if s.verifying() {
+        let (block, said) = verify::block_size(&config, &runs, &targets).map_err(input)?;
+        warnings.extend(said);
+        Some(block)
+    } else {
+        None
+    };
     Ok(Checked { config, runs, targets, warnings, verify_block })
 }
 
@@ -273,7 +278,8 @@ fn check_spec(info: &TargetInfo, wc: &WorkerConfig, spec: &AccessSpec) -> std::r
 impl Prepared {
     /// Each worker's plan for run `r`.
     pub fn plan_run(&self, r: usize) -> Vec<WorkerPlan> {
-        self.config
+        let mut plans = self
+            .config
             .workers
             .iter()
             .zip(&self.runs[r].specs)
@@ -293,6 +299,10 @@ impl Prepared {
                     })
                     .collect(),
             })
-            .collect()
+            .collect::<Vec<_>>();
+        if let Some(block) = self.verify_block {
+            verify::split_shared(&mut plans, block);
+        }
+        plans
     }
 }

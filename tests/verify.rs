@@ -139,6 +139,37 @@ fn clean_runs_check_every_block_read_and_find_nothing() {
     assert_eq!(num(read_run, "verify/mismatches"), 0.0);
 }
 
+/// Workers given the same working set (`--workers 3`) each verify their own part of it, said in
+/// a warning: disjoint, block-aligned parts covering the whole; no false positive.
+#[test]
+fn workers_sharing_a_working_set_each_verify_their_own_part() {
+    let dev = LoopDev::new(64 * MIB);
+    let dir = scratch("verify-shared");
+    let args = ["run", "--spec", "oltp-8k", "--target", &dev.dev, "--allow-write", &dev.dev, "--workers", "3"];
+    let mut a = args.to_vec();
+    a.extend(["--working-set", "30M", "--verify", "--ramp", "0s", "--time", "3s", "--json", "out.json", "-q"]);
+    let out = ok_in(&dir, &a);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("workers 1, 2, 3 share"), "{err}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let r = &doc["results"][0];
+    assert_eq!(num(r, "verify/mismatches"), 0.0);
+    assert!(num(r, "verify/checked_blocks") > 100.0, "{}", r["verify"]);
+    let mut parts: Vec<(u64, u64)> = r["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (w["targets"][0]["start_offset"].as_u64().unwrap(), w["targets"][0]["working_set_bytes"].as_u64().unwrap())
+        })
+        .collect();
+    parts.sort();
+    let part = 30 * MIB / 3 / 8192 * 8192;
+    assert_eq!(parts, vec![(0, part), (part, part), (2 * part, 30 * MIB - 2 * part)]);
+    let (code, report) = verify(&dir, &["--target", &dev.dev]);
+    assert_eq!(code, Some(0), "{report}");
+}
+
 /// Writes `bytes` at `offset` of `file` (behind the target's back).
 fn poke(file: &Path, offset: u64, bytes: &[u8]) {
     use std::os::unix::fs::FileExt;
@@ -336,7 +367,16 @@ fn bad_verification_requests_are_refused_in_one_line() {
         assert!(err.contains(says), "{args:?}: {err}");
     };
     refused(&["run", "--spec", "random-read-4k", "--target", f, "--verify"], "nothing to check");
-    refused(&["run", "--spec", "oltp-4k", "--target", f, "--workers", "2", "--verify"], "both use bytes");
+    let overlap = format!(
+        "[test]\nverify = true\nrun = [\"oltp-4k\"]\n[[worker]]\ntargets = [\"{f}\"]\nworking_set = \"8M\"\n\
+         [[worker]]\ntargets = [\"{f}\"]\noffset = \"4M\"\nworking_set = \"8M\"\n"
+    );
+    std::fs::write(dir.join("overlap.toml"), overlap).unwrap();
+    refused(&["run", "overlap.toml"], "both use bytes 4194304..8388608");
+    refused(
+        &["run", "--spec", "oltp-64k", "--target", f, "--working-set", "64K", "--workers", "2", "--verify"],
+        "smaller than a 65536-byte transfer",
+    );
     refused(&["run", "--spec", "oltp-4k", "--target", f, "--journal", "/proc/iogauge-journal"], "--journal");
     assert!(!file.exists(), "a refused test created its file");
     refused(&["verify", "--target", f], "no verify map");

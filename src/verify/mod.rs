@@ -34,9 +34,11 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// The block size of a verified test: the largest that divides every transfer size and
-/// alignment of a worker on a real target, and every working set's start. Refuses a test
-/// whose workers share blocks, or whose maps would not fit in memory.
-pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> Result<u64, String> {
+/// alignment of a worker on a real target, and every working set's start; and warnings.
+/// Workers given the same working set of a target (`--workers N`) will each verify their own
+/// part of it ([`split_shared`]); a test whose workers overlap otherwise is refused, as is one
+/// whose maps would not fit in memory.
+pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> Result<(u64, Vec<String>), String> {
     let find = |p: &str| targets.iter().find(|t| t.path == p).expect("every worker target was inspected");
     let real = |w: &crate::config::WorkerConfig| w.targets.iter().any(|t| find(t).kind != TargetKind::Null);
     if runs.len() > map::MAX_RUNS || config.workers.len() >= map::MAX_WORKERS {
@@ -69,7 +71,7 @@ pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> 
             "--verify needs transfer sizes, alignments and offsets that are multiples of 512 bytes; these share only {b}"
         ));
     }
-    let mut map_bytes = 0;
+    let (mut map_bytes, mut warnings) = (0, Vec::new());
     for t in targets.iter().filter(|t| t.kind != TargetKind::Null) {
         let sets: Vec<(usize, u64, u64)> = config
             .workers
@@ -79,10 +81,11 @@ pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> 
             .map(|(i, w)| crate::plan::working_set(t, w).map(|(s, n)| (i, s, s + n)))
             .collect::<Result<_, _>>()?;
         for (k, a) in sets.iter().enumerate() {
-            if let Some(o) = sets[k + 1..].iter().find(|o| a.1 < o.2 && o.1 < a.2) {
+            if let Some(o) = sets[k + 1..].iter().find(|o| a.1 < o.2 && o.1 < a.2 && (a.1, a.2) != (o.1, o.2)) {
                 return Err(format!(
                     "--verify: workers {} and {} both use bytes {}..{} of {}; a verified test needs each worker's \
-                     blocks to be its own: give them different offsets and working sets, or use one worker",
+                     blocks to be its own: give them the same working set (each then verifies a part of it), \
+                     or different ones that do not overlap",
                     a.0 + 1,
                     o.0 + 1,
                     a.1.max(o.1),
@@ -90,6 +93,30 @@ pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> 
                     t.path
                 ));
             }
+        }
+        for a in &sets {
+            let same: Vec<usize> = sets.iter().filter(|o| (o.1, o.2) == (a.1, a.2)).map(|o| o.0).collect();
+            if same.len() < 2 || same[0] != a.0 {
+                continue;
+            }
+            let part = (a.2 - a.1) / same.len() as u64 / b * b;
+            let largest =
+                same.iter().flat_map(|&w| runs.iter().map(move |r| r.specs[w].max_transfer())).max().unwrap_or(0);
+            let names: Vec<String> = same.iter().map(|w| (w + 1).to_string()).collect();
+            if part < largest {
+                return Err(format!(
+                    "--verify: workers {} share {} bytes of {}; each verifies its own part of them, {part} bytes, \
+                     smaller than a {largest}-byte transfer: use a larger working set or fewer workers",
+                    names.join(", "),
+                    a.2 - a.1,
+                    t.path
+                ));
+            }
+            warnings.push(format!(
+                "--verify: workers {} share {}: each uses and verifies its own {part} bytes of the working set",
+                names.join(", "),
+                t.path
+            ));
         }
         map_bytes += sets.iter().map(|s| s.2).max().unwrap_or(0).div_ceil(b) * 8;
     }
@@ -99,7 +126,30 @@ pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> 
              use smaller working sets (working_set = ...) or larger transfers"
         ));
     }
-    Ok(b)
+    Ok((b, warnings))
+}
+
+/// Gives each worker of a group sharing the same working set of a target its own equal part
+/// of it (block-aligned; the last takes what is left), so verified workers never share blocks.
+pub fn split_shared(plans: &mut [WorkerPlan], block: u64) {
+    let sets: Vec<(usize, usize, usize, u64, u64)> = plans
+        .iter()
+        .enumerate()
+        .flat_map(|(p, plan)| plan.targets.iter().enumerate().map(move |(k, ws)| (p, k, ws.target, ws.start, ws.size)))
+        .collect();
+    for &(_, _, target, start, size) in &sets {
+        let group: Vec<&(usize, usize, usize, u64, u64)> =
+            sets.iter().filter(|s| (s.2, s.3, s.4) == (target, start, size)).collect();
+        if group.len() < 2 || plans[group[0].0].targets[group[0].1].size != size {
+            continue; // alone, or already split
+        }
+        let part = size / group.len() as u64 / block * block;
+        for (i, &&(p, k, ..)) in group.iter().enumerate() {
+            let ws = &mut plans[p].targets[k];
+            ws.start = start + i as u64 * part;
+            ws.size = if i + 1 == group.len() { size - i as u64 * part } else { part };
+        }
+    }
 }
 
 /// A verified test's state across its runs: the last write of every block of every target.
