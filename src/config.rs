@@ -502,7 +502,7 @@ impl TestConfig {
 
     /// The part of the test manager `me` (of `all`) runs: the workers whose `hosts`, `ranks`
     /// and `test.managers` take it in, with `{host}` and `{rank}` filled in their targets and in
-    /// `allow_write`, and each run's specifications for them. Also returns the index its first
+    /// `allow_write` and `journal`, and each run's specifications for them. Also returns the index its first
     /// worker has among every manager's workers, and how many those are.
     pub fn for_manager(&self, runs: &[Run], me: &Manager, all: &[Manager]) -> (TestConfig, Vec<Run>, usize, usize) {
         let mine = |m: &Manager| -> Vec<usize> {
@@ -522,6 +522,7 @@ impl TestConfig {
             w.targets = w.targets.iter().map(|t| fill(t)).collect();
         }
         c.test.allow_write = self.test.allow_write.iter().map(|t| fill(t)).collect();
+        c.test.journal = self.test.journal.as_ref().map(|j| fill(&j.to_string_lossy()).into());
         let runs = runs
             .iter()
             .map(|r| Run { name: r.name.clone(), specs: keep.iter().map(|&i| r.specs[i].clone()).collect() })

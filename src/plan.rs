@@ -46,11 +46,8 @@ pub fn prepare_for(group: &dyn Group, job: TestConfig, runs: Vec<Run>) -> Result
             group.all().len()
         )));
     }
-    if job.test.verifying() && group.all().len() > 1 {
-        return Err(input(format!(
-            "--verify runs on one host: {} managers are running; verify each host's targets in a run of its own",
-            group.all().len()
-        )));
+    if job.test.verifying() {
+        verify::check_test(&job, &runs, group.all().len()).map_err(input)?;
     }
     let (mine, my_runs, first_worker, all_workers) = job.for_manager(&runs, group.me(), group.all());
     if all_workers == 0 {
@@ -204,12 +201,12 @@ fn check(config: TestConfig, runs: Vec<Run>) -> Result<Checked> {
             safety::check_write(t, &s.allow_write).map_err(input)?;
         }
     }
-    let verify_block = if s.verifying() {
-        let (block, said) = verify::block_size(&config, &runs, &targets).map_err(input)?;
-        warnings.extend(said);
-        Some(block)
-    } else {
-        None
+    let verify_block = match s.verifying() {
+        true => verify::block_size(&config, &runs, &targets).map_err(input)?.map(|(block, said)| {
+            warnings.extend(said);
+            block
+        }),
+        false => None,
     };
     Ok(Checked { config, runs, targets, warnings, verify_block })
 }

@@ -534,3 +534,38 @@ fn srun_runs_the_managers_too() {
     let ios: u64 = r.managers.iter().map(|m| m.totals.metrics.ios).sum();
     assert_eq!(r.totals.metrics.ios, ios);
 }
+
+/// `--verify` and `--journal` under MPI: each manager verifies its own targets, keeps their
+/// maps on its own host and its own journal (`{rank}` in the path); the document sums what
+/// every manager checked; each target verifies clean afterwards, from its map and its journal.
+#[test]
+fn each_manager_verifies_its_own_targets() {
+    let dir = scratch("mpi-verify");
+    let file = format!("{}/file{{rank}}.tst", dir.display());
+    let journal = format!("{}/journal.{{rank}}", dir.display());
+    let args = ["run", "--spec", "oltp-4k", "--target", &file, "--file-size", "16M", "--working-set", "4M"];
+    let mut a = args.to_vec();
+    a.extend(["--ramp", "0s", "--time", "2s", "--journal", &journal, "--json", "out.json", "-q"]);
+    let out = output(mpirun(&dir, 2, &a));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_doc(&dir.join("out.json"));
+    let v = doc.results[0].verify.as_ref().expect("verification in the result");
+    assert_eq!(v.mismatches, 0);
+    assert!(v.checked_blocks > 100, "{v:?}");
+    for rank in 0..2 {
+        let target = format!("{}/file{rank}.tst", dir.display());
+        let j = format!("{}/journal.{rank}", dir.display());
+        for how in [["--target", target.as_str()], ["--journal", j.as_str()]] {
+            let mut c = Command::new(bin());
+            c.args(["verify", how[0], how[1]]).env("XDG_DATA_HOME", dir.join("data"));
+            let out = c.output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{how:?}: {text} {}", stderr(&out));
+            assert!(text.contains(&format!("{target}: ")) && text.contains(" 0 mismatches"), "{text}");
+        }
+    }
+    // One journal directory for two managers would mix them: refused before any I/O.
+    let out = output(mpirun(&dir, 2, &["run", "--target", &file, "--spec", "oltp-4k", "--journal", "j", "-q"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("put {rank} in the path"), "{}", stderr(&out));
+}

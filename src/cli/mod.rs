@@ -502,6 +502,8 @@ fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, o
         (false, true) => 1,
         (false, false) => 0,
     };
+    // Every manager keeps the maps of its own targets, on its own host.
+    verify::save_maps(&maps)?;
     if !lead {
         return Ok(status);
     }
@@ -518,7 +520,6 @@ fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, o
         eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");
     }
     saver.save(&Document::Run(doc));
-    verify::save_maps(&maps)?;
     Ok(status)
 }
 

@@ -33,12 +33,40 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
-/// The block size of a verified test: the largest that divides every transfer size and
+/// Checks a verified test as a whole (every manager's workers): something must write to a real
+/// target, and with several managers a journal needs `{rank}` in its path.
+pub fn check_test(job: &TestConfig, runs: &[Run], managers: usize) -> Result<(), String> {
+    let writes = runs.iter().any(|r| {
+        job.workers.iter().zip(&r.specs).any(|(w, s)| s.writes() && w.targets.iter().any(|t| t != crate::target::NULL))
+    });
+    if !writes {
+        return Err("--verify: no worker writes to a real target, so there is nothing to check; \
+                    run a test that writes (iogauge verify re-reads a target after one)"
+            .into());
+    }
+    if let (Some(j), true) = (&job.test.journal, managers > 1) {
+        if !j.to_string_lossy().contains("{rank}") {
+            return Err(format!(
+                "--journal {}: {managers} managers would share it; put {{rank}} in the path so each keeps its own \
+                 (e.g. --journal /safe/journal.{{rank}})",
+                j.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The block size of this manager's part of a verified test (None if it writes to no real
+/// target): the largest that divides every transfer size and
 /// alignment of a worker on a real target, and every working set's start; and warnings.
 /// Workers given the same working set of a target (`--workers N`) will each verify their own
 /// part of it ([`split_shared`]); a test whose workers overlap otherwise is refused, as is one
 /// whose maps would not fit in memory.
-pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> Result<(u64, Vec<String>), String> {
+pub fn block_size(
+    config: &TestConfig,
+    runs: &[Run],
+    targets: &[TargetInfo],
+) -> Result<Option<(u64, Vec<String>)>, String> {
     let find = |p: &str| targets.iter().find(|t| t.path == p).expect("every worker target was inspected");
     let real = |w: &crate::config::WorkerConfig| w.targets.iter().any(|t| find(t).kind != TargetKind::Null);
     if runs.len() > map::MAX_RUNS || config.workers.len() >= map::MAX_WORKERS {
@@ -50,9 +78,7 @@ pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> 
     }
     let writes = runs.iter().any(|r| config.workers.iter().zip(&r.specs).any(|(w, s)| real(w) && s.writes()));
     if !writes {
-        return Err("--verify: no worker writes to a real target, so there is nothing to check; \
-                    run a test that writes (iogauge verify re-reads a target after one)"
-            .into());
+        return Ok(None);
     }
     let mut b = 0;
     for r in runs {
@@ -126,7 +152,7 @@ pub fn block_size(config: &TestConfig, runs: &[Run], targets: &[TargetInfo]) -> 
              use smaller working sets (working_set = ...) or larger transfers"
         ));
     }
-    Ok((b, warnings))
+    Ok(Some((b, warnings)))
 }
 
 /// Gives each worker of a group sharing the same working set of a target its own equal part
