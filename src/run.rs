@@ -248,9 +248,7 @@ fn run_one(
         let mut sum = VerifyResult { block_bytes: v.block(), checked_blocks: 0, mismatches: 0, found: Vec::new() };
         for (plan, c) in plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.checker.as_ref()?))) {
             v.absorb(plan, c);
-            sum.checked_blocks += c.checked;
-            sum.mismatches += c.mismatch_count;
-            sum.found.extend(c.mismatches.iter().cloned());
+            sum.add(&c.result());
         }
         sum
     });

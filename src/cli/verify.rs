@@ -109,16 +109,25 @@ fn data_dir() -> Result<PathBuf> {
     history::data_dir().ok_or_else(|| input("neither XDG_DATA_HOME nor HOME is set: give --map FILE"))
 }
 
-/// Saves the maps a verified test left, each where `iogauge verify --target` looks for it.
-pub fn save_maps(maps: &[BlockMap]) -> Result<()> {
-    if maps.is_empty() {
-        return Ok(());
-    }
-    let dir = data_dir()?;
+/// Saves the maps a verified test left, each where `iogauge verify --target` looks for it. A
+/// map that cannot be saved is a warning: the test's results are written all the same.
+pub fn save_maps(maps: &[BlockMap]) {
+    let Some(dir) = history::data_dir().filter(|_| !maps.is_empty()) else {
+        if !maps.is_empty() {
+            eprintln!("iogauge: warning: verify maps not saved: neither XDG_DATA_HOME nor HOME is set");
+        }
+        return;
+    };
     for m in maps {
         let file = map::default_file(&dir, &m.path);
-        m.save(&file).map_err(|e| runtime(format!("saving the verify map {}: {e}", file.display())))?;
-        eprintln!("iogauge: verify map of {} saved; re-read it with: iogauge verify --target {}", m.path, m.path);
+        match m.save(&file) {
+            Ok(()) => {
+                eprintln!(
+                    "iogauge: verify map of {} saved; re-read it with: iogauge verify --target {}",
+                    m.path, m.path
+                )
+            }
+            Err(e) => eprintln!("iogauge: warning: verify map of {} not saved to {}: {e}", m.path, file.display()),
+        }
     }
-    Ok(())
 }

@@ -166,6 +166,16 @@ impl Checker {
         self.mismatch_count - before
     }
 
+    /// What it checked and found, as in the result document.
+    pub fn result(&self) -> super::VerifyResult {
+        super::VerifyResult {
+            block_bytes: self.block,
+            checked_blocks: self.checked,
+            mismatches: self.mismatch_count,
+            found: self.mismatches.clone(),
+        }
+    }
+
     /// Puts the journal's records on stable storage (before issuing what they describe).
     pub fn flush_journal(&mut self) -> std::io::Result<()> {
         self.journal.as_mut().map_or(Ok(()), JournalWriter::flush)
