@@ -93,8 +93,8 @@ pub struct TestSettings {
     /// run before it stops them all.
     #[serde(with = "serde_duration")]
     pub sync_timeout: Duration,
-    /// An I/O outstanding this long is given up as timed out (ETIMEDOUT): when no I/O of the
-    /// test completes for this long, the test stops, and the I/Os still in flight then get
+    /// An I/O outstanding this long is given up as timed out (ETIMEDOUT): when a worker
+    /// completes no I/O for this long, the test stops, and the I/Os still in flight then get
     /// this long again to complete.
     #[serde(with = "serde_duration")]
     pub io_timeout: Duration,

@@ -404,15 +404,18 @@ fn monitor(
     let timed = time != u64::MAX;
     let elapsed = || epoch.elapsed().as_nanos() as u64;
     let all_done = || ctl.finished.load(Relaxed) == n;
-    // The last time any worker completed an I/O: none for io_timeout means the target has
-    // stopped answering, and the test stops.
-    let (mut seen_ios, mut seen_at) = (0, 0);
+    // When each worker last completed an I/O: one that is still running and has completed none
+    // for io_timeout waits on a target that stopped answering, and the test stops.
+    let mut seen = vec![(0u64, 0u64); n];
     let mut stalled = || {
-        let (ios, now) = (sum_live(&ctl.live).ios, elapsed());
-        if ios != seen_ios {
-            (seen_ios, seen_at) = (ios, now);
-        }
-        now - seen_at >= io_timeout.as_nanos() as u64 && !all_done()
+        let now = elapsed();
+        ctl.live.iter().zip(&mut seen).any(|(l, (ios, at))| {
+            let done = l.ios.load(Relaxed);
+            if done != *ios {
+                (*ios, *at) = (done, now);
+            }
+            l.thread.load(Relaxed) != 0 && now - *at >= io_timeout.as_nanos() as u64
+        })
     };
     let mut prev = mark(&ctl.live, 0);
     // Recording's start: ns from the epoch, the mark there, and its wall-clock time.

@@ -120,7 +120,8 @@ fn a_target_that_disappears() {
 }
 
 /// A block device that stops answering (a loop device over faultfs, whose server never replies
-/// for 1 MiB of the 64): once no I/O completes for `--io-timeout`, the test stops, the I/Os
+/// for 1 MiB of the 64): once its worker completes no I/O for `--io-timeout` (while another
+/// worker, on the null target, goes on), the test stops, the I/Os
 /// still in flight get that long again, and are then given up as ETIMEDOUT errors on their
 /// target. The run ends in bounded time with exit status 1 and its results.
 #[test]
@@ -130,8 +131,13 @@ fn a_block_device_that_stops_answering_ends_in_bounded_time() {
     assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
     let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let dir = scratch("hang");
-    let args = ["run", "--target", &dev, "--ramp", "0s", "--time", "60s", "--io-timeout", "2s", "--qd", "4"];
-    let (code, doc, took) = run_doc(&dir, &args);
+    // A second worker, on the null target, keeps completing I/Os: the silent one is seen alone.
+    let job = format!(
+        "[test]\nramp = \"0s\"\ntime = \"60s\"\nio_timeout = \"2s\"\nrun = [\"random-read-4k\"]\n\
+         [[worker]]\ntargets = [\"null\"]\n[[worker]]\ntargets = [\"{dev}\"]\noutstanding = 4\n"
+    );
+    std::fs::write(dir.join("job.toml"), job).unwrap();
+    let (code, doc, took) = run_doc(&dir, &["run", "job.toml"]);
     // The server's death ends the hung I/Os (with errors) so the device can be detached.
     let _ = fs.child.kill();
     let _ = fs.child.wait();
@@ -146,7 +152,8 @@ fn a_block_device_that_stops_answering_ends_in_bounded_time() {
     // 128 KiB here) may reach into the silent range from just below it.
     let at = f["offset"].as_u64().unwrap();
     assert!((MIB - 256 * 1024..2 * MIB).contains(&at), "the hung I/O was at {at}, outside the silent range");
-    let kinds = r["targets"][0]["error_kinds"].as_array().unwrap();
+    assert_eq!(r["targets"][1]["path"], dev.as_str());
+    let kinds = r["targets"][1]["error_kinds"].as_array().unwrap();
     assert_eq!(kinds.len(), 1, "{kinds:?}");
     // All 4 slots end up waiting in the silent range before the stall is seen.
     assert_eq!(kinds[0]["count"], 4, "{kinds:?}");

@@ -131,8 +131,8 @@ pub struct SettingFlags {
     /// Under MPI: the longest a manager waits for the others during a run (default 60s).
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub sync_timeout: Option<Duration>,
-    /// Give up an I/O outstanding this long (ETIMEDOUT); a test where no I/O completes for
-    /// this long stops (default 30s).
+    /// Give up an I/O outstanding this long (ETIMEDOUT); a test where a worker completes no
+    /// I/O for this long stops (default 30s).
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub io_timeout: Option<Duration>,
     /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
