@@ -33,13 +33,20 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
+/// Whether a worker works on real targets (a worker never mixes them with the null target).
+fn real(w: &crate::config::WorkerConfig) -> bool {
+    w.targets.iter().any(|t| t != crate::target::NULL)
+}
+
+/// Whether any run writes to a real target: else there is nothing to verify.
+fn writes_to_real(config: &TestConfig, runs: &[Run]) -> bool {
+    runs.iter().any(|r| config.workers.iter().zip(&r.specs).any(|(w, s)| real(w) && s.writes()))
+}
+
 /// Checks a verified test as a whole (every manager's workers): something must write to a real
 /// target, and with several managers a journal needs `{rank}` in its path.
 pub fn check_test(job: &TestConfig, runs: &[Run], managers: usize) -> Result<(), String> {
-    let writes = runs.iter().any(|r| {
-        job.workers.iter().zip(&r.specs).any(|(w, s)| s.writes() && w.targets.iter().any(|t| t != crate::target::NULL))
-    });
-    if !writes {
+    if !writes_to_real(job, runs) {
         return Err("--verify: no worker writes to a real target, so there is nothing to check; \
                     run a test that writes (iogauge verify re-reads a target after one)"
             .into());
@@ -67,8 +74,6 @@ pub fn block_size(
     runs: &[Run],
     targets: &[TargetInfo],
 ) -> Result<Option<(u64, Vec<String>)>, String> {
-    let find = |p: &str| targets.iter().find(|t| t.path == p).expect("every worker target was inspected");
-    let real = |w: &crate::config::WorkerConfig| w.targets.iter().any(|t| find(t).kind != TargetKind::Null);
     if runs.len() > map::MAX_RUNS || config.workers.len() >= map::MAX_WORKERS {
         return Err(format!(
             "--verify tells apart at most {} runs and {} workers",
@@ -76,8 +81,7 @@ pub fn block_size(
             map::MAX_WORKERS - 1
         ));
     }
-    let writes = runs.iter().any(|r| config.workers.iter().zip(&r.specs).any(|(w, s)| real(w) && s.writes()));
-    if !writes {
+    if !writes_to_real(config, runs) {
         return Ok(None);
     }
     let mut b = 0;
