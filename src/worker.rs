@@ -279,6 +279,10 @@ impl Generator {
 #[derive(Clone, Copy, Default)]
 struct SlotMeta {
     submit_ns: u64,
+    /// The worker's count of I/Os issued before this one: I/Os issued in one batch share
+    /// `submit_ns`, and a target that stops answering is best named by the first it never
+    /// answered.
+    issued: u64,
     offset: u64,
     len: u32,
     target: u32,
@@ -639,7 +643,7 @@ fn drive_as<E: Engine, const VERIFY: bool>(
                 }
                 engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region });
                 let submit_ns = arrivals.as_mut().map_or(now, Arrival::take);
-                s.meta[slot as usize] = SlotMeta { submit_ns, offset, len, target: target as u32, write };
+                s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target: target as u32, write };
                 in_flight += 1;
                 issued += 1;
                 issued_bytes += len as u64;
@@ -788,7 +792,7 @@ fn give_up(s: &mut SetUp, free: &VecDeque<u32>, now: u64) {
             verified_completion(c, slot, &m, std::ptr::null(), false);
         }
     }
-    if let (None, Some(&oldest)) = (s.first_error, stuck.iter().min_by_key(|&&i| s.meta[i as usize].submit_ns)) {
+    if let (None, Some(&oldest)) = (s.first_error, stuck.iter().min_by_key(|&&i| s.meta[i as usize].issued)) {
         let m = s.meta[oldest as usize];
         let (target, offset, write) = (m.target as usize, m.offset, m.write);
         s.first_error = Some(FailedIo { target, offset, write, errno: libc::ETIMEDOUT, at_ns: now });
