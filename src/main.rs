@@ -23,7 +23,17 @@ fn main() {
             std::process::exit(2);
         }
     };
-    match iogauge::cli::main(cli) {
+    let outcome = iogauge::cli::main(cli);
+    let held = iogauge::run::held_targets();
+    if !held.is_empty() {
+        eprintln!(
+            "iogauge: I/Os given up on {} still wait for a filesystem that does not answer; this process cannot \
+             exit until they end (the filesystem answers, or its FUSE connection is aborted: \
+             echo 1 > /sys/fs/fuse/connections/N/abort, N from stat -c %d FILE)",
+            held.join(", ")
+        );
+    }
+    match outcome {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             // Under MPI every rank fails alike (the managers agree on failures), and rank 0

@@ -2,7 +2,7 @@
 //! interval samples, CPU), and turns what the workers hand back into the result document.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Barrier, OnceLock};
+use std::sync::{Arc, Barrier, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::OnError;
@@ -154,6 +154,19 @@ struct Mark {
     cpu: CpuSnapshot,
 }
 
+/// Targets of workers that gave up I/Os the kernel still holds in io-wq threads (see
+/// [`held_targets`]).
+static HELD: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The targets on which I/Os given up still wait for a filesystem that does not answer: until
+/// they end, this process cannot exit (its io-wq threads wait uninterruptibly).
+pub fn held_targets() -> Vec<String> {
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    held.sort();
+    held.dedup();
+    held
+}
+
 fn run_one(
     prep: &Prepared,
     group: &dyn Group,
@@ -183,7 +196,7 @@ fn run_one(
     // Without ramp-up, recording starts with the workers; after one, when every manager has
     // reached its end (the monitor sets the window then).
     let ramped = clock.ramp_ns > 0;
-    let ctl = Control {
+    let ctl = Arc::new(Control {
         barrier: Barrier::new(n + 1),
         epoch: OnceLock::new(),
         record_start_ns: AtomicU64::new(if ramped { u64::MAX } else { 0 }),
@@ -192,58 +205,75 @@ fn run_one(
         failed: AtomicBool::new(false),
         finished: AtomicUsize::new(0),
         live: (0..n).map(|_| Live::default()).collect(),
-    };
-    let spec_name = prep.runs[r].name.as_str();
-    let (outcomes, window) = std::thread::scope(|sc| {
-        let handles: Vec<_> = plans
-            .iter()
-            .enumerate()
-            .map(|(i, plan)| {
-                let job = WorkerJob {
-                    index: i,
-                    plan: plan.clone(),
-                    targets: plan.targets.iter().map(|ws| prep.targets[ws.target].clone()).collect(),
-                    engine: s.engine,
-                    data: s.data,
-                    seed: s.seed,
-                    ios_limit: share(s.ios, prep.all_workers, prep.first_worker + i),
-                    bytes_limit: share(s.bytes, prep.all_workers, prep.first_worker + i),
-                    arrivals: s.arrivals,
-                    stop_on_error: s.on_error == OnError::Stop,
-                    checker: checkers.next().flatten(),
-                    io_timeout: s.io_timeout,
-                };
-                let ctl = &ctl;
-                std::thread::Builder::new()
-                    .name(format!("iogauge-w{i}"))
-                    .spawn_scoped(sc, move || worker::run(job, ctl))
-                    .expect("spawn worker thread")
-            })
-            .collect();
-        ctl.barrier.wait();
-        // Every manager's workers are set up, or none runs.
-        let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
-        ctl.failed.store(failed, Relaxed);
-        if !failed {
-            group.barrier("the start");
-        }
-        let epoch = Instant::now();
-        let started = SystemTime::now();
-        ctl.epoch.set(epoch).expect("set once");
-        ctl.barrier.wait();
-        let window = (!failed).then(|| {
-            let w = monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress, interrupt, s.io_timeout);
-            // A worker may be waiting for completions that do not come: interrupt its wait
-            // (again, until it has seen the stop) so it drains with a timeout.
-            while ctl.finished.load(Relaxed) < n {
-                worker::wake(&ctl.live);
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            w
-        });
-        let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect();
-        (outcomes, window)
     });
+    let spec_name = prep.runs[r].name.as_str();
+    // Outcomes come back over a channel rather than through join: a worker whose given-up
+    // I/Os still wait in io-wq threads hands its outcome back but cannot end (see `held`).
+    let (sent, received) = mpsc::channel();
+    let handles: Vec<_> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, plan)| {
+            let job = WorkerJob {
+                index: i,
+                plan: plan.clone(),
+                targets: plan.targets.iter().map(|ws| prep.targets[ws.target].clone()).collect(),
+                engine: s.engine,
+                data: s.data,
+                seed: s.seed,
+                ios_limit: share(s.ios, prep.all_workers, prep.first_worker + i),
+                bytes_limit: share(s.bytes, prep.all_workers, prep.first_worker + i),
+                arrivals: s.arrivals,
+                stop_on_error: s.on_error == OnError::Stop,
+                checker: checkers.next().flatten(),
+                io_timeout: s.io_timeout,
+            };
+            let (ctl, sent) = (Arc::clone(&ctl), sent.clone());
+            std::thread::Builder::new()
+                .name(format!("iogauge-w{i}"))
+                .spawn(move || {
+                    let outcome = worker::run(job, &ctl);
+                    let _ = sent.send((i, outcome));
+                })
+                .expect("spawn worker thread")
+        })
+        .collect();
+    drop(sent);
+    ctl.barrier.wait();
+    // Every manager's workers are set up, or none runs.
+    let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
+    ctl.failed.store(failed, Relaxed);
+    if !failed {
+        group.barrier("the start");
+    }
+    let epoch = Instant::now();
+    let started = SystemTime::now();
+    ctl.epoch.set(epoch).expect("set once");
+    ctl.barrier.wait();
+    let window = (!failed).then(|| {
+        let w = monitor(&ctl, group, epoch, started, &clock, n, spec_name, progress, interrupt, s.io_timeout);
+        // A worker may be waiting for completions that do not come: interrupt its wait
+        // (again, until it has seen the stop) so it drains with a timeout.
+        while ctl.finished.load(Relaxed) < n {
+            worker::wake(&ctl.live);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        w
+    });
+    let mut outcomes: Vec<_> = received.iter().collect();
+    assert_eq!(outcomes.len(), n, "a worker thread panicked");
+    outcomes.sort_by_key(|(i, _)| *i);
+    let outcomes: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
+    for ((h, o), plan) in handles.into_iter().zip(&outcomes).zip(&plans) {
+        if o.held {
+            // Never joined: its thread id stays valid, and nothing waits for it but the exit.
+            std::mem::forget(h);
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            held.extend(plan.targets.iter().map(|ws| prep.targets[ws.target].path.clone()));
+        } else {
+            h.join().expect("worker thread panicked");
+        }
+    }
     let verify = verification.map(|v| {
         let mut sum = VerifyResult { block_bytes: v.block(), checked_blocks: 0, mismatches: 0, found: Vec::new() };
         for (plan, c) in plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.checker.as_ref()?))) {

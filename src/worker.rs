@@ -171,6 +171,9 @@ pub struct WorkerOutcome {
     pub first_error: Option<FailedIo>,
     /// Its verification state, maps and mismatches (with `--verify`).
     pub checker: Option<Checker>,
+    /// I/Os it gave up still wait in the kernel's io-wq threads for a filesystem that does not
+    /// answer: its thread cannot end, nor the process exit, until they do.
+    pub held: bool,
 }
 
 /// One line of the spec, precomputed for the hot path.
@@ -306,6 +309,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         error,
         first_error: None,
         checker: None,
+        held: false,
     };
     let mut s = match set_up {
         Ok(s) => s,
@@ -324,6 +328,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let live = &ctl.live[job.index];
     // SAFETY: pthread_self has no preconditions.
     live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
+    let mut held = false;
     let result = match job.engine_for(&s) {
         Choice::Null => drive(&mut NullEngine::default(), &job, &mut s, ctl, epoch),
         Choice::Psync => drive(&mut PsyncEngine::new(s.fds()), &job, &mut s, ctl, epoch),
@@ -334,6 +339,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
                     // I/Os given up are still the kernel's: it may yet write into their buffers
                     // or complete them on this ring. Neither is ever freed (the process ends
                     // soon; closing the ring would wait for them).
+                    held = e.uses_io_wq();
                     std::mem::forget(e);
                     std::mem::forget(s.read_buf.take());
                     std::mem::forget(s.write_buf.take());
@@ -353,11 +359,20 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
             error: None,
             first_error: s.first_error,
             checker: s.checker,
+            held,
         },
         Err(e) => {
             ctl.stop.store(true, Relaxed);
             let (first_error, checker) = (s.first_error, s.checker);
-            WorkerOutcome { targets: s.stats, engine: String::new(), last_ns: 0, error: Some(e), first_error, checker }
+            WorkerOutcome {
+                targets: s.stats,
+                engine: String::new(),
+                last_ns: 0,
+                error: Some(e),
+                first_error,
+                checker,
+                held,
+            }
         }
     }
 }

@@ -160,3 +160,55 @@ fn a_block_device_that_stops_answering_ends_in_bounded_time() {
     assert!(num(r, "totals/ios") > 0.0);
     assert!(detached.success());
 }
+
+/// A file whose filesystem stops answering (faultfs never replies for 1 MiB of the 64): the
+/// kernel waits for a FUSE server uninterruptibly, so iogauge hands such I/Os to io-wq
+/// threads; once they are silent for `--io-timeout` the test stops, gives them up, and prints
+/// and saves its results. The process itself cannot exit while the kernel holds them, and
+/// says so; it exits once the filesystem goes.
+#[test]
+fn a_file_whose_filesystem_stops_answering_ends_in_bounded_time() {
+    use std::io::{BufRead, BufReader};
+    let mut fs = FaultFs::new(&["--hang", &format!("{}-{}", MIB, 2 * MIB)]);
+    let dir = scratch("hangfile");
+    let disk = fs.disk();
+    let a = ["run", "--target", &disk, "--ramp", "0s", "--time", "60s", "--io-timeout", "2s"];
+    let mut child = command_in(&dir, &a)
+        .args(["--json", "out.json", "--db", "h.sqlite", "-q"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || stderr.lines().map_while(Result::ok).for_each(|l| tx.send(l).unwrap()));
+    let mut said = Vec::new();
+    let held = loop {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) if line.contains("cannot exit") => break line,
+            Ok(line) => said.push(line),
+            Err(e) => panic!("{e:?} after {:?}; said {said:?}", t0.elapsed()),
+        }
+    };
+    // A stall of 2 s is seen, then 2 s more of draining: far inside 60 s.
+    assert!(t0.elapsed() < Duration::from_secs(15), "results after {:?}", t0.elapsed());
+    assert!(held.contains(&disk), "{held}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let r = &doc["results"][0];
+    assert_eq!(r["first_error"]["errno"], libc::ETIMEDOUT, "{}", r["first_error"]);
+    let at = r["first_error"]["offset"].as_u64().unwrap();
+    assert!((MIB..2 * MIB).contains(&at), "the hung I/O was at {at}, outside the silent range");
+    assert!(r["workers"][0]["engine"].as_str().unwrap().contains("io_wq_for_fuse"), "{}", r["workers"][0]);
+    assert!(num(r, "totals/ios") > 0.0);
+    // The run is in the history before the process ends.
+    let history = ok_in(&dir, &["history", "--db", "h.sqlite", "--json"]).stdout;
+    let runs: Value = serde_json::from_slice(&history).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    // The filesystem's death ends the held I/Os, and the process with them.
+    let _ = fs.child.kill();
+    let _ = fs.child.wait();
+    let t1 = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(t1.elapsed() < Duration::from_secs(10), "exit took {:?}", t1.elapsed());
+    assert_eq!(status.code(), Some(1));
+}

@@ -11,12 +11,17 @@ use super::{Completion, Engine, Io};
 /// The kernel's limit on submission-queue entries.
 const MAX_SQ: u32 = 32768;
 
+/// `statfs` f_type of a FUSE filesystem.
+const FUSE_SUPER_MAGIC: libc::__fsword_t = 0x6573_5546;
+
 /// An io_uring instance owned by one worker thread.
 pub struct UringEngine {
     ring: IoUring,
     fds: Vec<RawFd>,
     fixed_files: bool,
     fixed_buffers: bool,
+    /// Per target: issued through the kernel's io-wq threads (files on FUSE; see `new`).
+    via_io_wq: Vec<bool>,
     /// Entries built by `queue`, pushed to the ring in one go at submit (one ring sync per batch).
     pending: Vec<squeue::Entry>,
     features: Vec<&'static str>,
@@ -60,7 +65,22 @@ impl UringEngine {
         if fixed_buffers {
             features.push("fixed_buffers");
         }
-        Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, pending: Vec::with_capacity(slots), features })
+        // A read or write of a FUSE file is issued inline and then waits for the filesystem's
+        // server, uninterruptibly, on the submitting thread: a server that stops answering would
+        // hold the worker for good, past io_timeout. IOSQE_ASYNC hands such I/Os to io-wq
+        // threads instead, so the worker can give them up and report.
+        let via_io_wq: Vec<bool> = fds.iter().map(|&fd| on_fuse(fd)).collect();
+        if via_io_wq.contains(&true) {
+            features.push("io_wq_for_fuse");
+        }
+        let pending = Vec::with_capacity(slots);
+        Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, via_io_wq, pending, features })
+    }
+
+    /// Whether some I/Os go through io-wq threads, which cannot end (nor can the process) while
+    /// an I/O given up still waits for its filesystem.
+    pub fn uses_io_wq(&self) -> bool {
+        self.via_io_wq.contains(&true)
     }
 
     fn entry(&self, io: &Io) -> squeue::Entry {
@@ -77,7 +97,16 @@ impl UringEngine {
         }
         let e =
             if self.fixed_files { op!(types::Fixed(io.target)) } else { op!(types::Fd(self.fds[io.target as usize])) };
-        e.user_data(io.slot as u64)
+        let e = e.user_data(io.slot as u64);
+        if self.via_io_wq[io.target as usize] { e.flags(squeue::Flags::ASYNC) } else { e }
+    }
+}
+
+fn on_fuse(fd: RawFd) -> bool {
+    // SAFETY: statfs is plain data (all zeroes is valid); fstatfs only writes into it.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::fstatfs(fd, &mut st) == 0 && st.f_type == FUSE_SUPER_MAGIC
     }
 }
 
