@@ -1,5 +1,6 @@
-//! Real faults during a run: EIO at chosen offsets and a target that disappears (a FUSE
-//! filesystem made for the tests, tests/faultfs.py), no space left (a small tmpfs). Each is
+//! Real faults during a run: EIO at chosen offsets, a target that disappears and one that stops
+//! answering (a FUSE filesystem made for the tests, tests/faultfs.py), no space left (a small
+//! tmpfs), a loop device detached mid-run. Each is
 //! counted per target with its errno; by default the test stops at the first failed I/O, with
 //! `--on-error continue` it goes on; the results are saved either way and the exit status is 1.
 
@@ -211,4 +212,47 @@ fn a_file_whose_filesystem_stops_answering_ends_in_bounded_time() {
     let status = child.wait().unwrap();
     assert!(t1.elapsed() < Duration::from_secs(10), "exit took {:?}", t1.elapsed());
     assert_eq!(status.code(), Some(1));
+}
+
+/// A loop device detached mid-run (`losetup -d`): the kernel only marks a device in use for
+/// detaching when its last user closes it, so the run goes on to its end without an error,
+/// every block read back checks, the device is gone afterwards, and what the run wrote is in
+/// the backing file: `iogauge verify` of that file against the run's map finds every block.
+#[test]
+fn a_loop_device_detached_mid_run_finishes_its_run_and_keeps_its_data() {
+    let dir = scratch("detach");
+    let backing = dir.join("backing.img");
+    std::fs::File::create(&backing).unwrap().set_len(64 * MIB).unwrap();
+    let out = Command::new("losetup").args(["-f", "--show"]).arg(&backing).output().unwrap();
+    assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let a = ["run", "--target", &dev, "--spec", "oltp-4k", "--verify", "--ramp", "0s", "--time", "3s"];
+    let child = command_in(&dir, &a).args(["--json", "out.json", "--db", "h.sqlite", "-q"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let detached = Command::new("losetup").arg("-d").arg(&dev).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(detached.success());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let r = &doc["results"][0];
+    assert!(r["first_error"].is_null(), "{}", r["first_error"]);
+    assert!(num(r, "totals/write_ios") > 0.0 && num(r, "totals/read_ios") > 0.0);
+    assert!(num(r, "verify/checked_blocks") > 0.0);
+    assert_eq!(num(r, "verify/mismatches"), 0.0);
+    // Gone once iogauge closed it (the kernel releases it in the background).
+    let attached = || !Command::new("losetup").arg("-j").arg(&backing).output().unwrap().stdout.is_empty();
+    let t0 = Instant::now();
+    while attached() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!attached(), "{dev} is still attached to {backing:?}");
+    let maps = std::env::temp_dir().join(format!("iogauge-test-{}-data/iogauge/maps", std::process::id()));
+    let map = maps.join(format!("{}.map", dev.replace('/', "%2F")));
+    let check =
+        iogauge_in(&dir, &["verify", "--target", backing.to_str().unwrap(), "--map", map.to_str().unwrap(), "--json"]);
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert!(num(&report, "targets/0/checked_blocks") > 0.0, "{report}");
+    assert_eq!(num(&report, "targets/0/uncertain_blocks"), 0.0, "{report}");
+    assert_eq!(num(&report, "mismatches"), 0.0, "{report}");
 }
