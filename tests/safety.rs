@@ -132,3 +132,64 @@ fn a_symlink_to_a_protected_device_is_refused() {
     ok(&["run", "--target", link, "--allow-write", &l.dev, "--spec", "random-write-4k", "--ios", "100", "-q"]);
     assert_ne!(digest(&l.file), before, "allowed by the device's own name");
 }
+
+/// Writes an md superblock of metadata `version` on `dev` (of `size` bytes) as mdadm lays it
+/// out: 1.2 at 4 KiB, 1.0 at 8 KiB from the end, 0.90 in the last 64 KiB-aligned 64 KiB.
+/// (This kernel has no md driver, so mdadm cannot make one; blkid confirms the result.)
+fn write_md_superblock(dev: &str, size: u64, version: &str) {
+    use std::os::unix::fs::FileExt;
+    const MAGIC: u32 = 0xa92b_4efc;
+    let put = |b: &mut [u8], at: usize, v: &[u8]| b[at..at + v.len()].copy_from_slice(v);
+    let (offset, sb) = if version == "0.90" {
+        let offset = (size & !0xffff) - 0x10000;
+        let mut sb = vec![0u8; 4096];
+        put(&mut sb, 0, &MAGIC.to_le_bytes());
+        put(&mut sb, 8, &90u32.to_le_bytes()); // minor_version
+        put(&mut sb, 28, &1u32.to_le_bytes()); // level: RAID 1
+        put(&mut sb, 32, &((offset >> 10) as u32).to_le_bytes()); // size in KiB
+        put(&mut sb, 36, &2u32.to_le_bytes()); // nr_disks
+        put(&mut sb, 40, &2u32.to_le_bytes()); // raid_disks
+        (offset, sb)
+    } else {
+        let offset = if version == "1.2" { 4096 } else { (size & !0xfff) - 0x2000 };
+        let max_dev = 2u32;
+        let mut sb = vec![0u8; 256 + 2 * max_dev as usize];
+        put(&mut sb, 0, &MAGIC.to_le_bytes());
+        put(&mut sb, 4, &1u32.to_le_bytes()); // major_version
+        put(&mut sb, 16, &[0x5a; 16]); // set_uuid
+        put(&mut sb, 32, b"iogauge-test:0");
+        put(&mut sb, 72, &1u32.to_le_bytes()); // level: RAID 1
+        put(&mut sb, 92, &2u32.to_le_bytes()); // raid_disks
+        let data_offset: u64 = if version == "1.2" { 2048 } else { 0 };
+        put(&mut sb, 128, &data_offset.to_le_bytes());
+        put(&mut sb, 136, &(size / 512 - 2048 - 16).to_le_bytes()); // data_size
+        put(&mut sb, 144, &(offset >> 9).to_le_bytes()); // super_offset
+        put(&mut sb, 168, &[0xa5; 16]); // device_uuid
+        put(&mut sb, 220, &max_dev.to_le_bytes());
+        put(&mut sb, 258, &1u16.to_le_bytes()); // dev_roles[1]: this device, role 1
+        // The kernel's checksum: 32-bit little-endian words summed in 64 bits, folded.
+        let sum: u64 = sb.chunks(4).map(|w| u32::from_le_bytes(w.try_into().unwrap()) as u64).sum();
+        put(&mut sb, 216, &(((sum & 0xffff_ffff) + (sum >> 32)) as u32).to_le_bytes());
+        (offset, sb)
+    };
+    let f = std::fs::OpenOptions::new().write(true).open(dev).unwrap();
+    f.write_all_at(&sb, offset).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// md RAID members, whether their superblock is at the start (metadata 1.2, mdadm's default)
+/// or near the end (1.0 and 0.90, common on RAID 1 /boot mirrors, where a filesystem may also
+/// be seen at the start): blkid names each a linux_raid_member, and iogauge refuses to write.
+#[test]
+fn md_raid_members_are_refused() {
+    for version in ["1.2", "1.0", "0.90"] {
+        let size = (64 << 20) + 12345 * 512;
+        let l = LoopDev::new(size);
+        write_md_superblock(&l.dev, size, version);
+        let out = Command::new("blkid").args(["-p", "-o", "export", &l.dev]).output().unwrap();
+        let probe = String::from_utf8_lossy(&out.stdout);
+        assert!(probe.contains("TYPE=linux_raid_member"), "{version}: blkid says {probe:?}");
+        assert!(probe.contains(&format!("VERSION={version}")), "{version}: blkid says {probe:?}");
+        refused(&l, &format!("Linux RAID (md) member on {}", l.dev));
+    }
+}

@@ -7,12 +7,16 @@
 //! An existing regular file is refused unless iogauge created it.
 
 use std::fs::File;
+use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 
 use super::{TargetInfo, TargetKind};
 
 /// Bytes read from the start of a device to look for signatures (btrfs's sits at 64 KiB).
 const PROBE_BYTES: usize = 69_632;
+
+/// Bytes read at the end of a device: md 0.90 metadata lies between 64 and 128 KiB from it.
+const TAIL_BYTES: usize = 128 << 10;
 
 /// Why writing to `info` is refused, or Ok if it is safe or allowed.
 pub fn check_write(info: &TargetInfo, allowed: &[String]) -> Result<(), String> {
@@ -102,8 +106,18 @@ pub fn block_findings(path: &str) -> Vec<String> {
     }
     if let Ok(f) = File::open(path) {
         let mut buf = vec![0u8; PROBE_BYTES];
-        let n = read_at_most(&f, &mut buf);
-        for sig in signatures(&buf[..n]) {
+        let n = read_at_most(&f, &mut buf, 0);
+        let mut sigs = signatures(&buf[..n]);
+        let size = (&f).seek(SeekFrom::End(0)).unwrap_or(0);
+        let tail_start = size.saturating_sub(TAIL_BYTES as u64);
+        let mut tail = vec![0u8; (size - tail_start) as usize];
+        let n = read_at_most(&f, &mut tail, tail_start);
+        for sig in end_signatures(&tail[..n], tail_start, size) {
+            if !sigs.contains(&sig) {
+                sigs.push(sig);
+            }
+        }
+        for sig in sigs {
             found.push(format!("{sig} on {path}"));
         }
     }
@@ -133,10 +147,10 @@ fn opened_by(devices: &[String]) -> Vec<(u32, String)> {
     found
 }
 
-fn read_at_most(f: &File, buf: &mut [u8]) -> usize {
+fn read_at_most(f: &File, buf: &mut [u8], from: u64) -> usize {
     let mut n = 0;
     while n < buf.len() {
-        match f.read_at(&mut buf[n..], n as u64) {
+        match f.read_at(&mut buf[n..], from + n as u64) {
             Ok(0) | Err(_) => break,
             Ok(k) => n += k,
         }
@@ -162,6 +176,31 @@ fn partitions(sys: &str) -> Vec<(String, String)> {
     v
 }
 
+const MD: &str = "Linux RAID (md) member";
+const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
+
+/// Whether `buf[i..]`, at byte `on_disk` of the device, is an md superblock of metadata 1.x:
+/// the magic, version 1, and its own position in sectors (as blkid checks).
+fn md_v1(buf: &[u8], i: usize, on_disk: u64) -> bool {
+    let le =
+        |at: usize, n: usize| buf.get(i + at..i + at + n).map(|b| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64));
+    at(buf, i, &MD_MAGIC) && le(4, 4) == Some(1) && le(144, 8) == Some(on_disk >> 9)
+}
+
+/// The formats whose signatures sit near the end of a device of `size` bytes, from `buf`, its
+/// bytes from `start` on: md metadata 0.90 (64 KiB-aligned, 64 KiB from the end) and 1.0
+/// (4 KiB-aligned, 8 KiB from the end), which RAID 1 members such as mirrored /boot
+/// partitions often use.
+pub fn end_signatures(buf: &[u8], start: u64, size: u64) -> Vec<&'static str> {
+    let in_buf = |off: u64| off.checked_sub(start).map(|i| i as usize);
+    let v090 = (size & !0xffff)
+        .checked_sub(0x10000)
+        .and_then(in_buf)
+        .is_some_and(|i| at(buf, i, &MD_MAGIC) || at(buf, i, &0xa92b_4efc_u32.to_be_bytes()));
+    let v10 = (size & !0xfff).checked_sub(0x2000).is_some_and(|off| in_buf(off).is_some_and(|i| md_v1(buf, i, off)));
+    if size > 0x10000 && (v090 || v10) { vec![MD] } else { Vec::new() }
+}
+
 fn at(buf: &[u8], offset: usize, magic: &[u8]) -> bool {
     buf.get(offset..offset + magic.len()) == Some(magic)
 }
@@ -180,7 +219,7 @@ pub fn signatures(buf: &[u8]) -> Vec<&'static str> {
             "ext2 filesystem"
         });
     }
-    let table: [(usize, &[u8], &'static str); 14] = [
+    let table: [(usize, &[u8], &'static str); 12] = [
         (0, b"XFSB", "xfs filesystem"),
         (65600, b"_BHRfS_M", "btrfs filesystem"),
         (3, b"NTFS    ", "ntfs filesystem"),
@@ -190,8 +229,6 @@ pub fn signatures(buf: &[u8]) -> Vec<&'static str> {
         (1024, &[0x10, 0x20, 0xf5, 0xf2], "f2fs filesystem"),
         (0, b"hsqs", "squashfs filesystem"),
         (0, b"LUKS\xba\xbe", "LUKS encrypted volume"),
-        (4096, &[0xfc, 0x4e, 0x2b, 0xa9], "Linux RAID (md) member"),
-        (0, &[0xfc, 0x4e, 0x2b, 0xa9], "Linux RAID (md) member"),
         (4086, b"SWAPSPACE2", "swap area"),
         (4086, b"SWAP-SPACE", "swap area"),
         (512, b"EFI PART", "partition table (GPT)"),
@@ -200,6 +237,10 @@ pub fn signatures(buf: &[u8]) -> Vec<&'static str> {
         if at(buf, off, magic) && !v.contains(&name) {
             v.push(name);
         }
+    }
+    // md metadata 1.1 at the start, 1.2 at 4 KiB.
+    if md_v1(buf, 0, 0) || md_v1(buf, 4096, 4096) {
+        v.push(MD);
     }
     if (0..4).any(|s| at(buf, s * 512, b"LABELONE")) {
         v.push("LVM physical volume");
@@ -218,6 +259,28 @@ pub fn signatures(buf: &[u8]) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn md_superblocks_must_name_their_own_position() {
+        let mut b = vec![0u8; PROBE_BYTES];
+        b[4096..4100].copy_from_slice(&MD_MAGIC);
+        // The magic alone (4 bytes of data that happen to match) is not a superblock.
+        assert!(signatures(&b).is_empty());
+        b[4100] = 1;
+        b[4096 + 144] = 8; // super_offset: sector 8 = 4 KiB
+        assert_eq!(signatures(&b), [MD]);
+        // Metadata 1.0 at 8 KiB from the 4 KiB-aligned end, seen in a tail read from `start`.
+        let (size, start): (u64, u64) = (10 * 65536 + 5000, 8 * 65536);
+        let off = (size & !0xfff) - 0x2000;
+        let mut t = vec![0u8; (size - start) as usize];
+        let i = (off - start) as usize;
+        t[i..i + 4].copy_from_slice(&MD_MAGIC);
+        t[i + 4] = 1;
+        t[i + 144..i + 152].copy_from_slice(&(off >> 9).to_le_bytes());
+        assert_eq!(end_signatures(&t, start, size), [MD]);
+        t[i + 144] ^= 1;
+        assert!(end_signatures(&t, start, size).is_empty());
+    }
 
     #[test]
     fn finds_signatures() {
