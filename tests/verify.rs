@@ -383,3 +383,37 @@ fn bad_verification_requests_are_refused_in_one_line() {
     refused(&["verify"], "needs --target");
     refused(&["verify", "--journal", dir.to_str().unwrap()], "journal.json");
 }
+
+/// A verified study leaves, per target, the map of its last point that wrote there: `iogauge
+/// verify` afterwards checks every block that point wrote, and finds a byte flipped in one.
+#[test]
+fn a_verified_study_leaves_the_map_of_its_last_writing_point() {
+    let dev = LoopDev::new(64 * MIB);
+    let dir = scratch("verify-study");
+    let job = format!(
+        "[test]\nrun = [\"oltp-4k\"]\nramp = \"0s\"\ntime = \"1s\"\n\
+         [[worker]]\ntargets = [\"{}\"]\nworking_set = \"16M\"\n[study]\noutstanding = [1, 4]\n",
+        dev.dev
+    );
+    std::fs::write(dir.join("s.toml"), job).unwrap();
+    ok_in(&dir, &["study", "s.toml", "--verify", "--allow-write", &dev.dev, "--no-history", "-q"]);
+    let m = saved_map(&dev.dev);
+    let written: Vec<usize> = (0..m.entries.len()).filter(|&b| m.stamp(m.entries[b]).is_some()).collect();
+    assert!(written.len() > 100, "{} blocks written", written.len());
+    // One test per point: the map names the writes of one test (the last point's only).
+    assert_eq!(m.runs.len(), 1, "{:?}", m.runs);
+    let (code, report) = verify(&dir, &["--target", &dev.dev]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(num(&report, "targets/0/checked_blocks") as usize, written.len(), "{report}");
+    let bs = m.block as usize;
+    let b = written[written.len() / 2];
+    let mut block = std::fs::read(&dev.file).unwrap()[b * bs..(b + 1) * bs].to_vec();
+    block[bs - 1] ^= 0x80;
+    poke(&dev.file, (b * bs) as u64, &block);
+    let (code, report) = verify(&dir, &["--target", &dev.dev]);
+    assert_eq!(code, Some(1), "{report}");
+    let found = report["targets"][0]["mismatches"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{report}");
+    assert_eq!(found[0]["offset"].as_u64(), Some((b * bs) as u64));
+    assert_eq!(found[0]["kind"], "corrupted");
+}

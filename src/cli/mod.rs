@@ -579,7 +579,10 @@ fn study_on(
         }
     };
     stop_on_interrupt();
-    let doc = study::run::run_study(config, points, progress(quiet_stdout).as_mut(), &mut after_point, &STOP, group)?;
+    let study::run::Studied { doc, maps } =
+        study::run::run_study(config, points, progress(quiet_stdout).as_mut(), &mut after_point, &STOP, group)?;
+    // Every manager keeps the maps of its own targets, on its own host.
+    verify::save_maps(&maps);
     // Once more with the end state (complete or stopped, the whole duration).
     after_point(&doc)?;
     if !lead {

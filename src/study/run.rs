@@ -14,6 +14,7 @@ use crate::managers::Group;
 use crate::plan;
 use crate::result::ResultDoc;
 use crate::run::{self, LiveStatus, Progress};
+use crate::verify::map::BlockMap;
 
 /// A point always runs to its end; Ctrl-C stops a study between points (see [`run_study`]).
 static NEVER: AtomicBool = AtomicBool::new(false);
@@ -196,6 +197,8 @@ struct Runner<'a> {
     stop: &'a AtomicBool,
     /// The managers running every point together.
     group: &'a dyn Group,
+    /// With `--verify`: per target, the map of the last point that wrote to it.
+    maps: Vec<BlockMap>,
 }
 
 impl Runner<'_> {
@@ -218,9 +221,13 @@ impl Runner<'_> {
             if self.repeat > 1 {
                 label += &format!(" run {}/{}", r + 1, self.repeat);
             }
-            docs.push(
-                run::run_test(&prep, self.group, &mut PointProgress { inner: &mut *self.progress, label }, &NEVER)?.doc,
-            );
+            let tested =
+                run::run_test(&prep, self.group, &mut PointProgress { inner: &mut *self.progress, label }, &NEVER)?;
+            for map in tested.maps.into_iter().filter(|m| m.entries.iter().any(|&e| e != 0)) {
+                self.maps.retain(|m| m.path != map.path);
+                self.maps.push(map);
+            }
+            docs.push(tested.doc);
         }
         let index = self.doc.points.len();
         for w in docs.iter().flat_map(|d| &d.warnings) {
@@ -281,7 +288,7 @@ pub fn run_study(
     after_point: &mut dyn FnMut(&StudyDoc) -> Result<()>,
     stop: &AtomicBool,
     group: &dyn Group,
-) -> Result<StudyDoc> {
+) -> Result<Studied> {
     let study = config.study.clone().ok_or_else(|| input("the job file has no [study] section"))?;
     let mut job = config.clone();
     job.study = None;
@@ -308,6 +315,7 @@ pub fn run_study(
         after_point,
         stop,
         group,
+        maps: Vec::new(),
     };
     match run_points(&mut r, &study, points) {
         Ok(()) => r.doc.interrupted = false,
@@ -315,7 +323,16 @@ pub fn run_study(
         Err(e) => return Err(e),
     }
     r.doc.duration_s = r.t0.elapsed().as_secs_f64();
-    Ok(r.doc)
+    Ok(Studied { doc: r.doc, maps: r.maps })
+}
+
+/// A finished (or stopped) study.
+pub struct Studied {
+    /// The study document.
+    pub doc: StudyDoc,
+    /// With `--verify`: per target, the map of the last point that wrote to it (a map names
+    /// the writes of one test; blocks only earlier points wrote are left unchecked).
+    pub maps: Vec<BlockMap>,
 }
 
 /// The study's points: cycled, searched or on a curve.
