@@ -1,8 +1,8 @@
 //! Real faults during a run: EIO at chosen offsets, a target that disappears and one that stops
 //! answering (a FUSE filesystem made for the tests, tests/faultfs.py), no space left (a small
-//! tmpfs), a loop device detached mid-run. Each is
-//! counted per target with its errno; by default the test stops at the first failed I/O, with
-//! `--on-error continue` it goes on; the results are saved either way and the exit status is 1.
+//! tmpfs), a loop device detached mid-run. Each fault is counted per target with its errno; by
+//! default the test stops at the first failed I/O, with `--on-error continue` it goes on; the
+//! results are saved either way and the exit status is 1.
 
 mod common;
 
