@@ -265,11 +265,11 @@ fn run_one(
     outcomes.sort_by_key(|(i, _)| *i);
     let outcomes: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
     for ((h, o), plan) in handles.into_iter().zip(&outcomes).zip(&plans) {
-        if o.held {
+        if !o.held.is_empty() {
             // Never joined: its thread id stays valid, and nothing waits for it but the exit.
             std::mem::forget(h);
             let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            held.extend(plan.targets.iter().map(|ws| prep.targets[ws.target].path.clone()));
+            held.extend(o.held.iter().map(|&t| prep.targets[plan.targets[t].target].path.clone()));
         } else {
             h.join().expect("worker thread panicked");
         }

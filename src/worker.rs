@@ -171,9 +171,10 @@ pub struct WorkerOutcome {
     pub first_error: Option<FailedIo>,
     /// Its verification state, maps and mismatches (with `--verify`).
     pub checker: Option<Checker>,
-    /// I/Os it gave up still wait in the kernel's io-wq threads for a filesystem that does not
-    /// answer: its thread cannot end, nor the process exit, until they do.
-    pub held: bool,
+    /// Targets (plan order) on which I/Os it gave up still wait in the kernel's io-wq threads
+    /// for a filesystem that does not answer: its thread cannot end, nor the process exit,
+    /// until they do.
+    pub held: Vec<usize>,
 }
 
 /// One line of the spec, precomputed for the hot path.
@@ -309,7 +310,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         error,
         first_error: None,
         checker: None,
-        held: false,
+        held: Vec::new(),
     };
     let mut s = match set_up {
         Ok(s) => s,
@@ -328,18 +329,20 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let live = &ctl.live[job.index];
     // SAFETY: pthread_self has no preconditions.
     live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
-    let mut held = false;
+    let mut held = Vec::new();
     let result = match job.engine_for(&s) {
         Choice::Null => drive(&mut NullEngine::default(), &job, &mut s, ctl, epoch),
         Choice::Psync => drive(&mut PsyncEngine::new(s.fds()), &job, &mut s, ctl, epoch),
         Choice::Uring => match UringEngine::new(s.fds(), &s.regions(), slots) {
             Ok(mut e) => {
                 let r = drive(&mut e, &job, &mut s, ctl, epoch);
-                if matches!(r, Ok((_, _, true))) {
+                if let Ok((_, _, stuck)) = &r
+                    && !stuck.is_empty()
+                {
                     // I/Os given up are still the kernel's: it may yet write into their buffers
                     // or complete them on this ring. Neither is ever freed (the process ends
                     // soon; closing the ring would wait for them).
-                    held = e.uses_io_wq();
+                    held = stuck.iter().copied().filter(|&t| e.via_io_wq(t)).collect();
                     std::mem::forget(e);
                     std::mem::forget(s.read_buf.take());
                     std::mem::forget(s.write_buf.take());
@@ -566,14 +569,14 @@ fn now_ns(epoch: Instant) -> u64 {
 
 /// The loop, built twice: with verification (`s.checker`), and without, where the checks cost
 /// nothing. Returns the engine's description, the time of the last recorded completion, and
-/// whether I/Os that never completed were given up (see [`give_up`]).
+/// the targets (plan order) of the I/Os that never completed and were given up (see [`give_up`]).
 fn drive<E: Engine>(
     engine: &mut E,
     job: &WorkerJob,
     s: &mut SetUp,
     ctl: &Control,
     epoch: Instant,
-) -> Result<(String, u64, bool), String> {
+) -> Result<(String, u64, Vec<usize>), String> {
     if s.checker.is_some() {
         drive_as::<E, true>(engine, job, s, ctl, epoch)
     } else {
@@ -587,7 +590,7 @@ fn drive_as<E: Engine, const VERIFY: bool>(
     s: &mut SetUp,
     ctl: &Control,
     epoch: Instant,
-) -> Result<(String, u64, bool), String> {
+) -> Result<(String, u64, Vec<usize>), String> {
     let slots = s.meta.len();
     let qd = job.plan.outstanding as usize;
     let cap = engine.max_in_flight().min(slots);
@@ -605,7 +608,7 @@ fn drive_as<E: Engine, const VERIFY: bool>(
     let mut issuing = true;
     // Once issuing stops, the I/Os in flight have io_timeout to complete.
     let mut drain_deadline: Option<u64> = None;
-    let mut gave_up = false;
+    let mut gave_up = Vec::new();
     let mut now = now_ns(epoch);
     // Open loop: I/O k is due at its arrival time whether or not earlier ones completed, and
     // its response time counts from then, so a stall shows as latency instead of hiding in
@@ -706,8 +709,7 @@ fn drive_as<E: Engine, const VERIFY: bool>(
             match drain_wait(&mut drain_deadline, now, job.io_timeout, timeout) {
                 Some(t) => Some(t),
                 None => {
-                    give_up(s, &free, now);
-                    gave_up = true;
+                    gave_up = give_up(s, &free, now);
                     break;
                 }
             }
@@ -792,9 +794,9 @@ fn drain_wait(
 
 /// Gives up the I/Os still in flight after the drain's timeout: each counts as an error
 /// (ETIMEDOUT) on its target, the oldest is the worker's first error if it has none, and a
-/// verified write's blocks become unknown.
+/// verified write's blocks become unknown. Returns their targets (plan order, each once).
 #[cold]
-fn give_up(s: &mut SetUp, free: &VecDeque<u32>, now: u64) {
+fn give_up(s: &mut SetUp, free: &VecDeque<u32>, now: u64) -> Vec<usize> {
     let mut idle = vec![false; s.meta.len()];
     for &f in free {
         idle[f as usize] = true;
@@ -812,6 +814,10 @@ fn give_up(s: &mut SetUp, free: &VecDeque<u32>, now: u64) {
         let (target, offset, write) = (m.target as usize, m.offset, m.write);
         s.first_error = Some(FailedIo { target, offset, write, errno: libc::ETIMEDOUT, at_ns: now });
     }
+    let mut targets: Vec<usize> = stuck.iter().map(|&i| s.meta[i as usize].target as usize).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    targets
 }
 
 #[cfg(test)]

@@ -77,10 +77,10 @@ impl UringEngine {
         Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, via_io_wq, pending, features })
     }
 
-    /// Whether some I/Os go through io-wq threads, which cannot end (nor can the process) while
-    /// an I/O given up still waits for its filesystem.
-    pub fn uses_io_wq(&self) -> bool {
-        self.via_io_wq.contains(&true)
+    /// Whether I/Os on `target` go through io-wq threads, which cannot end (nor can the
+    /// process) while an I/O given up still waits for its filesystem.
+    pub fn via_io_wq(&self, target: usize) -> bool {
+        self.via_io_wq[target]
     }
 
     fn entry(&self, io: &Io) -> squeue::Entry {

@@ -177,7 +177,8 @@ fn partitions(sys: &str) -> Vec<(String, String)> {
 }
 
 const MD: &str = "Linux RAID (md) member";
-const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
+const MD_SB_MAGIC: u32 = 0xa92b_4efc;
+const MD_MAGIC: [u8; 4] = MD_SB_MAGIC.to_le_bytes();
 
 /// Whether `buf[i..]`, at byte `on_disk` of the device, is an md superblock of metadata 1.x:
 /// the magic, version 1, and its own position in sectors (as blkid checks).
@@ -196,7 +197,7 @@ pub fn end_signatures(buf: &[u8], start: u64, size: u64) -> Vec<&'static str> {
     let v090 = (size & !0xffff)
         .checked_sub(0x10000)
         .and_then(in_buf)
-        .is_some_and(|i| at(buf, i, &MD_MAGIC) || at(buf, i, &0xa92b_4efc_u32.to_be_bytes()));
+        .is_some_and(|i| at(buf, i, &MD_MAGIC) || at(buf, i, &MD_SB_MAGIC.to_be_bytes())); // 0.90: either byte order
     let v10 = (size & !0xfff).checked_sub(0x2000).is_some_and(|off| in_buf(off).is_some_and(|i| md_v1(buf, i, off)));
     if size > 0x10000 && (v090 || v10) { vec![MD] } else { Vec::new() }
 }
