@@ -71,6 +71,62 @@ fn littles_law_holds_on_zram() {
     }
 }
 
+/// Runs iogauge with `args` (plus `--json -`) and, half way through a 2 s test after a 1 s
+/// ramp, counts the kernel's io-wq threads serving it (`iou-wrk-*`). Returns (count, document).
+fn io_wq_threads_during(args: &[&str]) -> (usize, serde_json::Value) {
+    let mut a = args.to_vec();
+    a.extend(["--ramp", "1s", "--time", "2s", "--json", "-"]);
+    let child = command_in(&scratch("cwd"), &a).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let threads = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+        .unwrap()
+        .filter(|t| {
+            std::fs::read_to_string(t.as_ref().unwrap().path().join("comm")).is_ok_and(|c| c.starts_with("iou-wrk-"))
+        })
+        .count();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "iogauge {args:?} failed");
+    (threads, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// zram cannot take non-blocking I/O and serves each I/O on the CPU of the thread that issues
+/// it: its I/Os go straight to the kernel's io-wq threads, no more of them than CPUs. A loop
+/// device takes non-blocking I/O: issued on the worker's own thread, as before.
+#[test]
+fn targets_without_non_blocking_io_get_one_io_wq_thread_per_cpu() {
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    {
+        let _z = zram();
+        let (threads, doc) = io_wq_threads_during(&["run", "--target", ZRAM, "--spec", "random-read-4k", "--qd", "32"]);
+        let engine = doc["results"][0]["workers"][0]["engine"].as_str().unwrap();
+        assert!(engine.contains(&format!("io-wq: up to {cpus} threads, one per CPU")), "{engine}");
+        assert!((1..=cpus).contains(&threads), "{threads} io-wq threads for zram on {cpus} CPUs");
+        let t = &doc["results"][0]["totals"];
+        assert_eq!(num(t, "errors"), 0.0);
+    }
+    let l = LoopDev::new(64 << 20);
+    let doc = json(&["run", "--target", &l.dev, "--spec", "random-read-4k", "--qd", "32", "--time", "1s"]);
+    let engine = doc["results"][0]["workers"][0]["engine"].as_str().unwrap();
+    assert!(!engine.contains("io-wq"), "{engine}");
+}
+
+/// A device that sleeps (here a FUSE file whose every read takes 20 ms, served in parallel)
+/// must have every outstanding I/O at the device, not one per CPU queued behind io-wq: its
+/// response time is the device's 20 ms and IOPS reach outstanding / 20 ms.
+#[test]
+fn a_device_that_sleeps_has_every_outstanding_io_at_the_device() {
+    let fs = FaultFs::new(&["--delay", "20"]);
+    let disk = fs.disk();
+    let (threads, doc) = io_wq_threads_during(&["run", "--target", &disk, "--spec", "random-read-4k", "--qd", "16"]);
+    let engine = doc["results"][0]["workers"][0]["engine"].as_str().unwrap();
+    assert!(engine.contains("io-wq: up to 16 threads, one per outstanding I/O"), "{engine}");
+    assert!(threads >= 12, "{threads} io-wq threads for 16 outstanding I/Os on a sleeping device");
+    let t = &doc["results"][0]["totals"];
+    let (iops, ms) = (num(t, "iops"), num(t, "avg_response_ms"));
+    assert!(ms < 30.0, "mean response {ms} ms on a 20 ms device: I/Os waited for an io-wq thread");
+    assert!(iops > 0.6 * 16.0 / 0.020, "{iops} IOPS at 16 outstanding on a 20 ms device");
+}
+
 #[test]
 fn files_are_created_full_and_reused() {
     let dir = scratch("file");

@@ -3,13 +3,14 @@
 or stops answering where told.
 
     faultfs.py MOUNTPOINT SIZE_MIB [--eio START-END]... [--hang START-END]...
-               [--flip START-END]... [--lose START-END]...
+               [--flip START-END]... [--lose START-END]... [--delay MS]
 
 Offsets are in bytes. An I/O touching an --eio range fails with EIO; one touching a --hang
 range never answers (until the filesystem is unmounted or killed). Silent data faults, for
 verification: a read touching a --flip range returns its data with one byte inverted (100
 bytes into the range, or into the read if it starts later); a write touching a --lose range
-succeeds but is stored only every second time (lost writes). Every I/O goes to the
+succeeds but is stored only every second time (lost writes). --delay makes every read and
+write take MS milliseconds more, as a device that sleeps (requests are served in parallel). Every I/O goes to the
 filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
 "ready" on stdout once mounted.
 """
@@ -34,7 +35,8 @@ def ranges(args, flag):
 
 
 class FaultFS(Operations):
-    def __init__(self, size, eio, hang, flip, lose):
+    def __init__(self, size, eio, hang, flip, lose, delay):
+        self.delay = delay
         self.data = bytearray(size)
         self.eio = eio
         self.hang = hang
@@ -48,6 +50,8 @@ class FaultFS(Operations):
         return any(offset < hi and offset + length > lo for lo, hi in zones)
 
     def check(self, offset, length):
+        if self.delay:
+            time.sleep(self.delay)
         if self.hit(self.hang, offset, length):
             threading.Event().wait()  # never answers
         if self.hit(self.eio, offset, length):
@@ -107,7 +111,8 @@ class FaultFS(Operations):
 def main():
     mount, size = sys.argv[1], int(sys.argv[2]) << 20
     arg = lambda flag: ranges(sys.argv, flag)
-    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"))
+    delay = float(sys.argv[sys.argv.index("--delay") + 1]) / 1000 if "--delay" in sys.argv else 0
+    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay)
     threading.Timer(0.3, lambda: print("ready", flush=True)).start()
     FUSE(fs, mount, foreground=True, nothreads=False, direct_io=True, allow_other=False)
 

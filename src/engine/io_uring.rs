@@ -6,6 +6,7 @@ use std::os::fd::RawFd;
 
 use io_uring::{IoUring, opcode, squeue, types};
 
+use super::io_wq::{self, IoWq};
 use super::{Completion, Engine, Io};
 
 /// The kernel's limit on submission-queue entries.
@@ -20,8 +21,10 @@ pub struct UringEngine {
     fds: Vec<RawFd>,
     fixed_files: bool,
     fixed_buffers: bool,
-    /// Per target: issued through the kernel's io-wq threads (files on FUSE; see `new`).
+    /// Per target: issued straight to the kernel's io-wq threads (see `new`).
     via_io_wq: Vec<bool>,
+    /// The limit on those threads, when some target goes through them.
+    io_wq: Option<IoWq>,
     /// Entries built by `queue`, pushed to the ring in one go at submit (one ring sync per batch).
     pending: Vec<squeue::Entry>,
     features: Vec<&'static str>,
@@ -68,13 +71,17 @@ impl UringEngine {
         // A read or write of a FUSE file is issued inline and then waits for the filesystem's
         // server, uninterruptibly, on the submitting thread: a server that stops answering would
         // hold the worker for good, past io_timeout. IOSQE_ASYNC hands such I/Os to io-wq
-        // threads instead, so the worker can give them up and report.
-        let via_io_wq: Vec<bool> = fds.iter().map(|&fd| on_fuse(fd)).collect();
-        if via_io_wq.contains(&true) {
+        // threads instead, so the worker can give them up and report. (The probe would ask the
+        // server, so FUSE is not probed.) Targets without non-blocking I/O go there anyway;
+        // see io_wq.rs for why straight there.
+        let fuse: Vec<bool> = fds.iter().map(|&fd| on_fuse(fd)).collect();
+        let via_io_wq: Vec<bool> = fds.iter().zip(&fuse).map(|(&fd, &f)| f || !io_wq::supports_nowait(fd)).collect();
+        if fuse.contains(&true) {
             features.push("io_wq_for_fuse");
         }
+        let io_wq = if via_io_wq.contains(&true) { IoWq::hold(&ring, slots) } else { None };
         let pending = Vec::with_capacity(slots);
-        Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, via_io_wq, pending, features })
+        Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, via_io_wq, io_wq, pending, features })
     }
 
     /// Whether I/Os on `target` go through io-wq threads, which cannot end (nor can the
@@ -127,9 +134,18 @@ impl Engine for UringEngine {
         timeout: Option<std::time::Duration>,
         out: &mut Vec<Completion>,
     ) -> std::io::Result<()> {
-        let ts = timeout.map(|t| types::Timespec::new().sec(t.as_secs()).nsec(t.subsec_nanos()));
         let mut start = 0;
         loop {
+            // While io-wq is held to one thread per CPU, waits end in time to look at it again.
+            let look = self.io_wq.as_mut().and_then(|w| {
+                w.watch(&self.ring);
+                w.until_next_look()
+            });
+            let wait = match (timeout, look) {
+                (Some(t), Some(l)) => Some(t.min(l)),
+                (t, l) => t.or(l),
+            };
+            let ts = wait.map(|t| types::Timespec::new().sec(t.as_secs()).nsec(t.subsec_nanos()));
             // SAFETY: every entry points at worker buffers that stay valid until its completion
             // is reaped (the worker owns them for the whole run).
             let pushed = unsafe {
@@ -159,8 +175,8 @@ impl Engine for UringEngine {
                 Err(e) => return Err(e),
             }
             out.extend(self.ring.completion().map(|c| Completion { slot: c.user_data() as u32, result: c.result() }));
-            // A timed wait returns once everything is submitted, completions or not.
-            if start == self.pending.len() && (ts.is_some() || out.len() >= min_complete.max(1)) {
+            // A wait timed by the caller returns once everything is submitted, completions or not.
+            if start == self.pending.len() && (timeout.is_some() || out.len() >= min_complete.max(1)) {
                 break;
             }
         }
@@ -169,6 +185,13 @@ impl Engine for UringEngine {
     }
 
     fn describe(&self) -> String {
-        format!("io_uring ({})", self.features.join(", "))
+        let io_wq = match &self.io_wq {
+            Some(w) if w.lifted() => {
+                format!("; io-wq: up to {} threads, one per outstanding I/O (they sleep)", w.limit())
+            }
+            Some(w) => format!("; io-wq: up to {} threads, one per CPU", w.limit()),
+            None => String::new(),
+        };
+        format!("io_uring ({}){io_wq}", self.features.join(", "))
     }
 }

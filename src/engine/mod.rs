@@ -3,6 +3,7 @@
 //! A worker queues I/Os, then asks the engine to submit them and wait for some completions. Engines never allocate or lock per I/O.
 
 pub mod io_uring;
+pub mod io_wq;
 pub mod null;
 pub mod psync;
 

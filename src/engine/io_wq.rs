@@ -1,0 +1,177 @@
+//! io-wq: the kernel threads that serve a ring's I/Os which cannot be issued without blocking.
+//!
+//! A target without non-blocking I/O (zram, files on FUSE; the kernel's `FMODE_NOWAIT` is
+//! unset) sends every I/O to io-wq anyway. Left alone, io_uring first tries each I/O on the
+//! submitting thread, fails, and queues it to a single io-wq thread, which grows more only when
+//! one sleeps. On a device served by the CPU (zram copies or decompresses the page on the
+//! thread that issues it) that one thread is the limit. So such I/Os are marked `IOSQE_ASYNC`
+//! (straight to io-wq, which may then run several at once) and the worker's io-wq is held to
+//! one thread per CPU it may run on: more would only take turns on the same CPUs.
+//! On zram at 32 outstanding this took 4 KiB random reads from 0.99x to about 1.3x fio's IOPS
+//! and 1 MiB sequential reads to about 1.8x (docs/performance.md).
+//!
+//! A device that sleeps (a FUSE server, a network or replicated block device) would then have
+//! only that many I/Os at the device, whatever the outstanding I/Os asked. [`IoWq::watch`]
+//! looks at the io-wq threads a few times a second; when every one of them is asleep inside
+//! an I/O twice running, the device sleeps, and the limit becomes one thread per outstanding
+//! I/O, for the rest of the run.
+
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use io_uring::IoUring;
+
+use super::AlignedBuf;
+
+/// How often the io-wq threads are looked at, while they are held to one per CPU.
+pub const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// Whether `fd` takes non-blocking I/O (`RWF_NOWAIT`), as io_uring asks before issuing on the
+/// submitting thread. Probed with a read at the end of the target, which transfers nothing.
+pub fn supports_nowait(fd: RawFd) -> bool {
+    let buf = AlignedBuf::new(4096);
+    // SAFETY: plain system calls on our fd; the iovec points at a live 4096-byte buffer.
+    let err = unsafe {
+        let end = libc::lseek(fd, 0, libc::SEEK_END);
+        if end < 0 {
+            return true;
+        }
+        // Past the end, rounded up to the block size O_DIRECT wants: the kernel checks the flag
+        // first, then finds nothing to read.
+        let at = (end + 4095) & !4095;
+        let iov = libc::iovec { iov_base: buf.as_ptr().cast(), iov_len: 4096 };
+        if libc::preadv2(fd, &iov, 1, at, libc::RWF_NOWAIT) >= 0 {
+            return true;
+        }
+        *libc::__errno_location()
+    };
+    // Anything else (EAGAIN: it would block this time) means the flag was accepted.
+    err != libc::EOPNOTSUPP
+}
+
+/// The limit on a worker's io-wq threads, and the watch that lifts it.
+pub struct IoWq {
+    /// The worker thread: its io-wq threads are named `iou-wrk-<tid>`.
+    owner: libc::pid_t,
+    /// Threads allowed while held (CPUs), and once lifted (the worker's outstanding I/Os).
+    per_cpu: u32,
+    per_io: u32,
+    lifted: bool,
+    /// Consecutive looks that found every io-wq thread asleep inside an I/O.
+    asleep_looks: u32,
+    next_look: Instant,
+    /// Thread ids of the owner's io-wq threads, found by name.
+    threads: Vec<libc::pid_t>,
+}
+
+impl IoWq {
+    /// Holds the calling thread's io-wq to one thread per CPU, for `slots` outstanding I/Os.
+    /// None when there are no more I/Os than CPUs or the kernel refuses (5.15 and later take it).
+    pub fn hold(ring: &IoUring, slots: usize) -> Option<IoWq> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let per_io = slots as u32;
+        // [bounded, unbounded]: both, because an IOSQE_ASYNC I/O on a registered file reaches
+        // io-wq before its file is looked up, and io-wq then counts it as unbounded work.
+        if per_io <= cpus || ring.submitter().register_iowq_max_workers(&mut [cpus, cpus]).is_err() {
+            return None;
+        }
+        // SAFETY: gettid has no preconditions.
+        let owner = unsafe { libc::gettid() };
+        Some(IoWq {
+            owner,
+            per_cpu: cpus,
+            per_io,
+            lifted: false,
+            asleep_looks: 0,
+            next_look: Instant::now() + WATCH_EVERY,
+            threads: Vec::new(),
+        })
+    }
+
+    /// Whether the limit has been lifted (the device sleeps).
+    pub fn lifted(&self) -> bool {
+        self.lifted
+    }
+
+    /// The threads allowed now.
+    pub fn limit(&self) -> u32 {
+        if self.lifted { self.per_io } else { self.per_cpu }
+    }
+
+    /// How long a wait may last before the next look (None once lifted: no more looks).
+    pub fn until_next_look(&self) -> Option<Duration> {
+        (!self.lifted).then(|| self.next_look.saturating_duration_since(Instant::now()))
+    }
+
+    /// Looks at the io-wq threads if it is time; lifts the limit when the device sleeps.
+    pub fn watch(&mut self, ring: &IoUring) {
+        let now = Instant::now();
+        if self.lifted || now < self.next_look {
+            return;
+        }
+        self.next_look = now + WATCH_EVERY;
+        let asleep = self.asleep_in_io();
+        self.asleep_looks = if asleep >= self.per_cpu as usize { self.asleep_looks + 1 } else { 0 };
+        if self.asleep_looks >= 2 && ring.submitter().register_iowq_max_workers(&mut [self.per_io, self.per_io]).is_ok()
+        {
+            self.lifted = true;
+        }
+    }
+
+    /// How many of the owner's io-wq threads sleep inside an I/O now.
+    fn asleep_in_io(&mut self) -> usize {
+        let mut asleep = 0;
+        for &tid in &self.threads {
+            match thread_state(tid) {
+                Some(ThreadState::InIo) => asleep += 1,
+                Some(_) => {}
+                // Gone (io-wq ends threads idle for a while): find them again.
+                None => {
+                    self.threads.clear();
+                    break;
+                }
+            }
+        }
+        if self.threads.len() < self.per_cpu as usize {
+            self.threads = io_wq_threads(self.owner);
+            asleep = self.threads.iter().filter(|&&t| thread_state(t) == Some(ThreadState::InIo)).count();
+        }
+        asleep
+    }
+}
+
+#[derive(PartialEq)]
+enum ThreadState {
+    Running,
+    /// Asleep waiting for work (in io-wq's own loop).
+    Idle,
+    /// Asleep anywhere else: inside the I/O it serves.
+    InIo,
+}
+
+/// The state of thread `tid` of this process, from /proc (None if it is gone).
+fn thread_state(tid: libc::pid_t) -> Option<ThreadState> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // The state follows the command name, which is in parentheses.
+    let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+    if !matches!(state, 'S' | 'D') {
+        return Some(ThreadState::Running);
+    }
+    // Where it sleeps; without kernel symbols this reads "0" and only D (uninterruptible
+    // sleep, as in a block device's or NFS's wait) counts.
+    let wchan = std::fs::read_to_string(format!("/proc/self/task/{tid}/wchan")).unwrap_or_default();
+    Some(match wchan.as_str() {
+        "io_wq_worker" => ThreadState::Idle,
+        "0" | "" if state == 'S' => ThreadState::Idle,
+        _ => ThreadState::InIo,
+    })
+}
+
+/// The io-wq threads serving thread `owner`'s rings.
+fn io_wq_threads(owner: libc::pid_t) -> Vec<libc::pid_t> {
+    let name = format!("iou-wrk-{owner}\n");
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|tid| std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).is_ok_and(|c| c == name))
+        .collect()
+}
