@@ -59,6 +59,8 @@ pub struct IoWq {
     lifted: bool,
     /// Consecutive looks that found every io-wq thread asleep inside an I/O.
     asleep_looks: u32,
+    /// Looks so far (a search of /proc for new io-wq threads is made every tenth).
+    looks: u32,
     next_look: Instant,
     /// Thread ids of the owner's io-wq threads, found by name.
     threads: Vec<libc::pid_t>,
@@ -83,6 +85,7 @@ impl IoWq {
             per_io,
             lifted: false,
             asleep_looks: 0,
+            looks: 0,
             next_look: Instant::now() + WATCH_EVERY,
             threads: Vec::new(),
         })
@@ -132,7 +135,10 @@ impl IoWq {
                 }
             }
         }
-        if self.threads.len() < self.per_cpu as usize {
+        // Fewer threads than allowed cannot all be held: look for new ones, but not at every look
+        // (a search reads every thread's name, and a run may have many workers).
+        self.looks += 1;
+        if self.threads.is_empty() || (self.threads.len() < self.per_cpu as usize && self.looks % 10 == 0) {
             self.threads = io_wq_threads(self.owner);
             asleep = self.threads.iter().filter(|&&t| thread_state(t) == Some(ThreadState::InIo)).count();
         }
