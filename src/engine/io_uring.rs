@@ -137,10 +137,7 @@ impl Engine for UringEngine {
         let mut start = 0;
         loop {
             // While io-wq is held to one thread per CPU, waits end in time to look at it again.
-            let look = self.io_wq.as_mut().and_then(|w| {
-                w.watch(&self.ring);
-                w.until_next_look()
-            });
+            let look = self.io_wq.as_mut().and_then(|w| w.watch(&self.ring));
             let wait = match (timeout, look) {
                 (Some(t), Some(l)) => Some(t.min(l)),
                 (t, l) => t.or(l),

@@ -24,7 +24,7 @@ use io_uring::IoUring;
 use super::AlignedBuf;
 
 /// How often the io-wq threads are looked at, while they are held to one per CPU.
-pub const WATCH_EVERY: Duration = Duration::from_millis(100);
+const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// Whether `fd` takes non-blocking I/O (`RWF_NOWAIT`), as io_uring asks before issuing on the
 /// submitting thread. Probed with a read at the end of the target, which transfers nothing.
@@ -101,16 +101,15 @@ impl IoWq {
         if self.lifted { self.per_io } else { self.per_cpu }
     }
 
-    /// How long a wait may last before the next look (None once lifted: no more looks).
-    pub fn until_next_look(&self) -> Option<Duration> {
-        (!self.lifted).then(|| self.next_look.saturating_duration_since(Instant::now()))
-    }
-
-    /// Looks at the io-wq threads if it is time; lifts the limit when the device sleeps.
-    pub fn watch(&mut self, ring: &IoUring) {
+    /// Looks at the io-wq threads if it is time, and lifts the limit when the device sleeps.
+    /// Returns how long a wait may last before the next look (None once lifted: no more looks).
+    pub fn watch(&mut self, ring: &IoUring) -> Option<Duration> {
+        if self.lifted {
+            return None;
+        }
         let now = Instant::now();
-        if self.lifted || now < self.next_look {
-            return;
+        if now < self.next_look {
+            return Some(self.next_look - now);
         }
         self.next_look = now + WATCH_EVERY;
         let asleep = self.asleep_in_io();
@@ -118,7 +117,9 @@ impl IoWq {
         if self.asleep_looks >= 2 && ring.submitter().register_iowq_max_workers(&mut [self.per_io, self.per_io]).is_ok()
         {
             self.lifted = true;
+            return None;
         }
+        Some(WATCH_EVERY)
     }
 
     /// How many of the owner's io-wq threads sleep inside an I/O now.
