@@ -142,6 +142,52 @@ fn files_are_created_full_and_reused() {
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
 }
 
+/// The target file's access time, in seconds.
+fn atime(f: &std::path::Path) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(f).unwrap().atime()
+}
+
+/// Sets the file's access time two days back: under relatime (this machine's root mount)
+/// the next read that may update it does.
+fn age_atime(f: &std::path::Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+    let file = std::fs::File::options().write(true).open(f).unwrap();
+    file.set_times(std::fs::FileTimes::new().set_accessed(old)).unwrap();
+}
+
+/// Reading a target must not write to it behind the user's back, as an access-time update
+/// does (and costs CPU per I/O): targets are opened O_NOATIME, as fio does. Only the file's
+/// owner (or CAP_FOWNER) may ask for that; anyone else still runs, and the kernel updates
+/// the access time as for any reader.
+#[test]
+fn reads_leave_the_access_time_alone() {
+    let dir = scratch("atime");
+    ok_in(&dir, &["run", "--file-size", "8M", "--ios", "10", "-q"]);
+    let f = dir.join("iogauge.tst");
+    let read = ["run", "--spec", "random-read-4k", "--ios", "1000", "-q"];
+    for direct in [true, false] {
+        age_atime(&f);
+        let before = atime(&f);
+        let args: Vec<&str> = read.iter().copied().chain((!direct).then_some("--buffered")).collect();
+        ok_in(&dir, &args);
+        assert_eq!(atime(&f), before, "{args:?} updated the target's access time");
+    }
+    // Not the owner, and without CAP_FOWNER: O_NOATIME is refused (EPERM), the run goes on.
+    std::os::unix::fs::chown(&f, Some(65534), Some(65534)).unwrap();
+    age_atime(&f);
+    let before = atime(&f);
+    let out = std::process::Command::new("setpriv")
+        .args(["--bounding-set=-fowner", "--inh-caps=-fowner", bin()])
+        .args(read)
+        .current_dir(&dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "without CAP_FOWNER: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(atime(&f) > before, "the reads ran: the kernel updates the access time");
+}
+
 #[test]
 fn io_errors_are_counted_and_exit_1() {
     // A real fault: the file target shrinks under the run, so reads past its new end come back
