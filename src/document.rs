@@ -10,10 +10,10 @@ use crate::study::run::StudyDoc;
 /// A result document or a study document.
 #[derive(Debug, Clone)]
 pub enum Document {
-    /// `iogauge.result/1`: one test.
-    Run(ResultDoc),
+    /// `iogauge.result/1`: one test. (Both boxed: they are large, and differ in size.)
+    Run(Box<ResultDoc>),
     /// `iogauge.study/1`: many tests, one per point.
-    Study(StudyDoc),
+    Study(Box<StudyDoc>),
 }
 
 impl Document {

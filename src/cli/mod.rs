@@ -519,7 +519,7 @@ fn execute_on(group: &dyn managers::Group, config: TestConfig, runs: Vec<Run>, o
     if doc.interrupted {
         eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");
     }
-    saver.save(&Document::Run(doc));
+    saver.save(&Document::Run(Box::new(doc)));
     Ok(status)
 }
 
@@ -571,7 +571,7 @@ fn study_on(
     // short keeps its points.
     let json_path = a.json.as_ref().filter(|_| matches!(files.json, Some(Some(_))));
     let mut after_point = |doc: &study::run::StudyDoc| -> Result<()> {
-        saver.save_quietly(&Document::Study(doc.clone()));
+        saver.save_quietly(&Document::Study(Box::new(doc.clone())));
         match json_path {
             Some(p) => std::fs::write(p, export::json::to_bytes(doc))
                 .map_err(|e| runtime(format!("writing {}: {e}", p.display()))),

@@ -97,8 +97,15 @@ impl Group for Mpi {
 
 /// Leaves the process when a collective waits longer than its limit.
 struct Watchdog {
-    armed: Arc<(Mutex<Option<(Instant, String, Duration)>>, Condvar)>,
+    armed: Arc<(Mutex<Option<Deadline>>, Condvar)>,
     timeout: Duration,
+}
+
+/// When the collective now waited for must have returned: its step, and its limit (for the message).
+struct Deadline {
+    at: Instant,
+    step: String,
+    limit: Duration,
 }
 
 /// Disarms the watchdog when the collective returns.
@@ -114,7 +121,7 @@ impl Drop for Armed<'_> {
 
 impl Watchdog {
     fn start(me: Manager, timeout: Duration) -> Watchdog {
-        let armed: Arc<(Mutex<Option<(Instant, String, Duration)>>, Condvar)> = Arc::default();
+        let armed: Arc<(Mutex<Option<Deadline>>, Condvar)> = Arc::default();
         let shared = Arc::clone(&armed);
         std::thread::Builder::new()
             .name("iogauge-watchdog".into())
@@ -124,9 +131,9 @@ impl Watchdog {
                 loop {
                     g = match &*g {
                         None => cv.wait(g).expect("watchdog lock"),
-                        Some((deadline, step, limit)) => {
+                        Some(Deadline { at, step, limit }) => {
                             let now = Instant::now();
-                            if now >= *deadline {
+                            if now >= *at {
                                 eprintln!(
                                     "iogauge: {me}: no answer from the other managers within {} at {step}; stopping every manager (one hung, or its host is unreachable)",
                                     humantime::format_duration(*limit)
@@ -136,7 +143,7 @@ impl Watchdog {
                                 // what makes the launcher stop the other ranks.
                                 unsafe { libc::_exit(1) };
                             }
-                            let left = *deadline - now;
+                            let left = *at - now;
                             cv.wait_timeout(g, left).expect("watchdog lock").0
                         }
                     }
@@ -149,7 +156,8 @@ impl Watchdog {
     fn arm(&self, step: &str, limit: Option<Duration>) -> Option<Armed<'_>> {
         let limit = limit?;
         let (lock, cv) = &*self.armed;
-        *lock.lock().expect("watchdog lock") = Some((Instant::now() + limit, step.to_string(), limit));
+        *lock.lock().expect("watchdog lock") =
+            Some(Deadline { at: Instant::now() + limit, step: step.to_string(), limit });
         cv.notify_one();
         Some(Armed(self))
     }

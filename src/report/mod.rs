@@ -46,14 +46,14 @@ pub fn build(title: &str, inputs: &[Input]) -> Report {
     let studies: Vec<(&str, &StudyDoc)> = inputs
         .iter()
         .filter_map(|i| match &i.doc {
-            Document::Study(d) => Some((i.label.as_str(), d)),
+            Document::Study(d) => Some((i.label.as_str(), &**d)),
             Document::Run(_) => None,
         })
         .collect();
     let runs: Vec<(&str, &ResultDoc)> = inputs
         .iter()
         .filter_map(|i| match &i.doc {
-            Document::Run(d) => Some((i.label.as_str(), d)),
+            Document::Run(d) => Some((i.label.as_str(), &**d)),
             Document::Study(_) => None,
         })
         .collect();
