@@ -143,12 +143,26 @@ targets = ["{dev}"]
 }
 
 /// Two ranks record over the same window: the starts differ by the reported skew, and every
-/// manager records the whole time.
+/// manager records the whole time. The workers are paced (4000 IOPS, an open loop) as on a real
+/// device, where they wait for I/O: a null worker unpaced keeps a CPU busy, and two of them
+/// beside the suite's other test on this 2-CPU machine delay a rank's main thread by a
+/// scheduler slice (up to 37 ms seen), which the skew would then measure instead of iogauge.
 #[test]
 fn two_ranks_record_over_the_same_window() {
     let dir = scratch("mpi2");
-    let args = ["run", "--target", "null", "--outstanding", "8", "--ramp", "1s", "--time", "2s", "--interval", "500ms"];
-    let mut c = mpirun(&dir, 2, &args);
+    let job = r#"
+        [test]
+        ramp = "1s"
+        time = "2s"
+        interval = "500ms"
+        [[worker]]
+        targets = ["null"]
+        spec = "random-read-4k"
+        outstanding = 8
+        rate_iops = 4000
+    "#;
+    std::fs::write(dir.join("paced.toml"), job).unwrap();
+    let mut c = mpirun(&dir, 2, &["run", "paced.toml"]);
     c.args(["--json", "out.json", "--no-history"]);
     let out = output(c);
     assert!(out.status.success(), "{}", stderr(&out));
