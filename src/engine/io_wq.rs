@@ -1,14 +1,18 @@
 //! io-wq: the kernel threads that serve a ring's I/Os which cannot be issued without blocking.
 //!
 //! A target without non-blocking I/O (zram: the kernel's `FMODE_NOWAIT` is unset) sends every
-//! I/O to io-wq anyway (files on FUSE go there too, for another reason: see io_uring.rs). Left alone, io_uring first tries each I/O on the
-//! submitting thread, fails, and queues it to a single io-wq thread, which grows more only when
-//! one sleeps. On a device served by the CPU (zram copies or decompresses the page on the
-//! thread that issues it) that one thread is the limit. So such I/Os are marked `IOSQE_ASYNC`
-//! (straight to io-wq, which may then run several at once) and the worker's io-wq is held to
-//! one thread per CPU it may run on: more would only take turns on the same CPUs.
-//! On zram at 32 outstanding this took 4 KiB random reads from 0.99x to 1.18x fio's IOPS and
-//! 1 MiB sequential reads from 0.99x to 2x (docs/performance.md).
+//! I/O to io-wq anyway (files on FUSE go there too, for another reason: see io_uring.rs). Left
+//! alone, io_uring first tries each I/O on the submitting thread, fails, and queues it to a
+//! single io-wq thread, which grows more only when one sleeps. On a device served by the CPU
+//! (zram copies or decompresses the page on the thread that issues it) that one thread is the
+//! limit. So such I/Os are marked `IOSQE_ASYNC` (straight to io-wq, which may then run several
+//! at once) and the worker's io-wq is held to one thread per CPU it may run on: more would only
+//! take turns on the same CPUs. On zram at 32 outstanding this took 4 KiB random reads from
+//! 0.99x to 1.16x-1.18x fio's IOPS and 1 MiB sequential reads from 0.99x to 1.95x-2x
+//! (docs/performance.md). The price is in CPU per I/O, which stays near fio's (0.92x-0.94x):
+//! with as many io-wq threads as CPUs, the worker preempts one each time it wakes to reap,
+//! and io-wq looks up each I/O's registered file and buffer under the ring's lock, which the
+//! failed try on the submitting thread would have done there.
 //!
 //! A device that sleeps (a FUSE server, a network or replicated block device) would then have
 //! only that many I/Os at the device, whatever the outstanding I/Os asked. [`IoWq::watch`]
