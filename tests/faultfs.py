@@ -10,8 +10,8 @@ range never answers (until the filesystem is unmounted or killed). Silent data f
 verification: a read touching a --flip range returns its data with one byte inverted (100
 bytes into the range, or into the read if it starts later); a write touching a --lose range
 succeeds but is stored only every second time (lost writes). --delay makes every read and
-write take MS milliseconds more, as a device that sleeps (requests are served in parallel). Every I/O goes to the
-filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
+write take MS milliseconds more, as a device that sleeps (requests are served in parallel).
+Every I/O goes to the filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
 "ready" on stdout once mounted.
 """
 
