@@ -1,0 +1,363 @@
+//! The command line's flags and commands (clap), and their translation into a [`TestConfig`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use super::{history, verify};
+use crate::config::{DataPattern, EngineKind, OnError, Run, TestConfig, WorkerConfig};
+use crate::error::{Result, input};
+use crate::job;
+use crate::profile;
+use crate::units::{parse_duration, parse_size};
+
+/// iogauge: storage I/O workload generator and performance characterisation for Linux.
+#[derive(Parser, Debug)]
+#[command(name = "iogauge", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a test: from a job file, or from flags.
+    Run(RunArgs),
+    /// Characterise a target with the standard suite and print one table (the main job).
+    Profile(ProfileArgs),
+    /// Run a study: many tests, one per point (a job file's [study] section, or a built-in one).
+    Study(StudyArgs),
+    /// Compare two result or study documents, workload by workload.
+    Compare {
+        /// The reference: a JSON document, or a history id.
+        a: String,
+        /// The one compared with it: a JSON document, or a history id.
+        b: String,
+        #[command(flatten)]
+        /// The history database.
+        db: history::DbFlag,
+    },
+    /// Write an HTML report (charts and tables) of result or study documents or history ids.
+    Report(history::ReportArgs),
+    /// List the runs and studies in the history, newest first.
+    History(history::HistoryArgs),
+    /// Show a stored run's or study's table.
+    Show {
+        /// The history id (iogauge history lists them).
+        id: i64,
+        #[command(flatten)]
+        /// The history database.
+        db: history::DbFlag,
+    },
+    /// Write a stored run's or study's JSON document back out.
+    Export {
+        /// The history id (iogauge history lists them).
+        id: i64,
+        /// Write to this file instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        /// The history database.
+        db: history::DbFlag,
+    },
+    /// Re-read a target and check every block against the last write a verified test
+    /// (--verify, --journal) made there.
+    Verify(verify::VerifyArgs),
+    /// List the built-in access specifications, or show one's lines.
+    Specs {
+        /// A specification to show.
+        name: Option<String>,
+    },
+}
+
+fn size(s: &str) -> std::result::Result<u64, String> {
+    parse_size(s)
+}
+fn duration(s: &str) -> std::result::Result<Duration, String> {
+    parse_duration(s)
+}
+
+/// Settings of the whole test.
+#[derive(Args, Debug, Default)]
+pub struct SettingFlags {
+    /// Ramp-up before recording (e.g. 2s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub ramp: Option<Duration>,
+    /// Recorded run time (e.g. 30s, 2m).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub time: Option<Duration>,
+    /// Stop after this many I/Os in all (no ramp-up).
+    #[arg(long, value_name = "N")]
+    pub ios: Option<u64>,
+    /// Stop after this many bytes in all (no ramp-up).
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub bytes: Option<u64>,
+    /// I/O engine: io_uring or psync.
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<EngineKind>,
+    /// Size of a test file iogauge creates (default 1G).
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub file_size: Option<u64>,
+    /// Use the page cache for files (numbers may then come from memory).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Written data: random, repeat, repeat:0xNN or compress:PCT.
+    #[arg(long, value_name = "PATTERN")]
+    pub data: Option<DataPattern>,
+    /// Interval of the time series and the live line (default 1s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub interval: Option<Duration>,
+    /// Seed of the offset and mix generators.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// What a failed I/O does: stop (the test ends there, the default) or continue (counted).
+    #[arg(long, value_name = "stop|continue")]
+    pub on_error: Option<OnError>,
+    /// Under MPI: the longest a manager waits for the others during a run (default 60s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub sync_timeout: Option<Duration>,
+    /// Give up an I/O outstanding this long (ETIMEDOUT); a test where a worker completes no
+    /// I/O for this long stops (default 30s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub io_timeout: Option<Duration>,
+    /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
+    /// and leave a map of the last writes for `iogauge verify`.
+    #[arg(long)]
+    pub verify: bool,
+    /// Verify data and record every write in DIR, durably, before and after it (for
+    /// `iogauge verify --journal DIR` after a crash).
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    /// Allow writing to this device or existing file although it holds data (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub allow_write: Vec<String>,
+}
+
+/// How workers and targets are laid out (flags form only).
+#[derive(Args, Debug, Default)]
+pub struct WorkerFlags {
+    /// Target: block device, file, or `null` (repeatable; default ./iogauge.tst).
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<String>,
+    /// Workers (threads), each on every target.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+    /// Outstanding I/Os per target per worker.
+    #[arg(long, visible_alias = "qd", value_name = "N")]
+    pub outstanding: Option<u32>,
+    /// Working set as % of each target (the seeds' drive stroke).
+    #[arg(long, value_name = "PCT")]
+    pub stroke: Option<f64>,
+    /// Working set as a size.
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub working_set: Option<u64>,
+    /// Start of the working set on each target.
+    #[arg(long, value_parser = size, value_name = "SIZE")]
+    pub offset: Option<u64>,
+}
+
+impl WorkerFlags {
+    fn any(&self) -> bool {
+        !self.targets.is_empty()
+            || self.workers.is_some()
+            || self.outstanding.is_some()
+            || self.stroke.is_some()
+            || self.working_set.is_some()
+            || self.offset.is_some()
+    }
+
+    /// The workers these flags describe: `workers` identical workers, each on every target.
+    fn workers(&self, default_outstanding: u32) -> Result<Vec<WorkerConfig>> {
+        let n = self.workers.unwrap_or(1);
+        if n == 0 {
+            return Err(input("--workers 0: give at least 1 worker"));
+        }
+        Ok(vec![WorkerConfig {
+            count: n,
+            outstanding: self.outstanding.unwrap_or(default_outstanding),
+            targets: self.targets.clone(),
+            stroke: self.stroke,
+            working_set: self.working_set,
+            offset: self.offset.unwrap_or(0),
+            ..WorkerConfig::default()
+        }])
+    }
+}
+
+/// Where results go.
+#[derive(Args, Debug, Default)]
+pub struct OutputFlags {
+    /// Write the result document (JSON); `-` for stdout, which then holds nothing else.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write Iometer's results CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// No live line and no table.
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    /// Where the run is saved.
+    pub history: history::SaveFlags,
+}
+
+/// `iogauge run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// A job file (TOML); see docs/job-file.md.
+    pub job: Option<PathBuf>,
+    /// Access specification (repeatable: run one after another; default random-read-4k).
+    #[arg(long = "spec", value_name = "NAME")]
+    pub specs: Vec<String>,
+    #[command(flatten)]
+    /// Workers, targets, settings and outputs.
+    pub flags: TestFlags,
+}
+
+/// `iogauge study`.
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// A job file (TOML) with a [study] section (docs/job-file.md), or a built-in study's name;
+    /// none lists the built-in studies.
+    pub job: Option<String>,
+    /// A built-in study's targets: block devices, files or `null` (repeatable).
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<String>,
+    /// Runs of each point (the headline is their median).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    #[command(flatten)]
+    /// Settings of every test of the study.
+    pub settings: SettingFlags,
+    /// Write the study document (JSON), rewritten after every point; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per point and access specification; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// No live line and no table.
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    /// Where the study is saved.
+    pub history: history::SaveFlags,
+}
+
+/// `iogauge profile`.
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    /// Workers, targets, settings and outputs.
+    pub flags: TestFlags,
+}
+
+/// The flags `run` and `profile` share.
+#[derive(Args, Debug)]
+pub struct TestFlags {
+    #[command(flatten)]
+    /// Workers and targets.
+    pub workers: WorkerFlags,
+    #[command(flatten)]
+    /// Test settings.
+    pub settings: SettingFlags,
+    #[command(flatten)]
+    /// Outputs.
+    pub output: OutputFlags,
+}
+
+impl SettingFlags {
+    /// Sets what the flags give in `c`'s test settings (flags win over a job file).
+    pub(super) fn apply(&self, c: &mut TestConfig) {
+        let t = &mut c.test;
+        if let Some(v) = self.ramp {
+            t.ramp = v;
+        }
+        if let Some(v) = self.time {
+            t.time = v;
+        }
+        if self.ios.is_some() {
+            t.ios = self.ios;
+        }
+        if self.bytes.is_some() {
+            t.bytes = self.bytes;
+        }
+        if let Some(v) = self.engine {
+            t.engine = v;
+        }
+        if let Some(v) = self.file_size {
+            t.file_size = v;
+        }
+        t.buffered |= self.buffered;
+        if let Some(v) = self.data {
+            t.data = v;
+        }
+        if let Some(v) = self.interval {
+            t.interval = v;
+        }
+        if let Some(v) = self.seed {
+            t.seed = v;
+        }
+        if let Some(v) = self.on_error {
+            t.on_error = v;
+        }
+        if let Some(v) = self.sync_timeout {
+            t.sync_timeout = v;
+        }
+        if let Some(v) = self.io_timeout {
+            t.io_timeout = v;
+        }
+        t.verify |= self.verify;
+        if let Some(v) = &self.journal {
+            t.journal = Some(v.clone());
+        }
+        t.allow_write.extend(self.allow_write.iter().cloned());
+    }
+}
+
+/// Resolves a configuration built from flags; errors name the setting.
+fn resolve_flags(mut c: TestConfig) -> Result<(TestConfig, Vec<Run>)> {
+    let runs = c.resolve().map_err(|e| input(e.message))?;
+    Ok((c, runs))
+}
+
+/// The configuration `iogauge run` describes.
+pub fn run_config(a: &RunArgs) -> Result<(TestConfig, Vec<Run>)> {
+    let (mut c, from_job) = match &a.job {
+        Some(path) => {
+            if a.flags.workers.any() {
+                return Err(input(format!(
+                    "--target, --workers, --outstanding, --stroke, --working-set and --offset cannot be combined with job file {}: edit its [[worker]] sections",
+                    path.display()
+                )));
+            }
+            let (c, _) = job::load(path)?;
+            if c.study.is_some() {
+                return Err(input(format!("{} has a [study] section: run it with iogauge study {0}", path.display())));
+            }
+            (c, true)
+        }
+        None => (TestConfig::default(), false),
+    };
+    if !from_job {
+        c.workers = a.flags.workers.workers(1)?;
+        c.test.run = if a.specs.is_empty() { vec!["random-read-4k".into()] } else { a.specs.clone() };
+    } else if !a.specs.is_empty() {
+        c.test.run = a.specs.clone();
+    }
+    a.flags.settings.apply(&mut c);
+    resolve_flags(c)
+}
+
+/// The configuration `iogauge profile` describes.
+pub fn profile_config(a: &ProfileArgs) -> Result<(TestConfig, Vec<Run>)> {
+    let mut c = TestConfig::default();
+    c.test.ramp = profile::RAMP;
+    c.test.time = profile::TIME;
+    c.test.run = profile::SUITE.iter().map(|s| s.to_string()).collect();
+    c.workers = a.flags.workers.workers(profile::OUTSTANDING)?;
+    a.flags.settings.apply(&mut c);
+    resolve_flags(c)
+}
