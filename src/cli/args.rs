@@ -73,33 +73,26 @@ pub enum Command {
     },
 }
 
-fn size(s: &str) -> std::result::Result<u64, String> {
-    parse_size(s)
-}
-fn duration(s: &str) -> std::result::Result<Duration, String> {
-    parse_duration(s)
-}
-
 /// Settings of the whole test.
 #[derive(Args, Debug, Default)]
 pub struct SettingFlags {
     /// Ramp-up before recording (e.g. 2s).
-    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub ramp: Option<Duration>,
     /// Recorded run time (e.g. 30s, 2m).
-    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub time: Option<Duration>,
     /// Stop after this many I/Os in all (no ramp-up).
     #[arg(long, value_name = "N")]
     pub ios: Option<u64>,
     /// Stop after this many bytes in all (no ramp-up).
-    #[arg(long, value_parser = size, value_name = "SIZE")]
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
     pub bytes: Option<u64>,
     /// I/O engine: io_uring or psync.
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<EngineKind>,
     /// Size of a test file iogauge creates (default 1G).
-    #[arg(long, value_parser = size, value_name = "SIZE")]
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
     pub file_size: Option<u64>,
     /// Use the page cache for files (numbers may then come from memory).
     #[arg(long)]
@@ -108,7 +101,7 @@ pub struct SettingFlags {
     #[arg(long, value_name = "PATTERN")]
     pub data: Option<DataPattern>,
     /// Interval of the time series and the live line (default 1s).
-    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub interval: Option<Duration>,
     /// Seed of the offset and mix generators.
     #[arg(long, value_name = "N")]
@@ -117,11 +110,11 @@ pub struct SettingFlags {
     #[arg(long, value_name = "stop|continue")]
     pub on_error: Option<OnError>,
     /// Under MPI: the longest a manager waits for the others during a run (default 60s).
-    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub sync_timeout: Option<Duration>,
     /// Give up an I/O outstanding this long (ETIMEDOUT); a test where a worker completes no
     /// I/O for this long stops (default 30s).
-    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub io_timeout: Option<Duration>,
     /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
     /// and leave a map of the last writes for `iogauge verify`.
@@ -152,10 +145,10 @@ pub struct WorkerFlags {
     #[arg(long, value_name = "PCT")]
     pub stroke: Option<f64>,
     /// Working set as a size.
-    #[arg(long, value_parser = size, value_name = "SIZE")]
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
     pub working_set: Option<u64>,
     /// Start of the working set on each target.
-    #[arg(long, value_parser = size, value_name = "SIZE")]
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
     pub offset: Option<u64>,
 }
 
