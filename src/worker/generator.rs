@@ -9,11 +9,13 @@ use crate::target::TargetInfo;
 
 /// One line of the spec, precomputed for the hot path.
 pub(super) struct Line {
+    /// Transfer size (bytes).
     pub(super) size: u32,
     /// A read when the low 32 random bits are below this.
     read_below: u64,
     /// Random when the next 32 random bits are below this.
     random_below: u64,
+    /// The worker pauses this long after each `burst` I/Os of this line (0: never).
     pub(super) delay_ns: u64,
     pub(super) burst: u32,
 }
