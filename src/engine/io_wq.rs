@@ -8,8 +8,8 @@
 //! limit. So such I/Os are marked `IOSQE_ASYNC` (straight to io-wq, which may then run several
 //! at once) and the worker's io-wq is held to one thread per CPU it may run on: more would only
 //! take turns on the same CPUs. On zram at 32 outstanding this took 4 KiB random reads from
-//! 0.99x to 1.16x-1.18x fio's IOPS and 1 MiB sequential reads from 0.99x to 1.91x-2x
-//! (docs/performance.md). The price is in CPU per I/O, which stays near fio's (0.92x-0.94x):
+//! 0.99x to about 1.15x fio's IOPS and 1 MiB sequential reads from 0.99x to about 1.9x
+//! (docs/performance.md). The price is in CPU per I/O, which stays near fio's (0.92x-0.95x):
 //! with as many io-wq threads as CPUs, the worker preempts one each time it wakes to reap,
 //! and io-wq looks up each I/O's registered file and buffer under the ring's lock, which the
 //! failed try on the submitting thread would have done there.
