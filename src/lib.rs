@@ -1,7 +1,7 @@
 //! iogauge: a storage I/O workload generator and performance-characterisation tool for Linux.
 //!
 //! The data path reads top-down: [`spec`] and [`config`] describe a test, [`plan`] checks it
-//! against the [`target`]s, [`worker`]s drive an [`engine`] and count into [`stats`], [`run`]
+//! against the [`targets`], [`worker`]s drive an [`engine`] and count into [`stats`], [`run`]
 //! turns those into a [`result`] document, and [`export`] writes it out. Under MPI every rank
 //! is one of the test's [`managers`]: each runs its part and they merge one document. A
 //! [`study`] runs many such tests, one per point; [`compare`] sets two documents side by side.
@@ -33,7 +33,7 @@ pub mod run;
 pub mod spec;
 pub mod stats;
 pub mod study;
-pub mod target;
+pub mod targets;
 pub mod units;
 pub mod verify;
 pub mod worker;

@@ -7,7 +7,7 @@ use crate::host;
 use crate::managers::{self, Group};
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
-use crate::target::{self, TargetInfo, TargetKind, safety};
+use crate::targets::{self, TargetInfo, TargetKind, safety};
 use crate::verify;
 
 /// Most I/Os one worker may keep in flight (io_uring's completion-queue limit).
@@ -100,7 +100,7 @@ fn create(mut p: Checked) -> Result<Checked> {
     }
     for t in &mut p.targets {
         if !t.exists {
-            let created = target::prepare(t, s.data, s.buffered)?;
+            let created = targets::prepare(t, s.data, s.buffered)?;
             for run in &p.runs {
                 for (wc, spec) in p.config.workers.iter().zip(&run.specs) {
                     if wc.targets.contains(&t.path) {
@@ -159,7 +159,7 @@ fn check(config: TestConfig, runs: Vec<Run>) -> Result<Checked> {
     }
     let mut targets = Vec::new();
     for p in &paths {
-        targets.push(target::inspect(p, s.file_size, s.buffered)?);
+        targets.push(targets::inspect(p, s.file_size, s.buffered)?);
     }
     let mut warnings = Vec::new();
     for (w, wc) in config.workers.iter().enumerate() {

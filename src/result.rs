@@ -12,7 +12,7 @@ use crate::config::TestConfig;
 use crate::cpu::CpuUsage;
 use crate::host::HostInfo;
 use crate::stats::{DirStats, IoStats};
-use crate::target::TargetInfo;
+use crate::targets::TargetInfo;
 use crate::verify::VerifyResult;
 
 /// The schema name and version; a change that breaks readers bumps the number.

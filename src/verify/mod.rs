@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Run, TestConfig};
 use crate::engine::AlignedBuf;
 use crate::plan::WorkerPlan;
-use crate::target::{TargetInfo, TargetKind};
+use crate::targets::{TargetInfo, TargetKind};
 use block::{HEADER_BYTES, Mismatch};
 use checker::{CheckerSpec, WorkingMap};
 use journal::{JournalHead, JournalWriter};
@@ -35,7 +35,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 /// Whether a worker works on real targets (a worker never mixes them with the null target).
 fn real(w: &crate::config::WorkerConfig) -> bool {
-    w.targets.iter().any(|t| t != crate::target::NULL)
+    w.targets.iter().any(|t| t != crate::targets::NULL)
 }
 
 /// Whether any run writes to a real target: else there is nothing to verify.

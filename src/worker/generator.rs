@@ -5,7 +5,7 @@
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
 use crate::spec::AccessSpec;
-use crate::target::TargetInfo;
+use crate::targets::TargetInfo;
 
 /// One line of the spec, precomputed for the hot path.
 pub(super) struct Line {
@@ -116,7 +116,7 @@ mod tests {
     use super::*;
     use crate::plan::WorkingSet;
     use crate::spec::find_builtin;
-    use crate::target;
+    use crate::targets;
 
     fn setup(spec: &str, start: u64, size: u64, lbs: u64) -> Generator {
         let spec = find_builtin(spec).unwrap();
@@ -127,7 +127,7 @@ mod tests {
             targets: vec![WorkingSet { target: 0, start, size }],
             rate_iops: None,
         };
-        let mut info = target::inspect("null", 0, false).unwrap();
+        let mut info = targets::inspect("null", 0, false).unwrap();
         info.logical_block = lbs;
         Generator::new(&spec, &plan, &[info], 7)
     }

@@ -32,7 +32,7 @@ use crate::engine::psync::PsyncEngine;
 use crate::engine::{AlignedBuf, Completion, Engine, Io};
 use crate::plan::WorkerPlan;
 use crate::stats::IoStats;
-use crate::target::{self, TargetInfo, TargetKind};
+use crate::targets::{self, TargetInfo, TargetKind};
 use crate::verify::checker::Checker;
 
 mod arrival;
@@ -321,7 +321,7 @@ impl SetUp {
         let files = if null {
             Vec::new()
         } else {
-            job.targets.iter().map(|t| target::open(t, writes).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+            job.targets.iter().map(|t| targets::open(t, writes).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
         };
         let slots = job.plan.outstanding as usize * job.targets.len();
         let max_size = spec.max_transfer() as usize;
