@@ -76,7 +76,7 @@ pub fn pair(a: &[(String, Figures)], b: &[(String, Figures)]) -> Vec<(String, Fi
 
 /// The side-by-side table of `A` and `B`.
 pub fn table(a_name: &str, b_name: &str, rows: &[(String, Figures, Figures)]) -> String {
-    use crate::export::table::{grid, thousands};
+    use crate::format::{grid, thousands};
     let mut cells = vec![
         [
             "workload",

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use crate::error::{Result, input};
 use crate::result::ResultDoc;
-use crate::study::run::StudyDoc;
+use crate::study::doc::StudyDoc;
 
 /// A result document or a study document.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ impl Document {
         let bad = |e: serde_json::Error| input(format!("{name}: not a valid {} document: {e}", head.schema));
         match head.schema.as_str() {
             crate::result::SCHEMA => Ok(Document::Run(serde_json::from_slice(bytes).map_err(bad)?)),
-            crate::study::run::SCHEMA => Ok(Document::Study(serde_json::from_slice(bytes).map_err(bad)?)),
+            crate::study::doc::SCHEMA => Ok(Document::Study(serde_json::from_slice(bytes).map_err(bad)?)),
             other => Err(input(format!(
                 "{name}: unknown schema '{other}': give iogauge.result/1 or iogauge.study/1 documents"
             ))),

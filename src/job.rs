@@ -1,24 +1,26 @@
-//! Job files: TOML read into a [`TestConfig`], every mistake reported as `FILE:LINE:COLUMN: what`.
+//! Job files: TOML read into a [`Job`], checked as the [`Test`] it resolves to and the study it
+//! describes, every mistake reported as `FILE:LINE:COLUMN: what`.
 
 use std::path::Path;
 
 use toml::de::{DeTable, DeValue};
 
-use crate::config::{ConfigError, Run, Seg, TestConfig};
+use crate::config::{ConfigError, Job, Seg, Test};
 use crate::error::{Error, Result, input};
+use crate::study::doc::StudyDoc;
 
-/// Reads, parses and resolves a job file.
-pub fn load(path: &Path) -> Result<(TestConfig, Vec<Run>)> {
+/// Reads and parses a job file, and checks that it resolves.
+pub fn load(path: &Path) -> Result<Job> {
     let name = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     parse_in(&text, &name.to_string(), dir)
 }
 
-/// Parses and resolves job-file text; `name` prefixes error locations, and files the job
-/// names (a `[storage]` baseline) are found from `dir`.
-pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<(TestConfig, Vec<Run>)> {
-    let mut config: TestConfig = toml::from_str(text).map_err(|e| {
+/// Parses job-file text and checks that it resolves; `name` prefixes error locations, and
+/// files the job names (a `[storage]` baseline) are found from `dir`.
+pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<Job> {
+    let mut config: Job = toml::from_str(text).map_err(|e| {
         let msg = e.message().trim().replace('\n', " ");
         match e.span() {
             Some(span) => located(text, name, span.start, &msg),
@@ -30,21 +32,42 @@ pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<(TestConfig, Vec<R
             let path = dir.join(&b);
             let doc = std::fs::read_to_string(&path)
                 .map_err(|e| input(format!("{name}: [storage] baseline {}: {e}", path.display())))?;
-            storage.fill_from_baseline(&doc).map_err(|m| input(format!("{name}: [storage] baseline {b}: {m}")))?;
+            fill_from_baseline(storage, &doc).map_err(|m| input(format!("{name}: [storage] baseline {b}: {m}")))?;
         }
     }
     resolve_located(config, text, name)
 }
 
-/// Parses and resolves job-file text; `name` prefixes error locations.
-pub fn parse(text: &str, name: &str) -> Result<(TestConfig, Vec<Run>)> {
+/// Parses job-file text and checks that it resolves; `name` prefixes error locations.
+pub fn parse(text: &str, name: &str) -> Result<Job> {
     parse_in(text, name, Path::new("."))
 }
 
-fn resolve_located(mut config: TestConfig, text: &str, name: &str) -> Result<(TestConfig, Vec<Run>)> {
-    let runs = config.resolve().map_err(|e| locate(text, name, &e))?;
-    crate::study::points(&config).map_err(|e| locate(text, name, &e))?;
-    Ok((config, runs))
+fn resolve_located(job: Job, text: &str, name: &str) -> Result<Job> {
+    Test::from_job(&job).map_err(|e| locate(text, name, &e))?;
+    crate::study::points(&job).map_err(|e| locate(text, name, &e))?;
+    Ok(job)
+}
+
+/// Fills the drive figures a `[storage]` section leaves out from a baseline study document
+/// (`iogauge study baseline --json FILE`): its measured medians.
+fn fill_from_baseline(storage: &mut crate::model::Storage, text: &str) -> std::result::Result<(), String> {
+    let doc: StudyDoc = serde_json::from_str(text).map_err(|e| format!("not an iogauge study document: {e}"))?;
+    let s = &doc.points.first().ok_or("the study has no points")?.summary;
+    let median = |spec: &str, iops: bool| {
+        s.iter().find(|x| x.spec == spec).map(|x| if iops { x.iops.median } else { x.mbps.median })
+    };
+    let missing = || "not a baseline study (iogauge study baseline): it lacks streaming-read-1m".to_string();
+    if storage.drive_read_mbps == 0.0 {
+        storage.drive_read_mbps = median("streaming-read-1m", false).ok_or_else(missing)?;
+    }
+    if storage.drive_write_mbps == 0.0 {
+        storage.drive_write_mbps = median("streaming-write-1m", false).ok_or_else(missing)?;
+    }
+    if storage.drive_iops.is_none() {
+        storage.drive_iops = median("random-read-4k", true);
+    }
+    Ok(())
 }
 
 /// Turns a configuration error into `name:line:col: message`, finding the path in the text.

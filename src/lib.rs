@@ -19,6 +19,7 @@ pub mod document;
 pub mod engine;
 pub mod error;
 pub mod export;
+pub mod format;
 pub mod history;
 pub mod host;
 pub mod job;

@@ -69,27 +69,6 @@ pub struct Theory {
 }
 
 impl Storage {
-    /// Fills the drive figures not given from the baseline document `text`.
-    pub fn fill_from_baseline(&mut self, text: &str) -> Result<(), String> {
-        let doc: crate::study::run::StudyDoc =
-            serde_json::from_str(text).map_err(|e| format!("not an iogauge study document: {e}"))?;
-        let s = &doc.points.first().ok_or("the study has no points")?.summary;
-        let median = |spec: &str, iops: bool| {
-            s.iter().find(|x| x.spec == spec).map(|x| if iops { x.iops.median } else { x.mbps.median })
-        };
-        let missing = || "not a baseline study (iogauge study baseline): it lacks streaming-read-1m".to_string();
-        if self.drive_read_mbps == 0.0 {
-            self.drive_read_mbps = median("streaming-read-1m", false).ok_or_else(missing)?;
-        }
-        if self.drive_write_mbps == 0.0 {
-            self.drive_write_mbps = median("streaming-write-1m", false).ok_or_else(missing)?;
-        }
-        if self.drive_iops.is_none() {
-            self.drive_iops = median("random-read-4k", true);
-        }
-        Ok(())
-    }
-
     /// Checks the section; the message names the key.
     pub fn validate(&self) -> Result<(), String> {
         let min = match self.raid.as_str() {

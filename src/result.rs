@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::TestConfig;
+use crate::config::Job;
 use crate::cpu::CpuUsage;
-use crate::host::HostInfo;
+use crate::host::{HostInfo, ManagerInfo};
 use crate::stats::{DirStats, IoStats};
 use crate::targets::TargetInfo;
-use crate::verify::VerifyResult;
+use crate::verify::block::VerifyResult;
 
 /// The schema name and version; a change that breaks readers bumps the number.
 pub const SCHEMA: &str = "iogauge.result/1";
@@ -43,7 +43,7 @@ pub struct ResultDoc {
     /// The machine of manager 0 (the one that wrote the document).
     pub host: HostInfo,
     /// The resolved test: a job file that reruns it.
-    pub config: TestConfig,
+    pub config: Job,
     /// What each target is.
     pub target_info: Vec<TargetInfo>,
     /// One per access specification run.
@@ -55,19 +55,6 @@ pub struct ResultDoc {
     /// Every manager (MPI rank; one on a single host): its machine and targets.
     #[serde(default)]
     pub managers: Vec<ManagerInfo>,
-}
-
-/// A manager's machine and targets.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ManagerInfo {
-    /// MPI rank (0 on a single host).
-    pub rank: u32,
-    /// Its machine.
-    pub host: HostInfo,
-    /// What each of its targets is.
-    pub target_info: Vec<TargetInfo>,
-    /// How many workers it runs (0: it only waits, e.g. beyond `test.managers`).
-    pub workers: usize,
 }
 
 /// One manager's part of a run.
@@ -348,6 +335,15 @@ impl ResultDoc {
     /// Whether any I/O failed, or any block read back did not match, in any run.
     pub fn has_errors(&self) -> bool {
         self.results.iter().any(|r| r.totals.metrics.errors > 0 || r.verify.as_ref().is_some_and(|v| v.mismatches > 0))
+    }
+
+    /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed, else 0.
+    pub fn exit_status(&self) -> i32 {
+        match (self.interrupted, self.has_errors()) {
+            (true, _) => crate::error::Error::Stopped.exit_code(),
+            (false, true) => 1,
+            (false, false) => 0,
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use iogauge::config::Test;
 use iogauge::managers::Solo;
 use iogauge::{job, plan, run};
 
@@ -49,11 +50,11 @@ fn allocations_for(ios: u64, outstanding: u32) -> (u64, u64) {
         "[test]\nios = {ios}\nrun = [\"oltp-8k\"]\n[[worker]]\ncount = 2\noutstanding = {outstanding}\n\
          targets = [\"null\", \"null\"]\n"
     );
-    let (config, runs) = job::parse(&text, "cost.toml").unwrap();
+    let test = Test::from_job(&job::parse(&text, "cost.toml").unwrap()).unwrap();
     let before = ALLOCATIONS.load(Relaxed);
     let solo = Solo::new();
-    let prep = plan::prepare_for(&solo, config, runs).unwrap();
-    let doc = run::run_test(&prep, &solo, &mut run::Silent, &Default::default()).unwrap().doc;
+    let prep = plan::prepare_for(&solo, test).unwrap();
+    let doc = run::run_test(&prep, &solo, &mut run::Silent).unwrap().doc;
     let done = doc.results[0].totals.metrics.ios;
     (ALLOCATIONS.load(Relaxed) - before, done)
 }

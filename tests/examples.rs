@@ -23,7 +23,7 @@ fn a_results_config_reruns_the_test() {
     let job = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/null-count.toml");
     let first = json(&["run", job]);
     assert_eq!(num(&first, "results/0/totals/ios"), 10_000_000.0);
-    let config: iogauge::config::TestConfig = serde_json::from_value(first["config"].clone()).unwrap();
+    let config: iogauge::config::Job = serde_json::from_value(first["config"].clone()).unwrap();
     let dir = scratch("rerun");
     let again = dir.join("again.toml");
     std::fs::write(&again, toml::to_string(&config).unwrap()).unwrap();

@@ -198,8 +198,8 @@ fn check_cli(args: &[&str]) {
     argv.extend(args);
     let Ok(cli) = Cli::try_parse_from(&argv) else { return };
     let built = match &cli.command {
-        Command::Run(a) if a.job.is_none() => cli::run_config(a).map(|_| ()),
-        Command::Profile(a) => cli::profile_config(a).map(|_| ()),
+        Command::Run(a) if a.job.is_none() => cli::run_test(a).map(|_| ()),
+        Command::Profile(a) => cli::profile_test(a).map(|_| ()),
         _ => Ok(()),
     };
     if let Err(e) = built {

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use iogauge::export::table::thousands;
+use iogauge::format::thousands;
 use serde_json::Value;
 
 fn history(dir: &Path, db: &Path, filter: &[&str]) -> Vec<Value> {

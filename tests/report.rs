@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
-use iogauge::export::table::thousands;
+use iogauge::format::thousands;
 use serde_json::{Value, json};
 
 /// Where screenshots are kept (not in git).

@@ -1,4 +1,5 @@
-//! The command line's flags and commands (clap), and their translation into a [`TestConfig`].
+//! The command line's flags and commands (clap), and their translation into a [`Job`], resolved
+//! once into the [`Test`] that runs.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -6,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use super::{history, verify};
-use crate::config::{DataPattern, EngineKind, OnError, Run, TestConfig, WorkerConfig};
+use crate::config::{DataPattern, EngineKind, Job, OnError, Test, WorkerConfig};
 use crate::error::{Result, input};
 use crate::job;
 use crate::profile;
@@ -263,7 +264,7 @@ pub struct TestFlags {
 
 impl SettingFlags {
     /// Sets what the flags give in `c`'s test settings (flags win over a job file).
-    pub(super) fn apply(&self, c: &mut TestConfig) {
+    pub(super) fn apply(&self, c: &mut Job) {
         let t = &mut c.test;
         if let Some(v) = self.ramp {
             t.ramp = v;
@@ -310,15 +311,14 @@ impl SettingFlags {
     }
 }
 
-/// Resolves a configuration built from flags; errors name the setting.
-fn resolve_flags(mut c: TestConfig) -> Result<(TestConfig, Vec<Run>)> {
-    let runs = c.resolve().map_err(|e| input(e.message))?;
-    Ok((c, runs))
+/// Resolves a job built or changed by flags; errors name the setting.
+fn resolve_flags(job: &Job) -> Result<Test> {
+    Test::from_job(job).map_err(|e| input(e.message))
 }
 
-/// The configuration `iogauge run` describes.
-pub fn run_config(a: &RunArgs) -> Result<(TestConfig, Vec<Run>)> {
-    let (mut c, from_job) = match &a.job {
+/// The test `iogauge run` describes: a job file's with the flags applied, or the flags' own.
+pub fn run_test(a: &RunArgs) -> Result<Test> {
+    let mut job = match &a.job {
         Some(path) => {
             if a.flags.workers.any() {
                 return Err(input(format!(
@@ -326,31 +326,36 @@ pub fn run_config(a: &RunArgs) -> Result<(TestConfig, Vec<Run>)> {
                     path.display()
                 )));
             }
-            let (c, _) = job::load(path)?;
-            if c.study.is_some() {
+            let job = job::load(path)?;
+            if job.study.is_some() {
                 return Err(input(format!("{} has a [study] section: run it with iogauge study {0}", path.display())));
             }
-            (c, true)
+            if !a.specs.is_empty() {
+                let mut job = job;
+                job.test.run = a.specs.clone();
+                job
+            } else {
+                job
+            }
         }
-        None => (TestConfig::default(), false),
+        None => {
+            let mut job = Job::default();
+            job.workers = a.flags.workers.workers(1)?;
+            job.test.run = if a.specs.is_empty() { vec!["random-read-4k".into()] } else { a.specs.clone() };
+            job
+        }
     };
-    if !from_job {
-        c.workers = a.flags.workers.workers(1)?;
-        c.test.run = if a.specs.is_empty() { vec!["random-read-4k".into()] } else { a.specs.clone() };
-    } else if !a.specs.is_empty() {
-        c.test.run = a.specs.clone();
-    }
-    a.flags.settings.apply(&mut c);
-    resolve_flags(c)
+    a.flags.settings.apply(&mut job);
+    resolve_flags(&job)
 }
 
-/// The configuration `iogauge profile` describes.
-pub fn profile_config(a: &ProfileArgs) -> Result<(TestConfig, Vec<Run>)> {
-    let mut c = TestConfig::default();
-    c.test.ramp = profile::RAMP;
-    c.test.time = profile::TIME;
-    c.test.run = profile::SUITE.iter().map(|s| s.to_string()).collect();
-    c.workers = a.flags.workers.workers(profile::OUTSTANDING)?;
-    a.flags.settings.apply(&mut c);
-    resolve_flags(c)
+/// The test `iogauge profile` describes.
+pub fn profile_test(a: &ProfileArgs) -> Result<Test> {
+    let mut job = Job::default();
+    job.test.ramp = profile::RAMP;
+    job.test.time = profile::TIME;
+    job.test.run = profile::SUITE.iter().map(|s| s.to_string()).collect();
+    job.workers = a.flags.workers.workers(profile::OUTSTANDING)?;
+    a.flags.settings.apply(&mut job);
+    resolve_flags(&job)
 }

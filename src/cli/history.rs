@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::document::Document;
 use crate::error::{Result, input, runtime};
-use crate::export::table::{grid, thousands};
+use crate::format::{grid, thousands};
 use crate::history::{self, Filter, History};
 use crate::report;
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::study::run::StudyDoc;
+use crate::study::doc::StudyDoc;
 use crate::study::stats::Spread;
 
 const MEASURES: [&str; 6] = ["iops", "mbps", "avg_response_ms", "p99_response_ms", "cpu_pct", "iops_per_cpu_pct"];

@@ -6,7 +6,7 @@
 use super::svg::{Axis, Chart, Mark, Rule, Scale, Series, num};
 use crate::result::ResultDoc;
 use crate::study::Point;
-use crate::study::run::{PointResult, SpecSummary, StudyDoc};
+use crate::study::doc::{PointResult, SpecSummary, StudyDoc};
 use crate::units::format_size;
 
 /// One style per series name across the whole report, so a series keeps its colour.
@@ -236,7 +236,7 @@ pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<C
 /// and the maximum under it marked (seed 001's charts 2, 5, 6, 8).
 fn response_chart(
     rows: &Rows,
-    searches: &[(&str, &&StudyDoc, &crate::study::run::SearchResult)],
+    searches: &[(&str, &&StudyDoc, &crate::study::doc::SearchResult)],
     styles: &mut Styles,
 ) -> Chart {
     // A p99 limit is read on a p99 axis; any other on the average.

@@ -10,9 +10,9 @@ use std::fmt::Write;
 
 use crate::compare::{self, Figures};
 use crate::document::Document;
-use crate::export::table::thousands;
+use crate::format::thousands;
 use crate::result::ResultDoc;
-use crate::study::run::StudyDoc;
+use crate::study::doc::StudyDoc;
 use html::{Cell, table};
 use svg::{esc, num};
 

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use crate::export::table::thousands;
+use crate::format::thousands;
 use crate::units::format_size;
 
 /// How values map onto an axis.

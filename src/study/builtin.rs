@@ -1,8 +1,8 @@
 //! The seeds' experiments as built-in studies: `iogauge study NAME --target ...`, with the
 //! seed's own workloads, depths and cycles, on the user's targets.
 
-use super::{Limit, Steps, StudyConfig, Value};
-use crate::config::{TestConfig, WorkerConfig};
+use crate::config::{Job, WorkerConfig};
+use crate::config::{Limit, Steps, StudyConfig, Value};
 
 /// Name and description of every built-in study.
 pub const BUILTINS: [(&str, &str); 6] = [
@@ -28,7 +28,7 @@ const BASELINE: [&str; 4] = ["streaming-read-1m", "streaming-write-1m", "random-
 
 /// A baseline study's result as a `[storage]` section's drive figures (docs/job-file.md),
 /// for the model to use measured rather than datasheet figures.
-pub fn drive_figures(doc: &super::run::StudyDoc) -> Option<String> {
+pub fn drive_figures(doc: &super::doc::StudyDoc) -> Option<String> {
     let s = &doc.points.first()?.summary;
     let get = |name: &str| s.iter().find(|x| x.spec == name);
     let (r, w, rr) = (get(BASELINE[0])?, get(BASELINE[1])?, get(BASELINE[2])?);
@@ -48,12 +48,12 @@ fn names(list: &[&str]) -> Vec<String> {
 }
 
 /// The study `name` on `targets` (at least one), or why not.
-pub fn builtin(name: &str, targets: &[String]) -> Result<TestConfig, String> {
+pub fn builtin(name: &str, targets: &[String]) -> Result<Job, String> {
     if targets.is_empty() {
         return Err(format!("study {name} needs its targets: give --target PATH (repeatable)"));
     }
     let n = targets.len() as f64;
-    let mut c = TestConfig::default();
+    let mut c = Job::default();
     let mut study = StudyConfig {
         repeat: 1,
         managers: None,
@@ -160,8 +160,8 @@ mod tests {
         let targets = vec!["null".to_string(), "null".to_string()];
         for (name, _) in BUILTINS {
             let t = if name == "baseline" { &targets[..1] } else { &targets[..] };
-            let mut c = builtin(name, t).unwrap();
-            c.resolve().unwrap_or_else(|e| panic!("{name}: {}", e.message));
+            let c = builtin(name, t).unwrap();
+            crate::config::Test::from_job(&c).unwrap_or_else(|e| panic!("{name}: {}", e.message));
             let points = super::super::points(&c).unwrap();
             let expected = match name {
                 "seed000-streaming" => 2 * 12, // 2 target counts x 512 B..1 MiB

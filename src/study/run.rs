@@ -1,200 +1,51 @@
 //! Running a study: each point's test `repeat` times, every result document kept, and a
 //! summary per point (the median of the repeats and how far they spread).
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Instant, SystemTime};
 
-use serde::{Deserialize, Serialize};
-
+use super::doc::{self, CurveResult, PointResult, SCHEMA, SearchResult, StudyDoc};
 use super::stats::{CV_WARN, Spread};
-use super::{Point, StudyConfig, apply, search};
-use crate::config::TestConfig;
+use super::{Point, apply, search};
+use crate::config::{Job, Limit, StudyConfig};
 use crate::error::{Error, Result, input};
 use crate::managers::Group;
 use crate::plan;
-use crate::result::ResultDoc;
-use crate::run::{self, LiveStatus, Progress};
+use crate::run::{self, LiveStatus, Observer};
 use crate::verify::map::BlockMap;
 
-/// A point always runs to its end; Ctrl-C stops a study between points (see [`run_study`]).
-static NEVER: AtomicBool = AtomicBool::new(false);
-
-/// `schema` of a study document.
-pub const SCHEMA: &str = "iogauge.study/1";
-
-/// A study document: the definition, every point with every run's full result, and summaries.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StudyDoc {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// iogauge's version.
-    pub tool_version: String,
-    /// When the study started (RFC 3339, UTC).
-    pub started_at: String,
-    /// Wall time of the whole study so far (s).
-    pub duration_s: f64,
-    /// The `[study]` section.
-    pub study: StudyConfig,
-    /// The job the points vary (without its `[study]` section).
-    pub config: TestConfig,
-    /// Points in the order run.
-    pub points: Vec<PointResult>,
-    /// With a `limit`: one search per outer point and access specification.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub searches: Vec<SearchResult>,
-    /// With a `curve`: one curve per outer point and access specification.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub curves: Vec<CurveResult>,
-    /// Things to know when reading the numbers (repeats that disagree, among others).
-    pub warnings: Vec<String>,
-    /// True while points remain to run (the document is written after every point).
-    pub interrupted: bool,
+/// What a study tells the outside: everything a run does, and each point as it ends.
+pub trait StudyObserver: Observer {
+    /// A point has ended: the document so far, to be written now, so that a study cut short
+    /// keeps the points it finished.
+    fn point_done(&mut self, doc: &StudyDoc) -> Result<()>;
 }
 
-/// One point: its parameters, the summary of its repeats, and every repeat's result document.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PointResult {
-    /// Position in the study, from 0.
-    pub index: usize,
-    /// The cycled parameters' values.
-    pub params: Point,
-    /// One per access specification run, in the result documents' order.
-    pub summary: Vec<SpecSummary>,
-    /// Every repeat's whole result document.
-    pub runs: Vec<ResultDoc>,
-}
-
-/// One access specification at one point, over its repeats.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SpecSummary {
-    /// The specification's name.
-    pub spec: String,
-    /// I/Os per second.
-    pub iops: Spread,
-    /// 10^6 bytes per second.
-    pub mbps: Spread,
-    /// Mean response time (ms); absent with no completed I/O.
-    pub avg_response_ms: Option<Spread>,
-    /// 99th percentile response time (ms).
-    pub p99_response_ms: Option<Spread>,
-    /// CPU utilisation of the machine (%).
-    pub cpu_pct: Spread,
-    /// Iometer's CPU effectiveness: IOPS per CPU utilisation %.
-    pub iops_per_cpu_pct: Spread,
-    /// I/O errors over all repeats.
-    pub errors: u64,
-    /// For a point of a cycle over targets or workers: median IOPS / (N x the median IOPS of
-    /// the point with one, all else equal).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scaling: Option<f64>,
-    /// With a `[storage]` section: the theoretical maximum of this point and how close it came.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theory: Option<TheoryAt>,
-}
-
-/// A point's theoretical maximum (docs/job-file.md, `[storage]`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TheoryAt {
-    /// `mbps` (sequential workloads) or `iops` (random ones).
-    pub unit: String,
-    /// The maximum for the point's number of volumes (distinct targets).
-    pub value: f64,
-    /// The median measured, as % of `value`.
-    pub measured_pct: f64,
-    /// What limits: `drives`, `parity`, `links`, or `host_cpu` when the CPU was above 90 %.
-    pub limit: String,
-}
-
-fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
-    let specs = runs[0].results.iter().map(|r| r.spec.clone());
-    specs
-        .enumerate()
-        .map(|(k, spec)| {
-            let totals: Vec<_> = runs.iter().map(|d| &d.results[k].totals).collect();
-            let spread = |f: &dyn Fn(&crate::result::Totals) -> f64| {
-                Spread::of(&totals.iter().map(|t| f(t)).collect::<Vec<_>>())
-            };
-            let optional = |f: &dyn Fn(&crate::result::Totals) -> Option<f64>| {
-                let v: Option<Vec<f64>> = totals.iter().map(|t| f(t)).collect();
-                v.map(|v| Spread::of(&v))
-            };
-            SpecSummary {
-                spec,
-                iops: spread(&|t| t.metrics.iops),
-                mbps: spread(&|t| t.metrics.mbps),
-                avg_response_ms: optional(&|t| t.metrics.avg_response_ms),
-                p99_response_ms: optional(&|t| t.metrics.percentiles_ms.get("p99").copied()),
-                cpu_pct: spread(&|t| t.cpu.all.utilization_pct),
-                iops_per_cpu_pct: spread(&|t| t.cpu.effectiveness),
-                errors: totals.iter().map(|t| t.metrics.errors).sum(),
-                scaling: None,
-                theory: None,
-            }
-        })
-        .collect()
-}
-
-/// Prefixes the live line with the point being run.
-struct PointProgress<'a> {
-    inner: &'a mut dyn Progress,
+/// The observer of one point's runs: the live line says which point, and a point always runs
+/// to its end (Ctrl-C stops a study between points, see [`run_study`]).
+struct PointObserver<'a> {
+    inner: &'a mut dyn StudyObserver,
     label: String,
 }
 
-impl Progress for PointProgress<'_> {
-    fn live(&mut self, s: &LiveStatus) {
+impl Observer for PointObserver<'_> {
+    fn interval(&mut self, s: &LiveStatus) {
         let spec = format!("{} {}", self.label, s.spec);
-        self.inner.live(&LiveStatus { spec: &spec, ..s.clone() });
+        self.inner.interval(&LiveStatus { spec: &spec, ..s.clone() });
     }
-    fn done(&mut self) {
-        self.inner.done();
+    fn run_done(&mut self) {
+        self.inner.run_done();
     }
-}
-
-/// One IOPS-vs-response-time curve: the uncontrolled maximum and the open-loop points.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CurveResult {
-    /// The outer cycles' values.
-    pub params: Point,
-    /// The access specification.
-    pub spec: String,
-    /// Index in `points` of the uncontrolled (closed-loop) maximum.
-    pub max: usize,
-    /// Indexes in `points` of the runs at each fraction, in order; each point's `params`
-    /// holds the asked rate, its summary the achieved one and the response times.
-    pub points: Vec<usize>,
-}
-
-/// One response-time search: its answer, and which points it measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SearchResult {
-    /// The outer cycles' values (outstanding I/Os are what the search varies).
-    pub params: Point,
-    /// The access specification searched.
-    pub spec: String,
-    /// The limit (ms) and what it applies to (`avg`, `p99`...).
-    pub limit_ms: f64,
-    /// `avg` or a percentile key.
-    pub of: String,
-    /// Index in `points` of the answer: the most outstanding I/Os at or under the limit.
-    pub found: Option<usize>,
-    /// Index in `points` of the depth one above it, measured over the limit.
-    pub over: Option<usize>,
-    /// Indexes in `points` of every depth measured, in order.
-    pub measured: Vec<usize>,
-    /// The answer in one line.
-    pub answer: String,
 }
 
 /// Runs points one after another into one document.
 struct Runner<'a> {
-    base: TestConfig,
+    /// The job as written, with its `[study]` section (`apply` reads how targets are added).
+    base: Job,
     repeat: u32,
     doc: StudyDoc,
     t0: Instant,
-    progress: &'a mut dyn Progress,
-    after_point: &'a mut dyn FnMut(&StudyDoc) -> Result<()>,
-    /// Set (by Ctrl-C) to stop before the next point.
-    stop: &'a AtomicBool,
+    /// Hears every interval and point; asked between points whether to stop.
+    observer: &'a mut dyn StudyObserver,
     /// The managers running every point together.
     group: &'a dyn Group,
     /// With `--verify`: per target, the map of the last point that wrote to it.
@@ -205,24 +56,22 @@ impl Runner<'_> {
     /// Runs `point` (only `spec`, if given) `repeat` times; returns its index in the document.
     fn measure(&mut self, point: &Point, spec: Option<&str>, label: &str) -> Result<usize> {
         // Every manager stops before the same point, whichever was told to.
-        if self.group.sum(&[u64::from(self.stop.load(Relaxed))], "the next point")[0] > 0 {
+        if self.group.sum(&[u64::from(self.observer.stop_requested())], "the next point")[0] > 0 {
             return Err(Error::Stopped);
         }
         let mut base = self.base.clone();
         if let Some(spec) = spec {
             base.test.run = vec![spec.to_string()];
         }
-        let (c, runs) =
-            apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
-        let prep = plan::prepare_for(self.group, c, runs)?;
+        let test = apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
+        let prep = plan::prepare_for(self.group, test)?;
         let mut docs = Vec::new();
         for r in 0..self.repeat {
             let mut label = label.to_string();
             if self.repeat > 1 {
                 label += &format!(" run {}/{}", r + 1, self.repeat);
             }
-            let tested =
-                run::run_test(&prep, self.group, &mut PointProgress { inner: &mut *self.progress, label }, &NEVER)?;
+            let tested = run::run_test(&prep, self.group, &mut PointObserver { inner: &mut *self.observer, label })?;
             for map in tested.maps.into_iter().filter(|m| m.entries.iter().any(|&e| e != 0)) {
                 self.maps.retain(|m| m.path != map.path);
                 self.maps.push(map);
@@ -235,7 +84,7 @@ impl Runner<'_> {
                 self.doc.warnings.push(w.clone());
             }
         }
-        let summary = summarise(&docs);
+        let summary = doc::summarise(&docs);
         for s in &summary {
             if s.iops.cv > CV_WARN {
                 self.doc.warnings.push(format!(
@@ -249,16 +98,16 @@ impl Runner<'_> {
             }
         }
         self.doc.points.push(PointResult { index, params: point.clone(), summary, runs: docs });
-        annotate(&mut self.doc);
+        doc::annotate(&mut self.doc);
         self.doc.duration_s = self.t0.elapsed().as_secs_f64();
-        (self.after_point)(&self.doc)?;
+        self.observer.point_done(&self.doc)?;
         Ok(index)
     }
 }
 
 /// A search or curve runs one access specification at a time: each of test.run, or (None) the
 /// workers' own.
-fn specs_of(c: &TestConfig) -> Vec<Option<String>> {
+fn specs_of(c: &Job) -> Vec<Option<String>> {
     match c.test.run.is_empty() {
         true => vec![None],
         false => c.test.run.iter().cloned().map(Some).collect(),
@@ -278,15 +127,12 @@ fn response(p: &PointResult, of: &str) -> Option<f64> {
     v.map(|v| Spread::of(&v).median)
 }
 
-/// Runs every point of `points` over `config` (which holds the `[study]` section), or from
-/// each a limit search or a curve; calls `after_point` with the document so far after each point,
-/// so a study cut short keeps the points it finished.
+/// Runs every point of `points` over `config` (the job as written, with its `[study]` section),
+/// or from each a limit search or a curve; tells the observer of each point as it ends.
 pub fn run_study(
-    config: &TestConfig,
+    config: &Job,
     points: &[Point],
-    progress: &mut dyn Progress,
-    after_point: &mut dyn FnMut(&StudyDoc) -> Result<()>,
-    stop: &AtomicBool,
+    observer: &mut dyn StudyObserver,
     group: &dyn Group,
 ) -> Result<Studied> {
     let study = config.study.clone().ok_or_else(|| input("the job file has no [study] section"))?;
@@ -305,15 +151,12 @@ pub fn run_study(
         warnings: Vec::new(),
         interrupted: true,
     };
-    // The runner's base keeps the [study] section: `apply` reads how targets are added.
     let mut r = Runner {
         base: config.clone(),
         repeat: study.repeat,
         doc,
         t0: Instant::now(),
-        progress,
-        after_point,
-        stop,
+        observer,
         group,
         maps: Vec::new(),
     };
@@ -402,14 +245,14 @@ fn run_points(r: &mut Runner, study: &StudyConfig, points: &[Point]) -> Result<(
 fn explain(
     points: &[PointResult],
     spec: &str,
-    limit: &super::Limit,
+    limit: &Limit,
     found: Option<usize>,
     over: Option<usize>,
     outcome: &search::Outcome,
 ) -> String {
     let of = &limit.of;
     let value = |i: usize| response(&points[i], of).map_or("no".into(), |v| format!("{v:.3} ms"));
-    let iops = |i: usize| crate::export::table::thousands(points[i].summary[0].iops.median);
+    let iops = |i: usize| crate::format::thousands(points[i].summary[0].iops.median);
     let depth = |i: usize| points[i].params.outstanding.unwrap_or(0);
     match (found, over) {
         (Some(f), Some(o)) => format!(
@@ -434,60 +277,4 @@ fn explain(
             outcome.measured.first().map_or("-".into(), |m| format!("{:.3} ms", m.1))
         ),
     }
-}
-
-/// Fills in each summary's scaling factor and theoretical maximum.
-fn annotate(doc: &mut StudyDoc) {
-    let storage = doc.config.storage.clone();
-    for i in 0..doc.points.len() {
-        for k in 0..doc.points[i].summary.len() {
-            let scaling = scaling(&doc.points, i, k);
-            let theory = storage.as_ref().and_then(|s| theory(s, &doc.points[i], k));
-            let sum = &mut doc.points[i].summary[k];
-            sum.scaling = scaling;
-            sum.theory = theory;
-        }
-    }
-}
-
-/// Measured / (N x one unit) for a point whose `managers`, `targets` or `workers` is N > 1.
-fn scaling(points: &[PointResult], i: usize, k: usize) -> Option<f64> {
-    let p = &points[i];
-    let (n, one) = match (p.params.managers, p.params.targets, p.params.workers) {
-        (Some(m), _, _) if m > 1 => (m, Point { managers: Some(1), ..p.params.clone() }),
-        (_, Some(t), _) if t > 1 => (t, Point { targets: Some(1), ..p.params.clone() }),
-        (_, _, Some(w)) if w > 1 => (w, Point { workers: Some(1), ..p.params.clone() }),
-        _ => return None,
-    };
-    let base = points.iter().find(|q| q.params == one)?;
-    let (s, b) = (&p.summary[k], base.summary.iter().find(|b| b.spec == p.summary[k].spec)?);
-    (b.iops.median > 0.0).then(|| s.iops.median / (n as f64 * b.iops.median))
-}
-
-/// The theoretical maximum of summary `k` of point `p`: sequential workloads in MB/s, random
-/// ones in IOPS (when the drives' IOPS are given), over the point's distinct targets.
-fn theory(storage: &crate::model::Storage, p: &PointResult, k: usize) -> Option<TheoryAt> {
-    let run = p.runs.first()?;
-    let sum = &p.summary[k];
-    let spec = run.config.specs.iter().find(|s| s.name == sum.spec)?;
-    let volumes = run.target_info.len() as u32;
-    let weight = |f: &dyn Fn(&crate::spec::SpecLine) -> f64| -> f64 {
-        spec.lines.iter().map(|l| l.share as f64 * f(l)).sum::<f64>()
-    };
-    let (t, measured, unit) = if spec.lines.iter().all(|l| l.random == 0) {
-        let bytes = weight(&|l| l.size as f64);
-        let read_share = weight(&|l| l.size as f64 * l.read as f64 / 100.0) / bytes;
-        (storage.mbps(volumes, read_share), sum.mbps.median, "mbps")
-    } else if spec.lines.iter().all(|l| l.random == 100) {
-        let read_share = weight(&|l| l.read as f64 / 100.0) / weight(&|_| 1.0);
-        (storage.iops(volumes, read_share)?, sum.iops.median, "iops")
-    } else {
-        return None;
-    };
-    let limit = if sum.cpu_pct.median > 90.0 {
-        "host_cpu".to_string()
-    } else {
-        serde_json::to_value(t.limit).ok()?.as_str()?.to_string()
-    };
-    Some(TheoryAt { unit: unit.into(), value: t.value, measured_pct: measured / t.value * 100.0, limit })
 }

@@ -230,3 +230,25 @@ mod tests {
         assert_eq!(compare(&vec![0u8; 4096], 8192, s, None).unwrap().0, Kind::NeverWritten);
     }
 }
+
+/// Verification in a run's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyResult {
+    /// Bytes per verified block.
+    pub block_bytes: u64,
+    /// Blocks read back and checked against their last write.
+    pub checked_blocks: u64,
+    /// How many did not match.
+    pub mismatches: u64,
+    /// The first mismatches (up to 100 per worker).
+    pub found: Vec<Mismatch>,
+}
+
+impl VerifyResult {
+    /// Adds another part's (another worker's or manager's).
+    pub fn add(&mut self, o: &VerifyResult) {
+        self.checked_blocks += o.checked_blocks;
+        self.mismatches += o.mismatches;
+        self.found.extend(o.found.iter().cloned());
+    }
+}

@@ -167,8 +167,8 @@ impl Checker {
     }
 
     /// What it checked and found, as in the result document.
-    pub fn result(&self) -> super::VerifyResult {
-        super::VerifyResult {
+    pub fn result(&self) -> super::block::VerifyResult {
+        super::block::VerifyResult {
             block_bytes: self.block,
             checked_blocks: self.checked,
             mismatches: self.mismatch_count,

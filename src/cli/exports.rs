@@ -1,0 +1,251 @@
+//! Where a command's results go (hyperfine's `ExportManager`): every output is opened before
+//! the first I/O, so a bad path fails before anything is measured, and written after every run
+//! or study point. The same object is the command's observer: the live line, and Ctrl-C.
+
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use super::history::{SaveFlags, Saver};
+use crate::document::Document;
+use crate::error::{Error, Result, input, runtime};
+use crate::export;
+use crate::managers::{self, Group};
+use crate::result::ResultDoc;
+use crate::run::{LiveStatus, Observer, Phase};
+use crate::study::doc::StudyDoc;
+use crate::study::run::StudyObserver;
+
+/// One output: stdout, a file that is not a regular file (a pipe, /dev/null), written in
+/// place, or a regular file, replaced whole through a temporary file beside it.
+enum Output {
+    Stdout,
+    InPlace(File),
+    Whole { path: PathBuf, tmp: PathBuf },
+}
+
+impl Output {
+    /// Checks that `path` can be written, writing nothing to it: a regular file's directory
+    /// takes a temporary file; a block device is refused.
+    fn open(path: &Path) -> Result<Output> {
+        if path.as_os_str() == "-" {
+            return Ok(Output::Stdout);
+        }
+        let cannot = |e: std::io::Error| input(format!("cannot write {}: {e}", path.display()));
+        match std::fs::metadata(path) {
+            Ok(m) if m.file_type().is_block_device() => {
+                Err(input(format!("{} is a block device: give a file for the output", path.display())))
+            }
+            Ok(m) if !m.is_file() => Ok(Output::InPlace(File::options().write(true).open(path).map_err(cannot)?)),
+            _ => {
+                // A symlink to a file is followed: the file it names is replaced, not the link.
+                let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                let name = path.file_name().ok_or_else(|| input(format!("{}: not a file name", path.display())))?;
+                let tmp =
+                    path.with_file_name(format!(".{}.iogauge-{}.tmp", name.to_string_lossy(), std::process::id()));
+                File::create(&tmp).map_err(cannot)?;
+                Ok(Output::Whole { path, tmp })
+            }
+        }
+    }
+
+    /// Writes `bytes` as the whole output (again, replacing it, on a later call).
+    fn write(&mut self, bytes: &[u8], what: &str) -> Result<()> {
+        let failed = |e: std::io::Error| runtime(format!("writing {what}: {e}"));
+        match self {
+            Output::Stdout => std::io::stdout().write_all(bytes).map_err(failed),
+            Output::InPlace(f) => f.write_all(bytes).map_err(failed),
+            Output::Whole { path, tmp } => {
+                let mut f = File::create(&*tmp).map_err(failed)?;
+                f.write_all(bytes).and_then(|()| f.sync_all()).map_err(failed)?;
+                std::fs::rename(&*tmp, &*path).map_err(failed)
+            }
+        }
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Output::Whole { tmp, .. } = self {
+            // Left only when nothing was written (bad input, a failed run) or a write failed.
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// The outputs of `run`, `profile` and `study`, and the history.
+pub(super) struct ExportManager {
+    json: Option<Output>,
+    csv: Option<Output>,
+    saver: Saver,
+    /// Writes anything at all (the lead manager; the others only run).
+    lead: bool,
+    /// No table and no live line: asked, or stdout holds machine output.
+    quiet_stdout: bool,
+    /// The live line is drawn (stdout is a terminal).
+    live: bool,
+}
+
+/// The flags that say where results go.
+pub(super) struct Destinations<'a> {
+    pub(super) json: Option<&'a PathBuf>,
+    pub(super) csv: Option<&'a PathBuf>,
+    pub(super) history: &'a SaveFlags,
+    pub(super) quiet: bool,
+}
+
+impl ExportManager {
+    /// Opens the outputs and the history on the lead manager (the others write nothing); every
+    /// manager learns if that failed.
+    pub(super) fn open(group: &dyn Group, to: Destinations) -> Result<ExportManager> {
+        let to_stdout = |p: Option<&PathBuf>| p.is_some_and(|p| p.as_os_str() == "-");
+        let lead = group.leads();
+        let opened = if !lead {
+            Ok((None, None, Saver::none()))
+        } else if to_stdout(to.json) && to_stdout(to.csv) {
+            Err(input("--json - and --csv - cannot both use stdout: give one a file"))
+        } else {
+            let json = to.json.map(|p| Output::open(p)).transpose();
+            let csv = to.csv.map(|p| Output::open(p)).transpose();
+            json.and_then(|j| Ok((j, csv?, to.history.saver(to.quiet)?)))
+        };
+        let (json, csv, saver) = managers::all_ok(group, opened, "opening the outputs")?;
+        let quiet_stdout = to.quiet || to_stdout(to.json) || to_stdout(to.csv) || !lead;
+        Ok(ExportManager {
+            json,
+            csv,
+            saver,
+            lead,
+            quiet_stdout,
+            live: !quiet_stdout && std::io::stdout().is_terminal(),
+        })
+    }
+
+    /// Saves a test's result in the history, then writes its JSON, CSV and table.
+    pub(super) fn write_run(&mut self, doc: ResultDoc) -> Result<()> {
+        if !self.lead {
+            return Ok(());
+        }
+        // The history first: a result is kept whatever happens to the other outputs.
+        let doc = Document::Run(Box::new(doc));
+        self.saver.save_quietly(&doc);
+        let Document::Run(doc) = doc else { unreachable!("made above") };
+        if let Some(o) = &mut self.json {
+            o.write(&export::json::to_bytes(&doc), "the JSON document")?;
+        }
+        if let Some(o) = &mut self.csv {
+            o.write(&export::csv::to_bytes(&doc), "the CSV file")?;
+        }
+        if !self.quiet_stdout {
+            Output::Stdout.write(&export::table::to_bytes(&doc), "the table")?;
+        }
+        if doc.interrupted {
+            eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");
+        }
+        self.saver.announce("run");
+        Ok(())
+    }
+
+    /// Writes a finished (or stopped) study's outputs; `extra` goes under its table.
+    pub(super) fn write_study(&mut self, doc: &StudyDoc, extra: Option<String>) -> Result<()> {
+        // Once more with the end state (complete or stopped, the whole duration).
+        self.point_done(doc)?;
+        if !self.lead {
+            return Ok(());
+        }
+        self.saver.announce("study");
+        if let Some(o @ (Output::Stdout | Output::InPlace(_))) = &mut self.json {
+            o.write(&export::json::to_bytes(doc), "the JSON document")?;
+        }
+        if let Some(o) = &mut self.csv {
+            o.write(&export::study_csv::to_bytes(doc), "the CSV file")?;
+        }
+        if !self.quiet_stdout {
+            Output::Stdout.write(&export::table::study_to_bytes(doc), "the table")?;
+            if let Some(extra) = extra {
+                Output::Stdout.write(extra.as_bytes(), "the table")?;
+            }
+        }
+        if doc.interrupted {
+            eprintln!("iogauge: stopped: {} point(s) kept", doc.points.len());
+        }
+        Ok(())
+    }
+}
+
+impl Observer for ExportManager {
+    fn interval(&mut self, s: &LiveStatus) {
+        if !self.live {
+            return;
+        }
+        let phase = match s.phase {
+            Phase::Ramp => "ramp",
+            Phase::Run => "run ",
+        };
+        let total = s.total_s.map_or(String::new(), |t| format!("/{t:.0}"));
+        let avg = s.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}"));
+        let mut out = std::io::stdout().lock();
+        let _ = write!(
+            out,
+            "\r\x1b[K{} {phase} {:.0}{total} s  IOPS {}  MB/s {:.1}  avg {avg} ms  CPU {:.0} %",
+            s.spec,
+            s.elapsed_s,
+            crate::format::thousands(s.iops),
+            s.mbps,
+            s.cpu_pct
+        );
+        let _ = out.flush();
+    }
+
+    fn run_done(&mut self) {
+        if self.live {
+            let mut out = std::io::stdout().lock();
+            let _ = write!(out, "\r\x1b[K");
+            let _ = out.flush();
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        STOP.load(Relaxed)
+    }
+}
+
+impl StudyObserver for ExportManager {
+    /// The history entry and a JSON file are rewritten after every point, so a study cut
+    /// short keeps its points (stdout and pipes get the document once, at the end).
+    fn point_done(&mut self, doc: &StudyDoc) -> Result<()> {
+        if !self.lead {
+            return Ok(());
+        }
+        self.saver.save_quietly(&Document::Study(Box::new(doc.clone())));
+        match &mut self.json {
+            Some(o @ Output::Whole { .. }) => o.write(&export::json::to_bytes(doc), "the JSON document"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Set by the first Ctrl-C (or SIGTERM): a run stops at once and keeps what it measured; a
+/// study finishes its current point and keeps the points done.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    if STOP.swap(true, Relaxed) {
+        // SAFETY: _exit is async-signal-safe. A second Ctrl-C leaves at once.
+        unsafe { libc::_exit(Error::Stopped.exit_code()) };
+    }
+    let msg = b"\niogauge: stopping; what is measured is kept (Ctrl-C again to stop at once)\n";
+    // SAFETY: write(2) is async-signal-safe; msg outlives the call.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
+/// From now on Ctrl-C and SIGTERM stop the test (before: they end the process, which has
+/// measured nothing).
+pub(super) fn stop_on_interrupt() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler touches only an atomic and async-signal-safe calls.
+        unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
+    }
+}

@@ -1,0 +1,361 @@
+//! The job as written: what a job file says and the command-line flags build ([`Job`]), and
+//! the test it resolves to ([`Test`], made by [`Test::from_job`]). A result document records
+//! the resolved test written back as a job (`config`), so it reruns the same test.
+//!
+//! ```toml
+//! [test]
+//! ramp = "2s"
+//! time = "30s"
+//! run = ["oltp-8k", "file-server"]    # one result per spec, one after another
+//!
+//! [[worker]]
+//! count = 2
+//! outstanding = 16                    # per target
+//! targets = ["/dev/zram0"]
+//! ```
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Storage;
+use crate::spec::AccessSpec;
+use crate::units::{serde_duration, serde_size};
+
+mod study;
+mod test;
+
+pub use study::{Curve, Limit, Steps, StudyConfig, TargetsIn, Value};
+pub use test::{Test, Worker, Workload};
+
+/// The default test file, created in the current directory when no target is named.
+pub const DEFAULT_TARGET: &str = "iogauge.tst";
+
+/// A job as written: settings, custom specifications, `[[worker]]` entries, and a study.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// Settings for the whole test.
+    #[serde(default)]
+    pub test: TestSettings,
+    /// Inline access specifications (`[[spec]]`); in a result's `config`, every one used.
+    #[serde(default, rename = "spec", skip_serializing_if = "Vec::is_empty")]
+    pub specs: Vec<AccessSpec>,
+    /// The workers (`[[worker]]`).
+    #[serde(default, rename = "worker")]
+    pub workers: Vec<WorkerConfig>,
+    /// A study of many points (`[study]`), run by `iogauge study`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<StudyConfig>,
+    /// What is behind the targets (`[storage]`), for the theoretical maximum of a study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<Storage>,
+}
+
+/// The `[test]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TestSettings {
+    /// Run before recording, not recorded.
+    #[serde(with = "serde_duration")]
+    pub ramp: Duration,
+    /// Recorded run time (ignored when `ios` or `bytes` is set).
+    #[serde(with = "serde_duration")]
+    pub time: Duration,
+    /// Stop after this many I/Os in all (no ramp-up; every I/O is recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ios: Option<u64>,
+    /// Stop after this many bytes in all (no ramp-up).
+    #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Specifications run one after another, by workers that name none of their own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub run: Vec<String>,
+    /// I/O engine.
+    pub engine: EngineKind,
+    /// Interval between samples of the time series.
+    #[serde(with = "serde_duration")]
+    pub interval: Duration,
+    /// Content of written data.
+    pub data: DataPattern,
+    /// Size of a test file iogauge creates.
+    #[serde(with = "serde_size")]
+    pub file_size: u64,
+    /// Use the page cache for files (O_DIRECT otherwise).
+    pub buffered: bool,
+    /// Block devices and existing files that may be written although they look in use.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_write: Vec<String>,
+    /// Seed of the offset and mix generators (fixed by default, so runs are repeatable).
+    pub seed: u64,
+    /// How rate-limited workers (`rate_iops`) space their I/Os.
+    pub arrivals: Arrivals,
+    /// What a failed I/O does: stop the test there (the default), or be counted and go on.
+    pub on_error: OnError,
+    /// Under MPI, only the first N managers (ranks) run workers; the others wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub managers: Option<u32>,
+    /// Under MPI, the longest a manager waits for the others at a meeting point during a
+    /// run before it stops them all.
+    #[serde(with = "serde_duration")]
+    pub sync_timeout: Duration,
+    /// An I/O outstanding this long is given up as timed out (ETIMEDOUT): when a worker
+    /// completes no I/O for this long, the test stops, and the I/Os still in flight then get
+    /// this long again to complete.
+    #[serde(with = "serde_duration")]
+    pub io_timeout: Duration,
+    /// Stamp every written block with a header and checksum, check every read of a block
+    /// the test wrote, and leave a map of the last writes for `iogauge verify`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
+    /// Record every write in this directory before it is issued and after it completes
+    /// (implies `verify`), so `iogauge verify --journal DIR` can check a target after a crash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<std::path::PathBuf>,
+}
+
+impl TestSettings {
+    /// Whether written data is verified (`verify`, or a journal).
+    pub fn verifying(&self) -> bool {
+        self.verify || self.journal.is_some()
+    }
+
+    /// Whether the test ends on a count of I/Os or bytes (else at a time).
+    pub fn counted(&self) -> bool {
+        self.ios.is_some() || self.bytes.is_some()
+    }
+}
+
+/// What a failed I/O does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnError {
+    /// The test stops at the first failed I/O; the results up to it are kept.
+    Stop,
+    /// Failed I/Os are counted (per target and errno) and the test goes on.
+    Continue,
+}
+
+impl FromStr for OnError {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "stop" => Ok(OnError::Stop),
+            "continue" => Ok(OnError::Continue),
+            _ => Err(format!("--on-error {s}: use stop or continue")),
+        }
+    }
+}
+
+/// Spacing of open-loop arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Evenly, 1/rate apart.
+    Uniform,
+    /// A Poisson process: exponentially distributed gaps of mean 1/rate.
+    Poisson,
+}
+
+impl Default for TestSettings {
+    fn default() -> Self {
+        TestSettings {
+            ramp: Duration::from_secs(1),
+            time: Duration::from_secs(10),
+            ios: None,
+            bytes: None,
+            run: Vec::new(),
+            engine: EngineKind::IoUring,
+            interval: Duration::from_secs(1),
+            data: DataPattern::Random,
+            file_size: 1 << 30,
+            buffered: false,
+            allow_write: Vec::new(),
+            seed: 0x0106_a09e,
+            arrivals: Arrivals::Uniform,
+            on_error: OnError::Stop,
+            managers: None,
+            sync_timeout: Duration::from_secs(60),
+            io_timeout: Duration::from_secs(30),
+            verify: false,
+            journal: None,
+        }
+    }
+}
+
+/// One `[[worker]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// Name shown in results; default "worker N".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// How many identical workers this entry makes (expanded by [`Test::from_job`]).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u32,
+    /// The worker's own access specification; default: each of `test.run` in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
+    /// Outstanding I/Os per target.
+    #[serde(default = "one")]
+    pub outstanding: u32,
+    /// Target paths, or `null`; default: the test file `iogauge.tst`. `{host}` and `{rank}`
+    /// stand for the manager's host name and MPI rank.
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// Under MPI, the managers that run this worker, by host name pattern (`*` and `?`);
+    /// default: every manager.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// Under MPI, the managers that run this worker, by rank; default: every manager.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
+    /// Working set as % of each target ("drive stroke").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stroke: Option<f64>,
+    /// Working set as a size (instead of `stroke`).
+    #[serde(default, with = "serde_size::option", skip_serializing_if = "Option::is_none")]
+    pub working_set: Option<u64>,
+    /// Where the working set starts on each target.
+    #[serde(default, with = "serde_size", skip_serializing_if = "is_zero")]
+    pub offset: u64,
+    /// Open-loop arrivals at this many I/Os per second (over all its targets) instead of a
+    /// closed loop; response times then count from each I/O's intended start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            name: None,
+            count: 1,
+            spec: None,
+            outstanding: 1,
+            targets: Vec::new(),
+            hosts: Vec::new(),
+            ranks: Vec::new(),
+            stroke: None,
+            working_set: None,
+            offset: 0,
+            rate_iops: None,
+        }
+    }
+}
+
+/// Which I/O engine the workers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineKind {
+    /// io_uring, batched, with registered files and buffers where the kernel has them.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// pread/pwrite, one I/O at a time per worker.
+    #[serde(rename = "psync")]
+    Psync,
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "psync" => Ok(EngineKind::Psync),
+            _ => Err(format!("unknown engine '{s}': use io_uring or psync")),
+        }
+    }
+}
+
+/// What written blocks contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataPattern {
+    /// Pseudo-random bytes: incompressible, not deduplicable within a buffer.
+    Random,
+    /// One byte repeated.
+    Repeat(u8),
+    /// Each 4 KiB chunk is this % zeros and the rest random (fio's buffer_compress_percentage).
+    Compressible(u8),
+}
+
+impl FromStr for DataPattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("unknown data pattern '{s}': use random, repeat, repeat:0xNN or compress:PCT");
+        match s.split_once(':') {
+            None if s == "random" => Ok(DataPattern::Random),
+            None if s == "repeat" => Ok(DataPattern::Repeat(0xa5)),
+            Some(("repeat", b)) => {
+                let b = b.trim_start_matches("0x");
+                u8::from_str_radix(b, 16).map(DataPattern::Repeat).map_err(|_| bad())
+            }
+            Some(("compress", p)) => match p.trim_end_matches('%').parse::<u8>() {
+                Ok(p) if p <= 100 => Ok(DataPattern::Compressible(p)),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for DataPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataPattern::Random => f.write_str("random"),
+            DataPattern::Repeat(b) => write!(f, "repeat:0x{b:02x}"),
+            DataPattern::Compressible(p) => write!(f, "compress:{p}"),
+        }
+    }
+}
+
+impl Serialize for DataPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DataPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One step of a configuration path, so an error can be located in a job file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seg {
+    /// A table key.
+    Key(&'static str),
+    /// An array index.
+    Index(usize),
+}
+
+/// A configuration mistake and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    /// Where: e.g. `[Key("worker"), Index(1), Key("spec")]`.
+    pub path: Vec<Seg>,
+    /// What is wrong and what would be right.
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_patterns_round_trip() {
+        for p in [DataPattern::Random, DataPattern::Repeat(0), DataPattern::Compressible(50)] {
+            assert_eq!(p.to_string().parse::<DataPattern>().unwrap(), p);
+        }
+        assert!("compress:101".parse::<DataPattern>().is_err());
+    }
+}

@@ -1,0 +1,373 @@
+//! The test as resolved from a [`Job`]: every worker expanded and named, every specification
+//! looked up, and the workloads (one result each) in order. [`Test::from_job`] is the one
+//! conversion, and it validates everything that can be checked without touching a target.
+//! [`Test::to_job`] writes it back as a job that reruns it: what a result document records.
+
+use std::time::Duration;
+
+use super::{ConfigError, DEFAULT_TARGET, Job, Seg, Storage, TestSettings, WorkerConfig};
+use crate::spec::{AccessSpec, find_builtin};
+
+/// A resolved test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Test {
+    /// Settings of the whole test.
+    pub settings: TestSettings,
+    /// Every worker, expanded from the job's `count`s and named.
+    pub workers: Vec<Worker>,
+    /// Every specification used, each once (the workloads' and the workers' own).
+    pub specs: Vec<AccessSpec>,
+    /// The workloads run one after another, one result each.
+    pub workloads: Vec<Workload>,
+    /// What is behind the targets, for a study's theoretical maximum.
+    pub storage: Option<Storage>,
+}
+
+/// One worker of a resolved test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Worker {
+    /// Its name in results: the job's, numbered when `count` made several, or "worker N".
+    pub name: String,
+    /// Its own access specification, if it names one.
+    pub spec: Option<String>,
+    /// Outstanding I/Os per target.
+    pub outstanding: u32,
+    /// Target paths (at least one), `{host}` and `{rank}` not yet filled.
+    pub targets: Vec<String>,
+    /// Under MPI, the managers that run it, by host name pattern (none: every manager).
+    pub hosts: Vec<String>,
+    /// Under MPI, the managers that run it, by rank (none: every manager).
+    pub ranks: Vec<u32>,
+    /// Working set as % of each target.
+    pub stroke: Option<f64>,
+    /// Working set as a size.
+    pub working_set: Option<u64>,
+    /// Where the working set starts on each target.
+    pub offset: u64,
+    /// Open-loop arrivals at this many I/Os per second.
+    pub rate_iops: Option<f64>,
+}
+
+/// One phase of a test, one result: the access specification of each worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// The name of the result: the specifications that ran, each once, joined by `+`.
+    pub name: String,
+    /// Access specification of each worker, in worker order.
+    pub specs: Vec<AccessSpec>,
+}
+
+fn at(path: Vec<Seg>, message: impl Into<String>) -> ConfigError {
+    ConfigError { path, message: message.into() }
+}
+
+/// The name of a workload: its specifications in order of first use, each once.
+fn workload_name(specs: &[AccessSpec]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for s in specs {
+        if !names.contains(&s.name.as_str()) {
+            names.push(&s.name);
+        }
+    }
+    names.join("+")
+}
+
+impl Test {
+    /// Resolves `job`: checks its settings and workers, expands counts, names workers, fills
+    /// default targets, looks up every specification and builds the workloads.
+    pub fn from_job(job: &Job) -> Result<Test, ConfigError> {
+        check_settings(&job.test)?;
+        for (i, s) in job.specs.iter().enumerate() {
+            s.validate().map_err(|m| at(vec![Seg::Key("spec"), Seg::Index(i)], m))?;
+            if let Some(j) = job.specs[..i].iter().position(|o| o.name == s.name) {
+                return Err(at(
+                    vec![Seg::Key("spec"), Seg::Index(i), Seg::Key("name")],
+                    format!(
+                        "a second [[spec]] named '{}' (the first is [[spec]] {}): give each its own name",
+                        s.name,
+                        j + 1
+                    ),
+                ));
+            }
+        }
+        if let Some(s) = &job.storage {
+            s.validate().map_err(|m| at(vec![Seg::Key("storage")], m))?;
+        }
+        if job.workers.is_empty() {
+            return Err(at(vec![Seg::Key("worker")], "no workers: add a [[worker]] section (or --workers N)"));
+        }
+        // (index of the [[worker]] entry, the worker)
+        let mut workers: Vec<(usize, Worker)> = Vec::new();
+        for (i, w) in job.workers.iter().enumerate() {
+            check_worker(i, w)?;
+            for n in 0..w.count {
+                let name = match (&w.name, w.count) {
+                    (Some(name), 1) => name.clone(),
+                    (Some(name), _) => format!("{name} {}", n + 1),
+                    (None, _) => format!("worker {}", workers.len() + 1),
+                };
+                let targets = if w.targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { w.targets.clone() };
+                workers.push((
+                    i,
+                    Worker {
+                        name,
+                        spec: w.spec.clone(),
+                        outstanding: w.outstanding,
+                        targets,
+                        hosts: w.hosts.clone(),
+                        ranks: w.ranks.clone(),
+                        stroke: w.stroke,
+                        working_set: w.working_set,
+                        offset: w.offset,
+                        rate_iops: w.rate_iops,
+                    },
+                ));
+            }
+        }
+        // Every spec name used must be built in or defined inline.
+        let mut used: Vec<AccessSpec> = Vec::new();
+        let mut lookup = |name: &str, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
+            let spec = match job.specs.iter().find(|s| s.name == name) {
+                Some(s) => s.clone(),
+                None => find_builtin(name).map_err(|m| at(path, m))?,
+            };
+            if !used.iter().any(|u| u.name == spec.name) {
+                used.push(spec.clone());
+            }
+            Ok(spec)
+        };
+        let mut listed = Vec::new();
+        for (k, name) in job.test.run.iter().enumerate() {
+            listed.push(lookup(name, vec![Seg::Key("test"), Seg::Key("run"), Seg::Index(k)])?);
+        }
+        let mut own = Vec::new();
+        for (i, w) in &workers {
+            own.push(match &w.spec {
+                Some(name) => Some(lookup(name, vec![Seg::Key("worker"), Seg::Index(*i), Seg::Key("spec")])?),
+                None => None,
+            });
+        }
+        let workloads = if listed.is_empty() {
+            if let Some(k) = own.iter().position(Option::is_none) {
+                return Err(at(
+                    vec![Seg::Key("worker"), Seg::Index(workers[k].0)],
+                    "worker has no access specification: set spec = \"NAME\" or list specs in test.run (or --spec NAME)",
+                ));
+            }
+            let specs: Vec<AccessSpec> = own.into_iter().flatten().collect();
+            vec![Workload { name: workload_name(&specs), specs }]
+        } else {
+            if own.iter().all(Option::is_some) {
+                let names: Vec<&str> = job.test.run.iter().map(String::as_str).collect();
+                return Err(at(
+                    vec![Seg::Key("test"), Seg::Key("run")],
+                    format!(
+                        "every worker names its own spec, so run = [{}] (or --spec) would run nothing of its own: \
+                         remove it, or remove spec from the workers that should run it",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            // A workload is named by what ran: the listed spec, then the workers' own.
+            listed
+                .iter()
+                .map(|l| {
+                    let mut specs = vec![l.clone()];
+                    specs.extend(own.iter().map(|o| o.clone().unwrap_or_else(|| l.clone())));
+                    let name = workload_name(&specs);
+                    specs.remove(0);
+                    Workload { name, specs }
+                })
+                .collect()
+        };
+        Ok(Test {
+            settings: job.test.clone(),
+            workers: workers.into_iter().map(|(_, w)| w).collect(),
+            specs: used,
+            workloads,
+            storage: job.storage.clone(),
+        })
+    }
+
+    /// The job that reruns this test: workers one per entry and named, every specification
+    /// used written out. Result documents record it as `config`.
+    pub fn to_job(&self) -> Job {
+        Job {
+            test: self.settings.clone(),
+            specs: self.specs.clone(),
+            workers: self
+                .workers
+                .iter()
+                .map(|w| WorkerConfig {
+                    name: Some(w.name.clone()),
+                    count: 1,
+                    spec: w.spec.clone(),
+                    outstanding: w.outstanding,
+                    targets: w.targets.clone(),
+                    hosts: w.hosts.clone(),
+                    ranks: w.ranks.clone(),
+                    stroke: w.stroke,
+                    working_set: w.working_set,
+                    offset: w.offset,
+                    rate_iops: w.rate_iops,
+                })
+                .collect(),
+            study: None,
+            storage: self.storage.clone(),
+        }
+    }
+
+    /// Sets the transfer size of every line of every specification (a study's size cycle).
+    pub fn set_transfer_size(&mut self, size: u64) -> Result<(), ConfigError> {
+        let resize = |s: &mut AccessSpec| s.lines.iter_mut().for_each(|l| l.size = size);
+        self.specs.iter_mut().for_each(resize);
+        self.workloads.iter_mut().flat_map(|w| w.specs.iter_mut()).for_each(resize);
+        for (i, s) in self.specs.iter().enumerate() {
+            s.validate().map_err(|m| at(vec![Seg::Key("spec"), Seg::Index(i)], m))?;
+        }
+        Ok(())
+    }
+}
+
+fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
+    let err = |k, m: &str| Err(at(vec![Seg::Key("test"), Seg::Key(k)], m));
+    if t.ios == Some(0) {
+        return err("ios", "ios = 0: give a positive number of I/Os");
+    }
+    if t.bytes == Some(0) {
+        return err("bytes", "bytes = 0: give a positive size");
+    }
+    if t.ios.is_none() && t.bytes.is_none() && t.time.is_zero() {
+        return err("time", "time = 0: give a run time such as 10s");
+    }
+    if t.interval < Duration::from_millis(10) {
+        return err("interval", "interval must be at least 10ms");
+    }
+    if t.managers == Some(0) {
+        return err("managers", "managers = 0: give at least 1 manager");
+    }
+    if t.io_timeout < Duration::from_millis(10) {
+        return err("io_timeout", "io_timeout must be at least 10ms");
+    }
+    if t.sync_timeout < Duration::from_secs(1) {
+        return err("sync_timeout", "sync_timeout must be at least 1s");
+    }
+    if t.file_size < 1 << 20 {
+        return err("file_size", "file_size must be at least 1M");
+    }
+    Ok(())
+}
+
+fn check_worker(i: usize, w: &WorkerConfig) -> Result<(), ConfigError> {
+    let p = |k| vec![Seg::Key("worker"), Seg::Index(i), Seg::Key(k)];
+    if w.count == 0 {
+        return Err(at(p("count"), "count = 0: a worker entry needs count >= 1"));
+    }
+    if w.outstanding == 0 || w.outstanding > 65536 {
+        return Err(at(
+            p("outstanding"),
+            format!("outstanding = {}: give 1 to 65536 outstanding I/Os per target", w.outstanding),
+        ));
+    }
+    if let Some(s) = w.stroke {
+        if !(s > 0.0 && s <= 100.0) {
+            return Err(at(p("stroke"), format!("stroke = {s}: give a % of the target above 0 and at most 100")));
+        }
+        if w.working_set.is_some() {
+            return Err(at(p("stroke"), "give stroke or working_set, not both"));
+        }
+    }
+    if let Some(r) = w.rate_iops {
+        if !(r > 0.0 && r.is_finite()) {
+            return Err(at(p("rate_iops"), format!("rate_iops = {r}: give a positive rate")));
+        }
+    }
+    if w.working_set == Some(0) {
+        return Err(at(p("working_set"), "working_set = 0: give a positive size"));
+    }
+    for (j, host) in w.hosts.iter().enumerate() {
+        if host.trim().is_empty() {
+            return Err(at(
+                vec![Seg::Key("worker"), Seg::Index(i), Seg::Key("hosts"), Seg::Index(j)],
+                "empty host pattern",
+            ));
+        }
+    }
+    for (j, target) in w.targets.iter().enumerate() {
+        if target.trim().is_empty() {
+            return Err(at(
+                vec![Seg::Key("worker"), Seg::Index(i), Seg::Key("targets"), Seg::Index(j)],
+                "empty target path",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(text: &str) -> Job {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn resolves_counts_names_and_workloads() {
+        let j = job(r#"
+            [test]
+            run = ["oltp-8k", "mine"]
+            [[spec]]
+            name = "mine"
+            lines = [{ size = "4K", share = 50, read = 100, random = 100 },
+                     { size = "64K", share = 50, read = 0, random = 0 }]
+            [[worker]]
+            count = 2
+            outstanding = 4
+            targets = ["null"]
+            [[worker]]
+            name = "logger"
+            spec = "sql-server-log-64k"
+            targets = ["null"]
+            "#);
+        let t = Test::from_job(&j).unwrap();
+        assert_eq!(t.workers.len(), 3);
+        assert_eq!(t.workers[1].name, "worker 2");
+        assert_eq!(t.workloads.len(), 2);
+        // Named by what ran: the logger ran its own specification beside "mine".
+        assert_eq!(t.workloads[1].name, "mine+sql-server-log-64k");
+        assert_eq!(t.workloads[1].specs[2].name, "sql-server-log-64k");
+        let names: Vec<_> = t.specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["oltp-8k", "mine", "sql-server-log-64k"]);
+        // The job it writes back is a job file that resolves to the same test.
+        let again: Job = toml::from_str(&toml::to_string(&t.to_job()).unwrap()).unwrap();
+        assert_eq!(Test::from_job(&again).unwrap(), t);
+        // Resolving does not change the job as written.
+        assert_eq!(j.workers[0].count, 2);
+    }
+
+    #[test]
+    fn a_run_list_no_worker_uses_is_refused() {
+        let e = Test::from_job(&job(
+            "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\nspec = \"random-read-4k\"\n[[worker]]\nspec = \"file-server\"\n",
+        ))
+        .unwrap_err();
+        assert_eq!(e.path, [Seg::Key("test"), Seg::Key("run")]);
+        assert!(e.message.contains("run = [oltp-8k]"), "{}", e.message);
+        // Without a run list the workload is named by the workers' own specifications.
+        let t = Test::from_job(&job("[[worker]]\nspec = \"random-read-4k\"\n[[worker]]\nspec = \"file-server\"\n"))
+            .unwrap();
+        assert_eq!(t.workloads[0].name, "random-read-4k+file-server");
+    }
+
+    #[test]
+    fn mistakes_are_located() {
+        let e = Test::from_job(&job("[[worker]]\nspec = \"nope\"\n")).unwrap_err();
+        assert_eq!(e.path, vec![Seg::Key("worker"), Seg::Index(0), Seg::Key("spec")]);
+        assert!(e.message.contains("unknown access specification 'nope'"));
+        let e = Test::from_job(&job("[test]\nrun=[\"oltp-8k\"]\n[[worker]]\noutstanding = 0\n")).unwrap_err();
+        assert!(e.message.contains("outstanding = 0"));
+        let e = Test::from_job(&job("[test]\nrun=[\"oltp-8k\"]\n")).unwrap_err();
+        assert!(e.message.contains("no workers"));
+    }
+}

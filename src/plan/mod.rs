@@ -1,0 +1,405 @@
+//! From a resolved test to what each worker will do: this manager's [`Share`] of the test,
+//! its targets inspected, every workload checked against them, writes checked for safety, and
+//! only then missing test files created and every workload's [`WorkerPlan`]s built.
+
+mod verify;
+
+use crate::config::{EngineKind, Test, TestSettings, Worker, Workload};
+use crate::error::{Result, input};
+use crate::host::{self, ManagerInfo};
+use crate::managers::{self, Group, Manager};
+use crate::spec::AccessSpec;
+use crate::targets::{self, TargetInfo, TargetKind, safety};
+
+pub use verify::check_test;
+
+/// Most I/Os one worker may keep in flight (io_uring's completion-queue limit).
+pub const MAX_SLOTS_PER_WORKER: u64 = 65536;
+
+/// One manager's share of a test: the workers whose `hosts`, `ranks` and `test.managers` take
+/// it in, with `{host}` and `{rank}` filled in their targets and in `allow_write` and `journal`.
+#[derive(Debug, Clone)]
+pub struct Share {
+    /// The test's settings, paths filled for this manager.
+    pub settings: TestSettings,
+    /// This manager's workers.
+    pub workers: Vec<Worker>,
+    /// Each workload, with the specifications of this manager's workers.
+    pub workloads: Vec<Workload>,
+    /// The index of this manager's first worker among every manager's workers...
+    pub first_worker: usize,
+    /// ...and how many those are (a count-limited test shares its count among them all).
+    pub all_workers: usize,
+}
+
+/// Whether `w` runs on manager `m` (with only the first `managers` taking part).
+fn runs_on(w: &Worker, m: &Manager, managers: Option<u32>) -> bool {
+    managers.is_none_or(|n| m.rank < n)
+        && (w.hosts.is_empty() || w.hosts.iter().any(|p| managers::matches(p, &m.host)))
+        && (w.ranks.is_empty() || w.ranks.contains(&m.rank))
+}
+
+impl Share {
+    /// Manager `me`'s share of `test`, run by the managers `all`.
+    pub fn of(test: &Test, me: &Manager, all: &[Manager]) -> Share {
+        let mine = |m: &Manager| -> Vec<usize> {
+            (0..test.workers.len()).filter(|&i| runs_on(&test.workers[i], m, test.settings.managers)).collect()
+        };
+        let first_worker = all.iter().take_while(|m| m.rank != me.rank).map(|m| mine(m).len()).sum();
+        let all_workers = all.iter().map(|m| mine(m).len()).sum();
+        let fill = |path: &str| {
+            // Several managers on one host must not share the default test file.
+            let path = if all.len() > 1 && path == crate::config::DEFAULT_TARGET { "iogauge.{rank}.tst" } else { path };
+            path.replace("{host}", &me.host).replace("{rank}", &me.rank.to_string())
+        };
+        let keep = mine(me);
+        let workers = keep
+            .iter()
+            .map(|&i| {
+                let mut w = test.workers[i].clone();
+                w.targets = w.targets.iter().map(|t| fill(t)).collect();
+                w
+            })
+            .collect();
+        let mut settings = test.settings.clone();
+        settings.allow_write = settings.allow_write.iter().map(|t| fill(t)).collect();
+        settings.journal = settings.journal.as_ref().map(|j| fill(&j.to_string_lossy()).into());
+        let workloads = test
+            .workloads
+            .iter()
+            .map(|r| Workload { name: r.name.clone(), specs: keep.iter().map(|&i| r.specs[i].clone()).collect() })
+            .collect();
+        Share { settings, workers, workloads, first_worker, all_workers }
+    }
+
+    /// Whether any workload writes to target `path` (decides which safety checks apply).
+    pub fn writes_to(&self, path: &str) -> bool {
+        self.workloads
+            .iter()
+            .any(|r| self.workers.iter().zip(&r.specs).any(|(w, s)| s.writes() && w.targets.iter().any(|t| t == path)))
+    }
+}
+
+/// A checked test, ready to run.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// This manager's share of the test.
+    pub share: Share,
+    /// Every distinct target of this manager.
+    pub targets: Vec<TargetInfo>,
+    /// Each workload's worker plans, in workload order.
+    pub plans: Vec<Vec<WorkerPlan>>,
+    /// Things the user should know (buffered I/O, psync depth), of every manager.
+    pub warnings: Vec<String>,
+    /// The whole test: what result documents record.
+    pub test: Test,
+    /// Every manager: its host, targets and number of workers.
+    pub managers: Vec<ManagerInfo>,
+    /// With `--verify`: the bytes per verified block.
+    pub verify_block: Option<u64>,
+}
+
+/// Prepares this manager's share of the test and agrees with the others that every share is
+/// ready: any manager's mistake (a missing target, an unsafe write) stops them all, each
+/// mistake named with its manager, before any I/O.
+pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
+    if let Some(n) = test.settings.managers.filter(|&n| n as usize > group.all().len()) {
+        return Err(input(format!(
+            "managers = {n}, but {} manager(s) are running: start {n} MPI ranks (mpirun -np {n}) or ask for fewer",
+            group.all().len()
+        )));
+    }
+    if test.settings.verifying() {
+        check_test(&test, group.all().len()).map_err(input)?;
+    }
+    let share = Share::of(&test, group.me(), group.all());
+    if share.all_workers == 0 {
+        let names: Vec<String> = group.all().iter().map(|m| format!("{} {}", m.rank, m.host)).collect();
+        return Err(input(format!(
+            "no manager runs a worker: the workers' hosts, ranks and test.managers match none of the managers ({})",
+            names.join(", ")
+        )));
+    }
+    // No manager creates anything until every manager's test has passed its checks.
+    let checked = managers::all_ok(group, check(share), "checking the targets")?;
+    let local = create(checked);
+    let me = group.me();
+    let info = local.as_ref().map_err(Clone::clone).map(|p| {
+        let devices = p.targets.iter().map(|t| host::DeviceModel { target: t.path.clone(), model: t.model.clone() });
+        let info = ManagerInfo {
+            rank: me.rank,
+            host: host::current(devices.collect()),
+            target_info: p.targets.clone(),
+            workers: p.share.workers.len(),
+        };
+        (info, p.warnings.clone())
+    });
+    let all = managers::agree(group, info, "preparation", None)?;
+    let Checked { share, targets, verify_block, .. } = local?;
+    let mut warnings = Vec::new();
+    for (m, said) in &all {
+        for w in said {
+            warnings.push(if all.len() > 1 { format!("manager {} ({}): {w}", m.rank, m.host.name) } else { w.clone() });
+        }
+    }
+    let managers = all.into_iter().map(|(m, _)| m).collect();
+    let plans = (0..share.workloads.len()).map(|r| plan_workload(&share, &targets, verify_block, r)).collect();
+    Ok(Prepared { share, targets, plans, warnings, test, managers, verify_block })
+}
+
+/// One manager's share of the test, checked against its targets.
+struct Checked {
+    share: Share,
+    targets: Vec<TargetInfo>,
+    warnings: Vec<String>,
+    verify_block: Option<u64>,
+}
+
+/// Creates the missing test files of a checked test, and resizes those iogauge created to the
+/// size asked (and only then: everything is checked).
+fn create(mut p: Checked) -> Result<Checked> {
+    let s = &p.share.settings;
+    if let Some(dir) = &s.journal {
+        crate::verify::journal::start(dir).map_err(|e| input(format!("--journal {}: {e}", dir.display())))?;
+    }
+    for t in &mut p.targets {
+        if let Some(note) = targets::resize_note(t) {
+            eprintln!("iogauge: {note}");
+        }
+        if !t.exists || targets::needs_resize(t) {
+            let created = targets::prepare(t, s.data, s.buffered)?;
+            for run in &p.share.workloads {
+                for (wc, spec) in p.share.workers.iter().zip(&run.specs) {
+                    if wc.targets.contains(&t.path) {
+                        check_spec(&created, wc, spec).map_err(crate::error::runtime)?;
+                    }
+                }
+            }
+            *t = created;
+        }
+        if t.kind == TargetKind::File && !t.direct {
+            p.warnings.push(format!(
+                "{} is accessed through the page cache (buffered): numbers may come from memory, not the storage",
+                t.path
+            ));
+        }
+    }
+    Ok(p)
+}
+
+/// The part of one target a worker uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkingSet {
+    /// Index into [`Prepared::targets`].
+    pub target: usize,
+    /// First byte.
+    pub start: u64,
+    /// Length in bytes (a multiple of the logical block size).
+    pub size: u64,
+}
+
+/// What one worker does in one workload.
+#[derive(Debug, Clone)]
+pub struct WorkerPlan {
+    /// Worker name.
+    pub name: String,
+    /// Its access specification.
+    pub spec: AccessSpec,
+    /// Outstanding I/Os per target.
+    pub outstanding: u32,
+    /// Its targets.
+    pub targets: Vec<WorkingSet>,
+    /// Open-loop arrival rate (I/Os per second), if any.
+    pub rate_iops: Option<f64>,
+}
+
+/// Inspects targets, checks every workload against them and checks safety; writes nothing.
+fn check(share: Share) -> Result<Checked> {
+    let s = &share.settings;
+    let mut paths: Vec<&str> = Vec::new();
+    for w in &share.workers {
+        for t in &w.targets {
+            if !paths.contains(&t.as_str()) {
+                paths.push(t);
+            }
+        }
+    }
+    let mut targets = Vec::new();
+    for p in &paths {
+        targets.push(targets::inspect(p, s.file_size, s.buffered)?);
+    }
+    let mut warnings = Vec::new();
+    for wc in &share.workers {
+        let kinds: Vec<TargetKind> = wc.targets.iter().map(|t| find(&targets, t).kind).collect();
+        if kinds.contains(&TargetKind::Null) && kinds.iter().any(|k| *k != TargetKind::Null) {
+            return Err(input(format!(
+                "{}: the null target cannot share a worker with real targets; give it a worker of its own",
+                wc.name
+            )));
+        }
+        let slots = wc.outstanding as u64 * wc.targets.len() as u64;
+        if slots > MAX_SLOTS_PER_WORKER {
+            return Err(input(format!(
+                "{}: {} targets x {} outstanding = {slots} I/Os in flight; one worker can keep at most {MAX_SLOTS_PER_WORKER}: use more workers",
+                wc.name,
+                wc.targets.len(),
+                wc.outstanding
+            )));
+        }
+        if s.engine == EngineKind::Psync && slots > 1 && kinds[0] != TargetKind::Null {
+            let msg = format!(
+                "psync keeps 1 I/O in flight per worker: {} asked for {slots}; use the io_uring engine for more",
+                wc.name
+            );
+            if !warnings.contains(&msg) {
+                warnings.push(msg);
+            }
+        }
+    }
+    for run in &share.workloads {
+        for (wc, spec) in share.workers.iter().zip(&run.specs) {
+            for t in &wc.targets {
+                check_spec(find(&targets, t), wc, spec).map_err(|m| input(format!("{}: {m}", wc.name)))?;
+            }
+        }
+    }
+    for t in &targets {
+        if share.writes_to(&t.path) {
+            safety::check_write(t, &s.allow_write).map_err(input)?;
+        }
+    }
+    let verify_block = match s.verifying() {
+        true => verify::block_size(&share, &targets).map_err(input)?.map(|(block, said)| {
+            warnings.extend(said);
+            block
+        }),
+        false => None,
+    };
+    Ok(Checked { share, targets, warnings, verify_block })
+}
+
+fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {
+    targets.iter().find(|t| t.path == path).expect("every worker target was inspected")
+}
+
+/// The working set a worker uses on a target, by its stroke, size and offset.
+pub fn working_set(info: &TargetInfo, wc: &Worker) -> std::result::Result<(u64, u64), String> {
+    let lbs = info.logical_block;
+    // The null target has no size of its own: give it 1 TiB so strokes mean something.
+    let size = if info.kind == TargetKind::Null { 1 << 40 } else { info.size };
+    if wc.offset % lbs != 0 {
+        return Err(format!("offset {} is not a multiple of {}'s logical block size {lbs}", wc.offset, info.path));
+    }
+    if wc.offset >= size {
+        return Err(format!("offset {} is beyond the end of {} ({size} bytes)", wc.offset, info.path));
+    }
+    let avail = size - wc.offset;
+    let ws = match (wc.working_set, wc.stroke) {
+        (Some(n), _) => n,
+        (None, Some(pct)) => (size as f64 * pct / 100.0) as u64,
+        (None, None) => avail,
+    };
+    if ws > avail {
+        return Err(format!(
+            "working set of {ws} bytes from offset {} does not fit in {} ({size} bytes)",
+            wc.offset, info.path
+        ));
+    }
+    Ok((wc.offset, ws / lbs * lbs))
+}
+
+/// Checks a spec's sizes and alignments against a target's block size and working set.
+fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> std::result::Result<(), String> {
+    let (_, ws) = working_set(info, wc)?;
+    let lbs = info.logical_block;
+    for (i, l) in spec.lines.iter().enumerate() {
+        let at = format!("access specification '{}' line {}", spec.name, i + 1);
+        if info.direct && l.size % lbs != 0 {
+            return Err(format!(
+                "{at}: transfer size {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT); use a multiple of {lbs}",
+                l.size, info.path
+            ));
+        }
+        if let Some(a) = l.align {
+            if info.direct && a % lbs != 0 {
+                return Err(format!("{at}: align {a} is not a multiple of {}'s logical block size {lbs}", info.path));
+            }
+        }
+        if l.size > ws {
+            return Err(format!(
+                "{at}: transfer size {} is larger than the working set of {} ({ws} bytes); enlarge the working set or the target",
+                l.size, info.path
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Each worker's plan for workload `r` of a checked share.
+fn plan_workload(share: &Share, targets: &[TargetInfo], verify_block: Option<u64>, r: usize) -> Vec<WorkerPlan> {
+    let mut plans = share
+        .workers
+        .iter()
+        .zip(&share.workloads[r].specs)
+        .map(|(wc, spec)| WorkerPlan {
+            name: wc.name.clone(),
+            spec: spec.clone(),
+            outstanding: wc.outstanding,
+            rate_iops: wc.rate_iops,
+            targets: wc
+                .targets
+                .iter()
+                .map(|p| {
+                    let target = targets.iter().position(|t| &t.path == p).expect("inspected");
+                    let (start, size) = working_set(&targets[target], wc).expect("checked in prepare");
+                    WorkingSet { target, start, size }
+                })
+                .collect(),
+        })
+        .collect::<Vec<_>>();
+    if let Some(block) = verify_block {
+        verify::split_shared(&mut plans, block);
+    }
+    plans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_manager_runs_its_workers_on_its_own_targets() {
+        let job: crate::config::Job = toml::from_str(
+            r#"
+            [test]
+            run = ["oltp-8k"]
+            [[worker]]
+            targets = ["/data/{host}/f{rank}"]
+            [[worker]]
+            count = 2
+            hosts = ["stor*"]
+            targets = ["null"]
+            [[worker]]
+            ranks = [0]
+            "#,
+        )
+        .unwrap();
+        let mut test = Test::from_job(&job).unwrap();
+        let m = |rank, host: &str| Manager { rank, host: host.into() };
+        let all = [m(0, "app1"), m(1, "stor1"), m(2, "stor2")];
+        let s0 = Share::of(&test, &all[0], &all);
+        // Rank 0: the first worker and the rank-0 one, whose default file is its own.
+        assert_eq!(s0.workers.len(), 2);
+        assert_eq!(s0.workers[0].targets, ["/data/app1/f0"]);
+        assert_eq!(s0.workers[1].targets, ["iogauge.0.tst"]);
+        assert_eq!(s0.workloads[0].specs.len(), 2);
+        let s2 = Share::of(&test, &all[2], &all);
+        assert_eq!(s2.workers.len(), 3);
+        assert_eq!(s2.workers[0].targets, ["/data/stor2/f2"]);
+        // 2 + 3 + 3 workers; rank 2's come after ranks 0 and 1.
+        assert_eq!((s0.first_worker, s2.first_worker, s0.all_workers), (0, 5, 8));
+        // Only the first manager takes part.
+        test.settings.managers = Some(1);
+        assert_eq!(Share::of(&test, &all[1], &all).workers.len(), 0);
+    }
+}

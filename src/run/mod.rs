@@ -1,0 +1,259 @@
+//! Runs a prepared test: starts the workers together, has the [`monitor`] watch the clock,
+//! and turns what the workers hand back into the result document ([`tally`]).
+
+mod monitor;
+mod tally;
+mod verification;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Barrier, Mutex, OnceLock, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::config::OnError;
+use crate::error::{Result, runtime};
+use crate::managers::{self, Group};
+use crate::plan::{Prepared, WorkerPlan};
+use crate::result::{ResultDoc, RunResult, SCHEMA};
+use crate::verify::block::VerifyResult;
+use crate::verify::checker::Checker;
+use crate::verify::map::BlockMap;
+use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
+use monitor::{Clock, Monitor, Window};
+pub use monitor::{LiveStatus, Observer, Phase, Silent};
+use verification::Verification;
+
+/// RFC 3339 UTC with milliseconds.
+pub fn timestamp(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// A finished test.
+pub struct Tested {
+    /// The result document.
+    pub doc: ResultDoc,
+    /// With `--verify`: the last write of every block of every target, for `iogauge verify`.
+    pub maps: Vec<BlockMap>,
+}
+
+/// Runs every workload of the test in turn and returns the document: the same on every
+/// manager, each workload merged from all of them. When the observer asks to stop (Ctrl-C),
+/// the workload in progress stops at once and the document, marked `interrupted`, holds what
+/// was done.
+pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer) -> Result<Tested> {
+    let started = SystemTime::now();
+    let t0 = Instant::now();
+    let settings = &prep.test.settings;
+    let mut results = Vec::new();
+    let mut interrupted = false;
+    let mut verification = prep
+        .verify_block
+        .map(|block| Verification::new(block, &prep.targets, &prep.plans, prep.share.settings.journal.clone()));
+    for r in 0..prep.plans.len() {
+        let mine = run_one(prep, group, r, observer, verification.as_mut());
+        observer.run_done();
+        // A timed run ends at the same moment everywhere; a counted one when each is done.
+        let timeout = (!settings.counted()).then_some(settings.sync_timeout);
+        let parts = managers::agree(group, mine, "the end of the run", timeout)?;
+        results.push(RunResult::merge(parts));
+        interrupted = observer.stop_requested();
+        if interrupted {
+            break;
+        }
+    }
+    let lead = &prep.managers[0];
+    let doc = ResultDoc {
+        schema: SCHEMA.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: timestamp(started),
+        duration_s: t0.elapsed().as_secs_f64(),
+        host: lead.host.clone(),
+        config: prep.test.to_job(),
+        target_info: lead.target_info.clone(),
+        results,
+        warnings: prep.warnings.clone(),
+        interrupted,
+        managers: prep.managers.clone(),
+    };
+    Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })
+}
+
+/// Part `i` of `total` split over `n` (the first `total % n` get one more).
+fn share(total: Option<u64>, n: usize, i: usize) -> Option<u64> {
+    total.map(|t| t / n as u64 + u64::from((i as u64) < t % n as u64))
+}
+
+/// Targets of workers that gave up I/Os the kernel still holds in io-wq threads (see
+/// [`held_targets`]).
+static HELD: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The targets on which I/Os given up still wait for a filesystem that does not answer: until
+/// they end, this process cannot exit (its io-wq threads wait uninterruptibly).
+pub fn held_targets() -> Vec<String> {
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    held.sort();
+    held.dedup();
+    held
+}
+
+/// Runs workload `r` on this manager and returns its part of the result.
+fn run_one(
+    prep: &Prepared,
+    group: &dyn Group,
+    r: usize,
+    observer: &mut dyn Observer,
+    mut verification: Option<&mut Verification>,
+) -> Result<RunResult> {
+    let plans = &prep.plans[r];
+    let n = plans.len();
+    let checkers = match verification.as_deref_mut() {
+        Some(v) => start_checkers(v, prep, plans)?,
+        None => Vec::new(),
+    };
+    let clock = Clock::of(&prep.share.settings);
+    // Without ramp-up, recording starts with the workers; after one, when every manager has
+    // reached its end (the monitor sets the window then).
+    let ramped = clock.ramp_ns > 0;
+    let ctl = Arc::new(Control {
+        barrier: Barrier::new(n + 1),
+        epoch: OnceLock::new(),
+        record_start_ns: AtomicU64::new(if ramped { u64::MAX } else { 0 }),
+        record_end_ns: AtomicU64::new(if ramped { u64::MAX } else { clock.time_ns }),
+        stop: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+        live: (0..n).map(|_| Live::default()).collect(),
+    });
+    let spec = prep.share.workloads[r].name.as_str();
+    let (handles, outcomes) = spawn_workers(prep, plans, checkers, &ctl);
+    ctl.barrier.wait();
+    // Every manager's workers are set up, or none runs.
+    let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
+    ctl.failed.store(failed, Relaxed);
+    if !failed {
+        group.barrier("the start");
+    }
+    let epoch = Instant::now();
+    let started = SystemTime::now();
+    ctl.epoch.set(epoch).expect("set once");
+    ctl.barrier.wait();
+    let window = if failed {
+        Window::empty(&ctl.live)
+    } else {
+        let io_timeout = prep.share.settings.io_timeout;
+        let w = Monitor { ctl: &ctl, group, epoch, started, clock: &clock, spec, observer, io_timeout }.watch();
+        // A worker may be waiting for completions that do not come: interrupt its wait
+        // (again, until it has seen the stop) so it drains with a timeout.
+        while ctl.finished.load(Relaxed) < n {
+            worker::wake(&ctl.live);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        w
+    };
+    let outcomes = collect(prep, plans, handles, outcomes);
+    let verify = verification.map(|v| {
+        let mut sum = VerifyResult { block_bytes: v.block(), checked_blocks: 0, mismatches: 0, found: Vec::new() };
+        for (plan, c) in plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.checker.as_ref()?))) {
+            v.absorb(plan, c);
+            sum.add(&c.result());
+        }
+        sum
+    });
+    if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
+        return Err(runtime(e));
+    }
+    let me = group.me();
+    let ended = tally::Ended {
+        prep,
+        plans,
+        outcomes: &outcomes,
+        window,
+        clock: &clock,
+        verify,
+        rank: me.rank,
+        host: me.host.clone(),
+    };
+    Ok(ended.result(spec))
+}
+
+/// Starts a verified workload: one checker per worker (None for a worker on the null target).
+fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -> Result<Vec<Option<Checker>>> {
+    v.start_run().map_err(runtime)?;
+    plans
+        .iter()
+        .enumerate()
+        .map(|(i, plan)| {
+            let slots = plan.outstanding as usize * plan.targets.len();
+            v.checker(prep.share.first_worker + i, plan, slots).map_err(runtime)
+        })
+        .collect()
+}
+
+/// Starts one thread per worker. Outcomes come back over a channel rather than through join:
+/// a worker whose given-up I/Os still wait in io-wq threads hands its outcome back but cannot
+/// end (see [`held_targets`]).
+fn spawn_workers(
+    prep: &Prepared,
+    plans: &[WorkerPlan],
+    checkers: Vec<Option<Checker>>,
+    ctl: &Arc<Control>,
+) -> (Vec<JoinHandle<()>>, mpsc::Receiver<(usize, WorkerOutcome)>) {
+    let s = &prep.share.settings;
+    let mut checkers = checkers.into_iter();
+    let (sent, received) = mpsc::channel();
+    let handles = plans
+        .iter()
+        .enumerate()
+        .map(|(i, plan)| {
+            let at = prep.share.first_worker + i;
+            let job = WorkerJob {
+                index: i,
+                plan: plan.clone(),
+                targets: plan.targets.iter().map(|ws| prep.targets[ws.target].clone()).collect(),
+                engine: s.engine,
+                data: s.data,
+                seed: s.seed,
+                ios_limit: share(s.ios, prep.share.all_workers, at),
+                bytes_limit: share(s.bytes, prep.share.all_workers, at),
+                arrivals: s.arrivals,
+                stop_on_error: s.on_error == OnError::Stop,
+                checker: checkers.next().flatten(),
+                io_timeout: s.io_timeout,
+            };
+            let (ctl, sent) = (Arc::clone(ctl), sent.clone());
+            std::thread::Builder::new()
+                .name(format!("iogauge-w{i}"))
+                .spawn(move || {
+                    let outcome = worker::run(job, &ctl);
+                    let _ = sent.send((i, outcome));
+                })
+                .expect("spawn worker thread")
+        })
+        .collect();
+    (handles, received)
+}
+
+/// Every worker's outcome, in worker order; joins the threads that can end and leaves the
+/// others (their targets are then [`held_targets`]).
+fn collect(
+    prep: &Prepared,
+    plans: &[WorkerPlan],
+    handles: Vec<JoinHandle<()>>,
+    received: mpsc::Receiver<(usize, WorkerOutcome)>,
+) -> Vec<WorkerOutcome> {
+    let mut outcomes: Vec<_> = received.iter().collect();
+    assert_eq!(outcomes.len(), handles.len(), "a worker thread panicked");
+    outcomes.sort_by_key(|(i, _)| *i);
+    let outcomes: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
+    for ((h, o), plan) in handles.into_iter().zip(&outcomes).zip(plans) {
+        if !o.held.is_empty() {
+            // Never joined: its thread id stays valid, and nothing waits for it but the exit.
+            std::mem::forget(h);
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            held.extend(o.held.iter().map(|&t| prep.targets[plan.targets[t].target].path.clone()));
+        } else {
+            h.join().expect("worker thread panicked");
+        }
+    }
+    outcomes
+}

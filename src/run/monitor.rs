@@ -1,0 +1,267 @@
+//! The main thread during a run: the clock (ramp-up, recording, interval samples, CPU), the
+//! live status it gives the [`Observer`], and the stop (time, count, Ctrl-C, a stalled target).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::config::TestSettings;
+use crate::cpu::{self, CpuSnapshot};
+use crate::managers::Group;
+use crate::result::Interval;
+use crate::worker::{Control, Live};
+
+/// Which part of a run the live status describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Ramp-up: running, not recorded.
+    Ramp,
+    /// Recording.
+    Run,
+}
+
+/// What the live line shows, once per interval.
+#[derive(Debug, Clone)]
+pub struct LiveStatus<'a> {
+    /// The access specification running.
+    pub spec: &'a str,
+    /// Ramp-up or recording.
+    pub phase: Phase,
+    /// Seconds since the workers started.
+    pub elapsed_s: f64,
+    /// Ramp-up plus run time, when the test is timed.
+    pub total_s: Option<f64>,
+    /// Over the last interval.
+    pub iops: f64,
+    /// 10^6 bytes/s over the last interval.
+    pub mbps: f64,
+    /// Mean response time over the last interval.
+    pub avg_response_ms: Option<f64>,
+    /// CPU utilisation over the last interval.
+    pub cpu_pct: f64,
+}
+
+/// What a running test tells the outside, and the one thing it asks of it (ripgrep's `Sink`):
+/// the live line, the end of each workload, and whether the user asked to stop. A study's
+/// observer also hears of each point ([`crate::study::run::StudyObserver`]).
+pub trait Observer {
+    /// Once per interval, every manager's figures added up.
+    fn interval(&mut self, _status: &LiveStatus) {}
+    /// A workload has ended (its result follows once every manager has sent its part).
+    fn run_done(&mut self) {}
+    /// Whether the user asked to stop (Ctrl-C, SIGTERM): the workload running stops at once,
+    /// and the result, marked interrupted, holds what was measured. Asked every few ms.
+    fn stop_requested(&self) -> bool {
+        false
+    }
+}
+
+/// Shows nothing, never stops early.
+pub struct Silent;
+
+impl Observer for Silent {}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Sums {
+    ios: u64,
+    bytes: u64,
+    response_ns: u64,
+}
+
+fn sum_live(live: &[Live]) -> Sums {
+    live.iter().fold(Sums::default(), |s, l| Sums {
+        ios: s.ios + l.ios.load(Relaxed),
+        bytes: s.bytes + l.bytes.load(Relaxed),
+        response_ns: s.response_ns + l.response_ns.load(Relaxed),
+    })
+}
+
+/// A point of the monitor's timeline.
+#[derive(Debug, Clone)]
+pub(super) struct Mark {
+    pub(super) at_ns: u64,
+    sums: Sums,
+    pub(super) cpu: CpuSnapshot,
+}
+
+pub(super) fn mark(live: &[Live], at_ns: u64) -> Mark {
+    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot() }
+}
+
+/// A run's timing: interval, ramp-up and recorded time (u64::MAX when the test ends on a count).
+pub(super) struct Clock {
+    pub(super) interval_ns: u64,
+    pub(super) ramp_ns: u64,
+    pub(super) time_ns: u64,
+}
+
+impl Clock {
+    /// The timing `s` asks for: a test that ends on a count has no ramp-up and no time limit.
+    pub(super) fn of(s: &TestSettings) -> Clock {
+        let counted = s.counted();
+        Clock {
+            interval_ns: s.interval.as_nanos() as u64,
+            ramp_ns: if counted { 0 } else { s.ramp.as_nanos() as u64 },
+            time_ns: if counted { u64::MAX } else { s.time.as_nanos() as u64 },
+        }
+    }
+
+    /// Whether the run ends at a time (else on a count of I/Os or bytes).
+    pub(super) fn timed(&self) -> bool {
+        self.time_ns != u64::MAX
+    }
+}
+
+/// What the monitor saw: the marks at the start and end of recording, the samples between,
+/// and the wall-clock time recording started.
+pub(super) struct Window {
+    pub(super) start: Mark,
+    pub(super) end: Mark,
+    pub(super) intervals: Vec<Interval>,
+    pub(super) started_at: SystemTime,
+}
+
+impl Window {
+    /// The window of a run that never started (a worker failed to set up).
+    pub(super) fn empty(live: &[Live]) -> Window {
+        Window { start: mark(live, 0), end: mark(live, 0), intervals: Vec::new(), started_at: SystemTime::now() }
+    }
+}
+
+/// The main thread's part: sleeps to each interval boundary, samples the counters and the CPU,
+/// and feeds the live line.
+///
+/// Every manager passes the same boundaries in the same order (every interval through
+/// ramp-up, its end, every interval of recording, its end), so in a timed run each boundary is
+/// a meeting point: the live line adds up every manager, and one manager's failure stops them
+/// all at the next boundary. Recording starts when every manager has finished ramp-up.
+pub(super) struct Monitor<'a> {
+    /// What the workers and the main thread share.
+    pub(super) ctl: &'a Control,
+    /// Every manager of the test.
+    pub(super) group: &'a dyn Group,
+    /// The instant the workers' clocks count from, and the wall-clock time then.
+    pub(super) epoch: Instant,
+    pub(super) started: SystemTime,
+    /// Interval, ramp-up and run time.
+    pub(super) clock: &'a Clock,
+    /// The workload running, for the live line.
+    pub(super) spec: &'a str,
+    /// Hears every interval; says when to stop.
+    pub(super) observer: &'a mut dyn Observer,
+    /// A worker that completes no I/O for this long stops the test.
+    pub(super) io_timeout: Duration,
+}
+
+impl Monitor<'_> {
+    /// Watches the run to its end (time, count, stop or a stalled target); returns the window.
+    pub(super) fn watch(self) -> Window {
+        let Monitor { ctl, group, epoch, started, clock, spec, observer, io_timeout } = self;
+        let n = ctl.live.len();
+        let (iv, ramp, time) = (clock.interval_ns, clock.ramp_ns, clock.time_ns);
+        let timed = clock.timed();
+        let elapsed = || epoch.elapsed().as_nanos() as u64;
+        let all_done = || ctl.finished.load(Relaxed) == n;
+        // When each worker last completed an I/O: one that is still running and has completed none
+        // for io_timeout waits on a target that stopped answering, and the test stops.
+        let mut seen = vec![(0u64, 0u64); n];
+        let mut stalled = || {
+            let now = elapsed();
+            ctl.live.iter().zip(&mut seen).any(|(l, (ios, at))| {
+                let done = l.ios.load(Relaxed);
+                if done != *ios {
+                    (*ios, *at) = (done, now);
+                }
+                l.thread.load(Relaxed) != 0 && now - *at >= io_timeout.as_nanos() as u64
+            })
+        };
+        let mut prev = mark(&ctl.live, 0);
+        // Recording's start: ns from the epoch, the mark there, and its wall-clock time.
+        let mut rec = (ramp == 0).then(|| (0, prev.clone(), started));
+        let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
+        let mut intervals = Vec::new();
+        loop {
+            // Sleep in short steps: a Ctrl-C or a stop (an I/O error) ends the sample at once, and
+            // when the end is a count the final mark follows the last I/O.
+            while !(observer.stop_requested() || ctl.stop.load(Relaxed) || (!timed && all_done())) && elapsed() < next {
+                if stalled() {
+                    ctl.record_end_ns.fetch_min(elapsed(), Relaxed);
+                    ctl.stop.store(true, Relaxed);
+                    break;
+                }
+                let left = next.saturating_sub(elapsed());
+                std::thread::sleep(Duration::from_nanos(left.min(if timed { 10_000_000 } else { 2_000_000 })));
+            }
+            if observer.stop_requested() {
+                // Recording ends now: what completes while the workers drain is not counted.
+                ctl.record_end_ns.fetch_min(elapsed(), Relaxed);
+                ctl.stop.store(true, Relaxed);
+            }
+            let at = if timed { next.min(elapsed()) } else { elapsed() };
+            let m = mark(&ctl.live, at);
+            let dt = (m.at_ns - prev.at_ns).max(1) as f64 / 1e9;
+            let d = [
+                m.sums.ios - prev.sums.ios,
+                m.sums.bytes - prev.sums.bytes,
+                m.sums.response_ns - prev.sums.response_ns,
+            ];
+            let cpu_pct = cpu::utilization(&prev.cpu, &m.cpu);
+            if let Some((rs, _, _)) = &rec {
+                if dt > 1e-3 {
+                    intervals.push(Interval {
+                        t_s: (m.at_ns - rs) as f64 / 1e9,
+                        duration_s: dt,
+                        iops: d[0] as f64 / dt,
+                        mbps: d[1] as f64 / dt / 1e6,
+                        avg_response_ms: (d[0] > 0).then(|| d[2] as f64 / d[0] as f64 / 1e6),
+                        cpu_pct,
+                    });
+                }
+            }
+            // A counted run ends at a different boundary on each manager: only timed runs meet.
+            let stop = ctl.stop.load(Relaxed);
+            let (all, stopped, cpu_pct) = if timed {
+                let cpu_milli = (cpu_pct * 1000.0) as u64;
+                let s = group.sum(&[d[0], d[1], d[2], cpu_milli, u64::from(stop)], "an interval");
+                let (stopped, cpu) = (s[4] > 0, s[3] as f64 / 1000.0 / group.all().len() as f64);
+                (s, stopped, cpu)
+            } else {
+                (d.to_vec(), stop || all_done(), cpu_pct)
+            };
+            observer.interval(&LiveStatus {
+                spec,
+                phase: if rec.is_some() { Phase::Run } else { Phase::Ramp },
+                elapsed_s: m.at_ns as f64 / 1e9,
+                total_s: timed.then(|| (ramp + time) as f64 / 1e9),
+                iops: all[0] as f64 / dt,
+                mbps: all[1] as f64 / dt / 1e6,
+                avg_response_ms: (all[0] > 0).then(|| all[2] as f64 / all[0] as f64 / 1e6),
+                cpu_pct,
+            });
+            let end = rec.as_ref().map(|(rs, _, _)| rs.saturating_add(time));
+            if stopped || end == Some(next) {
+                ctl.record_end_ns.fetch_min(m.at_ns, Relaxed);
+                ctl.stop.store(true, Relaxed);
+                let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
+                return Window { start, end: m, intervals, started_at };
+            }
+            next = match &rec {
+                Some(_) => next.saturating_add(iv).min(end.expect("recording")),
+                None if next < ramp => (next + iv).min(ramp),
+                None => {
+                    // Ramp-up is over here; recording starts when it is over everywhere.
+                    group.barrier("the start of recording");
+                    let rs = elapsed();
+                    ctl.record_end_ns.store(rs + time, Relaxed);
+                    ctl.record_start_ns.store(rs, Relaxed);
+                    rec = Some((rs, mark(&ctl.live, rs), SystemTime::now()));
+                    rs + iv.min(time)
+                }
+            };
+            // The first sample of recording counts from its start.
+            prev = match &rec {
+                Some((rs, start, _)) if *rs > m.at_ns => start.clone(),
+                _ => m,
+            };
+        }
+    }
+}

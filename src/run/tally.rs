@@ -1,0 +1,143 @@
+//! What the workers handed back, turned into one manager's result of a workload: totals, each
+//! worker and target, the time series, CPU, the first error.
+
+use std::time::SystemTime;
+
+use super::monitor::{Clock, Window};
+use super::timestamp;
+use crate::cpu;
+use crate::plan::{Prepared, WorkerPlan};
+use crate::result::{FirstError, ManagerResult, Metrics, RunResult, TargetResult, Totals, WorkerResult, errno_text};
+use crate::stats::IoStats;
+use crate::verify::block::VerifyResult;
+use crate::worker::WorkerOutcome;
+
+/// A workload's run on this manager, as the workers ended it.
+pub(super) struct Ended<'a> {
+    pub(super) prep: &'a Prepared,
+    pub(super) plans: &'a [WorkerPlan],
+    pub(super) outcomes: &'a [WorkerOutcome],
+    pub(super) window: Window,
+    pub(super) clock: &'a Clock,
+    pub(super) verify: Option<VerifyResult>,
+    /// This manager's rank and host name.
+    pub(super) rank: u32,
+    pub(super) host: String,
+}
+
+impl Ended<'_> {
+    /// This manager's result of the workload named `spec`.
+    pub(super) fn result(self, spec: &str) -> RunResult {
+        let Window { start, end, intervals, started_at } = &self.window;
+        let recorded_ns = end.at_ns.saturating_sub(start.at_ns);
+        // Recorded: the time asked, or to the last I/O of a count, or to an interruption.
+        let secs = if self.clock.timed() {
+            recorded_ns as f64 / 1e9
+        } else {
+            self.outcomes.iter().map(|o| o.last_ns).max().unwrap_or(0) as f64 / 1e9
+        };
+        let (workers, targets, raw) = self.breakdown(secs);
+        let metrics = Metrics::new(&raw, secs);
+        let cpu = cpu::usage(&start.cpu, &end.cpu, recorded_ns as f64 / 1e9, metrics.ios, metrics.iops);
+        let outstanding = self.plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum();
+        let totals = Totals { metrics, outstanding, cpu };
+        let unix_ns = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let record_start_unix_ns = unix_ns(*started_at);
+        RunResult {
+            spec: spec.into(),
+            started_at: timestamp(*started_at),
+            duration_s: secs,
+            ramp_s: self.clock.ramp_ns as f64 / 1e9,
+            managers: vec![ManagerResult {
+                rank: self.rank,
+                host: self.host.clone(),
+                workers: self.plans.len(),
+                totals: totals.clone(),
+                record_start_unix_ns,
+                record_end_unix_ns: record_start_unix_ns + recorded_ns,
+            }],
+            start_skew_ms: 0.0,
+            first_error: self.first_error(start.at_ns),
+            verify: self.verify.clone(),
+            totals,
+            workers,
+            targets,
+            intervals: intervals.clone(),
+        }
+    }
+
+    /// Each worker's and each target's result over `secs`, and the sum of every I/O.
+    fn breakdown(&self, secs: f64) -> (Vec<WorkerResult>, Vec<TargetResult>, IoStats) {
+        let prep = self.prep;
+        let mut all = IoStats::default();
+        let mut per_target: Vec<(IoStats, u64)> = vec![Default::default(); prep.targets.len()];
+        let mut workers = Vec::new();
+        for (plan, o) in self.plans.iter().zip(self.outcomes) {
+            let mut wsum = IoStats::default();
+            let mut targets = Vec::new();
+            for (ws, st) in plan.targets.iter().zip(&o.targets) {
+                wsum += st;
+                per_target[ws.target].0 += st;
+                per_target[ws.target].1 += plan.outstanding as u64;
+                targets.push(TargetResult {
+                    path: prep.targets[ws.target].path.clone(),
+                    manager: self.rank,
+                    start_offset: ws.start,
+                    working_set_bytes: ws.size,
+                    outstanding: plan.outstanding as u64,
+                    metrics: Metrics::new(st, secs),
+                });
+            }
+            all += &wsum;
+            workers.push(WorkerResult {
+                name: plan.name.clone(),
+                manager: self.rank,
+                spec: plan.spec.name.clone(),
+                engine: o.engine.clone(),
+                outstanding: plan.outstanding,
+                metrics: Metrics::new(&wsum, secs),
+                targets,
+            });
+        }
+        let targets = prep
+            .targets
+            .iter()
+            .zip(&per_target)
+            .filter(|(_, (_, qd))| *qd > 0)
+            .map(|(info, (st, qd))| {
+                // The working set of the first worker using it (workers may differ; each
+                // worker's own entry has its own).
+                let ws = self.plans.iter().flat_map(|p| &p.targets).find(|w| prep.targets[w.target].path == info.path);
+                TargetResult {
+                    path: info.path.clone(),
+                    manager: self.rank,
+                    start_offset: ws.map_or(0, |w| w.start),
+                    working_set_bytes: ws.map_or(0, |w| w.size),
+                    outstanding: *qd,
+                    metrics: Metrics::new(st, secs),
+                }
+            })
+            .collect();
+        (workers, targets, all)
+    }
+
+    /// The earliest failed I/O of any worker, timed from the start of recording.
+    fn first_error(&self, record_start_ns: u64) -> Option<FirstError> {
+        let (plan, f) = self
+            .plans
+            .iter()
+            .zip(self.outcomes)
+            .filter_map(|(p, o)| Some((p, o.first_error?)))
+            .min_by_key(|(_, f)| f.at_ns)?;
+        Some(FirstError {
+            manager: self.rank,
+            worker: plan.name.clone(),
+            path: self.prep.targets[plan.targets[f.target].target].path.clone(),
+            offset: f.offset,
+            write: f.write,
+            errno: f.errno,
+            text: errno_text(f.errno),
+            at_s: (f.at_ns as f64 - record_start_ns as f64) / 1e9,
+        })
+    }
+}

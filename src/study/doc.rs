@@ -1,0 +1,226 @@
+//! The study document (`iogauge.study/1`): the definition, every point with every run's full
+//! result, the summaries of each point's repeats, and what searches and curves found.
+
+use serde::{Deserialize, Serialize};
+
+use super::Point;
+use super::stats::Spread;
+use crate::config::{Job, StudyConfig};
+use crate::model::Storage;
+use crate::result::{ResultDoc, Totals};
+use crate::spec::SpecLine;
+
+/// `schema` of a study document.
+pub const SCHEMA: &str = "iogauge.study/1";
+
+/// A study document: the definition, every point with every run's full result, and summaries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StudyDoc {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// iogauge's version.
+    pub tool_version: String,
+    /// When the study started (RFC 3339, UTC).
+    pub started_at: String,
+    /// Wall time of the whole study so far (s).
+    pub duration_s: f64,
+    /// The `[study]` section.
+    pub study: StudyConfig,
+    /// The job the points vary (without its `[study]` section).
+    pub config: Job,
+    /// Points in the order run.
+    pub points: Vec<PointResult>,
+    /// With a `limit`: one search per outer point and access specification.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub searches: Vec<SearchResult>,
+    /// With a `curve`: one curve per outer point and access specification.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<CurveResult>,
+    /// Things to know when reading the numbers (repeats that disagree, among others).
+    pub warnings: Vec<String>,
+    /// True while points remain to run (the document is written after every point).
+    pub interrupted: bool,
+}
+
+impl StudyDoc {
+    /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed, else 0.
+    pub fn exit_status(&self) -> i32 {
+        if self.interrupted {
+            return crate::error::Error::Stopped.exit_code();
+        }
+        let errors = self.points.iter().flat_map(|p| &p.summary).any(|s| s.errors > 0);
+        if errors { 1 } else { 0 }
+    }
+}
+
+/// One point: its parameters, the summary of its repeats, and every repeat's result document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PointResult {
+    /// Position in the study, from 0.
+    pub index: usize,
+    /// The cycled parameters' values.
+    pub params: Point,
+    /// One per access specification run, in the result documents' order.
+    pub summary: Vec<SpecSummary>,
+    /// Every repeat's whole result document.
+    pub runs: Vec<ResultDoc>,
+}
+
+/// One access specification at one point, over its repeats.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpecSummary {
+    /// The specification's name.
+    pub spec: String,
+    /// I/Os per second.
+    pub iops: Spread,
+    /// 10^6 bytes per second.
+    pub mbps: Spread,
+    /// Mean response time (ms); absent with no completed I/O.
+    pub avg_response_ms: Option<Spread>,
+    /// 99th percentile response time (ms).
+    pub p99_response_ms: Option<Spread>,
+    /// CPU utilisation of the machine (%).
+    pub cpu_pct: Spread,
+    /// Iometer's CPU effectiveness: IOPS per CPU utilisation %.
+    pub iops_per_cpu_pct: Spread,
+    /// I/O errors over all repeats.
+    pub errors: u64,
+    /// For a point of a cycle over targets or workers: median IOPS / (N x the median IOPS of
+    /// the point with one, all else equal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<f64>,
+    /// With a `[storage]` section: the theoretical maximum of this point and how close it came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theory: Option<TheoryAt>,
+}
+
+/// A point's theoretical maximum (docs/job-file.md, `[storage]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TheoryAt {
+    /// `mbps` (sequential workloads) or `iops` (random ones).
+    pub unit: String,
+    /// The maximum for the point's number of volumes (distinct targets).
+    pub value: f64,
+    /// The median measured, as % of `value`.
+    pub measured_pct: f64,
+    /// What limits: `drives`, `parity`, `links`, or `host_cpu` when the CPU was above 90 %.
+    pub limit: String,
+}
+
+/// One summary per access specification over `runs`, the repeats of one point.
+pub fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
+    let specs = runs[0].results.iter().map(|r| r.spec.clone());
+    specs
+        .enumerate()
+        .map(|(k, spec)| {
+            let totals: Vec<_> = runs.iter().map(|d| &d.results[k].totals).collect();
+            let spread = |f: &dyn Fn(&Totals) -> f64| Spread::of(&totals.iter().map(|t| f(t)).collect::<Vec<_>>());
+            let optional = |f: &dyn Fn(&Totals) -> Option<f64>| {
+                let v: Option<Vec<f64>> = totals.iter().map(|t| f(t)).collect();
+                v.map(|v| Spread::of(&v))
+            };
+            SpecSummary {
+                spec,
+                iops: spread(&|t| t.metrics.iops),
+                mbps: spread(&|t| t.metrics.mbps),
+                avg_response_ms: optional(&|t| t.metrics.avg_response_ms),
+                p99_response_ms: optional(&|t| t.metrics.percentiles_ms.get("p99").copied()),
+                cpu_pct: spread(&|t| t.cpu.all.utilization_pct),
+                iops_per_cpu_pct: spread(&|t| t.cpu.effectiveness),
+                errors: totals.iter().map(|t| t.metrics.errors).sum(),
+                scaling: None,
+                theory: None,
+            }
+        })
+        .collect()
+}
+
+/// One IOPS-vs-response-time curve: the uncontrolled maximum and the open-loop points.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CurveResult {
+    /// The outer cycles' values.
+    pub params: Point,
+    /// The access specification.
+    pub spec: String,
+    /// Index in `points` of the uncontrolled (closed-loop) maximum.
+    pub max: usize,
+    /// Indexes in `points` of the runs at each fraction, in order; each point's `params`
+    /// holds the asked rate, its summary the achieved one and the response times.
+    pub points: Vec<usize>,
+}
+
+/// One response-time search: its answer, and which points it measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// The outer cycles' values (outstanding I/Os are what the search varies).
+    pub params: Point,
+    /// The access specification searched.
+    pub spec: String,
+    /// The limit (ms) and what it applies to (`avg`, `p99`...).
+    pub limit_ms: f64,
+    /// `avg` or a percentile key.
+    pub of: String,
+    /// Index in `points` of the answer: the most outstanding I/Os at or under the limit.
+    pub found: Option<usize>,
+    /// Index in `points` of the depth one above it, measured over the limit.
+    pub over: Option<usize>,
+    /// Indexes in `points` of every depth measured, in order.
+    pub measured: Vec<usize>,
+    /// The answer in one line.
+    pub answer: String,
+}
+
+/// Fills in each summary's scaling factor and theoretical maximum.
+pub fn annotate(doc: &mut StudyDoc) {
+    let storage = doc.config.storage.clone();
+    for i in 0..doc.points.len() {
+        for k in 0..doc.points[i].summary.len() {
+            let scaling = scaling(&doc.points, i, k);
+            let theory = storage.as_ref().and_then(|s| theory(s, &doc.points[i], k));
+            let sum = &mut doc.points[i].summary[k];
+            sum.scaling = scaling;
+            sum.theory = theory;
+        }
+    }
+}
+
+/// Measured / (N x one unit) for a point whose `managers`, `targets` or `workers` is N > 1.
+fn scaling(points: &[PointResult], i: usize, k: usize) -> Option<f64> {
+    let p = &points[i];
+    let (n, one) = match (p.params.managers, p.params.targets, p.params.workers) {
+        (Some(m), _, _) if m > 1 => (m, Point { managers: Some(1), ..p.params.clone() }),
+        (_, Some(t), _) if t > 1 => (t, Point { targets: Some(1), ..p.params.clone() }),
+        (_, _, Some(w)) if w > 1 => (w, Point { workers: Some(1), ..p.params.clone() }),
+        _ => return None,
+    };
+    let base = points.iter().find(|q| q.params == one)?;
+    let (s, b) = (&p.summary[k], base.summary.iter().find(|b| b.spec == p.summary[k].spec)?);
+    (b.iops.median > 0.0).then(|| s.iops.median / (n as f64 * b.iops.median))
+}
+
+/// The theoretical maximum of summary `k` of point `p`: sequential workloads in MB/s, random
+/// ones in IOPS (when the drives' IOPS are given), over the point's distinct targets.
+fn theory(storage: &Storage, p: &PointResult, k: usize) -> Option<TheoryAt> {
+    let run = p.runs.first()?;
+    let sum = &p.summary[k];
+    let spec = run.config.specs.iter().find(|s| s.name == sum.spec)?;
+    let volumes = run.target_info.len() as u32;
+    let weight =
+        |f: &dyn Fn(&SpecLine) -> f64| -> f64 { spec.lines.iter().map(|l| l.share as f64 * f(l)).sum::<f64>() };
+    let (t, measured, unit) = if spec.lines.iter().all(|l| l.random == 0) {
+        let bytes = weight(&|l| l.size as f64);
+        let read_share = weight(&|l| l.size as f64 * l.read as f64 / 100.0) / bytes;
+        (storage.mbps(volumes, read_share), sum.mbps.median, "mbps")
+    } else if spec.lines.iter().all(|l| l.random == 100) {
+        let read_share = weight(&|l| l.read as f64 / 100.0) / weight(&|_| 1.0);
+        (storage.iops(volumes, read_share)?, sum.iops.median, "iops")
+    } else {
+        return None;
+    };
+    let limit = if sum.cpu_pct.median > 90.0 {
+        "host_cpu".to_string()
+    } else {
+        serde_json::to_value(t.limit).ok()?.as_str()?.to_string()
+    };
+    Some(TheoryAt { unit: unit.into(), value: t.value, measured_pct: measured / t.value * 100.0, limit })
+}
