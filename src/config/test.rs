@@ -96,99 +96,16 @@ impl Test {
         if job.workers.is_empty() {
             return Err(at(vec![Seg::Key("worker")], "no workers: add a [[worker]] section (or --workers N)"));
         }
-        // (index of the [[worker]] entry, the worker)
-        let mut workers: Vec<(usize, Worker)> = Vec::new();
-        for (i, w) in job.workers.iter().enumerate() {
-            check_worker(i, w)?;
-            for n in 0..w.count {
-                let name = match (&w.name, w.count) {
-                    (Some(name), 1) => name.clone(),
-                    (Some(name), _) => format!("{name} {}", n + 1),
-                    (None, _) => format!("worker {}", workers.len() + 1),
-                };
-                let targets = if w.targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { w.targets.clone() };
-                workers.push((
-                    i,
-                    Worker {
-                        name,
-                        spec: w.spec.clone(),
-                        outstanding: w.outstanding,
-                        targets,
-                        hosts: w.hosts.clone(),
-                        ranks: w.ranks.clone(),
-                        stroke: w.stroke,
-                        working_set: w.working_set,
-                        offset: w.offset,
-                        rate_iops: w.rate_iops,
-                    },
-                ));
-            }
-        }
-        // Every spec name used must be built in or defined inline.
-        let mut used: Vec<AccessSpec> = Vec::new();
-        let mut lookup = |name: &str, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
-            let spec = match job.specs.iter().find(|s| s.name == name) {
-                Some(s) => s.clone(),
-                None => find_builtin(name).map_err(|m| at(path, m))?,
-            };
-            if !used.iter().any(|u| u.name == spec.name) {
-                used.push(spec.clone());
-            }
-            Ok(spec)
-        };
-        let mut listed = Vec::new();
-        for (k, name) in job.test.run.iter().enumerate() {
-            listed.push(lookup(name, vec![Seg::Key("test"), Seg::Key("run"), Seg::Index(k)])?);
-        }
-        let mut own = Vec::new();
-        for (i, w) in &workers {
-            own.push(match &w.spec {
-                Some(name) => Some(lookup(name, vec![Seg::Key("worker"), Seg::Index(*i), Seg::Key("spec")])?),
-                None => None,
-            });
-        }
-        let workloads = if listed.is_empty() {
-            if let Some(k) = own.iter().position(Option::is_none) {
-                return Err(at(
-                    vec![Seg::Key("worker"), Seg::Index(workers[k].0)],
-                    "worker has no access specification: set spec = \"NAME\" or list specs in test.run (or --spec NAME)",
-                ));
-            }
-            let specs: Vec<AccessSpec> = own.into_iter().flatten().collect();
-            vec![Workload { name: workload_name(&specs), specs }]
-        } else {
-            if own.iter().all(Option::is_some) {
-                let names: Vec<&str> = job.test.run.iter().map(String::as_str).collect();
-                return Err(at(
-                    vec![Seg::Key("test"), Seg::Key("run")],
-                    format!(
-                        "every worker names its own spec, so run = [{}] (or --spec) would run nothing of its own: \
-                         remove it, or remove spec from the workers that should run it",
-                        names.join(", ")
-                    ),
-                ));
-            }
-            // A workload is named by what ran: the listed spec, then the workers' own.
-            listed
-                .iter()
-                .map(|l| {
-                    let mut specs = vec![l.clone()];
-                    specs.extend(own.iter().map(|o| o.clone().unwrap_or_else(|| l.clone())));
-                    let name = workload_name(&specs);
-                    specs.remove(0);
-                    Workload { name, specs }
-                })
-                .collect()
-        };
+        let workers = expand(job)?;
+        let (specs, workloads) = workloads(job, &workers)?;
         Ok(Test {
             settings: job.test.clone(),
             workers: workers.into_iter().map(|(_, w)| w).collect(),
-            specs: used,
+            specs,
             workloads,
             storage: job.storage.clone(),
         })
     }
-
     /// The job that reruns this test: workers one per entry and named, every specification
     /// used written out. Result documents record it as `config`.
     pub fn to_job(&self) -> Job {
@@ -227,6 +144,102 @@ impl Test {
         }
         Ok(())
     }
+}
+
+/// The job's `[[worker]]` entries checked and expanded by their counts, each worker with the
+/// index of its entry (for error locations).
+fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
+    // (index of the [[worker]] entry, the worker)
+    let mut workers: Vec<(usize, Worker)> = Vec::new();
+    for (i, w) in job.workers.iter().enumerate() {
+        check_worker(i, w)?;
+        for n in 0..w.count {
+            let name = match (&w.name, w.count) {
+                (Some(name), 1) => name.clone(),
+                (Some(name), _) => format!("{name} {}", n + 1),
+                (None, _) => format!("worker {}", workers.len() + 1),
+            };
+            let targets = if w.targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { w.targets.clone() };
+            workers.push((
+                i,
+                Worker {
+                    name,
+                    spec: w.spec.clone(),
+                    outstanding: w.outstanding,
+                    targets,
+                    hosts: w.hosts.clone(),
+                    ranks: w.ranks.clone(),
+                    stroke: w.stroke,
+                    working_set: w.working_set,
+                    offset: w.offset,
+                    rate_iops: w.rate_iops,
+                },
+            ));
+        }
+    }
+    Ok(workers)
+}
+
+/// Every specification used (each once: the run list's, then the workers' own) and the
+/// workloads: one per spec of the run list, or one of the workers' own specifications.
+fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>, Vec<Workload>), ConfigError> {
+    // Every spec name used must be built in or defined inline.
+    let mut used: Vec<AccessSpec> = Vec::new();
+    let mut lookup = |name: &str, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
+        let spec = match job.specs.iter().find(|s| s.name == name) {
+            Some(s) => s.clone(),
+            None => find_builtin(name).map_err(|m| at(path, m))?,
+        };
+        if !used.iter().any(|u| u.name == spec.name) {
+            used.push(spec.clone());
+        }
+        Ok(spec)
+    };
+    let mut listed = Vec::new();
+    for (k, name) in job.test.run.iter().enumerate() {
+        listed.push(lookup(name, vec![Seg::Key("test"), Seg::Key("run"), Seg::Index(k)])?);
+    }
+    let mut own = Vec::new();
+    for (i, w) in workers {
+        own.push(match &w.spec {
+            Some(name) => Some(lookup(name, vec![Seg::Key("worker"), Seg::Index(*i), Seg::Key("spec")])?),
+            None => None,
+        });
+    }
+    let workloads = if listed.is_empty() {
+        if let Some(k) = own.iter().position(Option::is_none) {
+            return Err(at(
+                vec![Seg::Key("worker"), Seg::Index(workers[k].0)],
+                "worker has no access specification: set spec = \"NAME\" or list specs in test.run (or --spec NAME)",
+            ));
+        }
+        let specs: Vec<AccessSpec> = own.into_iter().flatten().collect();
+        vec![Workload { name: workload_name(&specs), specs }]
+    } else {
+        if own.iter().all(Option::is_some) {
+            let names: Vec<&str> = job.test.run.iter().map(String::as_str).collect();
+            return Err(at(
+                vec![Seg::Key("test"), Seg::Key("run")],
+                format!(
+                    "every worker names its own spec, so run = [{}] (or --spec) would run nothing of its own: \
+                     remove it, or remove spec from the workers that should run it",
+                    names.join(", ")
+                ),
+            ));
+        }
+        // A workload is named by what ran: the listed spec, then the workers' own.
+        listed
+            .iter()
+            .map(|l| {
+                let mut specs = vec![l.clone()];
+                specs.extend(own.iter().map(|o| o.clone().unwrap_or_else(|| l.clone())));
+                let name = workload_name(&specs);
+                specs.remove(0);
+                Workload { name, specs }
+            })
+            .collect()
+    };
+    Ok((used, workloads))
 }
 
 fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {

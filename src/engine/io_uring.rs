@@ -7,7 +7,7 @@ use std::os::fd::RawFd;
 use io_uring::{IoUring, opcode, squeue, types};
 
 use super::io_wq::{self, IoWq};
-use super::{Completion, Engine, Io};
+use super::{Abandoned, Completion, Engine, Io};
 
 /// The kernel's limit on submission-queue entries.
 const MAX_SQ: u32 = 32768;
@@ -82,12 +82,6 @@ impl UringEngine {
         let io_wq = if via_io_wq.contains(&true) { IoWq::hold(&ring, slots) } else { None };
         let pending = Vec::with_capacity(slots);
         Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, via_io_wq, io_wq, pending, features })
-    }
-
-    /// Whether I/Os on `target` go through io-wq threads, which cannot end (nor can the
-    /// process) while an I/O given up still waits for its filesystem.
-    pub fn via_io_wq(&self, target: usize) -> bool {
-        self.via_io_wq[target]
     }
 
     fn entry(&self, io: &Io) -> squeue::Entry {
@@ -179,6 +173,15 @@ impl Engine for UringEngine {
         }
         self.pending.clear();
         Ok(())
+    }
+
+    /// I/Os given up are still the kernel's: it may yet write into their buffers or complete
+    /// them on this ring. Neither is ever freed (the process ends soon; closing the ring would
+    /// wait for them). Those on targets served by io-wq threads hold the process until they end.
+    fn abandon(self, targets: &[usize]) -> Abandoned {
+        let held = targets.iter().copied().filter(|&t| self.via_io_wq[t]).collect();
+        std::mem::forget(self);
+        Abandoned { held, pins_buffers: true }
     }
 
     fn describe(&self) -> String {

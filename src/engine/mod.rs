@@ -1,6 +1,10 @@
 //! I/O engines: one file each, behind one interface (fio's `engines/`).
 //!
-//! A worker queues I/Os, then asks the engine to submit them and wait for some completions. Engines never allocate or lock per I/O.
+//! A worker hands [`drive`] its open targets and buffers; the engine of the test's kind is made
+//! here, driven by the worker's loop (queue I/Os, submit them and wait for some completions),
+//! and torn down here, including when the kernel still holds I/Os the worker gave up
+//! ([`Engine::abandon`]). Engines never allocate or lock per I/O. A new engine is a file here
+//! and its line in [`drive`].
 
 pub mod io_uring;
 pub mod io_wq;
@@ -8,6 +12,9 @@ pub mod null;
 pub mod psync;
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::os::fd::RawFd;
+
+use crate::config::EngineKind;
 
 /// One I/O for an engine to do.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +62,73 @@ pub trait Engine {
     ) -> std::io::Result<()>;
     /// The engine and the kernel features it uses, for the result document.
     fn describe(&self) -> String;
+    /// Ends the engine when I/Os on `targets` (indexes of [`Io::target`]) were given up and
+    /// never completed. An engine whose I/Os complete before `submit_and_wait` returns has
+    /// none and just ends; one that handed them to the kernel must not free what the kernel
+    /// may still use, and says so.
+    fn abandon(self, _targets: &[usize]) -> Abandoned
+    where
+        Self: Sized,
+    {
+        Abandoned::default()
+    }
+}
+
+/// What a worker's given-up I/Os still hold after its engine has ended.
+#[derive(Debug, Default)]
+pub struct Abandoned {
+    /// Targets whose I/Os wait in kernel threads that cannot end (nor can the process) until
+    /// the target answers.
+    pub held: Vec<usize>,
+    /// The kernel may still write into the worker's buffers: they must never be freed.
+    pub pins_buffers: bool,
+}
+
+/// What an engine is made from: the worker's open targets (by [`Io::target`]), its buffer
+/// regions (pointer, length; [`Io::region`] indexes them), and the most I/Os it keeps in flight.
+pub struct Resources {
+    /// Open file descriptors; none for the null target.
+    pub fds: Vec<RawFd>,
+    /// Buffer regions to register, if the engine can.
+    pub regions: Vec<(*mut u8, usize)>,
+    /// Slots: outstanding I/Os x targets.
+    pub slots: usize,
+}
+
+/// The loop that drives an engine (the worker's), generic so that each engine's calls inline.
+pub trait Driver {
+    /// What the loop returns.
+    type Output;
+    /// Runs the loop on `engine`; returns its output and the targets of the I/Os it gave up.
+    fn drive<E: Engine>(self, engine: &mut E) -> (Self::Output, Vec<usize>);
+}
+
+/// A driven engine's end: the loop's output, and what given-up I/Os still hold.
+pub struct Driven<T> {
+    /// What the loop returned.
+    pub output: T,
+    /// See [`Abandoned`].
+    pub abandoned: Abandoned,
+}
+
+/// Makes the engine of `kind` (the null engine when there are no files: the null target) over
+/// `res`, runs `driver` on it, and ends it. Fails only when the engine cannot be set up.
+pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<Driven<D::Output>, String> {
+    fn end<E: Engine, D: Driver>(mut engine: E, driver: D) -> Driven<D::Output> {
+        let (output, gave_up) = driver.drive(&mut engine);
+        let abandoned = if gave_up.is_empty() { Abandoned::default() } else { engine.abandon(&gave_up) };
+        Driven { output, abandoned }
+    }
+    if res.fds.is_empty() {
+        return Ok(end(null::NullEngine::default(), driver));
+    }
+    Ok(match kind {
+        EngineKind::Psync => end(psync::PsyncEngine::new(res.fds), driver),
+        EngineKind::IoUring => {
+            let ring = io_uring::UringEngine::new(res.fds, &res.regions, res.slots);
+            end(ring.map_err(|e| format!("cannot set up io_uring: {e}"))?, driver)
+        }
+    })
 }
 
 /// A zeroed, page-aligned allocation (O_DIRECT needs aligned memory), freed on drop.

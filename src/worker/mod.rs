@@ -26,10 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::config::{Arrivals, DataPattern, EngineKind};
 use crate::data;
-use crate::engine::io_uring::UringEngine;
-use crate::engine::null::NullEngine;
-use crate::engine::psync::PsyncEngine;
-use crate::engine::{AlignedBuf, Completion, Engine, Io};
+use crate::engine::{self, AlignedBuf, Completion, Engine, Io};
 use crate::plan::WorkerPlan;
 use crate::stats::IoStats;
 use crate::targets::{self, TargetInfo, TargetKind};
@@ -231,33 +228,23 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let live = &ctl.live[job.index];
     // SAFETY: pthread_self has no preconditions.
     live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
-    let mut held = Vec::new();
-    let result = match job.engine_for(&s) {
-        Choice::Null => drive(&mut NullEngine::default(), &job, &mut s, ctl, epoch),
-        Choice::Psync => drive(&mut PsyncEngine::new(s.fds()), &job, &mut s, ctl, epoch),
-        Choice::Uring => match UringEngine::new(s.fds(), &s.regions(), slots) {
-            Ok(mut e) => {
-                let r = drive(&mut e, &job, &mut s, ctl, epoch);
-                if let Ok((_, _, stuck)) = &r
-                    && !stuck.is_empty()
-                {
-                    // I/Os given up are still the kernel's: it may yet write into their buffers
-                    // or complete them on this ring. Neither is ever freed (the process ends
-                    // soon; closing the ring would wait for them).
-                    held = stuck.iter().copied().filter(|&t| e.via_io_wq(t)).collect();
-                    std::mem::forget(e);
-                    std::mem::forget(s.read_buf.take());
-                    std::mem::forget(s.write_buf.take());
-                }
-                r
+    let resources = engine::Resources { fds: s.fds(), regions: s.regions(), slots };
+    let driven = engine::drive(job.engine, resources, Loop { job: &job, s: &mut s, ctl, epoch });
+    let (result, held) = match driven {
+        Ok(d) => {
+            if d.abandoned.pins_buffers {
+                // The kernel may still write into them: never freed.
+                std::mem::forget(s.read_buf.take());
+                std::mem::forget(s.write_buf.take());
             }
-            Err(e) => Err(format!("{}: cannot set up io_uring: {e}", job.plan.name)),
-        },
+            (d.output, d.abandoned.held)
+        }
+        Err(e) => (Err(format!("{}: {e}", job.plan.name)), Vec::new()),
     };
     live.thread.store(0, Relaxed);
     ctl.finished.fetch_add(1, Relaxed);
     match result {
-        Ok((engine, last_ns, _)) => WorkerOutcome {
+        Ok((engine, last_ns)) => WorkerOutcome {
             targets: s.stats,
             engine,
             last_ns,
@@ -278,24 +265,6 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
                 checker,
                 held,
             }
-        }
-    }
-}
-
-enum Choice {
-    Null,
-    Psync,
-    Uring,
-}
-
-impl WorkerJob {
-    fn engine_for(&self, s: &SetUp) -> Choice {
-        if s.files.is_empty() {
-            Choice::Null
-        } else if self.engine == EngineKind::Psync {
-            Choice::Psync
-        } else {
-            Choice::Uring
         }
     }
 }
@@ -438,20 +407,33 @@ fn now_ns(epoch: Instant) -> u64 {
     epoch.elapsed().as_nanos() as u64
 }
 
-/// The loop, built twice: with verification (`s.checker`), and without, where the checks cost
-/// nothing. Returns the engine's description, the time of the last recorded completion, and
-/// the targets (plan order) of the I/Os that never completed and were given up (see [`give_up`]).
-fn drive<E: Engine>(
-    engine: &mut E,
-    job: &WorkerJob,
-    s: &mut SetUp,
-    ctl: &Control,
+/// The worker's loop over its engine, with what it needs.
+struct Loop<'a> {
+    job: &'a WorkerJob,
+    s: &'a mut SetUp,
+    ctl: &'a Control,
     epoch: Instant,
-) -> Result<(String, u64, Vec<usize>), String> {
-    if s.checker.is_some() {
-        drive_as::<E, true>(engine, job, s, ctl, epoch)
-    } else {
-        drive_as::<E, false>(engine, job, s, ctl, epoch)
+}
+
+impl engine::Driver for Loop<'_> {
+    /// The engine's description and the time of the last recorded completion, or why the
+    /// loop stopped.
+    type Output = Result<(String, u64), String>;
+
+    /// The loop, built twice: with verification (`s.checker`), and without, where the checks
+    /// cost nothing. Also returns the targets (plan order) of the I/Os that never completed and
+    /// were given up (see [`give_up`]).
+    fn drive<E: Engine>(self, engine: &mut E) -> (Self::Output, Vec<usize>) {
+        let Loop { job, s, ctl, epoch } = self;
+        let r = if s.checker.is_some() {
+            drive_as::<E, true>(engine, job, s, ctl, epoch)
+        } else {
+            drive_as::<E, false>(engine, job, s, ctl, epoch)
+        };
+        match r {
+            Ok((described, last_ns, gave_up)) => (Ok((described, last_ns)), gave_up),
+            Err(e) => (Err(e), Vec::new()),
+        }
     }
 }
 
