@@ -2,59 +2,16 @@
 //! % difference of B from A (seed 001's "% better", seed 004's side-by-side tables).
 
 use crate::document::Document;
-
-/// What is compared of one workload (a result, or a study point's medians).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figures {
-    /// I/Os per second.
-    pub iops: f64,
-    /// 10^6 bytes per second.
-    pub mbps: f64,
-    /// Mean response time (ms).
-    pub avg_response_ms: Option<f64>,
-    /// 99th percentile response time (ms).
-    pub p99_response_ms: Option<f64>,
-    /// CPU utilisation of the machine (%).
-    pub cpu_pct: f64,
-    /// IOPS per CPU utilisation %.
-    pub iops_per_cpu_pct: f64,
-}
+use crate::result::Headline;
 
 /// The workloads of a document, by name: the spec (and, in a study, the point) they ran.
-pub fn workloads(doc: &Document) -> Vec<(String, Figures)> {
+pub fn workloads(doc: &Document) -> Vec<(String, Headline)> {
     match doc {
-        Document::Run(doc) => doc
-            .results
-            .iter()
-            .map(|r| {
-                let t = &r.totals;
-                let f = Figures {
-                    iops: t.metrics.iops,
-                    mbps: t.metrics.mbps,
-                    avg_response_ms: t.metrics.avg_response_ms,
-                    p99_response_ms: t.metrics.percentiles_ms.get("p99").copied(),
-                    cpu_pct: t.cpu.all.utilization_pct,
-                    iops_per_cpu_pct: t.cpu.effectiveness,
-                };
-                (r.spec.clone(), f)
-            })
-            .collect(),
+        Document::Run(doc) => doc.results.iter().map(|r| (r.spec.clone(), r.totals.headline())).collect(),
         Document::Study(doc) => doc
             .points
             .iter()
-            .flat_map(|p| {
-                p.summary.iter().map(move |s| {
-                    let f = Figures {
-                        iops: s.iops.median,
-                        mbps: s.mbps.median,
-                        avg_response_ms: s.avg_response_ms.map(|v| v.median),
-                        p99_response_ms: s.p99_response_ms.map(|v| v.median),
-                        cpu_pct: s.cpu_pct.median,
-                        iops_per_cpu_pct: s.iops_per_cpu_pct.median,
-                    };
-                    (format!("{} {}", p.params.label(), s.spec), f)
-                })
-            })
+            .flat_map(|p| p.summary.iter().map(move |s| (format!("{} {}", p.params.label(), s.spec), s.medians())))
             .collect(),
     }
 }
@@ -68,14 +25,14 @@ pub fn pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 /// The workloads present in both, in A's order, with A's and B's figures.
-pub fn pair(a: &[(String, Figures)], b: &[(String, Figures)]) -> Vec<(String, Figures, Figures)> {
+pub fn pair(a: &[(String, Headline)], b: &[(String, Headline)]) -> Vec<(String, Headline, Headline)> {
     a.iter()
         .filter_map(|(k, fa)| b.iter().find(|(kb, _)| kb == k).map(|(_, fb)| (k.clone(), fa.clone(), fb.clone())))
         .collect()
 }
 
 /// The side-by-side table of `A` and `B`.
-pub fn table(a_name: &str, b_name: &str, rows: &[(String, Figures, Figures)]) -> String {
+pub fn table(a_name: &str, b_name: &str, rows: &[(String, Headline, Headline)]) -> String {
     use crate::format::{grid, thousands};
     let mut cells = vec![
         [
@@ -142,7 +99,7 @@ mod tests {
 
     #[test]
     fn pairs_only_common_workloads_in_a_order() {
-        let f = |iops| Figures {
+        let f = |iops| Headline {
             iops,
             mbps: 0.0,
             avg_response_ms: None,

@@ -47,7 +47,7 @@ pub struct ResultDoc {
     /// What each target is.
     pub target_info: Vec<TargetInfo>,
     /// One per access specification run.
-    pub results: Vec<RunResult>,
+    pub results: Vec<WorkloadResult>,
     /// Things to know when reading the numbers.
     pub warnings: Vec<String>,
     /// True if the test was stopped before its end.
@@ -76,7 +76,7 @@ pub struct ManagerResult {
 
 /// One access specification's run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
+pub struct WorkloadResult {
     /// Name of the specification (or the workers' specifications joined by `+`).
     pub spec: String,
     /// When recording started (RFC 3339, UTC).
@@ -145,6 +145,39 @@ pub struct Totals {
     pub outstanding: u64,
     /// CPU over the recorded window.
     pub cpu: CpuUsage,
+}
+
+impl Totals {
+    /// The figures the workload is known by.
+    pub fn headline(&self) -> Headline {
+        let m = &self.metrics;
+        Headline {
+            iops: m.iops,
+            mbps: m.mbps,
+            avg_response_ms: m.avg_response_ms,
+            p99_response_ms: m.percentiles_ms.get("p99").copied(),
+            cpu_pct: self.cpu.all.utilization_pct,
+            iops_per_cpu_pct: self.cpu.effectiveness,
+        }
+    }
+}
+
+/// The figures a workload is known by, as the seeds' tables give them: what the table, the
+/// report, `compare` and a study's summaries show of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    /// I/Os per second.
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mbps: f64,
+    /// Mean response time (ms).
+    pub avg_response_ms: Option<f64>,
+    /// 99th percentile response time (ms).
+    pub p99_response_ms: Option<f64>,
+    /// CPU utilisation of the machine (%).
+    pub cpu_pct: f64,
+    /// Iometer's CPU effectiveness: IOPS per CPU utilisation %.
+    pub iops_per_cpu_pct: f64,
 }
 
 /// One worker's part of a run.
@@ -347,13 +380,13 @@ impl ResultDoc {
     }
 }
 
-impl RunResult {
+impl WorkloadResult {
     /// One run of several managers: counters and histograms summed exactly (percentiles over
     /// every I/O of every host), workers and targets listed with their manager, interval
     /// samples added up, CPU averaged over every manager's CPUs. Parts are in rank order and
     /// each holds one manager; managers without workers are left out.
-    pub fn merge(parts: Vec<RunResult>) -> RunResult {
-        let mut parts: Vec<RunResult> =
+    pub fn merge(parts: Vec<WorkloadResult>) -> WorkloadResult {
+        let mut parts: Vec<WorkloadResult> =
             parts.into_iter().filter(|p| p.managers.iter().any(|m| m.workers > 0)).collect();
         if parts.len() == 1 {
             return parts.pop().expect("one part");
@@ -398,7 +431,7 @@ impl RunResult {
             a.add(&b);
             a
         });
-        RunResult {
+        WorkloadResult {
             spec: first.spec.clone(),
             started_at: first.started_at.clone(),
             duration_s: secs,

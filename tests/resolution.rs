@@ -1,10 +1,9 @@
 //! A job is resolved once, as written, into the test that runs, and the results say what ran:
 //! a study's workers cycle counts workers as the job's `count` does; a workload is named by the
-//! specifications its workers ran; a test file iogauge created takes the size asked.
+//! specifications its workers ran; a test file reused at another size than asked is said.
 
 mod common;
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use common::*;
@@ -73,58 +72,32 @@ fn a_workload_is_named_by_the_specifications_that_ran() {
 }
 
 #[test]
-fn a_test_file_iogauge_created_takes_the_size_asked() {
+fn a_reused_test_file_of_another_size_is_said() {
     let dir = scratch("resolution-size");
     let file = dir.join("iogauge.tst");
     let path = file.to_str().unwrap();
     let run = |size: &str| {
-        let out = ok(&[
-            "run",
-            "--target",
-            path,
-            "--file-size",
-            size,
-            "--ios",
-            "200",
-            "--json",
-            "-",
-            "--no-history",
-            "--quiet",
-        ]);
+        let out = ok(&["run", "--target", path, "--file-size", size, "--ios", "200", "--json", "-", "--quiet"]);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         (doc, String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let (first, _) = run("64M");
+    let (first, said) = run("64M");
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 << 20);
-    assert_eq!(num(&first, "target_info/0/size"), (64u64 << 20) as f64);
-    let inode = std::fs::metadata(&file).unwrap().ino();
-    // Larger: grown in place, and said.
-    let (grown, said) = run("128M");
-    assert_eq!(std::fs::metadata(&file).unwrap().len(), 128 << 20);
-    assert_eq!(std::fs::metadata(&file).unwrap().ino(), inode, "the same file, grown");
-    assert_eq!(num(&grown, "target_info/0/size"), (128u64 << 20) as f64);
-    assert_eq!(grown["config"]["test"]["file_size"], "128M");
-    assert!(said.contains("resizing test file") && said.contains("from 64M to 128M"), "{said}");
-    // The part added holds data: a read there is a read of written blocks, not a hole.
-    let blocks = std::fs::metadata(&file).unwrap().blocks() * 512;
-    assert!(blocks >= 128 << 20, "allocated {blocks} bytes");
-    // Smaller: truncated.
-    run("32M");
-    assert_eq!(std::fs::metadata(&file).unwrap().len(), 32 << 20);
-    // A file iogauge did not create keeps its size: file_size is for test files only.
+    assert!(first["warnings"].as_array().unwrap().is_empty(), "{said}");
+    // Asked larger: the file is reused as it is, and both the document and stderr say so.
+    let (second, said) = run("128M");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 << 20);
+    assert_eq!(num(&second, "target_info/0/size"), (64u64 << 20) as f64, "the result says what ran");
+    let warned: Vec<&str> = second["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    let says = |w: &str| w.contains(path) && w.contains("is 64M, not the 128M file_size asks");
+    assert!(warned.iter().any(|w| says(w)), "{warned:?}");
+    assert!(said.lines().any(says), "{said}");
+    // A file iogauge did not create is the user's: file_size does not speak of it.
     let mine = dir.join("mine.dat");
     std::fs::write(&mine, vec![7u8; 4 << 20]).unwrap();
-    let out = ok(&[
-        "run",
-        "--target",
-        mine.to_str().unwrap(),
-        "--file-size",
-        "8M",
-        "--ios",
-        "100",
-        "--quiet",
-        "--no-history",
-    ]);
-    assert!(out.status.success());
+    let out =
+        ok(&["run", "--target", mine.to_str().unwrap(), "--file-size", "8M", "--ios", "100", "--json", "-", "-q"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["warnings"].as_array().unwrap().is_empty());
     assert_eq!(std::fs::metadata(&mine).unwrap().len(), 4 << 20);
 }

@@ -21,16 +21,16 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
         "errors".into(),
     ]];
     for r in &doc.results {
-        let m = &r.totals.metrics;
+        let (m, h) = (&r.totals.metrics, r.totals.headline());
         rows.push(vec![
             r.spec.clone(),
-            thousands(m.iops),
-            format!("{:.1}", m.mbps),
-            opt_ms(m.avg_response_ms),
-            opt_ms(m.percentiles_ms.get("p99").copied()),
+            thousands(h.iops),
+            format!("{:.1}", h.mbps),
+            opt_ms(h.avg_response_ms),
+            opt_ms(h.p99_response_ms),
             opt_ms(m.max_response_ms),
-            format!("{:.1}", r.totals.cpu.all.utilization_pct),
-            thousands(r.totals.cpu.effectiveness),
+            format!("{:.1}", h.cpu_pct),
+            thousands(h.iops_per_cpu_pct),
             m.errors.to_string(),
         ]);
     }

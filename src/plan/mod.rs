@@ -10,6 +10,7 @@ use crate::host::{self, ManagerInfo};
 use crate::managers::{self, Group, Manager};
 use crate::spec::AccessSpec;
 use crate::targets::{self, TargetInfo, TargetKind, safety};
+use crate::units::format_size;
 
 pub use verify::check_test;
 
@@ -155,18 +156,14 @@ struct Checked {
     verify_block: Option<u64>,
 }
 
-/// Creates the missing test files of a checked test, and resizes those iogauge created to the
-/// size asked (and only then: everything is checked).
+/// Creates the missing test files of a checked test (and only then: everything is checked).
 fn create(mut p: Checked) -> Result<Checked> {
     let s = &p.share.settings;
     if let Some(dir) = &s.journal {
         crate::verify::journal::start(dir).map_err(|e| input(format!("--journal {}: {e}", dir.display())))?;
     }
     for t in &mut p.targets {
-        if let Some(note) = targets::resize_note(t) {
-            eprintln!("iogauge: {note}");
-        }
-        if !t.exists || targets::needs_resize(t) {
+        if !t.exists {
             let created = targets::prepare(t, s.data, s.buffered)?;
             for run in &p.share.workloads {
                 for (wc, spec) in p.share.workers.iter().zip(&run.specs) {
@@ -229,6 +226,18 @@ fn check(share: Share) -> Result<Checked> {
         targets.push(targets::inspect(p, s.file_size, s.buffered)?);
     }
     let mut warnings = Vec::new();
+    for t in targets.iter().filter(|t| t.exists && t.created_by_iogauge && t.size != s.file_size) {
+        // An earlier run made it; it is reused as it is, and the result must not read as if
+        // the test ran on a file of file_size.
+        warnings.push(format!(
+            "{} is {}, not the {} file_size asks: iogauge made it in an earlier run and reuses it as it is \
+             (delete it to have it made at {})",
+            t.path,
+            format_size(t.size),
+            format_size(s.file_size),
+            format_size(s.file_size)
+        ));
+    }
     for wc in &share.workers {
         let kinds: Vec<TargetKind> = wc.targets.iter().map(|t| find(&targets, t).kind).collect();
         if kinds.contains(&TargetKind::Null) && kinds.iter().any(|k| *k != TargetKind::Null) {

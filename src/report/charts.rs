@@ -368,13 +368,13 @@ fn group(styles: &mut Styles, items: impl Iterator<Item = (String, (f64, f64))>,
 /// The runs' latency percentiles, histograms and time series.
 pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart> {
     let multi = runs.len() > 1;
-    let results: Vec<(String, &crate::result::RunResult)> = runs
+    let results: Vec<(String, &crate::result::WorkloadResult)> = runs
         .iter()
         .flat_map(|&(label, d)| {
             d.results.iter().map(move |r| (if multi { format!("{label} · {}", r.spec) } else { r.spec.clone() }, r))
         })
         .collect();
-    let mut series = |f: &dyn Fn(&crate::result::RunResult) -> Vec<(f64, f64)>| -> Vec<Series> {
+    let mut series = |f: &dyn Fn(&crate::result::WorkloadResult) -> Vec<(f64, f64)>| -> Vec<Series> {
         results.iter().map(|(name, r)| Series { name: name.clone(), style: styles.of(name), points: f(r) }).collect()
     };
     let percentiles = series(&|r| {
@@ -389,7 +389,7 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
         p
     });
     let histogram = series(&|r| histogram_points(&r.totals.metrics.raw.both().histogram));
-    fn time(r: &crate::result::RunResult, what: fn(&crate::result::Interval) -> Option<f64>) -> Vec<(f64, f64)> {
+    fn time(r: &crate::result::WorkloadResult, what: fn(&crate::result::Interval) -> Option<f64>) -> Vec<(f64, f64)> {
         r.intervals.iter().filter_map(|i| Some((i.t_s, what(i)?))).collect()
     }
     let iops_t = series(&|r| time(r, |i| Some(i.iops)));

@@ -8,9 +8,10 @@ pub mod svg;
 
 use std::fmt::Write;
 
-use crate::compare::{self, Figures};
+use crate::compare;
 use crate::document::Document;
 use crate::format::thousands;
+use crate::result::Headline;
 use crate::result::ResultDoc;
 use crate::study::doc::StudyDoc;
 use html::{Cell, table};
@@ -145,13 +146,13 @@ fn letter(k: usize) -> String {
 /// Every workload the documents share, each measure side by side with the % difference from
 /// the first (seeds 001 and 004).
 fn comparison(inputs: &[Input]) -> String {
-    let all: Vec<Vec<(String, Figures)>> = inputs.iter().map(|i| compare::workloads(&i.doc)).collect();
+    let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| compare::workloads(&i.doc)).collect();
     let common: Vec<&String> =
         all[0].iter().map(|(k, _)| k).filter(|k| all[1..].iter().all(|w| w.iter().any(|(kb, _)| kb == *k))).collect();
     if common.is_empty() {
         return "<p>The documents have no workload in common: compare runs of the same specifications.</p>\n".into();
     }
-    type Measure = (&'static str, fn(&Figures) -> Option<f64>, fn(f64) -> String);
+    type Measure = (&'static str, fn(&Headline) -> Option<f64>, fn(f64) -> String);
     let measures: [Measure; 6] = [
         ("IOPS", |f| Some(f.iops), thousands),
         ("MB/s", |f| Some(f.mbps), |v| format!("{v:.1}")),
@@ -172,7 +173,7 @@ fn comparison(inputs: &[Input]) -> String {
     let rows: Vec<Vec<Cell>> = common
         .iter()
         .map(|w| {
-            let figs: Vec<&Figures> =
+            let figs: Vec<&Headline> =
                 all.iter().map(|list| &list.iter().find(|(k, _)| k == *w).expect("common to all").1).collect();
             let mut row = vec![Cell::Text((*w).clone())];
             for (_, get, fmt) in &measures {
@@ -255,20 +256,20 @@ fn run_table(label: &str, d: &ResultDoc) -> String {
         .results
         .iter()
         .map(|r| {
-            let m = &r.totals.metrics;
+            let (m, h) = (&r.totals.metrics, r.totals.headline());
             let p = |k: &str| ms(m.percentiles_ms.get(k).copied());
             vec![
                 Cell::Text(r.spec.clone()),
-                Cell::Num(thousands(m.iops)),
-                Cell::Num(format!("{:.1}", m.mbps)),
+                Cell::Num(thousands(h.iops)),
+                Cell::Num(format!("{:.1}", h.mbps)),
                 Cell::Num(format!("{:.1}", m.mibps)),
-                Cell::Num(ms(m.avg_response_ms)),
+                Cell::Num(ms(h.avg_response_ms)),
                 Cell::Num(p("p50")),
-                Cell::Num(p("p99")),
+                Cell::Num(ms(h.p99_response_ms)),
                 Cell::Num(p("p99.9")),
                 Cell::Num(ms(m.max_response_ms)),
-                Cell::Num(format!("{:.1}", r.totals.cpu.all.utilization_pct)),
-                Cell::Num(thousands(r.totals.cpu.effectiveness)),
+                Cell::Num(format!("{:.1}", h.cpu_pct)),
+                Cell::Num(thousands(h.iops_per_cpu_pct)),
                 Cell::Num(m.errors.to_string()),
             ]
         })

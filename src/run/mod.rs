@@ -14,7 +14,7 @@ use crate::config::OnError;
 use crate::error::{Result, runtime};
 use crate::managers::{self, Group};
 use crate::plan::{Prepared, WorkerPlan};
-use crate::result::{ResultDoc, RunResult, SCHEMA};
+use crate::result::{ResultDoc, SCHEMA, WorkloadResult};
 use crate::verify::block::VerifyResult;
 use crate::verify::checker::Checker;
 use crate::verify::map::BlockMap;
@@ -50,12 +50,12 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         .verify_block
         .map(|block| Verification::new(block, &prep.targets, &prep.plans, prep.share.settings.journal.clone()));
     for r in 0..prep.plans.len() {
-        let mine = run_one(prep, group, r, observer, verification.as_mut());
+        let mine = run_workload(prep, group, r, observer, verification.as_mut());
         observer.run_done();
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = (!settings.counted()).then_some(settings.sync_timeout);
         let parts = managers::agree(group, mine, "the end of the run", timeout)?;
-        results.push(RunResult::merge(parts));
+        results.push(WorkloadResult::merge(parts));
         interrupted = observer.stop_requested();
         if interrupted {
             break;
@@ -97,13 +97,13 @@ pub fn held_targets() -> Vec<String> {
 }
 
 /// Runs workload `r` on this manager and returns its part of the result.
-fn run_one(
+fn run_workload(
     prep: &Prepared,
     group: &dyn Group,
     r: usize,
     observer: &mut dyn Observer,
     mut verification: Option<&mut Verification>,
-) -> Result<RunResult> {
+) -> Result<WorkloadResult> {
     let plans = &prep.plans[r];
     let n = plans.len();
     let checkers = match verification.as_deref_mut() {
@@ -178,7 +178,7 @@ fn run_one(
 
 /// Starts a verified workload: one checker per worker (None for a worker on the null target).
 fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -> Result<Vec<Option<Checker>>> {
-    v.start_run().map_err(runtime)?;
+    v.start_workload().map_err(runtime)?;
     plans
         .iter()
         .enumerate()

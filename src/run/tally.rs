@@ -7,7 +7,9 @@ use super::monitor::{Clock, Window};
 use super::timestamp;
 use crate::cpu;
 use crate::plan::{Prepared, WorkerPlan};
-use crate::result::{FirstError, ManagerResult, Metrics, RunResult, TargetResult, Totals, WorkerResult, errno_text};
+use crate::result::{
+    FirstError, ManagerResult, Metrics, TargetResult, Totals, WorkerResult, WorkloadResult, errno_text,
+};
 use crate::stats::IoStats;
 use crate::verify::block::VerifyResult;
 use crate::worker::WorkerOutcome;
@@ -27,7 +29,7 @@ pub(super) struct Ended<'a> {
 
 impl Ended<'_> {
     /// This manager's result of the workload named `spec`.
-    pub(super) fn result(self, spec: &str) -> RunResult {
+    pub(super) fn result(self, spec: &str) -> WorkloadResult {
         let Window { start, end, intervals, started_at } = &self.window;
         let recorded_ns = end.at_ns.saturating_sub(start.at_ns);
         // Recorded: the time asked, or to the last I/O of a count, or to an interruption.
@@ -43,7 +45,7 @@ impl Ended<'_> {
         let totals = Totals { metrics, outstanding, cpu };
         let unix_ns = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let record_start_unix_ns = unix_ns(*started_at);
-        RunResult {
+        WorkloadResult {
             spec: spec.into(),
             started_at: timestamp(*started_at),
             duration_s: secs,

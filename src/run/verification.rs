@@ -34,7 +34,7 @@ impl Verification {
     }
 
     /// Starts a run: numbers it (its start time, unique) and records it in the journal.
-    pub fn start_run(&mut self) -> Result<(), String> {
+    pub fn start_workload(&mut self) -> Result<(), String> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         self.runs.push(now.max(self.runs.last().map_or(0, |l| l + 1)));
         if let Some(dir) = &self.journal {

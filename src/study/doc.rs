@@ -7,7 +7,7 @@ use super::Point;
 use super::stats::Spread;
 use crate::config::{Job, StudyConfig};
 use crate::model::Storage;
-use crate::result::{ResultDoc, Totals};
+use crate::result::{Headline, ResultDoc};
 use crate::spec::SpecLine;
 
 /// `schema` of a study document.
@@ -94,6 +94,20 @@ pub struct SpecSummary {
     pub theory: Option<TheoryAt>,
 }
 
+impl SpecSummary {
+    /// The headline figures of the point: the median of each over the repeats.
+    pub fn medians(&self) -> Headline {
+        Headline {
+            iops: self.iops.median,
+            mbps: self.mbps.median,
+            avg_response_ms: self.avg_response_ms.map(|v| v.median),
+            p99_response_ms: self.p99_response_ms.map(|v| v.median),
+            cpu_pct: self.cpu_pct.median,
+            iops_per_cpu_pct: self.iops_per_cpu_pct.median,
+        }
+    }
+}
+
 /// A point's theoretical maximum (docs/job-file.md, `[storage]`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TheoryAt {
@@ -113,21 +127,21 @@ pub fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
     specs
         .enumerate()
         .map(|(k, spec)| {
-            let totals: Vec<_> = runs.iter().map(|d| &d.results[k].totals).collect();
-            let spread = |f: &dyn Fn(&Totals) -> f64| Spread::of(&totals.iter().map(|t| f(t)).collect::<Vec<_>>());
-            let optional = |f: &dyn Fn(&Totals) -> Option<f64>| {
-                let v: Option<Vec<f64>> = totals.iter().map(|t| f(t)).collect();
+            let heads: Vec<Headline> = runs.iter().map(|d| d.results[k].totals.headline()).collect();
+            let spread = |f: fn(&Headline) -> f64| Spread::of(&heads.iter().map(f).collect::<Vec<_>>());
+            let optional = |f: fn(&Headline) -> Option<f64>| {
+                let v: Option<Vec<f64>> = heads.iter().map(f).collect();
                 v.map(|v| Spread::of(&v))
             };
             SpecSummary {
                 spec,
-                iops: spread(&|t| t.metrics.iops),
-                mbps: spread(&|t| t.metrics.mbps),
-                avg_response_ms: optional(&|t| t.metrics.avg_response_ms),
-                p99_response_ms: optional(&|t| t.metrics.percentiles_ms.get("p99").copied()),
-                cpu_pct: spread(&|t| t.cpu.all.utilization_pct),
-                iops_per_cpu_pct: spread(&|t| t.cpu.effectiveness),
-                errors: totals.iter().map(|t| t.metrics.errors).sum(),
+                iops: spread(|h| h.iops),
+                mbps: spread(|h| h.mbps),
+                avg_response_ms: optional(|h| h.avg_response_ms),
+                p99_response_ms: optional(|h| h.p99_response_ms),
+                cpu_pct: spread(|h| h.cpu_pct),
+                iops_per_cpu_pct: spread(|h| h.iops_per_cpu_pct),
+                errors: runs.iter().map(|d| d.results[k].totals.metrics.errors).sum(),
                 scaling: None,
                 theory: None,
             }

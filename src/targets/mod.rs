@@ -7,8 +7,9 @@
 pub mod safety;
 
 use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -95,17 +96,15 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
         })
     } else if ft.is_file() {
         let direct = !buffered && supports_direct(path);
-        let created_by_iogauge = has_created_mark(path);
         Ok(TargetInfo {
             path: path.into(),
             kind: TargetKind::File,
-            // A test file iogauge created takes the size asked now (see `needs_resize`).
-            size: if created_by_iogauge { file_size } else { meta.len() },
+            size: meta.len(),
             logical_block: if direct { dio_alignment(path) } else { 512 },
             direct,
             model: file_model(meta.dev()),
             exists: true,
-            created_by_iogauge,
+            created_by_iogauge: has_created_mark(path),
         })
     } else {
         Err(input(format!("target {path} is neither a block device nor a regular file")))
@@ -210,64 +209,30 @@ fn has_created_mark(path: &str) -> bool {
     unsafe { libc::getxattr(c.as_ptr(), name.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
 }
 
-/// Whether `info` is a test file iogauge created whose size on disk is not the size asked
-/// (`file_size`): [`prepare`] then grows or shrinks it, so the file is what the result says.
-pub fn needs_resize(info: &TargetInfo) -> bool {
-    info.exists && info.created_by_iogauge && std::fs::metadata(&info.path).is_ok_and(|m| m.len() != info.size)
-}
-
-/// The line that says [`prepare`] will resize `info`, if it will.
-pub fn resize_note(info: &TargetInfo) -> Option<String> {
-    let now = std::fs::metadata(&info.path).ok()?.len();
-    needs_resize(info).then(|| {
-        format!(
-            "resizing test file {} from {} to {} (file_size); iogauge created it",
-            info.path,
-            crate::units::format_size(now),
-            crate::units::format_size(info.size)
-        )
-    })
-}
-
 /// Creates a missing test file and writes all of it, so no read ever hits a hole (Iometer's
-/// iobw.tst), and marks it as iogauge's; or grows (writing the new part) or shrinks a test
-/// file iogauge created to the size asked. Returns the target as it now is.
+/// iobw.tst). Marks it as iogauge's. Returns the target as it now is.
 pub fn prepare(info: &TargetInfo, pattern: DataPattern, buffered: bool) -> Result<TargetInfo> {
-    let resize = needs_resize(info);
-    if !(resize || !info.exists) || info.kind != TargetKind::File {
+    if info.exists || info.kind != TargetKind::File {
         return Ok(info.clone());
     }
     let path = &info.path;
-    let what = if resize { "resizing" } else { "creating" };
-    let fail = |step: &str, e: std::io::Error| runtime(format!("{what} test file {path}: {step}: {e}"));
-    let f = if resize {
-        OpenOptions::new().write(true).open(path).map_err(|e| fail("open", e))?
-    } else {
-        OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| fail("create", e))?
-    };
-    let from = if resize { f.metadata().map_err(|e| fail("stat", e))?.len() } else { 0 };
-    if from > info.size {
-        f.set_len(info.size).map_err(|e| fail("truncate", e))?;
-    }
+    let fail = |what: &str, e: std::io::Error| runtime(format!("creating test file {path}: {what}: {e}"));
+    let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| fail("create", e))?;
     let mut chunk = vec![0u8; 1 << 20];
     data::fill(&mut chunk, pattern, 0x5eed);
-    let mut at = from;
-    while at < info.size {
-        let n = (info.size - at).min(chunk.len() as u64) as usize;
-        f.write_all_at(&chunk[..n], at).map_err(|e| {
-            if !resize {
-                let _ = std::fs::remove_file(path);
-            }
+    let mut left = info.size;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n]).map_err(|e| {
+            let _ = std::fs::remove_file(path);
             fail("write", e)
         })?;
-        at += n as u64;
+        left -= n as u64;
     }
     f.sync_all().map_err(|e| fail("fsync", e))?;
-    if !resize {
-        if let (Ok(c), Ok(name)) = (std::ffi::CString::new(path.as_str()), std::ffi::CString::new(CREATED_XATTR)) {
-            // SAFETY: NUL-terminated path and name; the value is a 1-byte buffer we own.
-            unsafe { libc::setxattr(c.as_ptr(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
-        }
+    if let (Ok(c), Ok(name)) = (std::ffi::CString::new(path.as_str()), std::ffi::CString::new(CREATED_XATTR)) {
+        // SAFETY: NUL-terminated path and name; the value is a 1-byte buffer we own.
+        unsafe { libc::setxattr(c.as_ptr(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
     }
     inspect(path, info.size, buffered)
 }
