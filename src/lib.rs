@@ -1,12 +1,13 @@
 //! iogauge: a storage I/O workload generator and performance-characterisation tool for Linux.
 //!
-//! The data path reads top-down: [`spec`] and [`config`] describe a test, [`plan`] checks it
-//! against the [`targets`], [`worker`]s drive an [`engine`] and count into [`stats`], [`run`]
-//! turns those into a [`result`] document, and [`export`] writes it out. Under MPI every rank
-//! is one of the test's [`managers`]: each runs its part and they merge one document. A
-//! [`study`] runs many such tests, one per point; [`compare`] sets two documents side by side.
-//! Every [`document`] is kept in the [`history`], and [`report`] draws documents as one HTML
-//! page.
+//! The data path reads top-down (docs/architecture.md): a job as written ([`config::Job`],
+//! from a [`job`] file or the [`cli`]'s flags) resolves once into a [`config::Test`]; [`plan`]
+//! takes this manager's share of it and checks it against the [`targets`]; [`worker`]s drive an
+//! [`engine`] and count into [`stats`]; [`run`] turns those into a [`result`] document, which
+//! [`export`] writes out. Under MPI every rank is one of the test's [`managers`]: each runs its
+//! share and they merge one document. A [`study`] varies the job over many points;
+//! [`compare`] sets two documents side by side. Every [`document`] is kept in the
+//! [`history`], and [`report`] draws documents as one HTML page.
 
 #![deny(missing_docs)]
 
