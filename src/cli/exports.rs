@@ -132,19 +132,25 @@ impl ExportManager {
         let doc = Document::Run(Box::new(doc));
         self.saver.save_quietly(&doc);
         let Document::Run(doc) = doc else { unreachable!("made above") };
+        let written = self.write_outputs(&doc);
+        // Said even when an output failed: the result is in the history.
+        self.saver.announce("run");
+        written
+    }
+
+    fn write_outputs(&mut self, doc: &ResultDoc) -> Result<()> {
         if let Some(o) = &mut self.json {
-            o.write(&export::json::to_bytes(&doc), "the JSON document")?;
+            o.write(&export::json::to_bytes(doc), "the JSON document")?;
         }
         if let Some(o) = &mut self.csv {
-            o.write(&export::csv::to_bytes(&doc), "the CSV file")?;
+            o.write(&export::csv::to_bytes(doc), "the CSV file")?;
         }
         if !self.quiet_stdout {
-            Output::Stdout.write(&export::table::to_bytes(&doc), "the table")?;
+            Output::Stdout.write(&export::table::to_bytes(doc), "the table")?;
         }
         if doc.interrupted {
             eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");
         }
-        self.saver.announce("run");
         Ok(())
     }
 
