@@ -98,8 +98,8 @@ fn per_io(args: &[&str]) -> f64 {
     (instructions(b, args) - instructions(a, args)) as f64 / (b - a) as f64
 }
 
-/// The bounds sit about 1.3x above what is measured (234 instructions per I/O at 32
-/// outstanding, 475 at 1, where the clock read is per I/O; 204 and 392 when first measured,
+/// The bounds sit about 1.3x above what is measured (238 instructions per I/O at 32
+/// outstanding, 435 at 1, where the clock read is per I/O; 204 and 392 when first measured,
 /// before error handling, time-outs and verification joined the loop): a lock, a system call
 /// or an allocation per I/O would break them.
 #[test]

@@ -426,9 +426,9 @@ impl engine::Driver for Loop<'_> {
     fn drive<E: Engine>(self, engine: &mut E) -> (Self::Output, Vec<usize>) {
         let Loop { job, s, ctl, epoch } = self;
         let r = if s.checker.is_some() {
-            drive_as::<E, true>(engine, job, s, ctl, epoch)
+            Drive::<E, true>::new(engine, job, s, ctl, epoch).run()
         } else {
-            drive_as::<E, false>(engine, job, s, ctl, epoch)
+            Drive::<E, false>::new(engine, job, s, ctl, epoch).run()
         };
         match r {
             Ok((described, last_ns, gave_up)) => (Ok((described, last_ns)), gave_up),
@@ -437,155 +437,249 @@ impl engine::Driver for Loop<'_> {
     }
 }
 
-fn drive_as<E: Engine, const VERIFY: bool>(
-    engine: &mut E,
-    job: &WorkerJob,
-    s: &mut SetUp,
-    ctl: &Control,
+/// The state of one worker's loop on its engine. A struct so the loop reads as its steps
+/// (issue, wait, reap); its methods are inlined into [`Drive::run`], where the fields live in
+/// registers as locals would (tests/cost.rs holds the count of instructions per I/O).
+struct Drive<'a, E: Engine, const VERIFY: bool> {
+    engine: &'a mut E,
+    job: &'a WorkerJob,
+    s: &'a mut SetUp,
+    ctl: &'a Control,
+    live: &'a Live,
     epoch: Instant,
-) -> Result<(String, u64, Vec<usize>), String> {
-    let slots = s.meta.len();
-    let qd = job.plan.outstanding as usize;
-    let cap = engine.max_in_flight().min(slots);
-    let live = &ctl.live[job.index];
-    let read_base = s.read_buf.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr());
-    let write_base = s.write_buf.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr());
-    let (ios_limit, bytes_limit) = (job.ios_limit.unwrap_or(u64::MAX), job.bytes_limit.unwrap_or(u64::MAX));
-    let mut free: VecDeque<u32> = (0..slots as u32).collect();
-    let mut done: Vec<Completion> = Vec::with_capacity(slots);
-    let (mut in_flight, mut issued, mut issued_bytes, mut writes) = (0usize, 0u64, 0u64, 0usize);
-    let (mut total_ios, mut total_bytes, mut total_resp) = (0u64, 0u64, 0u64);
-    let (mut next_issue_ns, mut burst_count, mut last_ns) = (0u64, 0u32, 0u64);
-    // The issue loop stops issuing at the first check if a limit is already met (a worker whose
-    // share of --ios is 0).
-    let mut issuing = true;
-    // Once issuing stops, the I/Os in flight have io_timeout to complete.
-    let mut drain_deadline: Option<u64> = None;
-    let mut gave_up = Vec::new();
-    let mut now = now_ns(epoch);
-    // Open loop: I/O k is due at its arrival time whether or not earlier ones completed, and
-    // its response time counts from then, so a stall shows as latency instead of hiding in
-    // a slower closed loop (coordinated omission).
-    let mut arrivals = job.plan.rate_iops.map(|rate| Arrival::new(rate, job.arrivals, job.seed, now));
-    if arrivals.is_some() {
-        // Sleeps and timed waits end up to the timer slack late (50 µs by default), and an
-        // open loop counts that lateness as response time: ask for 1 ns.
-        // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer and changes only this thread.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    /// Outstanding I/Os per target (slot `s` belongs to target `s / qd`).
+    qd: usize,
+    /// The most I/Os in flight at once: all slots, or fewer if the engine says so.
+    cap: usize,
+    read_base: *mut u8,
+    write_base: *mut u8,
+    ios_limit: u64,
+    bytes_limit: u64,
+    in_flight: usize,
+    issued: u64,
+    issued_bytes: u64,
+    /// The 4 KiB step of the write window the next write starts at.
+    writes: usize,
+    /// Completed I/Os, bytes and response time, ramp-up included (for [`Live`]).
+    total_ios: u64,
+    total_bytes: u64,
+    total_resp: u64,
+    /// Nothing is issued before this instant (a transfer delay, the next arrival).
+    next_issue_ns: u64,
+    burst_count: u32,
+    last_ns: u64,
+    /// False once a limit is met or the test stops: what is in flight drains.
+    issuing: bool,
+    /// Once issuing stops, the I/Os in flight have io_timeout to complete.
+    drain_deadline: Option<u64>,
+    now: u64,
+    /// Open loop: I/O k is due at its arrival time whether or not earlier ones completed, and
+    /// its response time counts from then, so a stall shows as latency instead of hiding in a
+    /// slower closed loop (coordinated omission).
+    arrivals: Option<Arrival>,
+}
+
+impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
+    fn new(engine: &'a mut E, job: &'a WorkerJob, s: &'a mut SetUp, ctl: &'a Control, epoch: Instant) -> Self {
+        let slots = s.meta.len();
+        let now = now_ns(epoch);
+        let arrivals = job.plan.rate_iops.map(|rate| Arrival::new(rate, job.arrivals, job.seed, now));
+        if arrivals.is_some() {
+            // Sleeps and timed waits end up to the timer slack late (50 µs by default), and an
+            // open loop counts that lateness as response time: ask for 1 ns.
+            // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer and changes only this
+            // thread.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        }
+        Drive {
+            cap: engine.max_in_flight().min(slots),
+            engine,
+            job,
+            ctl,
+            live: &ctl.live[job.index],
+            epoch,
+            qd: job.plan.outstanding as usize,
+            read_base: s.read_buf.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr()),
+            write_base: s.write_buf.as_ref().map_or(std::ptr::null_mut(), |b| b.as_ptr()),
+            s,
+            ios_limit: job.ios_limit.unwrap_or(u64::MAX),
+            bytes_limit: job.bytes_limit.unwrap_or(u64::MAX),
+            in_flight: 0,
+            issued: 0,
+            issued_bytes: 0,
+            writes: 0,
+            total_ios: 0,
+            total_bytes: 0,
+            total_resp: 0,
+            next_issue_ns: 0,
+            burst_count: 0,
+            last_ns: 0,
+            // The issue step stops issuing at its first check if a limit is already met (a
+            // worker whose share of --ios is 0).
+            issuing: true,
+            drain_deadline: None,
+            now,
+            arrivals,
+        }
     }
-    loop {
-        if issuing && now >= next_issue_ns {
-            while in_flight < cap {
-                if issued >= ios_limit || issued_bytes >= bytes_limit {
-                    issuing = false;
+
+    /// Runs until the test stops and what is in flight has completed or been given up: the
+    /// engine's description, the time of the last recorded completion, and the targets of the
+    /// I/Os given up.
+    fn run(mut self) -> Result<(String, u64, Vec<usize>), String> {
+        // The free slots and the completions reaped are locals, not fields: LLVM keeps their
+        // pointers and lengths in registers only so (tests/cost.rs measured 6 more
+        // instructions per I/O as fields).
+        let slots = self.s.meta.len();
+        let mut free: VecDeque<u32> = (0..slots as u32).collect();
+        let mut done: Vec<Completion> = Vec::with_capacity(slots);
+        let mut gave_up = Vec::new();
+        loop {
+            if self.issuing && self.now >= self.next_issue_ns {
+                self.issue(&mut free);
+            }
+            if self.in_flight == 0 {
+                if !self.issuing {
                     break;
                 }
-                if let Some(a) = &arrivals {
-                    if a.next_ns > now {
-                        next_issue_ns = a.next_ns;
-                        break;
-                    }
-                }
-                let Some(slot) = free.pop_front() else { break };
-                let target = slot as usize / qd;
-                let (mut li, mut write, mut offset) = s.generator.next(target);
-                if let (true, Some(c)) = (VERIFY, &s.checker) {
-                    match draw_apart(c, &mut s.generator, target, qd, (li, write, offset)) {
-                        Some(io) => (li, write, offset) = io,
-                        None => {
-                            free.push_front(slot);
-                            break;
-                        }
-                    }
-                }
-                let line = &s.generator.lines[li];
-                let len = line.size;
-                // SAFETY: the read buffer holds slots x max_size bytes.
-                let slot_buf = unsafe { read_base.add(slot as usize * s.max_size) };
-                let (mut buf, mut region) = if write {
-                    writes = (writes + 1) % (WRITE_WINDOW / 4096);
-                    // SAFETY: the write buffer is max_size + WRITE_WINDOW long.
-                    (unsafe { write_base.add(writes * 4096) }, 1)
-                } else {
-                    (slot_buf, 0)
-                };
-                if let (true, Some(c)) = (VERIFY, &mut s.checker) {
-                    (buf, region) = (verified_issue(c, slot, target as u32, write, offset, len, buf, slot_buf, now), 0);
-                }
-                engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region });
-                let submit_ns = arrivals.as_mut().map_or(now, Arrival::take);
-                s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target: target as u32, write };
-                in_flight += 1;
-                issued += 1;
-                issued_bytes += len as u64;
-                if line.delay_ns > 0 {
-                    burst_count += 1;
-                    if burst_count >= line.burst {
-                        burst_count = 0;
-                        next_issue_ns = now + line.delay_ns;
-                        break;
-                    }
-                }
+                self.wait_for_next_issue();
+                continue;
             }
-        }
-        if in_flight == 0 {
-            if !issuing {
+            let Some((reap, timeout)) = self.wait_for() else {
+                gave_up = give_up(self.s, &free, self.now);
                 break;
+            };
+            if let (true, Some(c)) = (VERIFY, &mut self.s.checker) {
+                // Issued writes are journaled before they can reach the target.
+                c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", self.job.plan.name))?;
             }
-            // Waiting out a transfer delay or the next arrival with nothing in flight. A sleep
-            // wakes some µs late; an open loop would count that as response time, so it spins
-            // through gaps shorter than a sleep's own latency.
-            let wait = next_issue_ns.saturating_sub(now);
-            if arrivals.is_some() && wait < SPIN_NS {
-                while now_ns(epoch) < next_issue_ns {
-                    std::hint::spin_loop();
-                }
-            } else {
-                std::thread::sleep(Duration::from_nanos(wait));
-            }
-            now = now_ns(epoch);
-            if now >= ctl.record_end_ns.load(Relaxed) || ctl.stop.load(Relaxed) {
-                issuing = false;
-            }
-            continue;
+            self.engine
+                .submit_and_wait(reap, timeout, &mut done)
+                .map_err(|e| format!("{}: I/O engine failed: {e}", self.job.plan.name))?;
+            self.now = now_ns(self.epoch);
+            self.reap(&mut done, &mut free);
         }
+        if let Some(c) = &mut self.s.checker {
+            c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", self.job.plan.name))?;
+        }
+        Ok((self.engine.describe(), self.last_ns, gave_up))
+    }
+
+    /// Queues I/Os into free slots until the engine is full, a limit is met, the next arrival
+    /// or transfer delay is not yet due, or (verifying) every draw overlaps an I/O in flight.
+    #[inline(always)]
+    fn issue(&mut self, free: &mut VecDeque<u32>) {
+        while self.in_flight < self.cap {
+            if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
+                self.issuing = false;
+                return;
+            }
+            if let Some(a) = &self.arrivals {
+                if a.next_ns > self.now {
+                    self.next_issue_ns = a.next_ns;
+                    return;
+                }
+            }
+            let Some(slot) = free.pop_front() else { return };
+            let target = slot as usize / self.qd;
+            let (mut li, mut write, mut offset) = self.s.generator.next(target);
+            if let (true, Some(c)) = (VERIFY, &self.s.checker) {
+                match draw_apart(c, &mut self.s.generator, target, self.qd, (li, write, offset)) {
+                    Some(io) => (li, write, offset) = io,
+                    None => {
+                        free.push_front(slot);
+                        return;
+                    }
+                }
+            }
+            let line = &self.s.generator.lines[li];
+            let (len, delay_ns, burst) = (line.size, line.delay_ns, line.burst);
+            // SAFETY: the read buffer holds slots x max_size bytes.
+            let slot_buf = unsafe { self.read_base.add(slot as usize * self.s.max_size) };
+            let (mut buf, mut region) = if write {
+                self.writes = (self.writes + 1) % (WRITE_WINDOW / 4096);
+                // SAFETY: the write buffer is max_size + WRITE_WINDOW long.
+                (unsafe { self.write_base.add(self.writes * 4096) }, 1)
+            } else {
+                (slot_buf, 0)
+            };
+            if let (true, Some(c)) = (VERIFY, &mut self.s.checker) {
+                let t = target as u32;
+                (buf, region) = (verified_issue(c, slot, t, write, offset, len, buf, slot_buf, self.now), 0);
+            }
+            self.engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region });
+            let submit_ns = self.arrivals.as_mut().map_or(self.now, Arrival::take);
+            let issued = self.issued;
+            self.s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target: target as u32, write };
+            self.in_flight += 1;
+            self.issued += 1;
+            self.issued_bytes += len as u64;
+            if delay_ns > 0 {
+                self.burst_count += 1;
+                if self.burst_count >= burst {
+                    self.burst_count = 0;
+                    self.next_issue_ns = self.now + delay_ns;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Waits out a transfer delay or the next arrival with nothing in flight. A sleep wakes
+    /// some µs late; an open loop would count that as response time, so it spins through gaps
+    /// shorter than a sleep's own latency.
+    #[inline(always)]
+    fn wait_for_next_issue(&mut self) {
+        let wait = self.next_issue_ns.saturating_sub(self.now);
+        if self.arrivals.is_some() && wait < SPIN_NS {
+            while now_ns(self.epoch) < self.next_issue_ns {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::sleep(Duration::from_nanos(wait));
+        }
+        self.now = now_ns(self.epoch);
+        if self.now >= self.ctl.record_end_ns.load(Relaxed) || self.ctl.stop.load(Relaxed) {
+            self.issuing = false;
+        }
+    }
+
+    /// How many completions to wait for, and for how long at most; None once a drain has
+    /// waited out io_timeout.
+    #[inline(always)]
+    fn wait_for(&mut self) -> Option<(usize, Option<Duration>)> {
         // An open loop reaps every completion at once, and with a slot free it also wakes for
         // its next arrival (with none free, arrivals wait for a completion anyway).
-        let (reap, timeout) = match &arrivals {
-            Some(a) if issuing && in_flight < cap => (1, Some(Duration::from_nanos(a.next_ns.saturating_sub(now)))),
-            Some(_) => (1, None),
-            None => ((in_flight / REAP_FRACTION).max(1), None),
-        };
-        let timeout = if issuing {
-            timeout
-        } else {
-            match drain_wait(&mut drain_deadline, now, job.io_timeout, timeout) {
-                Some(t) => Some(t),
-                None => {
-                    gave_up = give_up(s, &free, now);
-                    break;
-                }
+        let (reap, timeout) = match &self.arrivals {
+            Some(a) if self.issuing && self.in_flight < self.cap => {
+                (1, Some(Duration::from_nanos(a.next_ns.saturating_sub(self.now))))
             }
+            Some(_) => (1, None),
+            None => ((self.in_flight / REAP_FRACTION).max(1), None),
         };
-        if let (true, Some(c)) = (VERIFY, &mut s.checker) {
-            // Issued writes are journaled before they can reach the target.
-            c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", job.plan.name))?;
+        if self.issuing {
+            return Some((reap, timeout));
         }
-        engine
-            .submit_and_wait(reap, timeout, &mut done)
-            .map_err(|e| format!("{}: I/O engine failed: {e}", job.plan.name))?;
-        now = now_ns(epoch);
+        let deadline = *self.drain_deadline.get_or_insert(self.now + self.job.io_timeout.as_nanos() as u64);
+        drain_wait(deadline, self.now, timeout).map(|t| (reap, Some(t)))
+    }
+
+    /// Accounts for the completions the engine returned: stats while recording, errors
+    /// always, verification, the live counters; frees their slots.
+    #[inline(always)]
+    fn reap(&mut self, done: &mut Vec<Completion>, free: &mut VecDeque<u32>) {
+        let (now, job, ctl) = (self.now, self.job, self.ctl);
         let end_ns = ctl.record_end_ns.load(Relaxed);
         let recording = now >= ctl.record_start_ns.load(Relaxed) && now < end_ns;
         for c in done.drain(..) {
-            in_flight -= 1;
-            let m = s.meta[c.slot as usize];
+            self.in_flight -= 1;
+            let m = self.s.meta[c.slot as usize];
             let response = now - m.submit_ns;
-            let stats = &mut s.stats[m.target as usize];
+            let stats = &mut self.s.stats[m.target as usize];
             let ok = c.result == m.len as i32;
-            if let (true, Some(ch)) = (VERIFY, &mut s.checker) {
+            if let (true, Some(ch)) = (VERIFY, &mut self.s.checker) {
                 // SAFETY: the slot's I/O completed; its buffer holds m.len bytes.
-                let data = unsafe { read_base.add(c.slot as usize * s.max_size) };
+                let data = unsafe { self.read_base.add(c.slot as usize * self.s.max_size) };
                 if verified_completion(ch, c.slot, &m, data, ok) && job.stop_on_error {
                     ctl.record_end_ns.fetch_min(now, Relaxed);
                     ctl.stop.store(true, Relaxed);
@@ -595,17 +689,17 @@ fn drive_as<E: Engine, const VERIFY: bool>(
                 if recording {
                     stats.dir(m.write).record(m.len as u64, response);
                 }
-                total_ios += 1;
-                total_bytes += m.len as u64;
-                total_resp += response;
+                self.total_ios += 1;
+                self.total_bytes += m.len as u64;
+                self.total_resp += response;
             } else {
                 // Errors count whenever they happen: a failing device must not look clean
                 // because it failed during ramp-up.
                 let errno = if c.result < 0 { -c.result } else { 0 };
                 stats.record_error(m.write, errno);
-                if s.first_error.is_none() {
+                if self.s.first_error.is_none() {
                     let (target, offset, write) = (m.target as usize, m.offset, m.write);
-                    s.first_error = Some(FailedIo { target, offset, write, errno, at_ns: now });
+                    self.s.first_error = Some(FailedIo { target, offset, write, errno, at_ns: now });
                 }
                 if job.stop_on_error {
                     // Recording ends here; the monitor stops every worker (and manager).
@@ -616,31 +710,21 @@ fn drive_as<E: Engine, const VERIFY: bool>(
             free.push_back(c.slot);
         }
         if recording {
-            last_ns = now;
+            self.last_ns = now;
         }
-        live.ios.store(total_ios, Relaxed);
-        live.bytes.store(total_bytes, Relaxed);
-        live.response_ns.store(total_resp, Relaxed);
+        self.live.ios.store(self.total_ios, Relaxed);
+        self.live.bytes.store(self.total_bytes, Relaxed);
+        self.live.response_ns.store(self.total_resp, Relaxed);
         if now >= end_ns || ctl.stop.load(Relaxed) {
-            issuing = false;
+            self.issuing = false;
         }
     }
-    if let Some(c) = &mut s.checker {
-        c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", job.plan.name))?;
-    }
-    Ok((engine.describe(), last_ns, gave_up))
 }
 
-/// How long a draining worker may wait: until `io_timeout` after the drain began (or
-/// `timeout`, if sooner). None once that has passed.
+/// How long a draining worker may wait: until its `deadline` (io_timeout after the drain
+/// began), or `timeout` if sooner. None once the deadline has passed.
 #[cold]
-fn drain_wait(
-    deadline: &mut Option<u64>,
-    now: u64,
-    io_timeout: Duration,
-    timeout: Option<Duration>,
-) -> Option<Duration> {
-    let deadline = *deadline.get_or_insert(now + io_timeout.as_nanos() as u64);
+fn drain_wait(deadline: u64, now: u64, timeout: Option<Duration>) -> Option<Duration> {
     let left = Duration::from_nanos(deadline.checked_sub(now).filter(|&l| l > 0)?);
     Some(timeout.map_or(left, |t| t.min(left)))
 }
