@@ -29,7 +29,7 @@ pub enum Command {
     Run(RunArgs),
     /// Characterise a target with the standard suite and print one table (the main job).
     Profile(ProfileArgs),
-    /// Run a study: many tests, one per point (a job file's [study] section, or a built-in one).
+    /// Run a study: many tests, one per point (a job file's `[study]` section, or a built-in one).
     Study(StudyArgs),
     /// Compare two result or study documents, workload by workload.
     Compare {
@@ -214,7 +214,7 @@ pub struct RunArgs {
 /// `iogauge study`.
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// A job file (TOML) with a [study] section (docs/job-file.md), or a built-in study's name;
+    /// A job file (TOML) with a `[study]` section (docs/job-file.md), or a built-in study's name;
     /// none lists the built-in studies.
     pub job: Option<String>,
     /// A built-in study's targets: block devices, files or `null` (repeatable).
@@ -339,8 +339,7 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
             }
         }
         None => {
-            let mut job = Job::default();
-            job.workers = a.flags.workers.workers(1)?;
+            let mut job = Job { workers: a.flags.workers.workers(1)?, ..Job::default() };
             job.test.run = if a.specs.is_empty() { vec!["random-read-4k".into()] } else { a.specs.clone() };
             job
         }

@@ -77,7 +77,7 @@ impl TargetsIn {
     }
 }
 
-/// A response-time limit for [`search`].
+/// A response-time limit for `study::search`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limit {

@@ -159,11 +159,6 @@ impl AlignedBuf {
         self.layout.size()
     }
 
-    /// Always false (kept for clippy's len-without-is-empty).
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// The bytes, for filling write data before the run.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: ptr is valid for len bytes and uniquely borrowed through &mut self.

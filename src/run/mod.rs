@@ -1,5 +1,5 @@
-//! Runs a prepared test: starts the workers together, has the [`monitor`] watch the clock,
-//! and turns what the workers hand back into the result document ([`tally`]).
+//! Runs a prepared test: starts the workers together, has the `monitor` watch the clock,
+//! and turns what the workers hand back into the result document (`tally`).
 
 mod monitor;
 mod tally;

@@ -42,7 +42,7 @@ pub struct LiveStatus<'a> {
 
 /// What a running test tells the outside, and the one thing it asks of it (ripgrep's `Sink`):
 /// the live line, the end of each workload, and whether the user asked to stop. A study's
-/// observer also hears of each point ([`crate::study::run::StudyObserver`]).
+/// observer also hears of each point (`study::run::StudyObserver`).
 pub trait Observer {
     /// Once per interval, every manager's figures added up.
     fn interval(&mut self, _status: &LiveStatus) {}

@@ -13,15 +13,15 @@
 //! size = ["4K", "64K", "1M"]                   # a list
 //! ```
 //!
-//! The points are the cartesian product, in that order. [`run`] runs them; [`stats`] sums up
+//! The points are the cartesian product, in that order. `run` runs them; `stats` sums up
 //! the repeats. With `limit = { ms = 20 }` each point instead [`search`]es the outstanding
 //! I/Os for the highest load whose response time stays at or under the limit.
 
-pub mod builtin;
-pub mod doc;
-pub mod run;
+pub(crate) mod builtin;
+pub(crate) mod doc;
+pub(crate) mod run;
 pub mod search;
-pub mod stats;
+pub(crate) mod stats;
 
 use serde::{Deserialize, Serialize};
 

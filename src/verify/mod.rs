@@ -1,13 +1,13 @@
 //! Data verification (`--verify`, `--journal`, `iogauge verify`).
 //!
 //! Every block a verified test writes carries a header naming the write and a checksum
-//! ([`block`]); workers check what they read back ([`checker`]); the test leaves a map of the
+//! ([`block`]); workers check what they read back (`checker`); the test leaves a map of the
 //! last write of every block ([`map`]), and with `--journal` a record of every write made
 //! before it is issued ([`journal`]), so a target can be re-read and checked later, even after
 //! a crash ([`check_target`]).
 
 pub mod block;
-pub mod checker;
+pub(crate) mod checker;
 mod crc32c;
 pub mod journal;
 pub mod map;
