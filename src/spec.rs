@@ -218,11 +218,10 @@ pub fn builtin() -> Vec<AccessSpec> {
 }
 
 /// Looks up a built-in specification by name.
-pub fn find_builtin(name: &str) -> Result<AccessSpec, String> {
-    builtin()
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| format!("unknown access specification '{name}': 'iogauge specs' lists the built-in ones"))
+pub fn find_builtin(name: &str) -> crate::error::Result<AccessSpec> {
+    builtin().into_iter().find(|s| s.name == name).ok_or_else(|| {
+        crate::error::input(format!("unknown access specification '{name}': 'iogauge specs' lists the built-in ones"))
+    })
 }
 
 #[cfg(test)]
@@ -265,6 +264,6 @@ mod tests {
         let mut s = find_builtin("file-server").unwrap();
         s.lines[0].share = 11;
         assert!(s.validate().unwrap_err().contains("sum to 101 %"));
-        assert!(find_builtin("nope").unwrap_err().contains("unknown access specification 'nope'"));
+        assert!(find_builtin("nope").unwrap_err().to_string().contains("unknown access specification 'nope'"));
     }
 }

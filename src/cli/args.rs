@@ -313,7 +313,7 @@ impl SettingFlags {
 
 /// Resolves a job built or changed by flags; errors name the setting.
 fn resolve_flags(job: &Job) -> Result<Test> {
-    Test::from_job(job).map_err(|e| input(e.message))
+    Ok(Test::from_job(job)?)
 }
 
 /// The test `iogauge run` describes: a job file's with the flags applied, or the flags' own.

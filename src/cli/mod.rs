@@ -83,15 +83,15 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         }
         job
     } else {
-        study::builtin::builtin(name, &a.targets).map_err(input)?
+        study::builtin::builtin(name, &a.targets)?
     };
     a.settings.apply(&mut job);
     if let (Some(r), Some(s)) = (a.repeat, job.study.as_mut()) {
         s.repeat = r;
     }
     // Checked now, before any manager starts; each point is resolved again as it runs.
-    Test::from_job(&job).map_err(|e| input(e.message))?;
-    let points = study::points(&job).map_err(|e| input(e.message))?;
+    Test::from_job(&job)?;
+    let points = study::points(&job)?;
     let group = managers::join(job.test.sync_timeout)?;
     said(group.as_ref(), study_on(group.as_ref(), a, name, &job, &points))
 }
@@ -124,7 +124,7 @@ pub fn specs(name: Option<&str>) -> Result<String> {
             }
         }
         Some(n) => {
-            let s = spec::find_builtin(n).map_err(input)?;
+            let s = spec::find_builtin(n)?;
             out.push_str(&format!("{}: {}\n", s.name, s.description));
             out.push_str("  size  share  read  random  align  delay_ms  burst\n");
             for l in &s.lines {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::error::{Result, input, runtime};
+use crate::error::{Result, input};
 use crate::history;
 use crate::verify::map::{self, BlockMap};
 use crate::verify::{self, TargetCheck, journal};
@@ -43,10 +43,10 @@ struct Report<'a> {
 pub fn verify(a: &VerifyArgs) -> Result<i32> {
     let checks = match &a.journal {
         Some(dir) => {
-            let all = journal::replay(dir).map_err(input)?;
+            let all = journal::replay(dir)?;
             let mut checks = Vec::new();
             for r in all.iter().filter(|r| a.target.as_ref().is_none_or(|t| *t == r.map.path)) {
-                checks.push(verify::check_target(&r.map, Some(&r.in_flight)).map_err(runtime)?);
+                checks.push(verify::check_target(&r.map, Some(&r.in_flight))?);
             }
             if let (Some(t), true) = (&a.target, checks.is_empty()) {
                 let names: Vec<&str> = all.iter().map(|r| r.map.path.as_str()).collect();
@@ -71,12 +71,12 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
                     a.target.as_deref().unwrap_or("the target")
                 )));
             }
-            let mut m = BlockMap::load(&file).map_err(input)?;
+            let mut m = BlockMap::load(&file)?;
             if let Some(t) = &a.target {
                 // The target as named now (the map holds the name the test used).
                 m.path = t.clone();
             }
-            vec![verify::check_target(&m, None).map_err(runtime)?]
+            vec![verify::check_target(&m, None)?]
         }
     };
     let mismatches: usize = checks.iter().map(|c| c.mismatches.len()).sum();

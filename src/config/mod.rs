@@ -347,6 +347,13 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// A configuration mistake is bad input (job files name its place: `job::locate`).
+impl From<ConfigError> for crate::error::Error {
+    fn from(e: ConfigError) -> Self {
+        crate::error::Error::Input(e.message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,7 +188,7 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
     let mut lookup = |name: &str, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
         let spec = match job.specs.iter().find(|s| s.name == name) {
             Some(s) => s.clone(),
-            None => find_builtin(name).map_err(|m| at(path, m))?,
+            None => find_builtin(name).map_err(|m| at(path, m.to_string()))?,
         };
         if !used.iter().any(|u| u.name == spec.name) {
             used.push(spec.clone());

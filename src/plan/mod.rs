@@ -111,7 +111,7 @@ pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
         )));
     }
     if test.settings.verifying() {
-        check_test(&test, group.all().len()).map_err(input)?;
+        check_test(&test, group.all().len())?;
     }
     let share = Share::of(&test, group.me(), group.all());
     if share.all_workers == 0 {
@@ -274,11 +274,11 @@ fn check(share: Share) -> Result<Checked> {
     }
     for t in &targets {
         if share.writes_to(&t.path) {
-            safety::check_write(t, &s.allow_write).map_err(input)?;
+            safety::check_write(t, &s.allow_write)?;
         }
     }
     let verify_block = match s.verifying() {
-        true => verify::block_size(&share, &targets).map_err(input)?.map(|(block, said)| {
+        true => verify::block_size(&share, &targets)?.map(|(block, said)| {
             warnings.extend(said);
             block
         }),

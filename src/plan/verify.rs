@@ -3,7 +3,9 @@
 
 use super::{Share, WorkerPlan, working_set};
 use crate::config::{Test, Worker, Workload};
+use crate::error::{Result, input};
 use crate::targets::{NULL, TargetInfo, TargetKind};
+use crate::units;
 use crate::verify::map;
 
 /// The largest map iogauge keeps in memory (8 bytes per block).
@@ -25,19 +27,20 @@ fn writes_to_real(workers: &[Worker], workloads: &[Workload]) -> bool {
 
 /// Checks a verified test as a whole (every manager's workers): something must write to a real
 /// target, and with several managers a journal needs `{rank}` in its path.
-pub fn check_test(test: &Test, managers: usize) -> Result<(), String> {
+pub fn check_test(test: &Test, managers: usize) -> Result<()> {
     if !writes_to_real(&test.workers, &test.workloads) {
-        return Err("--verify: no worker writes to a real target, so there is nothing to check; \
-                    run a test that writes (iogauge verify re-reads a target after one)"
-            .into());
+        return Err(input(
+            "--verify: no worker writes to a real target, so there is nothing to check; \
+                    run a test that writes (iogauge verify re-reads a target after one)",
+        ));
     }
     if let (Some(j), true) = (&test.settings.journal, managers > 1) {
         if !j.to_string_lossy().contains("{rank}") {
-            return Err(format!(
+            return Err(input(format!(
                 "--journal {}: {managers} managers would share it; put {{rank}} in the path so each keeps its own \
                  (e.g. --journal /safe/journal.{{rank}})",
                 j.display()
-            ));
+            )));
         }
     }
     Ok(())
@@ -49,24 +52,41 @@ pub fn check_test(test: &Test, managers: usize) -> Result<(), String> {
 /// Workers given the same working set of a target (`--workers N`) will each verify their own
 /// part of it ([`split_shared`]); a test whose workers overlap otherwise is refused, as is one
 /// whose maps would not fit in memory.
-pub fn block_size(share: &Share, targets: &[TargetInfo]) -> Result<Option<(u64, Vec<String>)>, String> {
+pub fn block_size(share: &Share, targets: &[TargetInfo]) -> Result<Option<(u64, Vec<String>)>> {
     let (workers, runs) = (&share.workers, &share.workloads);
     if runs.len() > map::MAX_RUNS || workers.len() >= map::MAX_WORKERS {
-        return Err(format!(
+        return Err(input(format!(
             "--verify tells apart at most {} runs and {} workers",
             map::MAX_RUNS,
             map::MAX_WORKERS - 1
-        ));
+        )));
     }
     if !writes_to_real(workers, runs) {
         return Ok(None);
     }
+    let b = common_block(workers, runs)?;
+    let (mut map_bytes, mut warnings) = (0, Vec::new());
+    for t in targets.iter().filter(|t| t.kind != TargetKind::Null) {
+        map_bytes += working_sets_apart(t, workers, runs, b, &mut warnings)?.div_ceil(b) * 8;
+    }
+    if map_bytes > MAX_MAP_BYTES {
+        return Err(input(format!(
+            "--verify keeps 8 bytes per {} block: {} for these working sets, more than {}; \
+             use smaller working sets (working_set = ...) or larger transfers",
+            units::format_size(b),
+            units::format_size(map_bytes),
+            units::format_size(MAX_MAP_BYTES)
+        )));
+    }
+    Ok(Some((b, warnings)))
+}
+
+/// The largest block (a multiple of 512 bytes) dividing every transfer size, alignment and
+/// working-set start of the workers on real targets.
+fn common_block(workers: &[Worker], runs: &[Workload]) -> Result<u64> {
     let mut b = 0;
     for r in runs {
-        for (w, s) in workers.iter().zip(&r.specs) {
-            if !real(w) {
-                continue;
-            }
+        for (w, s) in workers.iter().zip(&r.specs).filter(|(w, _)| real(w)) {
             for l in s.lines.iter().filter(|l| l.share > 0) {
                 b = gcd(b, gcd(l.size, l.align.unwrap_or(l.size)));
             }
@@ -74,65 +94,70 @@ pub fn block_size(share: &Share, targets: &[TargetInfo]) -> Result<Option<(u64, 
         }
     }
     if b % 512 != 0 {
-        return Err(format!(
-            "--verify needs transfer sizes, alignments and offsets that are multiples of 512 bytes; these share only {b}"
-        ));
+        return Err(input(format!(
+            "--verify needs transfer sizes, alignments and offsets that are multiples of 512 bytes; these share only {b} bytes"
+        )));
     }
-    let (mut map_bytes, mut warnings) = (0, Vec::new());
-    for t in targets.iter().filter(|t| t.kind != TargetKind::Null) {
-        let sets: Vec<(usize, u64, u64)> = workers
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.targets.contains(&t.path))
-            .map(|(i, w)| working_set(t, w).map(|(s, n)| (i, s, s + n)))
-            .collect::<Result<_, _>>()?;
-        for (k, a) in sets.iter().enumerate() {
-            if let Some(o) = sets[k + 1..].iter().find(|o| a.1 < o.2 && o.1 < a.2 && (a.1, a.2) != (o.1, o.2)) {
-                return Err(format!(
-                    "--verify: workers {} and {} both use bytes {}..{} of {}; a verified test needs each worker's \
-                     blocks to be its own: give them the same working set (each then verifies a part of it), \
-                     or different ones that do not overlap",
-                    a.0 + 1,
-                    o.0 + 1,
-                    a.1.max(o.1),
-                    a.2.min(o.2),
-                    t.path
-                ));
-            }
-        }
-        for a in &sets {
-            let same: Vec<usize> = sets.iter().filter(|o| (o.1, o.2) == (a.1, a.2)).map(|o| o.0).collect();
-            if same.len() < 2 || same[0] != a.0 {
-                continue;
-            }
-            let part = (a.2 - a.1) / same.len() as u64 / b * b;
-            let largest =
-                same.iter().flat_map(|&w| runs.iter().map(move |r| r.specs[w].max_transfer())).max().unwrap_or(0);
-            let names: Vec<String> = same.iter().map(|w| (w + 1).to_string()).collect();
-            if part < largest {
-                return Err(format!(
-                    "--verify: workers {} share {} bytes of {}; each verifies its own part of them, {part} bytes, \
-                     smaller than a {largest}-byte transfer: use a larger working set or fewer workers",
-                    names.join(", "),
-                    a.2 - a.1,
-                    t.path
-                ));
-            }
-            warnings.push(format!(
-                "--verify: workers {} share {}: each uses and verifies its own {part} bytes of the working set",
-                names.join(", "),
+    Ok(b)
+}
+
+/// Checks that the workers on target `t` either share one working set (each then verifies an
+/// equal part of it, said in `warnings`) or use ones apart. Returns the end of the furthest
+/// working set (the map's extent).
+fn working_sets_apart(
+    t: &TargetInfo,
+    workers: &[Worker],
+    runs: &[Workload],
+    b: u64,
+    warnings: &mut Vec<String>,
+) -> Result<u64> {
+    let sets: Vec<(usize, u64, u64)> = workers
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.targets.contains(&t.path))
+        .map(|(i, w)| working_set(t, w).map(|(s, n)| (i, s, s + n)).map_err(input))
+        .collect::<Result<_>>()?;
+    for (k, a) in sets.iter().enumerate() {
+        if let Some(o) = sets[k + 1..].iter().find(|o| a.1 < o.2 && o.1 < a.2 && (a.1, a.2) != (o.1, o.2)) {
+            return Err(input(format!(
+                "--verify: workers {} and {} both use bytes {}..{} of {}; a verified test needs each worker's \
+                 blocks to be its own: give them the same working set (each then verifies a part of it), \
+                 or different ones that do not overlap",
+                a.0 + 1,
+                o.0 + 1,
+                a.1.max(o.1),
+                a.2.min(o.2),
                 t.path
-            ));
+            )));
         }
-        map_bytes += sets.iter().map(|s| s.2).max().unwrap_or(0).div_ceil(b) * 8;
     }
-    if map_bytes > MAX_MAP_BYTES {
-        return Err(format!(
-            "--verify keeps 8 bytes per {b}-byte block: {map_bytes} bytes for these working sets, more than {MAX_MAP_BYTES}; \
-             use smaller working sets (working_set = ...) or larger transfers"
+    for a in &sets {
+        let same: Vec<usize> = sets.iter().filter(|o| (o.1, o.2) == (a.1, a.2)).map(|o| o.0).collect();
+        if same.len() < 2 || same[0] != a.0 {
+            continue;
+        }
+        let part = (a.2 - a.1) / same.len() as u64 / b * b;
+        let largest = same.iter().flat_map(|&w| runs.iter().map(move |r| r.specs[w].max_transfer())).max().unwrap_or(0);
+        let names: Vec<String> = same.iter().map(|w| (w + 1).to_string()).collect();
+        if part < largest {
+            return Err(input(format!(
+                "--verify: workers {} share {} of {}; each verifies its own part of them, {}, \
+                 smaller than a {} transfer: use a larger working set or fewer workers",
+                names.join(", "),
+                units::format_size(a.2 - a.1),
+                t.path,
+                units::format_size(part),
+                units::format_size(largest)
+            )));
+        }
+        warnings.push(format!(
+            "--verify: workers {} share {}: each uses and verifies its own {} of the working set",
+            names.join(", "),
+            t.path,
+            units::format_size(part)
         ));
     }
-    Ok(Some((b, warnings)))
+    Ok(sets.iter().map(|s| s.2).max().unwrap_or(0))
 }
 
 /// Gives each worker of a group sharing the same working set of a target its own equal part

@@ -178,13 +178,13 @@ fn run_workload(
 
 /// Starts a verified workload: one checker per worker (None for a worker on the null target).
 fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -> Result<Vec<Option<Checker>>> {
-    v.start_workload().map_err(runtime)?;
+    v.start_workload()?;
     plans
         .iter()
         .enumerate()
         .map(|(i, plan)| {
             let slots = plan.outstanding as usize * plan.targets.len();
-            v.checker(prep.share.first_worker + i, plan, slots).map_err(runtime)
+            v.checker(prep.share.first_worker + i, plan, slots)
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::error::{Result, runtime};
 use crate::plan::WorkerPlan;
 use crate::targets::{TargetInfo, TargetKind};
 use crate::verify::checker::{self, CheckerSpec, WorkingMap};
@@ -34,7 +35,7 @@ impl Verification {
     }
 
     /// Starts a run: numbers it (its start time, unique) and records it in the journal.
-    pub fn start_workload(&mut self) -> Result<(), String> {
+    pub fn start_workload(&mut self) -> Result<()> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         self.runs.push(now.max(self.runs.last().map_or(0, |l| l + 1)));
         if let Some(dir) = &self.journal {
@@ -49,14 +50,14 @@ impl Verification {
                     .collect(),
                 runs: self.runs.clone(),
             };
-            head.save(dir).map_err(|e| format!("journal {}: {e}", dir.display()))?;
+            head.save(dir).map_err(|e| runtime(format!("journal {}: {e}", dir.display())))?;
         }
         Ok(())
     }
 
     /// The checker of worker `worker` (index in the test) running `plan` with `slots` slots;
     /// None for a worker on the null target.
-    pub fn checker(&self, worker: usize, plan: &WorkerPlan, slots: usize) -> Result<Option<checker::Checker>, String> {
+    pub fn checker(&self, worker: usize, plan: &WorkerPlan, slots: usize) -> Result<Option<checker::Checker>> {
         let mut maps = Vec::new();
         for ws in &plan.targets {
             let Some(all) = &self.maps[ws.target] else { return Ok(None) };
@@ -64,9 +65,10 @@ impl Verification {
             maps.push(WorkingMap { first, entries: all[first as usize..end as usize].to_vec() });
         }
         let journal = match &self.journal {
-            Some(dir) => {
-                Some(JournalWriter::create(dir, worker, slots).map_err(|e| format!("journal {}: {e}", dir.display()))?)
-            }
+            Some(dir) => Some(
+                JournalWriter::create(dir, worker, slots)
+                    .map_err(|e| runtime(format!("journal {}: {e}", dir.display())))?,
+            ),
             None => None,
         };
         let spec = CheckerSpec {

@@ -3,6 +3,7 @@
 
 use crate::config::{Job, WorkerConfig};
 use crate::config::{Limit, Steps, StudyConfig, Value};
+use crate::error::{Result, input};
 
 /// Name and description of every built-in study.
 pub const BUILTINS: [(&str, &str); 6] = [
@@ -48,9 +49,9 @@ fn names(list: &[&str]) -> Vec<String> {
 }
 
 /// The study `name` on `targets` (at least one), or why not.
-pub fn builtin(name: &str, targets: &[String]) -> Result<Job, String> {
+pub fn builtin(name: &str, targets: &[String]) -> Result<Job> {
     if targets.is_empty() {
-        return Err(format!("study {name} needs its targets: give --target PATH (repeatable)"));
+        return Err(input(format!("study {name} needs its targets: give --target PATH (repeatable)")));
     }
     let n = targets.len() as f64;
     let mut c = Job::default();
@@ -75,7 +76,7 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<Job, String> {
     match name {
         "baseline" => {
             if targets.len() != 1 {
-                return Err("study baseline measures one drive: give exactly one --target".into());
+                return Err(input("study baseline measures one drive: give exactly one --target"));
             }
             c.test.run = names(&BASELINE);
             c.workers = vec![worker(1, 16)];
@@ -144,7 +145,7 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<Job, String> {
         }
         _ => {
             let known: Vec<&str> = BUILTINS.iter().map(|b| b.0).collect();
-            return Err(format!("unknown study '{name}': give a job file or one of {}", known.join(", ")));
+            return Err(input(format!("unknown study '{name}': give a job file or one of {}", known.join(", "))));
         }
     }
     c.study = Some(study);
@@ -172,9 +173,9 @@ mod tests {
             assert_eq!(points.len(), expected, "{name}");
         }
         assert!(builtin("seed004-suite", &targets).unwrap().test.run.len() == 12);
-        assert!(builtin("baseline", &targets).unwrap_err().contains("exactly one --target"));
+        assert!(builtin("baseline", &targets).unwrap_err().to_string().contains("exactly one --target"));
         assert_eq!(builtin("baseline", &targets[..1]).unwrap().test.run.len(), 4);
-        assert!(builtin("nope", &targets).unwrap_err().contains("unknown study 'nope'"));
-        assert!(builtin("seed004-suite", &[]).unwrap_err().contains("--target"));
+        assert!(builtin("nope", &targets).unwrap_err().to_string().contains("unknown study 'nope'"));
+        assert!(builtin("seed004-suite", &[]).unwrap_err().to_string().contains("--target"));
     }
 }

@@ -19,7 +19,7 @@ const PROBE_BYTES: usize = 69_632;
 const TAIL_BYTES: usize = 128 << 10;
 
 /// Why writing to `info` is refused, or Ok if it is safe or allowed.
-pub fn check_write(info: &TargetInfo, allowed: &[String]) -> Result<(), String> {
+pub fn check_write(info: &TargetInfo, allowed: &[String]) -> crate::error::Result<()> {
     if is_allowed(&info.path, allowed) {
         return Ok(());
     }
@@ -32,12 +32,12 @@ pub fn check_write(info: &TargetInfo, allowed: &[String]) -> Result<(), String> 
     if found.is_empty() {
         return Ok(());
     }
-    Err(format!(
+    Err(crate::error::input(format!(
         "refusing to write to {}: {}; pass --allow-write {} (or allow_write in the job file) to destroy its data",
         info.path,
         found.join(", "),
         info.path
-    ))
+    )))
 }
 
 fn is_allowed(path: &str, allowed: &[String]) -> bool {

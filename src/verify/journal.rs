@@ -17,6 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::map::{BlockMap, UNKNOWN};
+use crate::error::{Result, input};
 
 /// The name and version of the journal format.
 pub const SCHEMA: &str = "iogauge.journal/1";
@@ -121,8 +122,10 @@ pub struct Replayed {
 }
 
 /// Reads a journal directory back.
-pub fn replay(dir: &Path) -> Result<Vec<Replayed>, String> {
-    let bad = |why: String| format!("journal {}: {why}", dir.display());
+pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
+    // A journal that cannot be read back is the user's to fix (the wrong directory, a copy
+    // cut short): bad input.
+    let bad = |why: String| input(format!("journal {}: {why}", dir.display()));
     let head_file = dir.join("journal.json");
     let text = std::fs::read(&head_file).map_err(|e| bad(format!("cannot read journal.json: {e}")))?;
     let head: JournalHead = serde_json::from_slice(&text).map_err(|e| bad(format!("journal.json: {e}")))?;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::block::Stamp;
+use crate::error::{Result, input};
 
 /// The entry of a block whose last write failed: it may hold anything.
 pub const UNKNOWN: u64 = u64::MAX;
@@ -92,8 +93,8 @@ impl BlockMap {
     }
 
     /// Reads a map written by [`BlockMap::save`].
-    pub fn load(file: &Path) -> Result<BlockMap, String> {
-        let bad = |why: String| format!("verify map {}: {why}", file.display());
+    pub fn load(file: &Path) -> Result<BlockMap> {
+        let bad = |why: String| input(format!("verify map {}: {why}", file.display()));
         let f = std::fs::File::open(file).map_err(|e| bad(e.to_string()))?;
         let mut r = BufReader::new(f);
         let mut line = String::new();
@@ -167,7 +168,7 @@ mod tests {
         assert_eq!(back.stamp(back.entries[5]), Some(Stamp { run: runs[0], worker: 0, seq: 1 }));
         let len = std::fs::metadata(&f).unwrap().len();
         std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(len - 3).unwrap();
-        assert!(BlockMap::load(&f).unwrap_err().contains("cut short"));
+        assert!(BlockMap::load(&f).unwrap_err().to_string().contains("cut short"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
