@@ -48,6 +48,48 @@ pub struct Worker {
     pub rate_iops: Option<f64>,
 }
 
+// Both conversions destructure every field, so a field added to one type and not the other
+// does not compile.
+impl Worker {
+    /// One of the workers an entry as written makes, named `name`.
+    fn expanded(entry: &WorkerConfig, name: String) -> Worker {
+        let WorkerConfig {
+            name: _,
+            count: _,
+            spec,
+            outstanding,
+            targets,
+            hosts,
+            ranks,
+            stroke,
+            working_set,
+            offset,
+            rate_iops,
+        } = entry.clone();
+        let targets = if targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { targets };
+        Worker { name, spec, outstanding, targets, hosts, ranks, stroke, working_set, offset, rate_iops }
+    }
+
+    /// The worker as an entry of its own (`count = 1`), for the result's `config`.
+    fn as_written(&self) -> WorkerConfig {
+        let Worker { name, spec, outstanding, targets, hosts, ranks, stroke, working_set, offset, rate_iops } =
+            self.clone();
+        WorkerConfig {
+            name: Some(name),
+            count: 1,
+            spec,
+            outstanding,
+            targets,
+            hosts,
+            ranks,
+            stroke,
+            working_set,
+            offset,
+            rate_iops,
+        }
+    }
+}
+
 /// One phase of a test, one result: the access specification of each worker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
@@ -112,23 +154,7 @@ impl Test {
         Job {
             test: self.settings.clone(),
             specs: self.specs.clone(),
-            workers: self
-                .workers
-                .iter()
-                .map(|w| WorkerConfig {
-                    name: Some(w.name.clone()),
-                    count: 1,
-                    spec: w.spec.clone(),
-                    outstanding: w.outstanding,
-                    targets: w.targets.clone(),
-                    hosts: w.hosts.clone(),
-                    ranks: w.ranks.clone(),
-                    stroke: w.stroke,
-                    working_set: w.working_set,
-                    offset: w.offset,
-                    rate_iops: w.rate_iops,
-                })
-                .collect(),
+            workers: self.workers.iter().map(Worker::as_written).collect(),
             study: None,
             storage: self.storage.clone(),
         }
@@ -159,22 +185,7 @@ fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
                 (Some(name), _) => format!("{name} {}", n + 1),
                 (None, _) => format!("worker {}", workers.len() + 1),
             };
-            let targets = if w.targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { w.targets.clone() };
-            workers.push((
-                i,
-                Worker {
-                    name,
-                    spec: w.spec.clone(),
-                    outstanding: w.outstanding,
-                    targets,
-                    hosts: w.hosts.clone(),
-                    ranks: w.ranks.clone(),
-                    stroke: w.stroke,
-                    working_set: w.working_set,
-                    offset: w.offset,
-                    rate_iops: w.rate_iops,
-                },
-            ));
+            workers.push((i, Worker::expanded(w, name)));
         }
     }
     Ok(workers)

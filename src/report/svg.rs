@@ -261,10 +261,19 @@ impl Chart {
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .chain(self.marks.iter().map(|m| m.y))
             .collect();
-        let (mx, my) = (Map::new(self.x.scale, &xs), Map::new(self.y.scale, &ys));
-        let px = |v: f64| LEFT + mx.frac(v) * PLOT_W;
-        let py = |v: f64| TOP + PLOT_H - my.frac(v) * PLOT_H;
+        let plot = Plot { x: Map::new(self.x.scale, &xs), y: Map::new(self.y.scale, &ys) };
         let mut s = String::new();
+        self.frame(&mut s, &plot);
+        self.rules(&mut s, &plot);
+        self.lines(&mut s, &plot);
+        self.marks(&mut s, &plot);
+        self.legend(&mut s);
+        s.push_str("</svg>");
+        s
+    }
+
+    /// The title, the plot's box, its grid with tick labels and the axis labels.
+    fn frame(&self, s: &mut String, plot: &Plot) {
         let _ = write!(
             s,
             r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}" font-family="Helvetica, Arial, sans-serif" font-size="12"><title>{t}</title><rect width="100%" height="100%" fill="#fff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold">{t}</text>"##,
@@ -274,9 +283,8 @@ impl Chart {
             s,
             r##"<rect class="plot" x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="#444"/>"##
         );
-        // Grid and ticks.
-        for (v, label) in mx.ticks() {
-            let x = px(v);
+        for (v, label) in plot.x.ticks() {
+            let x = plot.px(v);
             let _ = write!(
                 s,
                 r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{b}" stroke="#ddd"/><text x="{x:.1}" y="{ty}" text-anchor="middle">{l}</text>"##,
@@ -285,8 +293,8 @@ impl Chart {
                 l = esc(&label)
             );
         }
-        for (v, label) in my.ticks() {
-            let y = py(v);
+        for (v, label) in plot.y.ticks() {
+            let y = plot.py(v);
             let _ = write!(
                 s,
                 r##"<line x1="{LEFT}" y1="{y:.1}" x2="{r}" y2="{y:.1}" stroke="#ddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end">{l}</text>"##,
@@ -305,8 +313,12 @@ impl Chart {
             xl = esc(&self.x.label),
             yl = esc(&self.y.label)
         );
+    }
+
+    /// Vertical rules at marked x values (a limit, a theoretical maximum).
+    fn rules(&self, s: &mut String, plot: &Plot) {
         for r in self.x_rules.iter().filter(|r| plottable(self.x.scale, r.value)) {
-            let x = px(r.value);
+            let x = plot.px(r.value);
             let _ = write!(
                 s,
                 r##"<g class="rule" data-x="{v}"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{b}" stroke="#000" stroke-width="1.5" stroke-dasharray="10 3 2 3"/><text x="{tx:.1}" y="{ty}" font-size="11">{l}</text></g>"##,
@@ -317,7 +329,10 @@ impl Chart {
                 l = esc(&r.label)
             );
         }
-        // Series: the line, then the markers over it.
+    }
+
+    /// Each series: its line, then its markers over it.
+    fn lines(&self, s: &mut String, plot: &Plot) {
         for series in &self.series {
             let (colour, dash) = style(series.style);
             let pts: Vec<(f64, f64)> = series
@@ -328,7 +343,8 @@ impl Chart {
                 .collect();
             let _ = write!(s, r##"<g class="series" data-name="{}">"##, esc(&series.name));
             if pts.len() > 1 {
-                let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+                let path: Vec<String> =
+                    pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", plot.px(x), plot.py(y))).collect();
                 let _ = write!(
                     s,
                     r##"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>"##,
@@ -340,8 +356,8 @@ impl Chart {
                 let _ = write!(
                     s,
                     r##"<g class="pt" data-x="{x}" data-y="{y}" transform="translate({:.2},{:.2})"><title>{n}: {xv}, {yv}</title><path d="{m}" fill="{fill}" stroke="{colour}" stroke-width="1.5"/></g>"##,
-                    px(x),
-                    py(y),
+                    plot.px(x),
+                    plot.py(y),
                     n = esc(&series.name),
                     xv = num(x),
                     yv = num(y),
@@ -350,8 +366,12 @@ impl Chart {
             }
             s.push_str("</g>");
         }
+    }
+
+    /// Circled points with a label (the maximum IOPS within a response-time limit).
+    fn marks(&self, s: &mut String, plot: &Plot) {
         for m in self.marks.iter().filter(|m| plottable(self.x.scale, m.x) && plottable(self.y.scale, m.y)) {
-            let (x, y) = (px(m.x), py(m.y));
+            let (x, y) = (plot.px(m.x), plot.py(m.y));
             let _ = write!(
                 s,
                 r##"<g class="mark" data-x="{}" data-y="{}"><circle cx="{x:.1}" cy="{y:.1}" r="9" fill="none" stroke="#000" stroke-width="2"/><text x="{tx:.1}" y="{ty:.1}" font-size="11" font-weight="bold">{l}</text></g>"##,
@@ -362,7 +382,10 @@ impl Chart {
                 l = esc(&m.label)
             );
         }
-        // Legend, right of the plot.
+    }
+
+    /// The legend, right of the plot.
+    fn legend(&self, s: &mut String) {
         let lx = LEFT + PLOT_W + 20.0;
         for (i, series) in self.series.iter().enumerate() {
             let (colour, dash) = style(series.style);
@@ -379,8 +402,22 @@ impl Chart {
                 n = esc(&series.name)
             );
         }
-        s.push_str("</svg>");
-        s
+    }
+}
+
+/// Where values land in the plot's box, in SVG pixels.
+struct Plot {
+    x: Map,
+    y: Map,
+}
+
+impl Plot {
+    fn px(&self, v: f64) -> f64 {
+        LEFT + self.x.frac(v) * PLOT_W
+    }
+
+    fn py(&self, v: f64) -> f64 {
+        TOP + PLOT_H - self.y.frac(v) * PLOT_H
     }
 }
 

@@ -153,94 +153,48 @@ pub(super) struct Monitor<'a> {
 }
 
 impl Monitor<'_> {
+    fn elapsed(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    fn all_done(&self) -> bool {
+        self.ctl.finished.load(Relaxed) == self.ctl.live.len()
+    }
+
+    /// Ends recording now and stops every worker.
+    fn stop_at(&self, at_ns: u64) {
+        self.ctl.record_end_ns.fetch_min(at_ns, Relaxed);
+        self.ctl.stop.store(true, Relaxed);
+    }
+
     /// Watches the run to its end (time, count, stop or a stalled target); returns the window.
-    pub(super) fn watch(self) -> Window {
-        let Monitor { ctl, group, epoch, started, clock, spec, observer, io_timeout } = self;
-        let n = ctl.live.len();
-        let (iv, ramp, time) = (clock.interval_ns, clock.ramp_ns, clock.time_ns);
-        let timed = clock.timed();
-        let elapsed = || epoch.elapsed().as_nanos() as u64;
-        let all_done = || ctl.finished.load(Relaxed) == n;
-        // When each worker last completed an I/O: one that is still running and has completed none
-        // for io_timeout waits on a target that stopped answering, and the test stops.
-        let mut seen = vec![(0u64, 0u64); n];
-        let mut stalled = || {
-            let now = elapsed();
-            ctl.live.iter().zip(&mut seen).any(|(l, (ios, at))| {
-                let done = l.ios.load(Relaxed);
-                if done != *ios {
-                    (*ios, *at) = (done, now);
-                }
-                l.thread.load(Relaxed) != 0 && now - *at >= io_timeout.as_nanos() as u64
-            })
-        };
-        let mut prev = mark(&ctl.live, 0);
+    pub(super) fn watch(mut self) -> Window {
+        let (iv, ramp, time) = (self.clock.interval_ns, self.clock.ramp_ns, self.clock.time_ns);
+        let mut stalls =
+            Stalls { seen: vec![(0, 0); self.ctl.live.len()], limit_ns: self.io_timeout.as_nanos() as u64 };
+        let mut prev = mark(&self.ctl.live, 0);
         // Recording's start: ns from the epoch, the mark there, and its wall-clock time.
-        let mut rec = (ramp == 0).then(|| (0, prev.clone(), started));
+        let mut rec = (ramp == 0).then(|| (0, prev.clone(), self.started));
         let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
         let mut intervals = Vec::new();
         loop {
-            // Sleep in short steps: a Ctrl-C or a stop (an I/O error) ends the sample at once, and
-            // when the end is a count the final mark follows the last I/O.
-            while !(observer.stop_requested() || ctl.stop.load(Relaxed) || (!timed && all_done())) && elapsed() < next {
-                if stalled() {
-                    ctl.record_end_ns.fetch_min(elapsed(), Relaxed);
-                    ctl.stop.store(true, Relaxed);
-                    break;
-                }
-                let left = next.saturating_sub(elapsed());
-                std::thread::sleep(Duration::from_nanos(left.min(if timed { 10_000_000 } else { 2_000_000 })));
-            }
-            if observer.stop_requested() {
+            self.wait_until(next, &mut stalls);
+            if self.observer.stop_requested() {
                 // Recording ends now: what completes while the workers drain is not counted.
-                ctl.record_end_ns.fetch_min(elapsed(), Relaxed);
-                ctl.stop.store(true, Relaxed);
+                self.stop_at(self.elapsed());
             }
-            let at = if timed { next.min(elapsed()) } else { elapsed() };
-            let m = mark(&ctl.live, at);
-            let dt = (m.at_ns - prev.at_ns).max(1) as f64 / 1e9;
-            let d = [
-                m.sums.ios - prev.sums.ios,
-                m.sums.bytes - prev.sums.bytes,
-                m.sums.response_ns - prev.sums.response_ns,
-            ];
-            let cpu_pct = cpu::utilization(&prev.cpu, &m.cpu);
+            let at = if self.clock.timed() { next.min(self.elapsed()) } else { self.elapsed() };
+            let m = mark(&self.ctl.live, at);
+            let sample = Sample::between(&prev, &m);
             if let Some((rs, _, _)) = &rec {
-                if dt > 1e-3 {
-                    intervals.push(Interval {
-                        t_s: (m.at_ns - rs) as f64 / 1e9,
-                        duration_s: dt,
-                        iops: d[0] as f64 / dt,
-                        mbps: d[1] as f64 / dt / 1e6,
-                        avg_response_ms: (d[0] > 0).then(|| d[2] as f64 / d[0] as f64 / 1e6),
-                        cpu_pct,
-                    });
+                if sample.seconds > 1e-3 {
+                    intervals.push(sample.interval(m.at_ns - rs));
                 }
             }
-            // A counted run ends at a different boundary on each manager: only timed runs meet.
-            let stop = ctl.stop.load(Relaxed);
-            let (all, stopped, cpu_pct) = if timed {
-                let cpu_milli = (cpu_pct * 1000.0) as u64;
-                let s = group.sum(&[d[0], d[1], d[2], cpu_milli, u64::from(stop)], "an interval");
-                let (stopped, cpu) = (s[4] > 0, s[3] as f64 / 1000.0 / group.all().len() as f64);
-                (s, stopped, cpu)
-            } else {
-                (d.to_vec(), stop || all_done(), cpu_pct)
-            };
-            observer.interval(&LiveStatus {
-                spec,
-                phase: if rec.is_some() { Phase::Run } else { Phase::Ramp },
-                elapsed_s: m.at_ns as f64 / 1e9,
-                total_s: timed.then(|| (ramp + time) as f64 / 1e9),
-                iops: all[0] as f64 / dt,
-                mbps: all[1] as f64 / dt / 1e6,
-                avg_response_ms: (all[0] > 0).then(|| all[2] as f64 / all[0] as f64 / 1e6),
-                cpu_pct,
-            });
+            let stopped = self.tell(&sample, &m, rec.is_some());
             let end = rec.as_ref().map(|(rs, _, _)| rs.saturating_add(time));
             if stopped || end == Some(next) {
-                ctl.record_end_ns.fetch_min(m.at_ns, Relaxed);
-                ctl.stop.store(true, Relaxed);
+                self.stop_at(m.at_ns);
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
                 return Window { start, end: m, intervals, started_at };
             }
@@ -249,11 +203,11 @@ impl Monitor<'_> {
                 None if next < ramp => (next + iv).min(ramp),
                 None => {
                     // Ramp-up is over here; recording starts when it is over everywhere.
-                    group.barrier("the start of recording");
-                    let rs = elapsed();
-                    ctl.record_end_ns.store(rs + time, Relaxed);
-                    ctl.record_start_ns.store(rs, Relaxed);
-                    rec = Some((rs, mark(&ctl.live, rs), SystemTime::now()));
+                    self.group.barrier("the start of recording");
+                    let rs = self.elapsed();
+                    self.ctl.record_end_ns.store(rs + time, Relaxed);
+                    self.ctl.record_start_ns.store(rs, Relaxed);
+                    rec = Some((rs, mark(&self.ctl.live, rs), SystemTime::now()));
                     rs + iv.min(time)
                 }
             };
@@ -262,6 +216,107 @@ impl Monitor<'_> {
                 Some((rs, start, _)) if *rs > m.at_ns => start.clone(),
                 _ => m,
             };
+        }
+    }
+
+    /// Sleeps until `next` in short steps: a Ctrl-C or a stop (an I/O error) ends the sample at
+    /// once, and when the end is a count the final mark follows the last I/O. A stalled target
+    /// stops the test.
+    fn wait_until(&self, next: u64, stalls: &mut Stalls) {
+        let timed = self.clock.timed();
+        while !(self.observer.stop_requested() || self.ctl.stop.load(Relaxed) || (!timed && self.all_done()))
+            && self.elapsed() < next
+        {
+            if stalls.any(&self.ctl.live, self.elapsed()) {
+                self.stop_at(self.elapsed());
+                return;
+            }
+            let left = next.saturating_sub(self.elapsed());
+            std::thread::sleep(Duration::from_nanos(left.min(if timed { 10_000_000 } else { 2_000_000 })));
+        }
+    }
+
+    /// Tells the observer about the interval just ended, summed over every manager in a timed
+    /// run (each boundary is a meeting). True if the test stops: a worker or manager stopped it,
+    /// or (counted) every worker is done.
+    fn tell(&mut self, sample: &Sample, m: &Mark, recording: bool) -> bool {
+        let stop = self.ctl.stop.load(Relaxed);
+        let d = [sample.ios, sample.bytes, sample.response_ns];
+        // A counted run ends at a different boundary on each manager: only timed runs meet.
+        let (all, stopped, cpu_pct) = if self.clock.timed() {
+            let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
+            let s = self.group.sum(&[d[0], d[1], d[2], cpu_milli, u64::from(stop)], "an interval");
+            let (stopped, cpu) = (s[4] > 0, s[3] as f64 / 1000.0 / self.group.all().len() as f64);
+            (s, stopped, cpu)
+        } else {
+            (d.to_vec(), stop || self.all_done(), sample.cpu_pct)
+        };
+        let dt = sample.seconds;
+        let (ramp, time) = (self.clock.ramp_ns, self.clock.time_ns);
+        self.observer.interval(&LiveStatus {
+            spec: self.spec,
+            phase: if recording { Phase::Run } else { Phase::Ramp },
+            elapsed_s: m.at_ns as f64 / 1e9,
+            total_s: self.clock.timed().then(|| (ramp + time) as f64 / 1e9),
+            iops: all[0] as f64 / dt,
+            mbps: all[1] as f64 / dt / 1e6,
+            avg_response_ms: (all[0] > 0).then(|| all[2] as f64 / all[0] as f64 / 1e6),
+            cpu_pct,
+        });
+        stopped
+    }
+}
+
+/// When each worker last completed an I/O: one that is still running and has completed none
+/// for io_timeout waits on a target that stopped answering, and the test stops.
+struct Stalls {
+    /// Per worker: its count of completions when last seen to change, and when.
+    seen: Vec<(u64, u64)>,
+    limit_ns: u64,
+}
+
+impl Stalls {
+    fn any(&mut self, live: &[Live], now: u64) -> bool {
+        live.iter().zip(&mut self.seen).any(|(l, (ios, at))| {
+            let done = l.ios.load(Relaxed);
+            if done != *ios {
+                (*ios, *at) = (done, now);
+            }
+            l.thread.load(Relaxed) != 0 && now - *at >= self.limit_ns
+        })
+    }
+}
+
+/// This manager's I/Os, bytes, response time and CPU between two marks.
+struct Sample {
+    seconds: f64,
+    ios: u64,
+    bytes: u64,
+    response_ns: u64,
+    cpu_pct: f64,
+}
+
+impl Sample {
+    fn between(prev: &Mark, m: &Mark) -> Sample {
+        Sample {
+            seconds: (m.at_ns - prev.at_ns).max(1) as f64 / 1e9,
+            ios: m.sums.ios - prev.sums.ios,
+            bytes: m.sums.bytes - prev.sums.bytes,
+            response_ns: m.sums.response_ns - prev.sums.response_ns,
+            cpu_pct: cpu::utilization(&prev.cpu, &m.cpu),
+        }
+    }
+
+    /// The sample as an interval of the result, ending `t_ns` after recording started.
+    fn interval(&self, t_ns: u64) -> Interval {
+        let dt = self.seconds;
+        Interval {
+            t_s: t_ns as f64 / 1e9,
+            duration_s: dt,
+            iops: self.ios as f64 / dt,
+            mbps: self.bytes as f64 / dt / 1e6,
+            avg_response_ms: (self.ios > 0).then(|| self.response_ns as f64 / self.ios as f64 / 1e6),
+            cpu_pct: self.cpu_pct,
         }
     }
 }
