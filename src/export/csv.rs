@@ -129,14 +129,20 @@ fn test_block(out: &mut String, doc: &ResultDoc, r: &WorkloadResult) {
     out.push_str("'End access specifications\n'Results\n");
     out.push_str(HEADER);
     out.push('\n');
+    result_rows(out, doc, r);
+    let _ = writeln!(out, "'Time Stamp\n{}\n'End Test", iometer_time(&r.started_at));
+}
+
+/// The rows of one workload's results: ALL, then each manager with its CPUs, workers and their
+/// targets, as Iometer orders them.
+fn result_rows(out: &mut String, doc: &ResultDoc, r: &WorkloadResult) {
     let disks: usize = r.workers.iter().map(|w| w.targets.len()).sum();
     let counts = |row: &mut Vec<String>, managers: usize, workers: usize, disks: usize| {
         row[3] = managers.to_string();
         row[4] = workers.to_string();
         row[5] = disks.to_string();
     };
-    // ALL, then each manager with its CPUs, workers and their targets, as Iometer orders them.
-    // (A document from before managers were recorded has none: its one manager is the host.)
+    // A document from before managers were recorded has none: its one manager is the host.
     let one = [ManagerResult {
         rank: 0,
         host: doc.host.name.clone(),
@@ -183,7 +189,6 @@ fn test_block(out: &mut String, doc: &ResultDoc, r: &WorkloadResult) {
             }
         }
     }
-    let _ = writeln!(out, "'Time Stamp\n{}\n'End Test", iometer_time(&r.started_at));
 }
 
 /// The whole results file: one Iometer test block per access specification run.

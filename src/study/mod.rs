@@ -25,7 +25,7 @@ pub(crate) mod stats;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, Job, Seg, Steps, TargetsIn, Test};
+use crate::config::{ConfigError, Job, Seg, Steps, StudyConfig, TargetsIn, Test};
 use crate::units::format_size;
 
 /// One point of a study: the value of each cycled parameter (absent: as the job says).
@@ -140,20 +140,40 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
                 .map_err(|m| err("size", m))
         })
         .transpose()?;
+    check_search(s)?;
+    let stroke = values("stroke", &s.stroke)?;
+    if let Some(bad) = stroke.iter().flatten().find(|&&v| !(v > 0.0 && v <= 100.0)) {
+        return Err(err("stroke", format!("stroke = {bad}: give % of the target above 0 and at most 100")));
+    }
+    // The cartesian product, outer to inner; an absent cycle contributes one "as configured".
+    let mut out = vec![Point::default()];
+    out = cross(out, managers, |p, v| p.managers = Some(v));
+    out = cross(out, targets, |p, v| p.targets = Some(v));
+    out = cross(out, workers, |p, v| p.workers = Some(v));
+    out = cross(out, size, |p, v| p.size = Some(v));
+    out = cross(out, stroke, |p, v| p.stroke = Some(v));
+    out = cross(out, outstanding, |p, v| p.outstanding = Some(v));
+    Ok(out)
+}
+
+/// Checks a `limit` search or a `curve` (each runs its own points: neither cycles
+/// outstanding I/Os, and they do not go together).
+fn check_search(s: &StudyConfig) -> Result<(), ConfigError> {
+    let err =
+        |key: &'static str, message: String| ConfigError { path: vec![Seg::Key("study"), Seg::Key(key)], message };
     if let Some(l) = &s.limit {
-        let lerr = |m: String| ConfigError { path: vec![Seg::Key("study"), Seg::Key("limit")], message: m };
         if s.outstanding.is_some() {
             return Err(err("outstanding", "a limit search sets outstanding I/Os itself: remove outstanding".into()));
         }
         if !(l.ms > 0.0 && l.ms.is_finite()) {
-            return Err(lerr(format!("ms = {}: give a positive response time in ms", l.ms)));
+            return Err(err("limit", format!("ms = {}: give a positive response time in ms", l.ms)));
         }
         if l.of != "avg" && !crate::result::PERCENTILES.iter().any(|(k, _)| *k == l.of) {
             let names: Vec<&str> = crate::result::PERCENTILES.iter().map(|(k, _)| *k).collect();
-            return Err(lerr(format!("of = \"{}\": give avg or one of {}", l.of, names.join(", "))));
+            return Err(err("limit", format!("of = \"{}\": give avg or one of {}", l.of, names.join(", "))));
         }
         if l.max_outstanding == 0 || l.max_outstanding > 65536 {
-            return Err(lerr(format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding)));
+            return Err(err("limit", format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding)));
         }
     }
     if let Some(c) = &s.curve {
@@ -164,31 +184,21 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
             return Err(err("curve", "fractions: give % of the maximum above 0 (and at most 1000)".into()));
         }
     }
-    let stroke = values("stroke", &s.stroke)?;
-    if let Some(bad) = stroke.iter().flatten().find(|&&v| !(v > 0.0 && v <= 100.0)) {
-        return Err(err("stroke", format!("stroke = {bad}: give % of the target above 0 and at most 100")));
-    }
-    // The cartesian product, outer to inner; an absent cycle contributes one "as configured".
-    let mut out = vec![Point::default()];
-    fn cross<T: Copy>(out: Vec<Point>, values: Option<Vec<T>>, set: fn(&mut Point, T)) -> Vec<Point> {
-        let Some(values) = values else { return out };
-        out.into_iter()
-            .flat_map(|p| {
-                values.iter().map(move |&v| {
-                    let mut q = p.clone();
-                    set(&mut q, v);
-                    q
-                })
+    Ok(())
+}
+
+/// Every point of `out` once per value, in order: one more cycle of the cartesian product.
+fn cross<T: Copy>(out: Vec<Point>, values: Option<Vec<T>>, set: fn(&mut Point, T)) -> Vec<Point> {
+    let Some(values) = values else { return out };
+    out.into_iter()
+        .flat_map(|p| {
+            values.iter().map(move |&v| {
+                let mut q = p.clone();
+                set(&mut q, v);
+                q
             })
-            .collect()
-    }
-    out = cross(out, managers, |p, v| p.managers = Some(v));
-    out = cross(out, targets, |p, v| p.targets = Some(v));
-    out = cross(out, workers, |p, v| p.workers = Some(v));
-    out = cross(out, size, |p, v| p.size = Some(v));
-    out = cross(out, stroke, |p, v| p.stroke = Some(v));
-    out = cross(out, outstanding, |p, v| p.outstanding = Some(v));
-    Ok(out)
+        })
+        .collect()
 }
 
 /// The test of one point: `base` (the job as written) with the point's values set, resolved.
