@@ -57,6 +57,22 @@ pub fn format_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// Formats a size for people to read in a message: `64 KiB`, `1.5 GiB`, `512 bytes`
+/// (powers of 1024, as sizes are given).
+pub fn human_size(bytes: u64) -> String {
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let (mut v, mut unit) = (bytes as f64, "bytes");
+    for u in ["KiB", "MiB", "GiB", "TiB", "PiB"] {
+        if v < 1024.0 {
+            break;
+        }
+        (v, unit) = (v / 1024.0, u);
+    }
+    if v.fract() == 0.0 { format!("{v} {unit}") } else { format!("{v:.1} {unit}") }
+}
+
 /// Formats a duration the way [`parse_duration`] reads it back.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -145,6 +161,15 @@ pub mod serde_size {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_size(0), "0 bytes");
+        assert_eq!(human_size(512), "512 bytes");
+        assert_eq!(human_size(64 << 10), "64 KiB");
+        assert_eq!(human_size(1536 << 20), "1.5 GiB");
+        assert_eq!(human_size(1 << 30), "1 GiB");
+    }
 
     #[test]
     fn sizes() {

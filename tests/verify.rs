@@ -375,7 +375,7 @@ fn bad_verification_requests_are_refused_in_one_line() {
     refused(&["run", "overlap.toml"], "both use bytes 4194304..8388608");
     refused(
         &["run", "--spec", "oltp-64k", "--target", f, "--working-set", "64K", "--workers", "2", "--verify"],
-        "smaller than a 65536-byte transfer",
+        "smaller than a 64 KiB transfer",
     );
     refused(&["run", "--spec", "oltp-4k", "--target", f, "--journal", "/proc/iogauge-journal"], "--journal");
     assert!(!file.exists(), "a refused test created its file");

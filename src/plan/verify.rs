@@ -73,9 +73,9 @@ pub fn block_size(share: &Share, targets: &[TargetInfo]) -> Result<Option<(u64, 
         return Err(input(format!(
             "--verify keeps 8 bytes per {} block: {} for these working sets, more than {}; \
              use smaller working sets (working_set = ...) or larger transfers",
-            units::format_size(b),
-            units::format_size(map_bytes),
-            units::format_size(MAX_MAP_BYTES)
+            units::human_size(b),
+            units::human_size(map_bytes),
+            units::human_size(MAX_MAP_BYTES)
         )));
     }
     Ok(Some((b, warnings)))
@@ -144,17 +144,17 @@ fn working_sets_apart(
                 "--verify: workers {} share {} of {}; each verifies its own part of them, {}, \
                  smaller than a {} transfer: use a larger working set or fewer workers",
                 names.join(", "),
-                units::format_size(a.2 - a.1),
+                units::human_size(a.2 - a.1),
                 t.path,
-                units::format_size(part),
-                units::format_size(largest)
+                units::human_size(part),
+                units::human_size(largest)
             )));
         }
         warnings.push(format!(
             "--verify: workers {} share {}: each uses and verifies its own {} of the working set",
             names.join(", "),
             t.path,
-            units::format_size(part)
+            units::human_size(part)
         ));
     }
     Ok(sets.iter().map(|s| s.2).max().unwrap_or(0))
