@@ -12,6 +12,112 @@ fn sh(cmd: &str) {
     assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// What `wipefs -n` lists on `dev`: one line per signature (type and offset), none if blank.
+fn wipefs(dev: &str) -> Vec<String> {
+    let out = Command::new("wipefs").args(["-n", "--noheadings", "-O", "TYPE,OFFSET", dev]).output().unwrap();
+    assert!(out.status.success(), "wipefs -n {dev}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect()
+}
+
+/// Every on-disk format the real tools make, one loop device each: iogauge refuses to write
+/// exactly when `wipefs -n` finds a signature (libblkid is the judge, not a list of ours), and
+/// a refused device keeps every byte. Damaged primaries with intact backups, swap with several
+/// page sizes, a hibernation image and a FAT volume with a blank type label are the cases a
+/// hand-written probe missed.
+#[test]
+fn every_format_wipefs_finds_is_refused() {
+    const MIB: u64 = 1 << 20;
+    let image = |tool: &str| {
+        format!(
+            "d=$(mktemp -d) && mkdir $d/src && echo data > $d/src/f && {tool} && dd if=$d/img of=$DEV conv=notrunc status=none"
+        )
+    };
+    let luks = |kind: &str| {
+        format!(
+            "printf secret > /tmp/iogauge-key && cryptsetup luksFormat -q --type {kind} --pbkdf pbkdf2 --pbkdf-force-iterations 1000 $DEV /tmp/iogauge-key"
+        )
+    };
+    let mut cases: Vec<(String, u64, String)> = vec![
+        ("blank".into(), 128 * MIB, "true".into()),
+        ("random data".into(), 128 * MIB, "head -c 4M /dev/urandom | dd of=$DEV conv=notrunc status=none".into()),
+    ];
+    for (name, size, cmd) in [
+        ("ext2", 128, "mkfs.ext2 -q -F $DEV"),
+        ("ext3", 128, "mkfs.ext3 -q -F $DEV"),
+        ("ext4", 128, "mkfs.ext4 -q -F $DEV"),
+        ("xfs", 320, "mkfs.xfs -q -f $DEV"),
+        ("btrfs", 128, "mkfs.btrfs -q -f $DEV"),
+        ("vfat", 128, "mkfs.vfat $DEV"),
+        // A FAT32 volume whose type label ("FAT32   ") is blank: blkid still knows the BPB.
+        (
+            "vfat, blank type label",
+            128,
+            "mkfs.vfat -F 32 $DEV && printf '        ' | dd of=$DEV bs=1 seek=82 conv=notrunc status=none",
+        ),
+        ("exfat", 128, "mkfs.exfat $DEV"),
+        ("ntfs", 128, "mkfs.ntfs -Q -F $DEV"),
+        ("f2fs", 128, "mkfs.f2fs -q -f $DEV"),
+        ("jfs", 128, "mkfs.jfs -q $DEV"),
+        ("nilfs2", 160, "mkfs.nilfs2 -q -f $DEV"),
+        ("reiserfs", 128, "mkfs.reiserfs -q -f $DEV"),
+        ("udf", 128, "mkfs.udf $DEV"),
+        ("minix", 128, "mkfs.minix $DEV"),
+        ("bfs", 128, "mkfs.bfs $DEV"),
+        ("swap, 4 KiB pages", 128, "mkswap -p 4096 $DEV"),
+        ("swap, 8 KiB pages", 128, "mkswap -p 8192 $DEV"),
+        ("swap, 16 KiB pages", 128, "mkswap -p 16384 $DEV"),
+        ("swap, 64 KiB pages", 128, "mkswap -p 65536 $DEV"),
+        // A swap area holding a hibernation image: its signature replaces SWAPSPACE2.
+        (
+            "swap with a hibernation image",
+            128,
+            "mkswap -p 4096 $DEV && printf 'S1SUSPEND\\0' | dd of=$DEV bs=1 seek=4086 conv=notrunc status=none",
+        ),
+        ("LVM physical volume", 128, "pvcreate -q -f $DEV 3>&- 4>&- 5>&-"),
+        ("MBR partition table", 128, "printf 'label: dos\\n,16M,83\\n' | sfdisk -q $DEV"),
+        ("GPT partition table", 128, "printf 'label: gpt\\n,16M\\n' | sfdisk -q $DEV"),
+        // The primary GPT header zeroed: the backup at the end of the device remains.
+        (
+            "GPT, primary header damaged",
+            128,
+            "printf 'label: gpt\\n,16M\\n' | sfdisk -q $DEV && dd if=/dev/zero of=$DEV bs=512 seek=1 count=1 conv=notrunc status=none",
+        ),
+    ] {
+        cases.push((name.into(), size * MIB, cmd.into()));
+    }
+    cases.push(("LUKS1".into(), 128 * MIB, luks("luks1")));
+    cases.push(("LUKS2".into(), 128 * MIB, luks("luks2")));
+    // LUKS2's primary header zeroed: the secondary at 16 KiB remains.
+    cases.push((
+        "LUKS2, primary header damaged".into(),
+        128 * MIB,
+        format!("{} && dd if=/dev/zero of=$DEV bs=4096 count=1 conv=notrunc status=none", luks("luks2")),
+    ));
+    cases.push(("squashfs".into(), 128 * MIB, image("mksquashfs $d/src $d/img -noappend -quiet >/dev/null")));
+    cases.push(("cramfs".into(), 128 * MIB, image("mkfs.cramfs $d/src $d/img >/dev/null")));
+    cases.push(("erofs".into(), 128 * MIB, image("mkfs.erofs $d/img $d/src >/dev/null")));
+    let mut blank = 0;
+    for (name, size, cmd) in &cases {
+        let l = LoopDev::new(*size);
+        sh(&format!("DEV={} && {cmd}", l.dev));
+        let found = wipefs(&l.dev);
+        let before = digest(&l.file);
+        let out = iogauge(&["run", "--target", &l.dev, "--spec", "random-write-4k", "--ios", "200", "-q"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if found.is_empty() {
+            blank += 1;
+            assert_eq!(out.status.code(), Some(0), "{name}: wipefs finds nothing, yet iogauge refused: {err}");
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{name}: wipefs finds {found:?}, yet iogauge wrote: {err}");
+            assert_eq!(err.lines().count(), 1, "{name}: {err}");
+            assert!(err.contains(&format!("--allow-write {}", l.dev)), "{name}: {err}");
+            assert_eq!(digest(&l.file), before, "{name}: {} was modified", l.dev);
+        }
+    }
+    // The blank device and random data; every format made by a tool is found.
+    assert_eq!(blank, 2, "formats wipefs does not find: the corpus no longer tests them");
+}
+
 /// A write test on `dev` is refused naming `found`; the backing file is unchanged.
 fn refused(l: &LoopDev, found: &str) {
     let before = digest(&l.file);
@@ -31,7 +137,7 @@ fn refused(l: &LoopDev, found: &str) {
 fn ext4_is_refused_until_allowed() {
     let l = LoopDev::new(64 << 20);
     sh(&format!("mkfs.ext4 -q -F {}", l.dev));
-    refused(&l, &format!("ext4 filesystem on {}", l.dev));
+    refused(&l, &format!("ext4 signature at offset 0x438 on {}", l.dev));
     let before = digest(&l.file);
     ok_in(
         &scratch("cwd"),
@@ -44,10 +150,10 @@ fn ext4_is_refused_until_allowed() {
 fn partition_tables_are_refused() {
     let l = LoopDev::new(64 << 20);
     sh(&format!("printf 'label: dos\\n,16M,83\\n' | sfdisk -q {}", l.dev));
-    refused(&l, "partition table (MBR)");
+    refused(&l, "dos partition table");
     let g = LoopDev::new(64 << 20);
     sh(&format!("printf 'label: gpt\\n,16M\\n' | sfdisk -q {}", g.dev));
-    refused(&g, "partition table (GPT)");
+    refused(&g, "gpt partition table");
 }
 
 #[test]
@@ -60,7 +166,7 @@ fn a_mounted_filesystem_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     sh(&format!("umount {}", mnt.display()));
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("mounted at") && err.contains("ext4 filesystem"), "{err}");
+    assert!(err.contains("mounted at") && err.contains("ext4 signature"), "{err}");
 }
 
 #[test]
@@ -89,7 +195,7 @@ fn a_blank_device_may_be_written() {
 fn an_lvm_physical_volume_is_refused() {
     let l = LoopDev::new(64 << 20);
     sh(&format!("pvcreate -q -f {} 3>&- 4>&- 5>&-", l.dev));
-    refused(&l, &format!("LVM physical volume on {}", l.dev));
+    refused(&l, &format!("LVM2_member signature at offset 0x218 on {}", l.dev));
 }
 
 /// Another process has the device open (a database on a raw device, say): refused while it
@@ -127,7 +233,7 @@ fn a_symlink_to_a_protected_device_is_refused() {
     let out = iogauge(&["run", "--target", link, "--spec", "random-write-4k", "--time", "1s"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("ext4 filesystem"), "{err}");
+    assert!(err.contains("ext4 signature"), "{err}");
     assert_eq!(digest(&l.file), before);
     ok(&["run", "--target", link, "--allow-write", &l.dev, "--spec", "random-write-4k", "--ios", "100", "-q"]);
     assert_ne!(digest(&l.file), before, "allowed by the device's own name");
@@ -190,6 +296,146 @@ fn md_raid_members_are_refused() {
         let probe = String::from_utf8_lossy(&out.stdout);
         assert!(probe.contains("TYPE=linux_raid_member"), "{version}: blkid says {probe:?}");
         assert!(probe.contains(&format!("VERSION={version}")), "{version}: blkid says {probe:?}");
-        refused(&l, &format!("Linux RAID (md) member on {}", l.dev));
+        refused(&l, "linux_raid_member signature");
     }
+}
+
+/// A process that keeps running `script` (Python) until dropped; it prints "ready" first.
+struct Holder(std::process::Child);
+
+impl Holder {
+    fn new(script: &str) -> Holder {
+        let full =
+            format!("import os, sys, time, ctypes, mmap\n{script}\nprint('ready', flush=True)\ntime.sleep(60)\n");
+        let mut child =
+            Command::new("python3").args(["-c", &full]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
+        assert_eq!(line.trim(), "ready", "the holder failed to start");
+        Holder(child)
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A write test on `dev` is refused (exit 2, one line, naming `says`) and changes no byte.
+fn refused_as(l: &LoopDev, args: &[&str], says: &str) {
+    let before = digest(&l.file);
+    let mut all = vec!["run", "--target", &l.dev, "--spec", "random-write-4k", "--ios", "200", "-q"];
+    all.extend(args);
+    let out = iogauge(&all);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(says), "expected {says:?}: {err}");
+    assert_eq!(digest(&l.file), before, "{} was modified", l.dev);
+}
+
+/// In use is a fact about the device, whatever the name it is reached by: a device node made
+/// with mknod and opened by another process, a mapping of the device, a loop device stacked
+/// on it at an offset, and the whole disk held open while the target is one of its partitions.
+#[test]
+fn a_device_in_use_under_another_name_is_refused() {
+    let l = LoopDev::new(64 << 20);
+    let meta = std::fs::metadata(&l.dev).unwrap();
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&meta);
+    let alias = scratch("alias").join("disk-alias");
+    sh(&format!("mknod {} b {} {}", alias.display(), libc_major(rdev), libc_minor(rdev)));
+    {
+        let h = Holder::new(&format!("fd = os.open('{}', os.O_RDONLY)", alias.display()));
+        refused_as(&l, &[], &format!("open in process {}", h.0.id()));
+    }
+    {
+        // Mapped, its descriptor closed: only the mapping shows it.
+        let h = Holder::new(&format!(
+            "libc = ctypes.CDLL(None); libc.mmap.restype = ctypes.c_void_p\n\
+             fd = os.open('{}', os.O_RDONLY)\n\
+             p = libc.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)\n\
+             assert p not in (None, ctypes.c_void_p(-1).value)\nos.close(fd)",
+            l.dev
+        ));
+        refused_as(&l, &[], &format!("mapped in process {}", h.0.id()));
+    }
+    {
+        let out = Command::new("losetup").args(["-f", "--show", "-o", "1048576", &l.dev]).output().unwrap();
+        let stacked = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        refused_as(&l, &[], &format!("{stacked} is a loop device over it"));
+        sh(&format!("losetup -d {stacked}"));
+    }
+    // Nothing uses it any more: the blank device may be written.
+    ok(&["run", "--target", &l.dev, "--spec", "random-write-4k", "--ios", "100", "-q"]);
+
+    // A partition of a disk another process holds open.
+    let disk = LoopDev::new(64 << 20);
+    sh(&format!("printf 'label: gpt\\n,16M\\n,16M\\n' | sfdisk -q {} 2>/dev/null; partx -a {0}", disk.dev));
+    // Partitions added by partx outlive the loop device's detach: remove them whatever happens.
+    struct Parts<'a>(&'a str);
+    impl Drop for Parts<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("partx").args(["-d", self.0]).output();
+        }
+    }
+    let _parts = Parts(&disk.dev);
+    // No udev here to make /dev/loopNp2: make its node from sysfs.
+    let part = scratch("part").join("p2");
+    let numbers = std::fs::read_to_string(format!("/sys/class/block/{}p2/dev", disk.name())).unwrap();
+    sh(&format!("mknod {} b {}", part.display(), numbers.trim().replace(':', " ")));
+    let part = part.to_str().unwrap();
+    let h = Holder::new(&format!("fd = os.open('{}', os.O_RDONLY)", disk.dev));
+    let out = iogauge(&["run", "--target", part, "--spec", "random-write-4k", "--ios", "100", "-q"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("open in process {}", h.0.id())), "{err}");
+}
+
+/// A mounted filesystem needs its own word: --allow-write does not cover it, whether the
+/// filesystem is on the device or on a loop device stacked on it; --allow-mounted-write does.
+#[test]
+fn a_mounted_filesystem_needs_allow_mounted_write() {
+    let l = LoopDev::new(64 << 20);
+    let out = Command::new("losetup").args(["-f", "--show", "-o", "1048576", &l.dev]).output().unwrap();
+    let stacked = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mnt = scratch("mnt-stacked");
+    sh(&format!("mkfs.ext4 -q -F {stacked} && mount {stacked} {}", mnt.display()));
+    let allow = ["--allow-write", l.dev.as_str()];
+    let before = digest(&l.file);
+    let out =
+        iogauge(&["run", "--target", &l.dev, "--spec", "random-write-4k", "--ios", "200", "-q", allow[0], allow[1]]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let same = digest(&l.file) == before;
+    sh(&format!("umount {} && losetup -d {stacked}", mnt.display()));
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("mounted at {}", mnt.display())), "{err}");
+    assert!(err.contains(&format!("--allow-mounted-write {}", l.dev)), "{err}");
+    assert!(same, "a refused test wrote under a mounted filesystem");
+    // Named with its own word (a throwaway filesystem), the write goes ahead.
+    sh(&format!("mkfs.ext4 -q -F {} && mount {0} {}", l.dev, mnt.display()));
+    let out = iogauge(&[
+        "run",
+        "--target",
+        &l.dev,
+        "--allow-mounted-write",
+        &l.dev,
+        "--spec",
+        "random-write-4k",
+        "--ios",
+        "100",
+        "-q",
+    ]);
+    let code = out.status.code();
+    sh(&format!("umount {}", mnt.display()));
+    assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn libc_major(rdev: u64) -> u64 {
+    ((rdev >> 32) & 0xffff_f000) | ((rdev >> 8) & 0xfff)
+}
+
+fn libc_minor(rdev: u64) -> u64 {
+    ((rdev >> 12) & 0xffff_ff00) | (rdev & 0xff)
 }

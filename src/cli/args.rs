@@ -128,6 +128,10 @@ pub struct SettingFlags {
     /// Allow writing to this device or existing file although it holds data (repeatable).
     #[arg(long, value_name = "PATH")]
     pub allow_write: Vec<String>,
+    /// Allow writing to this block device although a filesystem on it is mounted, which
+    /// corrupts that filesystem (repeatable; fio's allow_mounted_write).
+    #[arg(long, value_name = "DEV")]
+    pub allow_mounted_write: Vec<String>,
 }
 
 /// How workers and targets are laid out (flags form only).
@@ -308,6 +312,7 @@ impl SettingFlags {
             t.journal = Some(v.clone());
         }
         t.allow_write.extend(self.allow_write.iter().cloned());
+        t.allow_mounted_write.extend(self.allow_mounted_write.iter().cloned());
     }
 }
 

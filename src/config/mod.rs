@@ -87,6 +87,10 @@ pub struct TestSettings {
     /// Block devices and existing files that may be written although they look in use.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allow_write: Vec<String>,
+    /// Block devices that may be written although a filesystem on them is mounted (which
+    /// corrupts it): `allow_write` does not cover that.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_mounted_write: Vec<String>,
     /// Seed of the offset and mix generators (fixed by default, so runs are repeatable).
     pub seed: u64,
     /// How rate-limited workers (`rate_iops`) space their I/Os.
@@ -172,6 +176,7 @@ impl Default for TestSettings {
             file_size: 1 << 30,
             buffered: false,
             allow_write: Vec::new(),
+            allow_mounted_write: Vec::new(),
             seed: 0x0106_a09e,
             arrivals: Arrivals::Uniform,
             on_error: OnError::Stop,

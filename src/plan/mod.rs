@@ -64,6 +64,7 @@ impl Share {
             .collect();
         let mut settings = test.settings.clone();
         settings.allow_write = settings.allow_write.iter().map(|t| fill(t)).collect();
+        settings.allow_mounted_write = settings.allow_mounted_write.iter().map(|t| fill(t)).collect();
         settings.journal = settings.journal.as_ref().map(|j| fill(&j.to_string_lossy()).into());
         let workloads = test
             .workloads
@@ -274,7 +275,7 @@ fn check(share: Share) -> Result<Checked> {
     }
     for t in &targets {
         if share.writes_to(&t.path) {
-            safety::check_write(t, &s.allow_write)?;
+            safety::check_write(t, &s.allow_write, &s.allow_mounted_write)?;
         }
     }
     let verify_block = match s.verifying() {

@@ -4,6 +4,7 @@
 //! missing test file (only once every check of the test has passed); [`open`] opens a target
 //! for one worker.
 
+mod blkid;
 pub mod safety;
 
 use std::fs::{File, OpenOptions};
@@ -52,6 +53,45 @@ pub struct TargetInfo {
     pub exists: bool,
     /// A file iogauge created (so it may write it without --allow-write).
     pub created_by_iogauge: bool,
+    /// What the path led to when inspected (None: the null target, or a file still to create).
+    #[serde(skip)]
+    pub identity: Option<Identity>,
+}
+
+/// What a target is as an object, whatever its name: a block device by its device number, a
+/// file by its filesystem and inode. Two paths to the same device (a symlink, an alias made
+/// with mknod) have one identity; a path re-pointed elsewhere gets another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// A block device's `st_rdev`.
+    Device(u64),
+    /// A file's `st_dev` and `st_ino`.
+    File {
+        /// The filesystem it is on.
+        dev: u64,
+        /// Its inode there.
+        ino: u64,
+    },
+}
+
+impl Identity {
+    fn from_meta(m: &std::fs::Metadata) -> Identity {
+        if m.file_type().is_block_device() {
+            Identity::Device(m.rdev())
+        } else {
+            Identity::File { dev: m.dev(), ino: m.ino() }
+        }
+    }
+
+    /// The identity of what `f` has open.
+    pub fn of(f: &File) -> std::io::Result<Identity> {
+        f.metadata().map(|m| Identity::from_meta(&m))
+    }
+
+    /// The identity of what `path` leads to now.
+    pub fn of_path(path: &str) -> std::io::Result<Identity> {
+        std::fs::metadata(path).map(|m| Identity::from_meta(&m))
+    }
 }
 
 /// The null target's name.
@@ -70,6 +110,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             model: "null (no I/O)".into(),
             exists: true,
             created_by_iogauge: false,
+            identity: None,
         });
     }
     let meta = match std::fs::metadata(path) {
@@ -83,7 +124,11 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
     if ft.is_block_device() {
         let f = File::open(path).map_err(|e| input(format!("target {path}: cannot open: {e}")))?;
         let (size, logical_block) = block_geometry(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
-        let rdev = meta.rdev();
+        // What was opened, which is what the geometry describes.
+        let identity = Identity::of(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
+        let Identity::Device(rdev) = identity else {
+            return Err(input(format!("target {path} changed while iogauge inspected it")));
+        };
         Ok(TargetInfo {
             path: path.into(),
             kind: TargetKind::Block,
@@ -93,6 +138,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             model: device_model(libc::major(rdev), libc::minor(rdev)),
             exists: true,
             created_by_iogauge: false,
+            identity: Some(identity),
         })
     } else if ft.is_file() {
         let direct = !buffered && supports_direct(path);
@@ -105,6 +151,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             model: file_model(meta.dev()),
             exists: true,
             created_by_iogauge: has_created_mark(path),
+            identity: Some(Identity::from_meta(&meta)),
         })
     } else {
         Err(input(format!("target {path} is neither a block device nor a regular file")))
@@ -128,6 +175,7 @@ fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
         model: file_model(pmeta.dev()),
         exists: false,
         created_by_iogauge: true,
+        identity: None,
     })
 }
 
@@ -248,9 +296,18 @@ pub fn open(info: &TargetInfo, write: bool) -> Result<File> {
         flags |= libc::O_DIRECT;
     }
     let open = |flags| OpenOptions::new().read(true).write(write).custom_flags(flags).open(&info.path);
-    match open(flags | libc::O_NOATIME) {
+    let f = match open(flags | libc::O_NOATIME) {
         Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(flags),
         r => r,
     }
-    .map_err(|e| runtime(format!("target {}: cannot open: {e}", info.path)))
+    .map_err(|e| runtime(format!("target {}: cannot open: {e}", info.path)))?;
+    // The path must still lead to what was checked (a symlink re-pointed since, a device
+    // node replaced): else nothing is written.
+    if info.identity.is_some() && Identity::of(&f).ok() != info.identity {
+        return Err(runtime(format!(
+            "target {} is no longer what iogauge checked (the path now leads elsewhere): nothing written",
+            info.path
+        )));
+    }
+    Ok(f)
 }

@@ -1,174 +1,140 @@
-//! Refuses writes that could destroy someone's data, unless `--allow-write` names the target.
+//! Refuses writes that could destroy someone's data.
 //!
-//! A block device is refused when it is mounted (itself or a partition), has partitions, is held
-//! by device-mapper/md (holders), is an active swap area, is open in another process (held
-//! exclusively or not), or carries a partition table or a filesystem, RAID, LVM, LUKS or swap
-//! signature.
-//! An existing regular file is refused unless iogauge created it.
+//! A block device is refused when libblkid finds anything on it (every signature `wipefs -n`
+//! lists: filesystems, swap, RAID, LVM, LUKS, partition tables, backup headers), or when it is
+//! in use: mounted (itself or a partition), with partitions, held by device-mapper or md
+//! (holders), under a loop device, an active swap area, or open or memory-mapped in another
+//! process (itself, a partition, or the disk it is a partition of). `--allow-write DEV` allows
+//! all of that except a mounted filesystem, which needs `--allow-mounted-write DEV` (fio's
+//! `allow_mounted_write`). An existing regular file is refused unless iogauge created it or
+//! `--allow-write` names it.
+//!
+//! Everything is decided by identity, not by name: devices by their device number (an alias
+//! made with mknod, a symlink, `/dev/../dev/x` are the same device), files by device and inode.
+//! The device probed is the one opened ([`Identity::of`]), and a worker refuses to write to a
+//! path that no longer leads to it (`targets::open`).
 
-use std::fs::File;
-use std::io::{Seek, SeekFrom};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 
-use super::{TargetInfo, TargetKind};
+use super::{Identity, TargetInfo, TargetKind, blkid};
+use crate::error::{Result, input};
 
-/// Bytes read from the start of a device to look for signatures (btrfs's sits at 64 KiB).
-const PROBE_BYTES: usize = 69_632;
+/// What makes a target unsafe to write, and which word allows it.
+struct Findings {
+    /// Reasons `--allow-write` overrides.
+    data: Vec<String>,
+    /// Mounts, which only `--allow-mounted-write` overrides.
+    mounted: Vec<String>,
+}
 
-/// Bytes read at the end of a device: md 0.90 metadata lies between 64 and 128 KiB from it.
-const TAIL_BYTES: usize = 128 << 10;
-
-/// Why writing to `info` is refused, or Ok if it is safe or allowed.
-pub fn check_write(info: &TargetInfo, allowed: &[String]) -> crate::error::Result<()> {
-    if is_allowed(&info.path, allowed) {
-        return Ok(());
-    }
-    let found = match info.kind {
+/// Ok if writing to `info` is safe or allowed; else why not and how to allow it.
+pub fn check_write(info: &TargetInfo, allow_write: &[String], allow_mounted_write: &[String]) -> Result<()> {
+    let Some(id) = info.identity else { return Ok(()) }; // the null target, or a file to create
+    let allowed = |list: &[String]| list.iter().any(|a| Identity::of_path(a).ok() == Some(id));
+    let f = match info.kind {
         TargetKind::Null => return Ok(()),
-        TargetKind::File if !info.exists || info.created_by_iogauge => return Ok(()),
-        TargetKind::File => vec![format!("{} is an existing file iogauge did not create", info.path)],
-        TargetKind::Block => block_findings(&info.path),
+        TargetKind::File if info.created_by_iogauge => return Ok(()),
+        TargetKind::File => Findings {
+            data: vec![format!("{} is an existing file iogauge did not create", info.path)],
+            mounted: Vec::new(),
+        },
+        TargetKind::Block => block_findings(info, id)?,
     };
-    if found.is_empty() {
-        return Ok(());
+    let path = &info.path;
+    if !f.mounted.is_empty() && !allowed(allow_mounted_write) {
+        let all: Vec<String> = f.mounted.iter().chain(&f.data).cloned().collect();
+        return Err(input(format!(
+            "refusing to write to {path}: {}; a mounted filesystem is written only with --allow-mounted-write {path} \
+             (unmount it first: writing under a mounted filesystem corrupts it)",
+            all.join(", ")
+        )));
     }
-    Err(crate::error::input(format!(
-        "refusing to write to {}: {}; pass --allow-write {} (or allow_write in the job file) to destroy its data",
-        info.path,
-        found.join(", "),
-        info.path
-    )))
+    if !f.data.is_empty() && !allowed(allow_write) && !allowed(allow_mounted_write) {
+        return Err(input(format!(
+            "refusing to write to {path}: {}; pass --allow-write {path} (or allow_write in the job file) to destroy its data",
+            f.data.join(", ")
+        )));
+    }
+    Ok(())
 }
 
-fn is_allowed(path: &str, allowed: &[String]) -> bool {
-    let canon = |p: &str| std::fs::canonicalize(p).ok();
-    let me = canon(path);
-    allowed.iter().any(|a| a == path || (me.is_some() && canon(a) == me))
-}
-
-/// Everything that shows the device holds data or is in use.
-pub fn block_findings(path: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(meta) = std::fs::metadata(path) else {
-        return found;
-    };
-    let (major, minor) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
-    let sys = format!("/sys/dev/block/{major}:{minor}");
+/// Everything that shows the block device `id` holds data or is in use.
+fn block_findings(info: &TargetInfo, id: Identity) -> Result<Findings> {
+    let path = &info.path;
+    let Identity::Device(rdev) = id else { unreachable!("a block target has a device number") };
+    // Probe the device this path leads to now, and only if it is still the one inspected:
+    // `open` then checks that a worker writes to this same device.
+    let file = std::fs::File::open(path).map_err(|e| input(format!("target {path}: cannot open: {e}")))?;
+    if Identity::of(&file).ok() != Some(id) {
+        return Err(input(format!("target {path} changed while iogauge checked it: refusing to write to it")));
+    }
+    let sys = sysfs_dir(rdev);
     let parts = partitions(&sys);
-    let mut devs: Vec<String> = vec![format!("{major}:{minor}")];
-    devs.extend(parts.iter().map(|(_, d)| d.clone()));
-    if let Ok(mounts) = std::fs::read_to_string("/proc/self/mountinfo") {
-        for line in mounts.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() > 4 && devs.iter().any(|d| d == f[2]) {
-                found.push(format!("mounted at {}", f[4]));
-            }
+    // The device and its partitions: what is mounted, held or stacked on any of them is on it.
+    let mut family = vec![rdev];
+    family.extend(parts.iter().map(|(_, d)| *d));
+    let mut found = Findings { data: Vec::new(), mounted: Vec::new() };
+    let loops = loops_over(&family);
+    let stacked: Vec<u64> = family.iter().copied().chain(loops.iter().map(|(_, d)| *d)).collect();
+    for (dev, at) in mounts() {
+        if stacked.contains(&dev) {
+            found.mounted.push(format!("mounted at {at}"));
         }
     }
     if !parts.is_empty() {
         let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
-        found.push(format!("has partitions ({})", names.join(", ")));
+        found.data.push(format!("has partitions ({})", names.join(", ")));
     }
-    if let Ok(rd) = std::fs::read_dir(format!("{sys}/holders")) {
-        for h in rd.flatten() {
-            found.push(format!("in use by {}", h.file_name().to_string_lossy()));
+    for d in &family {
+        for h in holders(*d) {
+            found.data.push(format!("in use by {h}"));
         }
     }
-    if let (Ok(swaps), Ok(canon)) = (std::fs::read_to_string("/proc/swaps"), std::fs::canonicalize(path)) {
-        if swaps.lines().skip(1).any(|l| l.split_whitespace().next() == Some(&*canon.to_string_lossy())) {
-            found.push("an active swap area".into());
-        }
+    for (name, _) in &loops {
+        found.data.push(format!("{name} is a loop device over it"));
     }
-    let names: Vec<String> = std::iter::once(path.to_string())
-        .chain(parts.iter().map(|(n, _)| format!("/dev/{n}")))
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    // Tools look at devices for a moment (udev's blkid, losetup finding a free loop device):
-    // only a process that keeps it open over a few looks counts.
-    let mut open = opened_by(&names);
-    for _ in 0..3 {
-        if open.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        let again = opened_by(&names);
-        open.retain(|p| again.contains(p));
+    if swaps().iter().any(|d| family.contains(d)) {
+        found.data.push("an active swap area".into());
     }
-    for (pid, comm) in open {
-        found.push(format!("open in process {pid} ({comm})"));
+    // A process using the whole disk uses its partitions too.
+    let mut watched = family.clone();
+    watched.extend(parent(&sys));
+    for (pid, comm, how) in users(&watched) {
+        found.data.push(format!("{how} in process {pid} ({comm})"));
     }
     match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path) {
-        Err(e) if e.raw_os_error() == Some(libc::EBUSY) && found.is_empty() => {
-            found.push("held open exclusively by another process".into())
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) && found.data.is_empty() && found.mounted.is_empty() => {
+            found.data.push("held open exclusively by another process".into())
         }
         _ => {}
     }
-    if let Ok(f) = File::open(path) {
-        let mut buf = vec![0u8; PROBE_BYTES];
-        let n = read_at_most(&f, &mut buf, 0);
-        let mut sigs = signatures(&buf[..n]);
-        let size = (&f).seek(SeekFrom::End(0)).unwrap_or(0);
-        let tail_start = size.saturating_sub(TAIL_BYTES as u64);
-        let mut tail = vec![0u8; (size - tail_start) as usize];
-        let n = read_at_most(&f, &mut tail, tail_start);
-        for sig in end_signatures(&tail[..n], tail_start, size) {
-            if !sigs.contains(&sig) {
-                sigs.push(sig);
-            }
-        }
-        for sig in sigs {
-            found.push(format!("{sig} on {path}"));
-        }
+    match blkid::signatures(file.as_raw_fd()) {
+        Ok(sigs) => found.data.extend(sigs.iter().map(|s| format!("{s} on {path}"))),
+        Err(e) => found.data.push(format!("no device can be called blank without libblkid: {e}")),
     }
-    found
+    Ok(found)
 }
 
-/// Other processes that have one of `devices` (canonical paths) open: a database on a raw
-/// device need not hold it exclusively. Processes we may not look into are skipped.
-fn opened_by(devices: &[String]) -> Vec<(u32, String)> {
-    let me = std::process::id();
-    let mut found = Vec::new();
-    let Ok(procs) = std::fs::read_dir("/proc") else { return found };
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if pid == me {
-            continue;
-        }
-        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else { continue };
-        let open = fds
-            .flatten()
-            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| devices.iter().any(|d| t.as_os_str() == d.as_str())));
-        if open {
-            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
-            found.push((pid, comm.trim().to_string()));
-        }
-    }
-    found
+fn sysfs_dir(rdev: u64) -> String {
+    format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev))
 }
 
-fn read_at_most(f: &File, buf: &mut [u8], from: u64) -> usize {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read_at(&mut buf[n..], from + n as u64) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
-        }
-    }
-    n
+/// "major:minor" as sysfs and mountinfo write it.
+fn parse_dev(s: &str) -> Option<u64> {
+    let (a, b) = s.trim().split_once(':')?;
+    Some(libc::makedev(a.parse().ok()?, b.parse().ok()?))
 }
 
-/// Partitions of the device at sysfs dir `sys`: (name, "major:minor").
-fn partitions(sys: &str) -> Vec<(String, String)> {
+/// Partitions of the device at sysfs dir `sys`: (name, device number).
+fn partitions(sys: &str) -> Vec<(String, u64)> {
     let mut v = Vec::new();
-    let Ok(rd) = std::fs::read_dir(sys) else {
-        return v;
-    };
+    let Ok(rd) = std::fs::read_dir(sys) else { return v };
     for e in rd.flatten() {
         let p = e.path();
         if p.join("partition").exists() {
-            if let Ok(dev) = std::fs::read_to_string(p.join("dev")) {
-                v.push((e.file_name().to_string_lossy().into_owned(), dev.trim().to_string()));
+            if let Some(d) = std::fs::read_to_string(p.join("dev")).ok().and_then(|d| parse_dev(&d)) {
+                v.push((e.file_name().to_string_lossy().into_owned(), d));
             }
         }
     }
@@ -176,128 +142,98 @@ fn partitions(sys: &str) -> Vec<(String, String)> {
     v
 }
 
-const MD: &str = "Linux RAID (md) member";
-const MD_SB_MAGIC: u32 = 0xa92b_4efc;
-const MD_MAGIC: [u8; 4] = MD_SB_MAGIC.to_le_bytes();
-
-/// Whether `buf[i..]`, at byte `on_disk` of the device, is an md superblock of metadata 1.x:
-/// the magic, version 1, and its own position in sectors (as blkid checks).
-fn md_v1(buf: &[u8], i: usize, on_disk: u64) -> bool {
-    let le =
-        |at: usize, n: usize| buf.get(i + at..i + at + n).map(|b| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64));
-    at(buf, i, &MD_MAGIC) && le(4, 4) == Some(1) && le(144, 8) == Some(on_disk >> 9)
+/// The disk a partition belongs to (None for a whole disk).
+fn parent(sys: &str) -> Option<u64> {
+    let dir = std::fs::canonicalize(sys).ok()?;
+    dir.join("partition").exists().then_some(())?;
+    parse_dev(&std::fs::read_to_string(dir.parent()?.join("dev")).ok()?)
 }
 
-/// The formats whose signatures sit near the end of a device of `size` bytes, from `buf`, its
-/// bytes from `start` on: md metadata 0.90 (64 KiB-aligned, 64 KiB from the end) and 1.0
-/// (4 KiB-aligned, 8 KiB from the end), which RAID 1 members such as mirrored /boot
-/// partitions often use.
-pub fn end_signatures(buf: &[u8], start: u64, size: u64) -> Vec<&'static str> {
-    let in_buf = |off: u64| off.checked_sub(start).map(|i| i as usize);
-    let v090 = (size & !0xffff)
-        .checked_sub(0x10000)
-        .and_then(in_buf)
-        .is_some_and(|i| at(buf, i, &MD_MAGIC) || at(buf, i, &MD_SB_MAGIC.to_be_bytes())); // 0.90: either byte order
-    let v10 = (size & !0xfff).checked_sub(0x2000).is_some_and(|off| in_buf(off).is_some_and(|i| md_v1(buf, i, off)));
-    if size > 0x10000 && (v090 || v10) { vec![MD] } else { Vec::new() }
+/// Mounted filesystems: (device number, mount point), from this process's mountinfo.
+fn mounts() -> Vec<(u64, String)> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((parse_dev(f.get(2)?)?, f.get(4)?.to_string()))
+        })
+        .collect()
 }
 
-fn at(buf: &[u8], offset: usize, magic: &[u8]) -> bool {
-    buf.get(offset..offset + magic.len()) == Some(magic)
+/// What holds device `d` (device-mapper, md, bcache...), by name.
+fn holders(d: u64) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(format!("{}/holders", sysfs_dir(d))) else { return Vec::new() };
+    rd.flatten().map(|h| h.file_name().to_string_lossy().into_owned()).collect()
 }
 
-/// Names of the on-disk formats whose signatures `buf` (the device's first bytes) holds.
-pub fn signatures(buf: &[u8]) -> Vec<&'static str> {
+/// Loop devices whose backing file is one of `devices` (a loop device over the target, at any
+/// offset): (name, device number of the loop device).
+fn loops_over(devices: &[u64]) -> Vec<(String, u64)> {
     let mut v = Vec::new();
-    if at(buf, 1080, &[0x53, 0xef]) {
-        let incompat = buf.get(1120).copied().unwrap_or(0);
-        let compat = buf.get(1116).copied().unwrap_or(0);
-        v.push(if incompat & 0x40 != 0 {
-            "ext4 filesystem"
-        } else if compat & 0x04 != 0 {
-            "ext3 filesystem"
-        } else {
-            "ext2 filesystem"
-        });
-    }
-    let table: [(usize, &[u8], &'static str); 12] = [
-        (0, b"XFSB", "xfs filesystem"),
-        (65600, b"_BHRfS_M", "btrfs filesystem"),
-        (3, b"NTFS    ", "ntfs filesystem"),
-        (82, b"FAT32   ", "vfat filesystem"),
-        (54, b"FAT1", "vfat filesystem"),
-        (32769, b"CD001", "iso9660 filesystem"),
-        (1024, &[0x10, 0x20, 0xf5, 0xf2], "f2fs filesystem"),
-        (0, b"hsqs", "squashfs filesystem"),
-        (0, b"LUKS\xba\xbe", "LUKS encrypted volume"),
-        (4086, b"SWAPSPACE2", "swap area"),
-        (4086, b"SWAP-SPACE", "swap area"),
-        (512, b"EFI PART", "partition table (GPT)"),
-    ];
-    for (off, magic, name) in table {
-        if at(buf, off, magic) && !v.contains(&name) {
-            v.push(name);
+    let Ok(rd) = std::fs::read_dir("/sys/block") else { return v };
+    for e in rd.flatten() {
+        let Ok(backing) = std::fs::read_to_string(e.path().join("loop/backing_file")) else { continue };
+        if rdev_of(backing.trim()).is_some_and(|b| devices.contains(&b)) {
+            if let Some(d) = std::fs::read_to_string(e.path().join("dev")).ok().and_then(|d| parse_dev(&d)) {
+                v.push((format!("/dev/{}", e.file_name().to_string_lossy()), d));
+            }
         }
-    }
-    // md metadata 1.1 at the start, 1.2 at 4 KiB.
-    if md_v1(buf, 0, 0) || md_v1(buf, 4096, 4096) {
-        v.push(MD);
-    }
-    if (0..4).any(|s| at(buf, s * 512, b"LABELONE")) {
-        v.push("LVM physical volume");
-    }
-    if at(buf, 4096, b"EFI PART") && !v.contains(&"partition table (GPT)") {
-        v.push("partition table (GPT)");
-    }
-    let has_fs = v.iter().any(|s| s.contains("filesystem"));
-    let mbr_types = (0..4).any(|i| buf.get(446 + 16 * i + 4).is_some_and(|&t| t != 0));
-    if !has_fs && at(buf, 510, &[0x55, 0xaa]) && mbr_types && !v.contains(&"partition table (GPT)") {
-        v.push("partition table (MBR)");
     }
     v
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Device numbers of the active swap areas.
+fn swaps() -> Vec<u64> {
+    let text = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    text.lines().skip(1).filter_map(|l| rdev_of(l.split_whitespace().next()?)).collect()
+}
 
-    #[test]
-    fn md_superblocks_must_name_their_own_position() {
-        let mut b = vec![0u8; PROBE_BYTES];
-        b[4096..4100].copy_from_slice(&MD_MAGIC);
-        // The magic alone (4 bytes of data that happen to match) is not a superblock.
-        assert!(signatures(&b).is_empty());
-        b[4100] = 1;
-        b[4096 + 144] = 8; // super_offset: sector 8 = 4 KiB
-        assert_eq!(signatures(&b), [MD]);
-        // Metadata 1.0 at 8 KiB from the 4 KiB-aligned end, seen in a tail read from `start`.
-        let (size, start): (u64, u64) = (10 * 65536 + 5000, 8 * 65536);
-        let off = (size & !0xfff) - 0x2000;
-        let mut t = vec![0u8; (size - start) as usize];
-        let i = (off - start) as usize;
-        t[i..i + 4].copy_from_slice(&MD_MAGIC);
-        t[i + 4] = 1;
-        t[i + 144..i + 152].copy_from_slice(&(off >> 9).to_le_bytes());
-        assert_eq!(end_signatures(&t, start, size), [MD]);
-        t[i + 144] ^= 1;
-        assert!(end_signatures(&t, start, size).is_empty());
-    }
+/// The device number `path` leads to, if it is a block device.
+fn rdev_of(path: &str) -> Option<u64> {
+    let m = std::fs::metadata(path).ok()?;
+    m.file_type().is_block_device().then(|| m.rdev())
+}
 
-    #[test]
-    fn finds_signatures() {
-        let mut b = vec![0u8; PROBE_BYTES];
-        assert!(signatures(&b).is_empty());
-        b[1080] = 0x53;
-        b[1081] = 0xef;
-        b[1120] = 0x40;
-        assert_eq!(signatures(&b), ["ext4 filesystem"]);
-        let mut b = vec![0u8; PROBE_BYTES];
-        b[510] = 0x55;
-        b[511] = 0xaa;
-        b[446 + 4] = 0x83;
-        assert_eq!(signatures(&b), ["partition table (MBR)"]);
-        let mut b = vec![0u8; PROBE_BYTES];
-        b[512..520].copy_from_slice(b"LABELONE");
-        assert_eq!(signatures(&b), ["LVM physical volume"]);
+/// Other processes that have one of `devices` open or memory-mapped, by any name: (pid,
+/// command, "open" or "mapped"). Tools look at devices for a moment (udev's blkid, losetup
+/// finding a free loop device): only a use seen over a few looks counts. Processes we may not
+/// look into are skipped.
+fn users(devices: &[u64]) -> Vec<(u32, String, &'static str)> {
+    let mut seen = users_now(devices);
+    for _ in 0..3 {
+        if seen.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let again = users_now(devices);
+        seen.retain(|p| again.contains(p));
     }
+    seen
+}
+
+fn users_now(devices: &[u64]) -> Vec<(u32, String, &'static str)> {
+    let me = std::process::id();
+    let mut found = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else { return found };
+    let ours = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() && devices.contains(&m.rdev()))
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        // An open descriptor, followed to what it opened: its device number whatever its name.
+        let open = std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| fds.flatten().any(|fd| ours(&fd.path())));
+        // A mapping names the file mapped; a device mapped is a block device there.
+        let mapped = !open
+            && std::fs::read_to_string(p.path().join("maps")).is_ok_and(|maps| {
+                maps.lines().filter_map(|l| l.split_whitespace().nth(5)).any(|f| f.starts_with('/') && ours(f.as_ref()))
+            });
+        if open || mapped {
+            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            found.push((pid, comm.trim().to_string(), if open { "open" } else { "mapped" }));
+        }
+    }
+    found
 }
