@@ -439,3 +439,30 @@ fn libc_major(rdev: u64) -> u64 {
 fn libc_minor(rdev: u64) -> u64 {
     ((rdev >> 12) & 0xffff_ff00) | (rdev & 0xff)
 }
+
+/// A study checks every point's targets before its first I/O: a target cycle whose second
+/// point reaches a device with a filesystem is refused before the blank device of the first
+/// point is written.
+#[test]
+fn a_study_checks_every_point_before_writing() {
+    let (blank, ext4) = (LoopDev::new(64 << 20), LoopDev::new(64 << 20));
+    sh(&format!("mkfs.ext4 -q -F {}", ext4.dev));
+    let dir = scratch("study-points");
+    let job = dir.join("cycle.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[test]\nios = 2000\nrun = [\"random-write-4k\"]\n[[worker]]\ntargets = [\"{}\", \"{}\"]\n\
+             [study]\ntargets = [1, 2]\n",
+            blank.dev, ext4.dev
+        ),
+    )
+    .unwrap();
+    let (b, e) = (digest(&blank.file), digest(&ext4.file));
+    let out = iogauge_in(&dir, &["study", job.to_str().unwrap(), "-q"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("study point targets=2") && err.contains("ext4 signature"), "{err}");
+    assert_eq!((digest(&blank.file), digest(&ext4.file)), (b, e), "a refused study wrote");
+}

@@ -101,10 +101,15 @@ pub struct Prepared {
     pub verify_block: Option<u64>,
 }
 
-/// Prepares this manager's share of the test and agrees with the others that every share is
-/// ready: any manager's mistake (a missing target, an unsafe write) stops them all, each
-/// mistake named with its manager, before any I/O.
-pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
+/// Checks a test as `prepare_for` does, creating nothing: a study checks every point's
+/// targets before its first I/O.
+pub fn check_for(group: &dyn Group, test: &Test) -> Result<()> {
+    checked_share(group, test).map(drop)
+}
+
+/// This manager's share of `test`, checked against its targets, once every manager's share
+/// has passed its checks.
+fn checked_share(group: &dyn Group, test: &Test) -> Result<Checked> {
     if let Some(n) = test.settings.managers.filter(|&n| n as usize > group.all().len()) {
         return Err(input(format!(
             "managers = {n}, but {} manager(s) are running: start {n} MPI ranks (mpirun -np {n}) or ask for fewer",
@@ -112,9 +117,9 @@ pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
         )));
     }
     if test.settings.verifying() {
-        check_test(&test, group.all().len())?;
+        check_test(test, group.all().len())?;
     }
-    let share = Share::of(&test, group.me(), group.all());
+    let share = Share::of(test, group.me(), group.all());
     if share.all_workers == 0 {
         let names: Vec<String> = group.all().iter().map(|m| format!("{} {}", m.rank, m.host)).collect();
         return Err(input(format!(
@@ -123,7 +128,14 @@ pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
         )));
     }
     // No manager creates anything until every manager's test has passed its checks.
-    let checked = managers::all_ok(group, check(share), "checking the targets")?;
+    managers::all_ok(group, check(share), "checking the targets")
+}
+
+/// Prepares this manager's share of the test and agrees with the others that every share is
+/// ready: any manager's mistake (a missing target, an unsafe write) stops them all, each
+/// mistake named with its manager, before any I/O.
+pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
+    let checked = checked_share(group, &test)?;
     let local = create(checked);
     let me = group.me();
     let info = local.as_ref().map_err(Clone::clone).map(|p| {

@@ -136,6 +136,12 @@ pub fn run_study(
     group: &dyn Group,
 ) -> Result<Studied> {
     let study = config.study.clone().ok_or_else(|| input("the job file has no [study] section"))?;
+    // Every point's targets pass their checks before the first I/O: a target cycle must not
+    // write to a blank device at point 1 and then find a filesystem at point 2.
+    for point in points {
+        let test = apply(config, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
+        plan::check_for(group, &test).map_err(|e| at_point(e, point))?;
+    }
     let mut job = config.clone();
     job.study = None;
     let doc = StudyDoc {
@@ -167,6 +173,15 @@ pub fn run_study(
     }
     r.doc.duration_s = r.t0.elapsed().as_secs_f64();
     Ok(Studied { doc: r.doc, maps: r.maps })
+}
+
+/// An error of a point's test, naming the point.
+fn at_point(e: Error, point: &Point) -> Error {
+    match e {
+        Error::Input(m) => Error::Input(format!("study point {}: {m}", point.label())),
+        Error::Runtime(m) => Error::Runtime(format!("study point {}: {m}", point.label())),
+        Error::Stopped => Error::Stopped,
+    }
 }
 
 /// A finished (or stopped) study.
