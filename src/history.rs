@@ -146,12 +146,41 @@ fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
 }
 
 impl History {
-    /// Opens (creating it and its directory if needed) and migrates the database at `path`.
+    /// Opens the database at `path` to save into, creating the file (in a directory that must
+    /// exist: a mistyped `--db` makes no directories) and migrating it.
     pub fn open(path: &Path) -> Result<History> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(input(format!(
+                "--db {}: directory {} does not exist (iogauge creates the database, not its directory)",
+                path.display(),
+                dir.display()
+            )));
+        }
+        Self::open_file(path)
+    }
+
+    /// Opens the default database to save into, creating it and its directory.
+    pub fn open_default(path: &Path) -> Result<History> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| input(format!("cannot create {} for the history database: {e}", dir.display())))?;
         }
+        Self::open_file(path)
+    }
+
+    /// Opens a database that exists, to read it: creates nothing.
+    pub fn open_existing(path: &Path) -> Result<History> {
+        if !path.is_file() {
+            return Err(input(format!(
+                "no history database at {}: runs save there as they end (or give --db PATH)",
+                path.display()
+            )));
+        }
+        Self::open_file(path)
+    }
+
+    fn open_file(path: &Path) -> Result<History> {
         let cannot = |e: rusqlite::Error| input(format!("cannot open history database {}: {e}", path.display()));
         let mut conn = Connection::open(path).map_err(cannot)?;
         // Another iogauge may be saving (a study and a run side by side): wait for it.
@@ -175,6 +204,11 @@ impl History {
             other => other,
         })?;
         Ok(History { conn, path: path.to_path_buf() })
+    }
+
+    /// Where the database is.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Stores `doc` as a new entry (`id` None) or in place of entry `id` (a study saved after
@@ -411,7 +445,7 @@ mod tests {
     fn a_newer_schema_is_refused_and_an_empty_one_migrated() {
         let dir = std::env::temp_dir().join(format!("iogauge-history-unit-{}", std::process::id()));
         let path = dir.join("h.sqlite");
-        let h = History::open(&path).unwrap();
+        let h = History::open_default(&path).unwrap();
         let v: i64 = h.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(v, MIGRATIONS.len() as i64);
         h.conn.pragma_update(None, "user_version", MIGRATIONS.len() as i64 + 1).unwrap();

@@ -172,6 +172,39 @@ fn a_bad_database_path_is_one_line_and_runs_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--since: 'last tuesday' is not a date"));
 }
 
+/// The history is never overwritten by an output, under any name, nor made where it was not
+/// asked for: `--db` in a missing directory is exit 2 and creates nothing; `history` and `show`
+/// of a database that does not exist say so and create nothing.
+#[test]
+fn the_history_is_never_an_output_nor_made_by_a_reader() {
+    let dir = scratch("history-apart");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    ok_in(&dir, &["run", "--target", "null", "--ios", "1000", "--db", d, "-q"]);
+    std::os::unix::fs::symlink(&db, dir.join("alias.json")).unwrap();
+    let before = digest(&db);
+    for args in [["--json", "h.sqlite"], ["--csv", "alias.json"]] {
+        let mut all = vec!["run", "--target", "null", "--ios", "1000", "--db", d, "-q"];
+        all.extend(args);
+        let out = iogauge_in(&dir, &all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("is the history database"), "{err}");
+    }
+    assert_eq!(digest(&db), before, "the database changed");
+    assert_eq!(ids(&history(&dir, &db, &[])), [1]);
+
+    let out = iogauge_in(&dir, &["run", "--target", "null", "--ios", "10", "--db", "nodir/h.sqlite"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("directory nodir does not exist"));
+    for args in [vec!["history", "--db", "none.sqlite"], vec!["show", "1", "--db", "none.sqlite"]] {
+        let out = iogauge_in(&dir, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no history database at none.sqlite"));
+    }
+    assert!(!dir.join("nodir").exists() && !dir.join("none.sqlite").exists(), "a reader created a database");
+}
+
 #[test]
 fn killed_processes_never_leave_the_database_unreadable() {
     let dir = scratch("history-kill");
@@ -220,8 +253,8 @@ fn killed_processes_never_leave_the_database_unreadable() {
     }
 }
 
-/// Several iogauge processes opening one new database at once (the first use, or the ranks'
-/// neighbours on one machine) all get it: none fails with "database is locked".
+/// Several iogauge processes creating one new database at once (the first use, or the ranks'
+/// neighbours on one machine) all save into it: none fails with "database is locked".
 #[test]
 fn a_new_database_opened_by_many_at_once() {
     let dir = scratch("historyrace");
@@ -229,7 +262,8 @@ fn a_new_database_opened_by_many_at_once() {
         let db = dir.join(format!("h{round}.sqlite"));
         let children: Vec<_> = (0..6)
             .map(|_| {
-                let mut c = command_in(&dir, &["history", "--db", db.to_str().unwrap()]);
+                let mut c =
+                    command_in(&dir, &["run", "--target", "null", "--ios", "10", "-q", "--db", db.to_str().unwrap()]);
                 c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
             })
             .collect();

@@ -75,6 +75,28 @@ impl Drop for Output {
     }
 }
 
+/// Refuses outputs that would overwrite the history database or each other (by identity:
+/// another name for the same file is the same file).
+fn apart(json: Option<&PathBuf>, csv: Option<&PathBuf>, db: Option<&Path>) -> Result<()> {
+    let id = |p: &Path| crate::targets::Identity::of_path(&p.to_string_lossy()).ok();
+    let db = db.and_then(id);
+    for (flag, p) in [("--json", json), ("--csv", csv)] {
+        let Some(p) = p.filter(|p| p.as_os_str() != "-") else { continue };
+        if db.is_some() && id(p) == db {
+            return Err(input(format!(
+                "{flag} {} is the history database: give another file for the output",
+                p.display()
+            )));
+        }
+    }
+    if let (Some(j), Some(c)) = (json, csv) {
+        if j.as_os_str() != "-" && (j == c || id(j).is_some_and(|i| id(c) == Some(i))) {
+            return Err(input(format!("--json and --csv both name {}: give each its own file", j.display())));
+        }
+    }
+    Ok(())
+}
+
 /// The outputs of `run`, `profile` and `study`, and the history.
 pub(super) struct ExportManager {
     json: Option<Output>,
@@ -107,9 +129,12 @@ impl ExportManager {
         } else if to_stdout(to.json) && to_stdout(to.csv) {
             Err(input("--json - and --csv - cannot both use stdout: give one a file"))
         } else {
-            let json = to.json.map(|p| Output::open(p)).transpose();
-            let csv = to.csv.map(|p| Output::open(p)).transpose();
-            json.and_then(|j| Ok((j, csv?, to.history.saver(to.quiet)?)))
+            let saver = to.history.saver(to.quiet);
+            let outputs = saver.as_ref().map_err(Clone::clone).and_then(|s| apart(to.json, to.csv, s.db()));
+            outputs.and_then(|()| {
+                let json = to.json.map(|p| Output::open(p)).transpose()?;
+                Ok((json, to.csv.map(|p| Output::open(p)).transpose()?, saver?))
+            })
         };
         let (json, csv, saver) = managers::all_ok(group, opened, "opening the outputs")?;
         let quiet_stdout = to.quiet || to_stdout(to.json) || to_stdout(to.csv) || !lead;

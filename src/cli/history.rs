@@ -45,7 +45,7 @@ impl SaveFlags {
         let history = match (&self.db, self.no_history) {
             (_, true) => None,
             (Some(path), false) => Some(History::open(path)?),
-            (None, false) => match history::default_path().map(|p| History::open(&p)) {
+            (None, false) => match history::default_path().map(|p| History::open_default(&p)) {
                 Some(Ok(h)) => Some(h),
                 Some(Err(e)) => {
                     eprintln!("iogauge: warning: not saving to the history: {e} (give --db PATH or --no-history)");
@@ -65,6 +65,11 @@ impl Saver {
     /// Saves nothing (a manager that does not lead).
     pub fn none() -> Saver {
         Saver { history: None, id: None, quiet: true }
+    }
+
+    /// The database saved into, if any.
+    pub fn db(&self) -> Option<&std::path::Path> {
+        self.history.as_ref().map(History::path)
     }
 
     /// Saves `doc` (again, in place, after the first time) and says under which id.
@@ -98,8 +103,8 @@ impl Saver {
 
 fn open(db: &DbFlag) -> Result<History> {
     match &db.db {
-        Some(p) => History::open(p),
-        None => History::open(
+        Some(p) => History::open_existing(p),
+        None => History::open_existing(
             &history::default_path().ok_or_else(|| input("no history database: set HOME or give --db PATH"))?,
         ),
     }
