@@ -417,3 +417,43 @@ fn a_verified_study_leaves_the_map_of_its_last_writing_point() {
     assert_eq!(found[0]["offset"].as_u64(), Some((b * bs) as u64));
     assert_eq!(found[0]["kind"], "corrupted");
 }
+
+/// `--journal DIR` touches only a journal's own files: a user's files in DIR stay, and files
+/// that look like a journal's without an iogauge journal there are refused, not deleted.
+#[test]
+fn a_journal_directory_keeps_what_is_not_the_journal() {
+    let dir = scratch("journal-own");
+    let jdir = dir.join("j");
+    std::fs::create_dir_all(&jdir).unwrap();
+    std::fs::write(jdir.join("notes.jnl"), "mine").unwrap();
+    std::fs::write(jdir.join("readme.txt"), "mine too").unwrap();
+    let j = jdir.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args =
+            vec!["run", "--spec", "random-write-4k", "--target", "t.tst", "--file-size", "4M", "--ios", "500"];
+        args.extend(["--journal", j, "-q", "--no-history"]);
+        args.extend(extra);
+        iogauge_in(&dir, &args)
+    };
+    for _ in 0..2 {
+        let out = run(&[]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(std::fs::read_to_string(jdir.join("notes.jnl")).unwrap(), "mine");
+        assert_eq!(std::fs::read_to_string(jdir.join("readme.txt")).unwrap(), "mine too");
+    }
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("w0.jnl"), "not iogauge's").unwrap();
+    let out = iogauge_in(
+        &dir,
+        &["run", "--spec", "random-write-4k", "--target", "u.tst", "--file-size", "4M", "--ios", "10", "--journal"]
+            .into_iter()
+            .chain([other.to_str().unwrap(), "-q", "--no-history"])
+            .collect::<Vec<_>>(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no iogauge journal"), "{err}");
+    assert_eq!(std::fs::read_to_string(other.join("w0.jnl")).unwrap(), "not iogauge's");
+    assert!(!dir.join("u.tst").exists(), "a refused test created its file");
+}

@@ -173,7 +173,7 @@ struct Checked {
 fn create(mut p: Checked) -> Result<Checked> {
     let s = &p.share.settings;
     if let Some(dir) = &s.journal {
-        crate::verify::journal::start(dir).map_err(|e| input(format!("--journal {}: {e}", dir.display())))?;
+        crate::verify::journal::start(dir)?;
     }
     for t in &mut p.targets {
         if !t.exists {

@@ -53,14 +53,37 @@ impl JournalHead {
     }
 }
 
-/// Empties `dir` of an earlier test's journal (and creates it).
-pub fn start(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    for e in std::fs::read_dir(dir)? {
-        let p = e?.path();
-        if p.extension().is_some_and(|x| x == "jnl") || p.file_name().is_some_and(|n| n == "journal.json") {
-            std::fs::remove_file(p)?;
+/// Whether `name` is a file a journal is made of: `journal.json` or a worker's `wN.jnl`.
+fn journal_file(name: &str) -> bool {
+    let worker = name.strip_prefix('w').and_then(|n| n.strip_suffix(".jnl"));
+    name == "journal.json" || worker.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Empties `dir` of an earlier test's journal (and creates it). Only a journal's own files
+/// are removed, and only from a directory that holds an iogauge journal: anything else in
+/// it stays, and files that look like a journal's without its `journal.json` are refused.
+pub fn start(dir: &Path) -> Result<()> {
+    let failed = |e: std::io::Error| input(format!("--journal {}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let mut ours = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(failed)? {
+        let name = e.map_err(failed)?.file_name();
+        if journal_file(&name.to_string_lossy()) {
+            ours.push(dir.join(name));
         }
+    }
+    let head = std::fs::read(dir.join("journal.json")).ok();
+    let is_journal =
+        head.and_then(|h| serde_json::from_slice::<JournalHead>(&h).ok()).is_some_and(|h| h.schema == SCHEMA);
+    if !ours.is_empty() && !is_journal {
+        return Err(input(format!(
+            "--journal {}: it holds {} but no iogauge journal: give a new or empty directory",
+            dir.display(),
+            ours[0].file_name().unwrap_or_default().to_string_lossy()
+        )));
+    }
+    for p in ours {
+        std::fs::remove_file(p).map_err(failed)?;
     }
     Ok(())
 }
