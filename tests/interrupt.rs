@@ -68,6 +68,29 @@ fn sigterm_does_the_same() {
     stop_a_run_with(libc::SIGTERM);
 }
 
+/// SIGHUP (the ssh session dropped) is SIGTERM: the results so far are kept.
+#[test]
+fn sighup_does_the_same() {
+    stop_a_run_with(libc::SIGHUP);
+}
+
+/// Stopped during ramp-up, a run has measured nothing: exit 130, and no document, CSV or
+/// history entry of a 0-IOPS run.
+#[test]
+fn a_stop_before_recording_saves_nothing() {
+    let dir = scratch("interrupt-ramp");
+    let args = ["run", "--target", "null", "--ramp", "5s", "--time", "5s", "--json", "out.json", "--db", "h.sqlite"];
+    let child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.join("out.json").exists(), "a document of nothing was written");
+    let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
+    assert_eq!(serde_json::from_slice::<Value>(&list.stdout).unwrap(), Value::Array(vec![]));
+}
+
 /// A study finishes its current point after the first Ctrl-C; a second one leaves at once.
 #[test]
 fn a_second_ctrl_c_leaves_at_once() {

@@ -272,10 +272,11 @@ extern "C" fn on_interrupt(_: libc::c_int) {
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
 }
 
-/// From now on Ctrl-C and SIGTERM stop the test (before: they end the process, which has
+/// From now on Ctrl-C, SIGTERM and SIGHUP stop the test (before: they end the process, which has
 /// measured nothing).
 pub(super) fn stop_on_interrupt() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    // SIGHUP: the ssh session dropped; the results are as worth keeping as after SIGTERM.
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler touches only an atomic and async-signal-safe calls.
         unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
     }

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::OnError;
-use crate::error::{Result, runtime};
+use crate::error::{Error, Result, runtime};
 use crate::managers::{self, Group};
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{ResultDoc, SCHEMA, WorkloadResult};
@@ -39,7 +39,7 @@ pub struct Tested {
 /// Runs every workload of the test in turn and returns the document: the same on every
 /// manager, each workload merged from all of them. When the observer asks to stop (Ctrl-C),
 /// the workload in progress stops at once and the document, marked `interrupted`, holds what
-/// was done.
+/// was done. Stopped before anything was recorded, it is [`Error::Stopped`].
 pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer) -> Result<Tested> {
     let started = SystemTime::now();
     let t0 = Instant::now();
@@ -55,11 +55,19 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = (!settings.counted()).then_some(settings.sync_timeout);
         let parts = managers::agree(group, mine, "the end of the run", timeout)?;
-        results.push(WorkloadResult::merge(parts));
+        let result = WorkloadResult::merge(parts);
         interrupted = observer.stop_requested();
+        // Stopped during ramp-up, a workload measured nothing: it is no 0-IOPS result.
+        if !(interrupted && result.duration_s == 0.0) {
+            results.push(result);
+        }
         if interrupted {
             break;
         }
+    }
+    if results.is_empty() {
+        // Nothing was measured: nothing to write or save.
+        return Err(Error::Stopped);
     }
     let lead = &prep.managers[0];
     let doc = ResultDoc {
