@@ -83,3 +83,49 @@ pub struct ManagerInfo {
     /// How many workers it runs (0: it only waits, e.g. beyond `test.managers`).
     pub workers: usize,
 }
+
+/// Bytes of memory available for new allocations (MemAvailable), if the kernel says.
+pub fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+/// About how many more threads this process may start: the tightest of the kernel's limit
+/// (threads-max), its mappings (vm.max_map_count), this cgroup's (pids.max) and the user's
+/// (RLIMIT_NPROC), less those in use.
+/// None if no limit can be read.
+pub fn threads_left() -> Option<u64> {
+    let num = |path: &str| std::fs::read_to_string(path).ok()?.trim().parse::<u64>().ok();
+    let mut left: Vec<u64> = Vec::new();
+    // /proc/loadavg's 4th field: running/total scheduling entities (threads) on the system.
+    let total = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().nth(3)?.split_once('/')?.1.parse::<u64>().ok());
+    if let (Some(max), Some(total)) = (num("/proc/sys/kernel/threads-max"), total) {
+        left.push(max.saturating_sub(total));
+    }
+    // Each thread maps its stack, a guard page and a signal stack with its own guard: about 4
+    // of the process's vm.max_map_count mappings.
+    let maps = std::fs::read_to_string("/proc/self/maps").map(|m| m.lines().count() as u64).ok();
+    if let (Some(max), Some(maps)) = (num("/proc/sys/vm/max_map_count"), maps) {
+        left.push(max.saturating_sub(maps) / 4);
+    }
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
+    if let Some(dir) = cgroup.as_deref().and_then(|c| c.lines().find_map(|l| l.strip_prefix("0::"))) {
+        let base = format!("/sys/fs/cgroup{}", dir.trim_end_matches('/'));
+        if let (Some(max), Some(cur)) = (num(&format!("{base}/pids.max")), num(&format!("{base}/pids.current"))) {
+            left.push(max.saturating_sub(cur));
+        }
+    }
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one rlimit into the struct we own. Root is not held to it.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+        && unsafe { libc::geteuid() } != 0
+    {
+        left.push(lim.rlim_cur.saturating_sub(total.unwrap_or(0).min(lim.rlim_cur)));
+    }
+    left.into_iter().min()
+}

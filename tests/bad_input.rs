@@ -80,3 +80,32 @@ fn job_files_name_line_and_column() {
     rejected_in(&dir, &["run", &qd, "--workers", "2"], "cannot be combined with job file");
     rejected_in(&dir, &["run", "missing.toml"], "cannot read job file missing.toml");
 }
+
+/// Sizes beyond the machine are refused in one line before anything is made: more workers
+/// than a test may have (by flag, by count, by entries), more threads than the system lets
+/// iogauge start, I/O buffers larger than the memory available.
+#[test]
+fn limits() {
+    rejected(&["run", "--target", "null", "--workers", "100000"], "100000 workers in all");
+    let dir = scratch("bad-limits");
+    std::fs::write(dir.join("count.toml"), "[test]\nios = 10\n[[worker]]\ncount = 4294967295\ntargets = [\"null\"]\n")
+        .unwrap();
+    rejected_in(&dir, &["run", "count.toml"], "4294967295 workers in all");
+    let entries = "[[worker]]\ntargets = [\"null\"]\n".repeat(200_000);
+    std::fs::write(dir.join("entries.toml"), format!("[test]\nios = 10\n{entries}")).unwrap();
+    rejected_in(&dir, &["run", "entries.toml"], "200000 workers in all");
+    // Within the test's limit but beyond the threads a process may start here (each thread
+    // takes about 4 of vm.max_map_count's mappings, 65530 by default).
+    let max_maps: u64 = std::fs::read_to_string("/proc/sys/vm/max_map_count").unwrap().trim().parse().unwrap();
+    if max_maps / 4 < 60_000 {
+        rejected(&["run", "--target", "null", "--workers", "60000", "--ios", "100"], "give fewer workers");
+    }
+    let target = dir.join("small.dat");
+    std::fs::File::create(&target).unwrap().set_len(1 << 30).unwrap();
+    let t = target.to_str().unwrap();
+    rejected_in(
+        &dir,
+        &["run", "--target", t, "--spec", "streaming-read-1m", "--qd", "65536", "--workers", "8", "--ios", "10"],
+        "I/O buffers need 512.0 GiB",
+    );
+}

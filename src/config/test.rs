@@ -172,9 +172,22 @@ impl Test {
     }
 }
 
+/// The most workers a test may have over all its managers (each manager also stays within the
+/// threads its system can make: `plan`).
+pub const MAX_WORKERS: u64 = 65_536;
+
 /// The job's `[[worker]]` entries checked and expanded by their counts, each worker with the
 /// index of its entry (for error locations).
 fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
+    // Counted before anything is made: a count of 4 billion must not become 4 billion workers.
+    let total: u64 = job.workers.iter().map(|w| w.count as u64).sum();
+    if total > MAX_WORKERS {
+        let i = job.workers.iter().position(|w| w.count as u64 > MAX_WORKERS / 64).unwrap_or(0);
+        return Err(at(
+            vec![Seg::Key("worker"), Seg::Index(i), Seg::Key("count")],
+            format!("{total} workers in all: a test has at most {MAX_WORKERS} (each is a thread; give fewer)"),
+        ));
+    }
     // (index of the [[worker]] entry, the worker)
     let mut workers: Vec<(usize, Worker)> = Vec::new();
     for (i, w) in job.workers.iter().enumerate() {

@@ -10,7 +10,7 @@ use crate::host::{self, ManagerInfo};
 use crate::managers::{self, Group, Manager};
 use crate::spec::AccessSpec;
 use crate::targets::{self, TargetInfo, TargetKind, safety};
-use crate::units::format_size;
+use crate::units::{format_size, human_size};
 
 pub use verify::check_test;
 
@@ -285,6 +285,7 @@ fn check(share: Share) -> Result<Checked> {
             }
         }
     }
+    check_resources(&share)?;
     for t in &targets {
         if share.writes_to(&t.path) {
             safety::check_write(t, &s.allow_write, &s.allow_mounted_write)?;
@@ -298,6 +299,42 @@ fn check(share: Share) -> Result<Checked> {
         false => None,
     };
     Ok(Checked { share, targets, warnings, verify_block })
+}
+
+/// Checks that this manager can make its workers' threads and their I/O buffers before it
+/// tries: a test too large for the machine is one clear line, not a failed allocation.
+fn check_resources(share: &Share) -> Result<()> {
+    let n = share.workers.len() as u64;
+    // Half of what is left: io_uring's kernel workers count against the same limits.
+    if let Some(left) = host::threads_left().map(|t| t / 2).filter(|&t| n > t) {
+        return Err(input(format!(
+            "{n} workers: this system lets iogauge start about {left} more threads; give fewer workers"
+        )));
+    }
+    // Per worker on real targets, as the worker allocates them: a buffer per slot for reads
+    // (and verified writes), and one write buffer with its 1 MiB window.
+    let mut bytes: u64 = 0;
+    for run in &share.workloads {
+        let need: u64 = share
+            .workers
+            .iter()
+            .zip(&run.specs)
+            .filter(|(w, _)| w.targets.iter().any(|t| t != targets::NULL))
+            .map(|(w, spec)| {
+                let slots = w.outstanding as u64 * w.targets.len() as u64;
+                slots.saturating_mul(spec.max_transfer()).saturating_add(spec.max_transfer() + (1 << 20))
+            })
+            .fold(0, u64::saturating_add);
+        bytes = bytes.max(need);
+    }
+    if let Some(free) = host::memory_available().filter(|&m| bytes > m / 10 * 8) {
+        return Err(input(format!(
+            "the workers' I/O buffers need {}, more than the {} of memory available: give fewer outstanding I/Os, targets or workers",
+            human_size(bytes),
+            human_size(free)
+        )));
+    }
+    Ok(())
 }
 
 fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {

@@ -133,7 +133,7 @@ fn run_workload(
         live: (0..n).map(|_| Live::default()).collect(),
     });
     let spec = prep.share.workloads[r].name.as_str();
-    let (handles, outcomes) = spawn_workers(prep, plans, checkers, &ctl);
+    let (handles, outcomes) = spawn_workers(prep, plans, checkers, &ctl)?;
     ctl.barrier.wait();
     // Every manager's workers are set up, or none runs.
     let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
@@ -205,7 +205,7 @@ fn spawn_workers(
     plans: &[WorkerPlan],
     checkers: Vec<Option<Checker>>,
     ctl: &Arc<Control>,
-) -> (Vec<JoinHandle<()>>, mpsc::Receiver<(usize, WorkerOutcome)>) {
+) -> Result<(Vec<JoinHandle<()>>, mpsc::Receiver<(usize, WorkerOutcome)>)> {
     let s = &prep.share.settings;
     let mut checkers = checkers.into_iter();
     let (sent, received) = mpsc::channel();
@@ -235,10 +235,18 @@ fn spawn_workers(
                     let outcome = worker::run(job, &ctl);
                     let _ = sent.send((i, outcome));
                 })
-                .expect("spawn worker thread")
+                .map_err(|e| {
+                    // The workers started wait at the first meeting, before any I/O, and end
+                    // with the process.
+                    runtime(format!(
+                        "cannot start worker {} of {}: {e}; the system allows fewer threads: use fewer workers",
+                        i + 1,
+                        plans.len()
+                    ))
+                })
         })
-        .collect();
-    (handles, received)
+        .collect::<Result<_>>()?;
+    Ok((handles, received))
 }
 
 /// Every worker's outcome, in worker order; joins the threads that can end and leaves the
