@@ -457,3 +457,48 @@ fn a_journal_directory_keeps_what_is_not_the_journal() {
     assert_eq!(std::fs::read_to_string(other.join("w0.jnl")).unwrap(), "not iogauge's");
     assert!(!dir.join("u.tst").exists(), "a refused test created its file");
 }
+
+/// Crafted or damaged maps and journals are input like any other: one line, exit 2, never a
+/// panic, never "0 blocks checked" with exit 0.
+#[test]
+fn crafted_maps_and_journals_are_refused() {
+    let dir = scratch("verify-crafted");
+    let target = dir.join("t.dat");
+    std::fs::File::create(&target).unwrap().set_len(1 << 20).unwrap();
+    let t = target.to_str().unwrap();
+    let head = |block: u64, blocks: u64, runs: &str| {
+        format!(
+            "{{\"schema\":\"iogauge.map/1\",\"path\":\"{t}\",\"block_bytes\":{block},\"runs\":{runs},\"blocks\":{blocks}}}\n"
+        )
+    };
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (head(0, 0, "[]").into_bytes(), "block_bytes = 0"),
+        (head(1, 2048, "[]").into_bytes(), "block_bytes = 1"),
+        (head(4096, u64::MAX, "[]").into_bytes(), "blocks"),
+        // One entry naming run 3 of a map that lists one run.
+        ([head(4096, 1, "[7]").into_bytes(), (3u64 << 56 | 1).to_le_bytes().to_vec()].concat(), "damaged"),
+        // An entry of run "0" that is not 0.
+        ([head(4096, 1, "[7]").into_bytes(), 5u64.to_le_bytes().to_vec()].concat(), "damaged"),
+    ];
+    for (i, (bytes, says)) in cases.iter().enumerate() {
+        let map = dir.join(format!("m{i}.map"));
+        std::fs::write(&map, bytes).unwrap();
+        let out = iogauge_in(&dir, &["verify", "--map", map.to_str().unwrap(), "--target", t]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "case {i}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "case {i}: {err}");
+        assert!(err.contains(says) && !err.contains("panicked"), "case {i}: {err}");
+    }
+    for (i, (block, blocks)) in [(0u64, 10u64), (1, 10), (4096, u64::MAX)].into_iter().enumerate() {
+        let j = dir.join(format!("j{i}"));
+        std::fs::create_dir_all(&j).unwrap();
+        let head = format!(
+            "{{\"schema\":\"iogauge.journal/1\",\"block_bytes\":{block},\"targets\":[[\"{t}\",{blocks}]],\"runs\":[]}}"
+        );
+        std::fs::write(j.join("journal.json"), head).unwrap();
+        let out = iogauge_in(&dir, &["verify", "--journal", j.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "journal {i}: {err}");
+        assert!(err.contains("journal.json") && !err.contains("panicked"), "journal {i}: {err}");
+    }
+}

@@ -9,7 +9,7 @@ use crate::units;
 use crate::verify::map;
 
 /// The largest map iogauge keeps in memory (8 bytes per block).
-const MAX_MAP_BYTES: u64 = 1 << 30;
+const MAX_MAP_BYTES: u64 = map::MAX_BLOCKS * 8;
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }

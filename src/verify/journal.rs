@@ -155,6 +155,10 @@ pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
     if head.schema != SCHEMA {
         return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
     }
+    for (_, blocks) in &head.targets {
+        super::map::check_geometry(head.block_bytes, *blocks, head.runs.len())
+            .map_err(|m| bad(format!("journal.json: {m}")))?;
+    }
     let mut out: Vec<Replayed> = head
         .targets
         .iter()
@@ -190,8 +194,8 @@ pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
                 )));
             };
             let first = (offset / head.block_bytes) as usize;
-            let last = ((offset + len) / head.block_bytes) as usize;
-            if last > t.map.entries.len() || (entry >> 56) as usize > head.runs.len() {
+            let last = (offset.saturating_add(len) / head.block_bytes) as usize;
+            if last > t.map.entries.len() || !super::map::valid_entry(entry, head.runs.len()) {
                 return Err(bad(format!("{}: a record lies outside {}", f.display(), t.map.path)));
             }
             for b in first..last {

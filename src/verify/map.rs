@@ -26,6 +26,33 @@ pub const MAX_RUNS: usize = 254;
 pub const MAX_WORKERS: usize = 1 << 16;
 const SEQ_BITS: u32 = 40;
 
+/// Most blocks a map may describe: 1 GiB of entries (`plan` keeps maps within that too).
+pub const MAX_BLOCKS: u64 = 1 << 27;
+
+/// Checks the geometry a map or journal file claims before anything is allocated from it:
+/// blocks of 512 bytes to 1 GiB, in multiples of 512; at most [`MAX_BLOCKS`] of them; at most
+/// [`MAX_RUNS`] runs.
+pub fn check_geometry(block_bytes: u64, blocks: u64, runs: usize) -> std::result::Result<(), String> {
+    if block_bytes < 512 || block_bytes % 512 != 0 || block_bytes > 1 << 30 {
+        return Err(format!(
+            "block_bytes = {block_bytes}: iogauge writes blocks of 512 bytes to 1 GiB, in multiples of 512"
+        ));
+    }
+    if blocks > MAX_BLOCKS {
+        return Err(format!("{blocks} blocks: a map holds at most {MAX_BLOCKS}"));
+    }
+    if runs > MAX_RUNS {
+        return Err(format!("{runs} runs: a map tells apart at most {MAX_RUNS}"));
+    }
+    Ok(())
+}
+
+/// Whether `entry` can name a write of one of `runs` runs (0 and [`UNKNOWN`] name none).
+pub fn valid_entry(entry: u64, runs: usize) -> bool {
+    let run = (entry >> 56) as usize;
+    entry == 0 || entry == UNKNOWN || (1..=runs).contains(&run)
+}
+
 /// Packs a write into a map entry.
 #[inline(always)]
 pub fn pack(run_index: usize, worker: u32, seq: u64) -> u64 {
@@ -103,6 +130,7 @@ impl BlockMap {
         if head.schema != SCHEMA {
             return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
         }
+        check_geometry(head.block_bytes, head.blocks, head.runs.len()).map_err(bad)?;
         let mut raw = Vec::new();
         r.read_to_end(&mut raw).map_err(|e| bad(e.to_string()))?;
         if raw.len() as u64 != head.blocks * 8 {
@@ -112,7 +140,11 @@ impl BlockMap {
                 head.blocks
             )));
         }
-        let entries = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        let entries: Vec<u64> =
+            raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        if let Some(b) = entries.iter().position(|&e| !valid_entry(e, head.runs.len())) {
+            return Err(bad(format!("block {b} names a run the map does not list: the file is damaged")));
+        }
         Ok(BlockMap { path: head.path, block: head.block_bytes, runs: head.runs, entries })
     }
 }
