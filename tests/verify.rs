@@ -502,3 +502,59 @@ fn crafted_maps_and_journals_are_refused() {
         assert!(err.contains("journal.json") && !err.contains("panicked"), "journal {i}: {err}");
     }
 }
+
+/// A map belongs to the target it was made on: another file attached to the same loop device
+/// name is refused in one line (not 16,000 lines of "never written", which read as total data
+/// loss). A second verified run killed with kill -9 leaves no map of the data before it, so
+/// verify cannot call the newer data stale.
+#[test]
+fn a_map_is_of_its_own_target_and_never_outlives_a_write() {
+    let dir = scratch("verify-identity");
+    let dev = LoopDev::new(16 * MIB);
+    let write = ["run", "--spec", "random-write-4k", "--target", &dev.dev, "--ios", "3000", "--verify"];
+    let (code, _) = run_doc(&dir, &write);
+    assert_eq!(code, Some(0));
+    assert!(saved_map(&dev.dev).target.is_some(), "the map records what its target was");
+    let (code, _) = verify(&dir, &["--target", &dev.dev]);
+    assert_eq!(code, Some(0));
+
+    // The same name, another file behind it.
+    let other = scratch("verify-identity-other").join("other.img");
+    std::fs::File::create(&other).unwrap().set_len(16 * MIB).unwrap();
+    let swap = |file: &Path| {
+        let out = std::process::Command::new("sh")
+            // A detached loop device is busy for a moment: retry the attach.
+            .args([
+                "-c",
+                &format!(
+                    "losetup -d {0} && for i in $(seq 50); do losetup {0} {1} 2>/dev/null && exit 0; sleep 0.1; done; exit 1",
+                    dev.dev,
+                    file.display()
+                ),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    swap(&other);
+    let out = iogauge_in(&dir, &["verify", "--target", &dev.dev]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    swap(&dev.file);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("is not the target the verify map") && err.contains("nothing checked"), "{err}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+
+    // A second verified run, killed mid-run: the first run's map is gone with the data it described.
+    let mut long = write.to_vec();
+    long.retain(|a| *a != "--ios" && *a != "3000");
+    long.extend(["--time", "60s", "-q", "--no-history"]);
+    let mut child = command_in(&dir, &long).stderr(std::process::Stdio::null()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = iogauge_in(&dir, &["verify", "--target", &dev.dev]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no verify map"), "{err}");
+}

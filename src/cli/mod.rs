@@ -52,12 +52,13 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
             eprintln!("iogauge: warning: {w}");
         }
     }
+    verify::forget_maps(prep.targets.iter().map(|t| t.path.as_str()).filter(|t| prep.share.writes_to(t)))?;
     exports::stop_on_interrupt();
     let run::Tested { doc, maps } = run::run_test(&prep, group, &mut exports)?;
     let status = doc.exit_status();
-    // Every manager keeps the maps of its own targets, on its own host.
-    verify::save_maps(&maps);
     exports.write_run(doc)?;
+    // Every manager keeps the maps of its own targets, on its own host.
+    verify::save_maps(&maps)?;
     Ok(status)
 }
 
@@ -106,11 +107,14 @@ fn study_on(
     let to = Destinations { json: a.json.as_ref(), csv: a.csv.as_ref(), history: &a.history, quiet: a.quiet };
     let mut exports = ExportManager::open(group, to)?;
     exports::stop_on_interrupt();
+    let test = Test::from_job(job)?;
+    let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
+    verify::forget_maps(writers.flat_map(|(_, w)| &w.targets).map(String::as_str))?;
     let study::run::Studied { doc, maps } = study::run::run_study(job, points, &mut exports, group)?;
-    // Every manager keeps the maps of its own targets, on its own host.
-    verify::save_maps(&maps);
     let extra = (name == "baseline").then(|| study::builtin::drive_figures(&doc).unwrap_or_default());
     exports.write_study(&doc, extra)?;
+    // Every manager keeps the maps of its own targets, on its own host.
+    verify::save_maps(&maps)?;
     Ok(doc.exit_status())
 }
 

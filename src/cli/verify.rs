@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::error::{Result, input};
+use crate::error::{Result, input, runtime};
+use crate::format::thousands;
 use crate::history;
 use crate::verify::map::{self, BlockMap};
 use crate::verify::{self, TargetCheck, journal};
@@ -76,6 +77,7 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
                 // The target as named now (the map holds the name the test used).
                 m.path = t.clone();
             }
+            same_target(&m, &file)?;
             vec![verify::check_target(&m, None)?]
         }
     };
@@ -85,8 +87,25 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&r).expect("a report serialises"));
     } else {
         for c in &checks {
-            for m in &c.mismatches {
+            // The first few, and counts by kind: a damaged target has millions of blocks.
+            for m in c.mismatches.iter().take(SHOWN) {
                 println!("{m}");
+            }
+            if c.mismatches.len() > SHOWN {
+                let mut kinds: Vec<(&str, usize)> = Vec::new();
+                for m in &c.mismatches {
+                    match kinds.iter_mut().find(|(k, _)| *k == m.kind.name()) {
+                        Some((_, n)) => *n += 1,
+                        None => kinds.push((m.kind.name(), 1)),
+                    }
+                }
+                let counts: Vec<String> = kinds.iter().map(|(k, n)| format!("{} {k}", thousands(*n as f64))).collect();
+                println!(
+                    "{}: ... {} more; in all {} (iogauge verify --json lists every one)",
+                    c.path,
+                    thousands((c.mismatches.len() - SHOWN) as f64),
+                    counts.join(", ")
+                );
             }
             let uncertain = if c.uncertain_blocks > 0 {
                 format!(", {} uncertain (a failed write, or one in flight at the end)", c.uncertain_blocks)
@@ -105,29 +124,57 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
     Ok(i32::from(mismatches > 0))
 }
 
+/// Mismatches printed one per line; the rest are counted (`--json` has them all).
+const SHOWN: usize = 10;
+
+/// Refuses to check a target that is not the one the map describes (another file behind the
+/// same loop device, another disk under the same name): its every block would read as lost.
+fn same_target(m: &BlockMap, file: &std::path::Path) -> Result<()> {
+    let Some(then) = &m.target else { return Ok(()) };
+    let now = crate::targets::facts(&m.path).map_err(|e| input(format!("target {}: {e}", m.path)))?;
+    match then.differs(&now) {
+        Some(why) => Err(input(format!(
+            "{} is not the target the verify map {} was made on: {why}; nothing checked",
+            m.path,
+            file.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn data_dir() -> Result<PathBuf> {
     history::data_dir().ok_or_else(|| input("neither XDG_DATA_HOME nor HOME is set: give --map FILE"))
 }
 
-/// Saves the maps a verified test left, each where `iogauge verify --target` looks for it. A
-/// map that cannot be saved is a warning: the test's results are written all the same.
-pub fn save_maps(maps: &[BlockMap]) {
-    let Some(dir) = history::data_dir().filter(|_| !maps.is_empty()) else {
-        if !maps.is_empty() {
-            eprintln!("iogauge: warning: verify maps not saved: neither XDG_DATA_HOME nor HOME is set");
-        }
-        return;
-    };
-    for m in maps {
-        let file = map::default_file(&dir, &m.path);
-        match m.save(&file) {
-            Ok(()) => {
-                eprintln!(
-                    "iogauge: verify map of {} saved; re-read it with: iogauge verify --target {}",
-                    m.path, m.path
-                )
+/// Removes the saved verify maps of `targets`, which a test is about to write: a map of the
+/// data before would call every block written since stale, even if this test is killed or its
+/// own map cannot be saved.
+pub fn forget_maps<'a>(targets: impl Iterator<Item = &'a str>) -> Result<()> {
+    let Some(dir) = history::data_dir() else { return Ok(()) };
+    for t in targets {
+        let file = map::default_file(&dir, t);
+        match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(input(format!("cannot remove the old verify map {} of {t}: {e}", file.display())));
             }
-            Err(e) => eprintln!("iogauge: warning: verify map of {} not saved to {}: {e}", m.path, file.display()),
+            _ => {}
         }
     }
+    Ok(())
+}
+
+/// Saves the maps a verified test left, each where `iogauge verify --target` looks for it. A
+/// map that cannot be saved fails the command (exit 1), after its results are written.
+pub fn save_maps(maps: &[BlockMap]) -> Result<()> {
+    if maps.is_empty() {
+        return Ok(());
+    }
+    let dir =
+        history::data_dir().ok_or_else(|| runtime("verify maps not saved: neither XDG_DATA_HOME nor HOME is set"))?;
+    for m in maps {
+        let file = map::default_file(&dir, &m.path);
+        m.save(&file).map_err(|e| runtime(format!("verify map of {} not saved to {}: {e}", m.path, file.display())))?;
+        eprintln!("iogauge: verify map of {} saved; re-read it with: iogauge verify --target {}", m.path, m.path);
+    }
+    Ok(())
 }

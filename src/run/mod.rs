@@ -197,6 +197,9 @@ fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -
         .collect()
 }
 
+/// Each worker's outcome as it hands it back, with its index.
+type Outcomes = mpsc::Receiver<(usize, WorkerOutcome)>;
+
 /// Starts one thread per worker. Outcomes come back over a channel rather than through join:
 /// a worker whose given-up I/Os still wait in io-wq threads hands its outcome back but cannot
 /// end (see [`held_targets`]).
@@ -205,7 +208,7 @@ fn spawn_workers(
     plans: &[WorkerPlan],
     checkers: Vec<Option<Checker>>,
     ctl: &Arc<Control>,
-) -> Result<(Vec<JoinHandle<()>>, mpsc::Receiver<(usize, WorkerOutcome)>)> {
+) -> Result<(Vec<JoinHandle<()>>, Outcomes)> {
     let s = &prep.share.settings;
     let mut checkers = checkers.into_iter();
     let (sent, received) = mpsc::channel();

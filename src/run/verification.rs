@@ -105,7 +105,8 @@ impl Verification {
             .zip(&self.maps)
             .filter_map(|(p, m)| {
                 let entries = m.clone()?;
-                Some(BlockMap { path: p.clone(), block: self.block, runs: self.runs.clone(), entries })
+                let target = crate::targets::facts(p).ok();
+                Some(BlockMap { path: p.clone(), block: self.block, runs: self.runs.clone(), entries, target })
             })
             .collect()
     }

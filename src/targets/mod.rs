@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::DataPattern;
 use crate::data;
 use crate::error::{Result, input, runtime};
+use crate::verify::map::TargetFacts;
 
 /// The extended attribute that marks a file iogauge created (and so may overwrite).
 pub const CREATED_XATTR: &str = "user.iogauge.created";
@@ -220,6 +221,24 @@ pub fn device_model(major: u32, minor: u32) -> String {
     }
     let name = std::fs::read_link(&base).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
     name.map_or_else(|| format!("block device {major}:{minor}"), |n| format!("{n} ({major}:{minor})"))
+}
+
+/// What `path` is now, for a verify map: device number or inode, size, and what names a
+/// device across reboots (WWID, serial, device-mapper UUID, a loop device's backing file).
+pub fn facts(path: &str) -> std::io::Result<TargetFacts> {
+    let f = File::open(path)?;
+    let m = f.metadata()?;
+    if !m.file_type().is_block_device() {
+        return Ok(TargetFacts { device: None, inode: Some((m.dev(), m.ino())), size: m.len(), serial: None });
+    }
+    let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    let serial = ["device/wwid", "wwid", "device/serial", "serial", "dm/uuid"]
+        .iter()
+        .find_map(|f| sysfs(format!("{base}/{f}")))
+        .or_else(|| sysfs(format!("{base}/loop/backing_file")).map(|b| format!("loop over {b}")));
+    let (size, _) = block_geometry(&f)?;
+    Ok(TargetFacts { device: Some(format!("{major}:{minor}")), inode: None, size, serial })
 }
 
 fn file_model(dev: u64) -> String {

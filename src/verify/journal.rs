@@ -168,6 +168,7 @@ pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
                 block: head.block_bytes,
                 runs: head.runs.clone(),
                 entries: vec![0; *blocks as usize],
+                target: None,
             },
             in_flight: vec![0; *blocks as usize],
         })

@@ -59,6 +59,47 @@ pub fn pack(run_index: usize, worker: u32, seq: u64) -> u64 {
     ((run_index as u64 + 1) << 56) | ((worker as u64) << SEQ_BITS) | seq
 }
 
+/// What a map's target was when the map was made, so that `iogauge verify` checks the same
+/// target and not whatever now has its name (a loop device attached to another file, a disk
+/// renumbered).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetFacts {
+    /// A block device's number, "major:minor".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// A file's filesystem and inode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inode: Option<(u64, u64)>,
+    /// Size in bytes.
+    pub size: u64,
+    /// What names the device across reboots, where the kernel gives it: its WWID or serial,
+    /// a device-mapper UUID, or the file a loop device is attached to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+}
+
+impl TargetFacts {
+    /// Why `now` is not the target these facts describe, if it is not: the size must match,
+    /// and the serial where both have one, else the device number or inode.
+    pub fn differs(&self, now: &TargetFacts) -> Option<String> {
+        let describe = |f: &TargetFacts| {
+            let id = match (&f.serial, &f.device, f.inode) {
+                (Some(s), _, _) => s.clone(),
+                (None, Some(d), _) => format!("device {d}"),
+                (None, None, Some((d, i))) => format!("inode {i} on device {d}"),
+                _ => "unknown".into(),
+            };
+            format!("{id}, {} bytes", f.size)
+        };
+        let same = self.size == now.size
+            && match (&self.serial, &now.serial) {
+                (Some(a), Some(b)) => a == b,
+                _ => self.device == now.device && self.inode == now.inode,
+            };
+        (!same).then(|| format!("the map describes {}; the target is now {}", describe(self), describe(now)))
+    }
+}
+
 /// The first line of a map file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MapHead {
@@ -72,6 +113,9 @@ pub struct MapHead {
     pub runs: Vec<u64>,
     /// Number of entries that follow.
     pub blocks: u64,
+    /// What the target was (maps written before iogauge recorded it have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetFacts>,
 }
 
 /// The last write of every block of a target.
@@ -85,6 +129,8 @@ pub struct BlockMap {
     pub runs: Vec<u64>,
     /// One per block from offset 0.
     pub entries: Vec<u64>,
+    /// What the target was when the map was made.
+    pub target: Option<TargetFacts>,
 }
 
 impl BlockMap {
@@ -105,6 +151,7 @@ impl BlockMap {
             block_bytes: self.block,
             runs: self.runs.clone(),
             blocks: self.entries.len() as u64,
+            target: self.target.clone(),
         };
         let mut bytes = serde_json::to_vec(&head).expect("a map head serialises");
         bytes.push(b'\n');
@@ -145,7 +192,7 @@ impl BlockMap {
         if let Some(b) = entries.iter().position(|&e| !valid_entry(e, head.runs.len())) {
             return Err(bad(format!("block {b} names a run the map does not list: the file is damaged")));
         }
-        Ok(BlockMap { path: head.path, block: head.block_bytes, runs: head.runs, entries })
+        Ok(BlockMap { path: head.path, block: head.block_bytes, runs: head.runs, entries, target: head.target })
     }
 }
 
@@ -189,7 +236,7 @@ mod tests {
         entries[3] = pack(1, 65535, (1 << 40) - 1);
         entries[4] = UNKNOWN;
         entries[5] = pack(0, 0, 1);
-        let m = BlockMap { path: "/dev/x".into(), block: 4096, runs: runs.clone(), entries };
+        let m = BlockMap { path: "/dev/x".into(), block: 4096, runs: runs.clone(), entries, target: None };
         let dir = std::env::temp_dir().join(format!("iogauge-map-test-{}", std::process::id()));
         let f = dir.join("a.map");
         m.save(&f).unwrap();
