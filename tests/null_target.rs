@@ -68,6 +68,15 @@ fn timed_run_records_its_window() {
     assert!((num(&iv[3], "t_s") - 1.0).abs() < 0.05);
     // Rates are counts over the window.
     assert!((num(r, "totals/iops") - num(r, "totals/ios")).abs() < 1.0);
+    // The samples add up to the totals: none counts the I/Os drained after the window.
+    let sum = |rate: &str, scale: f64| iv.iter().map(|i| num(i, rate) * num(i, "duration_s") * scale).sum::<f64>();
+    let (ios, bytes) = (num(r, "totals/ios"), num(r, "totals/bytes"));
+    assert!((sum("iops", 1.0) - ios).abs() < 1e-6 * ios, "intervals sum to {} I/Os, totals {ios}", sum("iops", 1.0));
+    assert!(
+        (sum("mbps", 1e6) - bytes).abs() < 1e-6 * bytes,
+        "intervals sum to {} bytes, totals {bytes}",
+        sum("mbps", 1e6)
+    );
     let cpu = &r["totals"]["cpu"];
     assert!(num(cpu, "utilization_pct") > 0.0 && num(cpu, "own_us_per_io") > 0.0);
     assert_eq!(cpu["per_cpu"].as_array().unwrap().len(), std::thread::available_parallelism().unwrap().get());
