@@ -27,9 +27,9 @@ fn main() {
     let held = iogauge::run::held_targets();
     if !held.is_empty() {
         eprintln!(
-            "iogauge: I/Os given up on {} still wait for a filesystem that does not answer; this process cannot \
-             exit until they end (the filesystem answers, or its FUSE connection is aborted: \
-             echo 1 > /sys/fs/fuse/connections/N/abort, N from stat -c %d FILE)",
+            "iogauge: I/Os given up on {} still wait in the kernel; this process cannot exit until they end \
+             (the results are written: the storage answers, a frozen filesystem is thawed with fsfreeze -u, or a \
+             FUSE connection is aborted: echo 1 > /sys/fs/fuse/connections/N/abort, N from stat -c %d FILE)",
             held.join(", ")
         );
     }

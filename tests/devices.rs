@@ -6,8 +6,8 @@ mod common;
 use common::*;
 
 /// Runs a count-limited test on `dev` and checks the kernel saw exactly those I/Os.
-/// `--allow-write` names the device so the safety probe (which reads the device's first
-/// 68 KiB before any write test) adds no I/O of its own.
+/// `--allow-write` names the device so the safety probe (libblkid reads the device before
+/// any write test) adds no I/O of its own.
 fn reconcile(dev: &str, name: &str, spec: &str, ios: u64, extra: &[&str]) {
     let before = kernel_ios(name);
     let mut args = vec!["run", "--target", dev, "--allow-write", dev, "--spec", spec, "--qd", "8", "--ios"];

@@ -256,3 +256,64 @@ fn a_loop_device_detached_mid_run_finishes_its_run_and_keeps_its_data() {
     assert_eq!(num(&report, "targets/0/uncertain_blocks"), 0.0, "{report}");
     assert_eq!(num(&report, "mismatches"), 0.0, "{report}");
 }
+
+/// A file on a filesystem frozen mid-run (fsfreeze -f): io_uring's writes wait in the kernel's
+/// io-wq threads, which no signal ends. The test stops after `--io-timeout` of silence, gives
+/// them up, and its results are written and saved about 2 x io-timeout after the freeze, not
+/// when the filesystem is thawed. With psync, which cannot give an I/O up, a write that comes
+/// back after a stall longer than io-timeout is an error all the same.
+#[test]
+fn a_frozen_filesystem_ends_in_bounded_time() {
+    let dev = LoopDev::new(256 * MIB);
+    let mnt = scratch("frozen");
+    let sh = |c: &str| {
+        let out = Command::new("sh").args(["-c", c]).output().unwrap();
+        assert!(out.status.success(), "{c}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    sh(&format!("mkfs.ext4 -q -F {} && mount {0} {}", dev.dev, mnt.display()));
+    // Thawed and unmounted whatever happens, so the loop device can go.
+    struct Mounted(PathBuf);
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            let m = self.0.display();
+            let _ = Command::new("sh").args(["-c", &format!("fsfreeze -u {m} 2>/dev/null; umount {m}")]).output();
+        }
+    }
+    let _mounted = Mounted(mnt.clone());
+    let target = mnt.join("t.dat");
+    let t = target.to_str().unwrap();
+    let dir = scratch("frozen-run");
+    for engine in ["io_uring", "psync"] {
+        let _ = std::fs::remove_file(dir.join("out.json"));
+        let a = ["run", "--target", t, "--file-size", "32M", "--spec", "random-write-4k", "--engine", engine];
+        let mut child = command_in(&dir, &a)
+            .args(["--time", "60s", "--io-timeout", "2s", "--json", "out.json", "--db", "h.sqlite", "-q"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        sh(&format!("fsfreeze -f {}", mnt.display()));
+        let frozen = Instant::now();
+        // io_uring: the results, with the frozen filesystem still frozen. psync: only once
+        // thawed (its thread waits in the kernel), then the stall is an error.
+        let out = dir.join("out.json");
+        let limit = if engine == "io_uring" { Duration::from_secs(10) } else { Duration::from_secs(5) };
+        while frozen.elapsed() < limit && !std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let written_frozen = std::fs::metadata(&out).is_ok_and(|m| m.len() > 0);
+        let took = frozen.elapsed();
+        sh(&format!("fsfreeze -u {}", mnt.display()));
+        let status = child.wait().unwrap();
+        if engine == "io_uring" {
+            assert!(written_frozen, "io_uring: no results {took:?} after the freeze");
+            assert!(took < Duration::from_secs(8), "io_uring: results {took:?} after the freeze");
+        }
+        assert_eq!(status.code(), Some(1), "{engine}");
+        let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        let r = &doc["results"][0];
+        assert_eq!(r["first_error"]["errno"], libc::ETIMEDOUT, "{engine}: {}", r["first_error"]);
+        let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
+        assert!(!serde_json::from_slice::<Value>(&list.stdout).unwrap().as_array().unwrap().is_empty());
+    }
+}

@@ -177,9 +177,11 @@ impl Engine for UringEngine {
 
     /// I/Os given up are still the kernel's: it may yet write into their buffers or complete
     /// them on this ring. Neither is ever freed (the process ends soon; closing the ring would
-    /// wait for them). Those on targets served by io-wq threads hold the process until they end.
+    /// wait for them). Each holds the worker's thread: the kernel hands an I/O that would block
+    /// (a frozen filesystem, a FUSE server) to io-wq threads, and a thread with io-wq work
+    /// cannot end until it ends, whatever the target.
     fn abandon(self, targets: &[usize]) -> Abandoned {
-        let held = targets.iter().copied().filter(|&t| self.via_io_wq[t]).collect();
+        let held = targets.to_vec();
         std::mem::forget(self);
         Abandoned { held, pins_buffers: true }
     }

@@ -233,12 +233,14 @@ pub fn facts(path: &str) -> std::io::Result<TargetFacts> {
     }
     let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
     let base = format!("/sys/dev/block/{major}:{minor}");
+    let backing = sysfs(format!("{base}/loop/backing_file"));
     let serial = ["device/wwid", "wwid", "device/serial", "serial", "dm/uuid"]
         .iter()
         .find_map(|f| sysfs(format!("{base}/{f}")))
-        .or_else(|| sysfs(format!("{base}/loop/backing_file")).map(|b| format!("loop over {b}")));
+        .or_else(|| backing.as_ref().map(|b| format!("loop over {b}")));
+    let inode = backing.and_then(|b| std::fs::metadata(b).ok()).map(|m| (m.dev(), m.ino()));
     let (size, _) = block_geometry(&f)?;
-    Ok(TargetFacts { device: Some(format!("{major}:{minor}")), inode: None, size, serial })
+    Ok(TargetFacts { device: Some(format!("{major}:{minor}")), inode, size, serial })
 }
 
 fn file_model(dev: u64) -> String {

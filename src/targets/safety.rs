@@ -32,6 +32,9 @@ struct Findings {
 pub fn check_write(info: &TargetInfo, allow_write: &[String], allow_mounted_write: &[String]) -> Result<()> {
     let Some(id) = info.identity else { return Ok(()) }; // the null target, or a file to create
     let allowed = |list: &[String]| list.iter().any(|a| Identity::of_path(a).ok() == Some(id));
+    if allowed(allow_mounted_write) {
+        return Ok(());
+    }
     let f = match info.kind {
         TargetKind::Null => return Ok(()),
         TargetKind::File if info.created_by_iogauge => return Ok(()),
@@ -39,10 +42,13 @@ pub fn check_write(info: &TargetInfo, allow_write: &[String], allow_mounted_writ
             data: vec![format!("{} is an existing file iogauge did not create", info.path)],
             mounted: Vec::new(),
         },
+        // Allowed to be written: only a mount can still refuse it, and nothing is read from
+        // it (the device's own counters then show the test's I/O alone).
+        TargetKind::Block if allowed(allow_write) => Findings { data: Vec::new(), mounted: mounted(id) },
         TargetKind::Block => block_findings(info, id)?,
     };
     let path = &info.path;
-    if !f.mounted.is_empty() && !allowed(allow_mounted_write) {
+    if !f.mounted.is_empty() {
         let all: Vec<String> = f.mounted.iter().chain(&f.data).cloned().collect();
         return Err(input(format!(
             "refusing to write to {path}: {}; a mounted filesystem is written only with --allow-mounted-write {path} \
@@ -50,7 +56,7 @@ pub fn check_write(info: &TargetInfo, allow_write: &[String], allow_mounted_writ
             all.join(", ")
         )));
     }
-    if !f.data.is_empty() && !allowed(allow_write) && !allowed(allow_mounted_write) {
+    if !f.data.is_empty() && !allowed(allow_write) {
         return Err(input(format!(
             "refusing to write to {path}: {}; pass --allow-write {path} (or allow_write in the job file) to destroy its data",
             f.data.join(", ")
@@ -74,14 +80,8 @@ fn block_findings(info: &TargetInfo, id: Identity) -> Result<Findings> {
     // The device and its partitions: what is mounted, held or stacked on any of them is on it.
     let mut family = vec![rdev];
     family.extend(parts.iter().map(|(_, d)| *d));
-    let mut found = Findings { data: Vec::new(), mounted: Vec::new() };
+    let mut found = Findings { data: Vec::new(), mounted: mounted(id) };
     let loops = loops_over(&family);
-    let stacked: Vec<u64> = family.iter().copied().chain(loops.iter().map(|(_, d)| *d)).collect();
-    for (dev, at) in mounts() {
-        if stacked.contains(&dev) {
-            found.mounted.push(format!("mounted at {at}"));
-        }
-    }
     if !parts.is_empty() {
         let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
         found.data.push(format!("has partitions ({})", names.join(", ")));
@@ -114,6 +114,17 @@ fn block_findings(info: &TargetInfo, id: Identity) -> Result<Findings> {
         Err(e) => found.data.push(format!("no device can be called blank without libblkid: {e}")),
     }
     Ok(found)
+}
+
+/// Where a filesystem on the device `id`, one of its partitions or a loop device over either
+/// is mounted.
+fn mounted(id: Identity) -> Vec<String> {
+    let Identity::Device(rdev) = id else { return Vec::new() };
+    let mut family = vec![rdev];
+    family.extend(partitions(&sysfs_dir(rdev)).iter().map(|(_, d)| *d));
+    let loops = loops_over(&family);
+    family.extend(loops.iter().map(|(_, d)| *d));
+    mounts().into_iter().filter(|(dev, _)| family.contains(dev)).map(|(_, at)| format!("mounted at {at}")).collect()
 }
 
 fn sysfs_dir(rdev: u64) -> String {

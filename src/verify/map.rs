@@ -67,7 +67,7 @@ pub struct TargetFacts {
     /// A block device's number, "major:minor".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
-    /// A file's filesystem and inode.
+    /// A file's filesystem and inode (for a loop device, its backing file's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inode: Option<(u64, u64)>,
     /// Size in bytes.
@@ -91,10 +91,14 @@ impl TargetFacts {
             };
             format!("{id}, {} bytes", f.size)
         };
+        // The most lasting fact both have decides: a serial, else an inode (a loop device's
+        // map records its backing file's, so the file itself can be verified), else the
+        // device number.
         let same = self.size == now.size
-            && match (&self.serial, &now.serial) {
-                (Some(a), Some(b)) => a == b,
-                _ => self.device == now.device && self.inode == now.inode,
+            && match (&self.serial, &now.serial, self.inode, now.inode) {
+                (Some(a), Some(b), _, _) => a == b,
+                (_, _, Some(a), Some(b)) => a == b,
+                _ => self.device.is_some() && self.device == now.device,
             };
         (!same).then(|| format!("the map describes {}; the target is now {}", describe(self), describe(now)))
     }

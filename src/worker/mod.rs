@@ -472,6 +472,8 @@ struct Drive<'a, E: Engine, const VERIFY: bool> {
     issuing: bool,
     /// Once issuing stops, the I/Os in flight have io_timeout to complete.
     drain_deadline: Option<u64>,
+    /// An I/O that takes longer than io_timeout (ns) counts as timed out.
+    io_timeout_ns: u64,
     now: u64,
     /// Open loop: I/O k is due at its arrival time whether or not earlier ones completed, and
     /// its response time counts from then, so a stall shows as latency instead of hiding in a
@@ -518,6 +520,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             // worker whose share of --ios is 0).
             issuing: true,
             drain_deadline: None,
+            io_timeout_ns: job.io_timeout.as_nanos() as u64,
             now,
             arrivals,
         }
@@ -677,6 +680,11 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             let response = now - m.submit_ns;
             let stats = &mut self.s.stats[m.target as usize];
             let ok = c.result == m.len as i32;
+            if ok && response > self.io_timeout_ns {
+                // It came back, but after a stall longer than io_timeout: an error too (the
+                // psync engine cannot give up an I/O, only see how long it took).
+                timed_out(stats, &mut self.s.first_error, &m, now, job.stop_on_error, ctl);
+            }
             if let (true, Some(ch)) = (VERIFY, &mut self.s.checker) {
                 // SAFETY: the slot's I/O completed; its buffer holds m.len bytes.
                 let data = unsafe { self.read_base.add(c.slot as usize * self.s.max_size) };
@@ -718,6 +726,34 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
         if now >= end_ns || ctl.stop.load(Relaxed) {
             self.issuing = false;
         }
+    }
+}
+
+/// A completed I/O that took longer than io_timeout: counted as an error (ETIMEDOUT) on its
+/// target, the worker's first error if it has none; stops the test if errors do.
+#[cold]
+#[inline(never)]
+fn timed_out(
+    stats: &mut IoStats,
+    first: &mut Option<FailedIo>,
+    m: &SlotMeta,
+    now: u64,
+    stop_on_error: bool,
+    ctl: &Control,
+) {
+    stats.record_error(m.write, libc::ETIMEDOUT);
+    if first.is_none() {
+        *first = Some(FailedIo {
+            target: m.target as usize,
+            offset: m.offset,
+            write: m.write,
+            errno: libc::ETIMEDOUT,
+            at_ns: now,
+        });
+    }
+    if stop_on_error {
+        ctl.record_end_ns.fetch_min(now, Relaxed);
+        ctl.stop.store(true, Relaxed);
     }
 }
 
