@@ -30,6 +30,21 @@ pub struct UringEngine {
     features: Vec<&'static str>,
 }
 
+/// Closing a ring tears it down in a kernel worker, which keeps the registered files open for
+/// 100-200 ms more: an `umount` of the target's filesystem right after iogauge exits would find
+/// it busy. Unregistering waits for that here, before the ring closes. (An engine that gave
+/// I/Os up is forgotten, not dropped: it must not wait for them.)
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        if self.fixed_files {
+            let _ = self.ring.submitter().unregister_files();
+        }
+        if self.fixed_buffers {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+    }
+}
+
 impl UringEngine {
     /// Sets up a ring for `slots` I/Os in flight over `fds`, registering `regions` (pointer,
     /// length) as fixed buffers when the kernel allows.
