@@ -558,3 +558,24 @@ fn a_map_is_of_its_own_target_and_never_outlives_a_write() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no verify map"), "{err}");
 }
+
+/// The same device under two names (a symlink, `/dev/../dev/loopN`) is one target: a verified
+/// test naming both is refused before any I/O, instead of reporting one name's writes as
+/// corruption of the other's.
+#[test]
+fn one_device_under_two_names_is_one_target() {
+    let dev = LoopDev::new(16 * MIB);
+    let dir = scratch("verify-twice");
+    let link = dir.join("disk");
+    std::os::unix::fs::symlink(&dev.dev, &link).unwrap();
+    let dotted = format!("/dev/../dev/{}", dev.name());
+    for other in [link.to_str().unwrap(), dotted.as_str()] {
+        let out = iogauge_in(
+            &dir,
+            &["run", "--spec", "random-write-4k", "--target", &dev.dev, "--target", other, "--ios", "1000", "--verify"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("are the same device: name it once"), "{err}");
+    }
+}

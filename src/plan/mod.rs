@@ -234,11 +234,26 @@ fn check(share: Share) -> Result<Checked> {
             }
         }
     }
-    let mut targets = Vec::new();
+    let mut targets: Vec<TargetInfo> = Vec::new();
     for p in &paths {
         targets.push(targets::inspect(p, s.file_size, s.buffered)?);
     }
     let mut warnings = Vec::new();
+    // Two names for one device or file are one target (identity, not names): a verified test
+    // would check each name's writes apart and call the other's corruption.
+    for (i, t) in targets.iter().enumerate() {
+        if let Some(o) = targets[..i].iter().find(|o| o.identity.is_some() && o.identity == t.identity) {
+            if s.verifying() {
+                return Err(input(format!(
+                    "--verify: {} and {} are the same {}: name it once",
+                    o.path,
+                    t.path,
+                    if t.kind == TargetKind::Block { "device" } else { "file" }
+                )));
+            }
+            warnings.push(format!("{} and {} are the same target: their I/Os land on one device", o.path, t.path));
+        }
+    }
     for t in targets.iter().filter(|t| t.exists && t.created_by_iogauge && t.size != s.file_size) {
         // An earlier run made it; it is reused as it is, and the result must not read as if
         // the test ran on a file of file_size.
