@@ -181,6 +181,13 @@ impl History {
     }
 
     fn open_file(path: &Path) -> Result<History> {
+        // SQLite would write its pages onto a device (or into a pipe) as into a file.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(input(format!(
+                "--db {}: not a regular file; give a file for the history database",
+                path.display()
+            )));
+        }
         let cannot = |e: rusqlite::Error| input(format!("cannot open history database {}: {e}", path.display()));
         let mut conn = Connection::open(path).map_err(cannot)?;
         // Another iogauge may be saving (a study and a run side by side): wait for it.

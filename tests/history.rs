@@ -203,6 +203,13 @@ fn the_history_is_never_an_output_nor_made_by_a_reader() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("no history database at none.sqlite"));
     }
     assert!(!dir.join("nodir").exists() && !dir.join("none.sqlite").exists(), "a reader created a database");
+    // A device is never a database: its bytes stay as they were.
+    let dev = LoopDev::new(8 << 20);
+    let before = digest(&dev.file);
+    let out = iogauge_in(&dir, &["run", "--target", "null", "--ios", "10", "--db", &dev.dev]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
+    assert_eq!(digest(&dev.file), before);
 }
 
 #[test]
