@@ -8,7 +8,7 @@ use crate::plan::WorkerPlan;
 use crate::targets::{TargetInfo, TargetKind};
 use crate::verify::checker::{self, CheckerSpec, WorkingMap};
 use crate::verify::journal::{self, JournalHead, JournalWriter};
-use crate::verify::map::BlockMap;
+use crate::verify::map::{BlockMap, TargetFacts};
 
 /// A verified test's state across its runs: the last write of every block of every target.
 pub struct Verification {
@@ -17,6 +17,8 @@ pub struct Verification {
     /// Per target of the manager (None for the null target).
     maps: Vec<Option<Vec<u64>>>,
     paths: Vec<String>,
+    /// What each target was at the start (a loop device may be detached by the end).
+    facts: Vec<Option<TargetFacts>>,
     journal: Option<PathBuf>,
 }
 
@@ -31,7 +33,9 @@ impl Verification {
                 (targets[t].kind != TargetKind::Null).then(|| vec![0; end.div_ceil(block) as usize])
             })
             .collect();
-        Verification { block, runs: Vec::new(), maps, paths: targets.iter().map(|t| t.path.clone()).collect(), journal }
+        let paths = targets.iter().map(|t| t.path.clone()).collect();
+        let facts = targets.iter().map(|t| crate::targets::facts(&t.path).ok()).collect();
+        Verification { block, runs: Vec::new(), maps, paths, facts, journal }
     }
 
     /// Starts a run: numbers it (its start time, unique) and records it in the journal.
@@ -103,9 +107,10 @@ impl Verification {
         self.paths
             .iter()
             .zip(&self.maps)
-            .filter_map(|(p, m)| {
+            .zip(&self.facts)
+            .filter_map(|((p, m), target)| {
                 let entries = m.clone()?;
-                let target = crate::targets::facts(p).ok();
+                let target = target.clone();
                 Some(BlockMap { path: p.clone(), block: self.block, runs: self.runs.clone(), entries, target })
             })
             .collect()
