@@ -345,7 +345,7 @@ fn a_device_in_use_under_another_name_is_refused() {
     let meta = std::fs::metadata(&l.dev).unwrap();
     let rdev = std::os::unix::fs::MetadataExt::rdev(&meta);
     let alias = scratch("alias").join("disk-alias");
-    sh(&format!("mknod {} b {} {}", alias.display(), libc_major(rdev), libc_minor(rdev)));
+    sh(&format!("mknod {} b {} {}", alias.display(), libc::major(rdev), libc::minor(rdev)));
     {
         let h = Holder::new(&format!("fd = os.open('{}', os.O_RDONLY)", alias.display()));
         refused_as(&l, &[], &format!("open in process {}", h.0.id()));
@@ -430,14 +430,6 @@ fn a_mounted_filesystem_needs_allow_mounted_write() {
     let code = out.status.code();
     sh(&format!("umount {}", mnt.display()));
     assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn libc_major(rdev: u64) -> u64 {
-    ((rdev >> 32) & 0xffff_f000) | ((rdev >> 8) & 0xfff)
-}
-
-fn libc_minor(rdev: u64) -> u64 {
-    ((rdev >> 12) & 0xffff_ff00) | (rdev & 0xff)
 }
 
 /// A study checks every point's targets before its first I/O: a target cycle whose second

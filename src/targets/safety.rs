@@ -80,8 +80,9 @@ fn block_findings(info: &TargetInfo, id: Identity) -> Result<Findings> {
     // The device and its partitions: what is mounted, held or stacked on any of them is on it.
     let mut family = vec![rdev];
     family.extend(parts.iter().map(|(_, d)| *d));
-    let mut found = Findings { data: Vec::new(), mounted: mounted(id) };
     let loops = loops_over(&family);
+    let stacked: Vec<u64> = family.iter().copied().chain(loops.iter().map(|(_, d)| *d)).collect();
+    let mut found = Findings { data: Vec::new(), mounted: mounted_on(&stacked) };
     if !parts.is_empty() {
         let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
         found.data.push(format!("has partitions ({})", names.join(", ")));
@@ -124,7 +125,12 @@ fn mounted(id: Identity) -> Vec<String> {
     family.extend(partitions(&sysfs_dir(rdev)).iter().map(|(_, d)| *d));
     let loops = loops_over(&family);
     family.extend(loops.iter().map(|(_, d)| *d));
-    mounts().into_iter().filter(|(dev, _)| family.contains(dev)).map(|(_, at)| format!("mounted at {at}")).collect()
+    mounted_on(&family)
+}
+
+/// Where a filesystem on one of `devices` is mounted.
+fn mounted_on(devices: &[u64]) -> Vec<String> {
+    mounts().into_iter().filter(|(dev, _)| devices.contains(dev)).map(|(_, at)| format!("mounted at {at}")).collect()
 }
 
 fn sysfs_dir(rdev: u64) -> String {

@@ -683,7 +683,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             if ok && response > self.io_timeout_ns {
                 // It came back, but after a stall longer than io_timeout: an error too (the
                 // psync engine cannot give up an I/O, only see how long it took).
-                timed_out(stats, &mut self.s.first_error, &m, now, job.stop_on_error, ctl);
+                failed(stats, &mut self.s.first_error, &m, libc::ETIMEDOUT, now, job.stop_on_error, ctl);
             }
             if let (true, Some(ch)) = (VERIFY, &mut self.s.checker) {
                 // SAFETY: the slot's I/O completed; its buffer holds m.len bytes.
@@ -704,16 +704,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 // Errors count whenever they happen: a failing device must not look clean
                 // because it failed during ramp-up.
                 let errno = if c.result < 0 { -c.result } else { 0 };
-                stats.record_error(m.write, errno);
-                if self.s.first_error.is_none() {
-                    let (target, offset, write) = (m.target as usize, m.offset, m.write);
-                    self.s.first_error = Some(FailedIo { target, offset, write, errno, at_ns: now });
-                }
-                if job.stop_on_error {
-                    // Recording ends here; the monitor stops every worker (and manager).
-                    ctl.record_end_ns.fetch_min(now, Relaxed);
-                    ctl.stop.store(true, Relaxed);
-                }
+                failed(stats, &mut self.s.first_error, &m, errno, now, job.stop_on_error, ctl);
             }
             free.push_back(c.slot);
         }
@@ -729,27 +720,23 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
     }
 }
 
-/// A completed I/O that took longer than io_timeout: counted as an error (ETIMEDOUT) on its
-/// target, the worker's first error if it has none; stops the test if errors do.
+/// A failed I/O (or one that came back after more than io_timeout: ETIMEDOUT): counted on its
+/// target, the worker's first error if it has none; stops the test if errors do (recording
+/// ends here; the monitor stops every worker and manager).
 #[cold]
 #[inline(never)]
-fn timed_out(
+fn failed(
     stats: &mut IoStats,
     first: &mut Option<FailedIo>,
     m: &SlotMeta,
+    errno: i32,
     now: u64,
     stop_on_error: bool,
     ctl: &Control,
 ) {
-    stats.record_error(m.write, libc::ETIMEDOUT);
+    stats.record_error(m.write, errno);
     if first.is_none() {
-        *first = Some(FailedIo {
-            target: m.target as usize,
-            offset: m.offset,
-            write: m.write,
-            errno: libc::ETIMEDOUT,
-            at_ns: now,
-        });
+        *first = Some(FailedIo { target: m.target as usize, offset: m.offset, write: m.write, errno, at_ns: now });
     }
     if stop_on_error {
         ctl.record_end_ns.fetch_min(now, Relaxed);
