@@ -621,7 +621,12 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 self.burst_count += 1;
                 if self.burst_count >= burst {
                     self.burst_count = 0;
-                    self.next_issue_ns = self.now + delay_ns;
+                    // Bursts start `delay` apart: counted from when this burst was due, a
+                    // sleep that woke late does not stretch every period (a burst that
+                    // started a whole delay late, held up by the storage, counts from now).
+                    let due = self.next_issue_ns;
+                    let from = if self.now.saturating_sub(due) < delay_ns { due } else { self.now };
+                    self.next_issue_ns = from + delay_ns;
                     return;
                 }
             }
