@@ -2,7 +2,7 @@
 //! (0 success, 1 an I/O error or runtime failure, 2 bad input).
 
 use clap::Parser;
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ErrorKind};
 
 fn main() {
     let cli = match iogauge::cli::Cli::try_parse() {
@@ -13,6 +13,10 @@ fn main() {
         }
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
+            std::process::exit(2);
+        }
+        Err(e) if e.kind() == ErrorKind::UnknownArgument && fio_hint(&e).is_some() => {
+            eprintln!("iogauge: {}", fio_hint(&e).unwrap_or_default());
             std::process::exit(2);
         }
         Err(e) => {
@@ -44,4 +48,12 @@ fn main() {
             std::process::exit(e.exit_code());
         }
     }
+}
+
+/// For a fio flag iogauge does not have: which iogauge flag does the same.
+fn fio_hint(e: &clap::Error) -> Option<String> {
+    let arg = e.get(ContextKind::InvalidArg)?.to_string();
+    let hint = iogauge::cli::fio_flag_hint(&arg)?;
+    let name = arg.split('=').next().unwrap_or(&arg);
+    Some(format!("{name} is fio's flag: {hint} (see 'iogauge run --help')"))
 }

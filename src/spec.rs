@@ -217,11 +217,48 @@ pub fn builtin() -> Vec<AccessSpec> {
     v
 }
 
-/// Looks up a built-in specification by name.
+/// The families of built-in names that take any transfer size: `random-read-16k`,
+/// `streaming-write-1m`... (name prefix, % read, % random, what it is).
+const SIZED: [(&str, u32, u32, &str); 4] = [
+    ("random-read-", 100, 100, "random reads, 100 % random"),
+    ("random-write-", 0, 100, "random writes, 100 % random"),
+    ("streaming-read-", 100, 0, "streaming (spiral) reads, 100 % sequential"),
+    ("streaming-write-", 0, 0, "streaming (spiral) writes, 100 % sequential"),
+];
+
+/// Looks up a built-in specification by name, in any case: a listed one, or one of the sized
+/// families at any transfer size (`random-read-16k`, `streaming-read-1.5m`).
 pub fn find_builtin(name: &str) -> crate::error::Result<AccessSpec> {
-    builtin().into_iter().find(|s| s.name == name).ok_or_else(|| {
-        crate::error::input(format!("unknown access specification '{name}': 'iogauge specs' lists the built-in ones"))
-    })
+    let wanted = name.trim().to_ascii_lowercase();
+    let all = builtin();
+    if let Some(s) = all.iter().find(|s| s.name == wanted) {
+        return Ok(s.clone());
+    }
+    for (prefix, read, random, what) in SIZED {
+        let Some(size) = wanted.strip_prefix(prefix) else { continue };
+        let bytes = crate::units::parse_size(size).map_err(|_| {
+            crate::error::input(format!(
+                "unknown access specification '{name}': {prefix}SIZE takes a transfer size such as 4k, 64k or 1m"
+            ))
+        })?;
+        let spec = single(format!("{prefix}{}", size_name(bytes)), what, bytes, read, random);
+        spec.validate().map_err(|_| {
+            crate::error::input(format!(
+                "access specification '{name}': the transfer size must be a multiple of 512 bytes from 512 to 16m"
+            ))
+        })?;
+        return Ok(spec);
+    }
+    let near = all
+        .iter()
+        .map(|s| (strsim::damerau_levenshtein(&wanted, &s.name), &s.name))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 4))
+        .min();
+    let hint = near.map_or(String::new(), |(_, n)| format!("did you mean '{n}'? "));
+    Err(crate::error::input(format!(
+        "unknown access specification '{name}': {hint}'iogauge specs' lists the built-in ones (random-read-SIZE, \
+         random-write-SIZE, streaming-read-SIZE and streaming-write-SIZE take any size)"
+    )))
 }
 
 #[cfg(test)]
@@ -265,5 +302,35 @@ mod tests {
         s.lines[0].share = 11;
         assert!(s.validate().unwrap_err().contains("sum to 101 %"));
         assert!(find_builtin("nope").unwrap_err().to_string().contains("unknown access specification 'nope'"));
+    }
+
+    #[test]
+    fn names_in_any_case_and_sized_families_at_any_size() {
+        assert_eq!(find_builtin("OLTP-8K").unwrap().name, "oltp-8k");
+        let s = find_builtin("Random-Read-16K").unwrap();
+        assert_eq!(
+            (s.name.as_str(), s.lines[0].size, s.lines[0].read, s.lines[0].random),
+            ("random-read-16k", 16384, 100, 100)
+        );
+        let s = find_builtin("streaming-write-1.5m").unwrap();
+        assert_eq!(
+            (s.name.as_str(), s.lines[0].size, s.lines[0].read, s.lines[0].random),
+            ("streaming-write-1536k", 1536 << 10, 0, 0)
+        );
+        assert_eq!(find_builtin("random-write-2m").unwrap().lines[0].size, 2 << 20);
+        // A listed size keeps its seed's description.
+        assert!(find_builtin("random-read-4k").unwrap().description.contains("seeds"));
+        for (bad, says) in [
+            ("random-read-3000", "multiple of 512"),
+            ("random-read-32m", "multiple of 512"),
+            ("random-read-big", "takes a transfer size"),
+            ("olpt-8k", "did you mean 'oltp-8k'"),
+            ("file-sever", "did you mean 'file-server'"),
+            ("webserver", "did you mean 'web-server'"),
+        ] {
+            let e = find_builtin(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert!(!find_builtin("completely-different").unwrap_err().to_string().contains("did you mean"));
     }
 }

@@ -5,25 +5,43 @@
 
 use std::time::Duration;
 
-/// Parses a size: `512`, `4K`, `4k`, `4KiB`, `1M`, `1G`, `2T` (binary multiples).
+/// Parses a size: `512`, `4K`, `4k`, `4KB`, `4KiB`, `1.5G`, `2T`. Every multiple is binary
+/// (`K`, `KB` and `KiB` all mean 1024), as in Iometer and fio's default; a fraction must come to
+/// whole bytes (`1.5K` = 1536).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, suffix) = t.split_at(digits_end);
-    let bad = || format!("'{text}' is not a size: use bytes or a number with K, M, G or T (e.g. 4K, 1M, 1G)");
-    if num.is_empty() {
-        return Err(bad());
-    }
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let shift = match suffix.to_ascii_lowercase().as_str() {
+    let bad = || format!("'{text}' is not a size: use bytes or a number with K, M, G or T (e.g. 4K, 1M, 1.5G)");
+    let shift = match suffix.trim_start().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
+        "p" | "pb" | "pib" => 50,
         _ => return Err(bad()),
     };
-    n.checked_mul(1u64 << shift).ok_or_else(|| format!("size '{text}' is too large"))
+    let too_large = || format!("size '{text}' is too large");
+    match num.split_once('.') {
+        None if !num.is_empty() => {
+            num.parse::<u64>().map_err(|_| too_large())?.checked_mul(1 << shift).ok_or_else(too_large)
+        }
+        Some((whole, frac)) if (whole, frac) != ("", "") && !frac.contains('.') => {
+            // Exact arithmetic: whole and fraction apart, so 1.5G is exactly 1610612736.
+            let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| too_large())? };
+            let digits = frac.len() as u32;
+            let frac_n: u128 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| bad())? };
+            let scale = 10u128.checked_pow(digits).ok_or_else(bad)?;
+            let frac_bytes = frac_n * (1u128 << shift);
+            if frac_bytes % scale != 0 {
+                return Err(format!("size '{text}' is not a whole number of bytes: give it in a smaller unit"));
+            }
+            let bytes = (whole as u128) * (1u128 << shift) + frac_bytes / scale;
+            u64::try_from(bytes).map_err(|_| too_large())
+        }
+        _ => Err(bad()),
+    }
 }
 
 /// Parses a duration: `500ms`, `10s`, `2m`, `1h`, or a bare number of seconds.
@@ -178,7 +196,12 @@ mod tests {
         assert_eq!(parse_size("4kib").unwrap(), 4096);
         assert_eq!(parse_size("1M").unwrap(), 1 << 20);
         assert_eq!(parse_size("1G").unwrap(), 1 << 30);
-        for bad in ["", "K", "4Q", "-1", "1.5M", "99999999999T"] {
+        assert_eq!(parse_size("4KB").unwrap(), 4096);
+        assert_eq!(parse_size("1.5G").unwrap(), 1_610_612_736);
+        assert_eq!(parse_size("1.5K").unwrap(), 1536);
+        assert_eq!(parse_size("0.5M").unwrap(), 512 << 10);
+        assert_eq!(parse_size("2.25 MiB").unwrap(), 2_359_296);
+        for bad in ["", "K", ".", "4Q", "-1", "1.2.3K", "0.3K", "1.5", "99999999999T", "16385P"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
         for n in [512, 1024, 1536, 4096, 1 << 20, 3 << 30] {

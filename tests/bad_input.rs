@@ -39,6 +39,34 @@ fn flags() {
     rejected(&["run", "--target", "null", "--working-set", "4K", "--spec", "dss-1m"], "larger than the working set");
     rejected(&["run", "--target", "null", "--target", "iogauge.tst"], "null target cannot share a worker");
     rejected(&["specs", "nope"], "unknown access specification 'nope'");
+    rejected(&["run", "--spec", "OLPT-8k"], "did you mean 'oltp-8k'");
+    rejected(&["run", "--spec", "random-read-3000"], "multiple of 512");
+    rejected(&["run", "--bs", "4K:60,64K:30"], "--bs 4K:60,64K:30: line shares sum to 90 %");
+    rejected(&["run", "--bs", "4k,64k"], "READ,WRITE form is not supported");
+    rejected(&["run", "--rw", "randread", "--read", "70"], "use --rw randrw");
+    rejected(&["run", "--rw", "sequential"], "use read, write, randread");
+    rejected(&["run", "--read", "101"], "101");
+    rejected(&["run", "--bs", "4K", "--spec", "oltp-8k"], "give one");
+    rejected(&["run", "--rate-mbps", "0"], "rate_mbps = 0");
+    rejected(&["run", "--file-size", "0.3K"], "not a whole number of bytes");
+}
+
+#[test]
+fn fio_flags_answer_with_iogauges() {
+    for (fio, ours) in [
+        ("--iodepth=32", "use --qd N"),
+        ("--numjobs", "use --workers N"),
+        ("--runtime", "use --time DURATION"),
+        ("--ramp_time", "use --ramp DURATION"),
+        ("--filename", "use --target PATH"),
+        ("--size", "use --file-size SIZE"),
+        ("--ioengine=libaio", "use --engine"),
+        ("--direct=1", "O_DIRECT is the default"),
+    ] {
+        let err = rejected(&["run", fio, "1"], ours);
+        let name = fio.split('=').next().unwrap();
+        assert!(err.starts_with(&format!("iogauge: {name} is fio's flag")), "{err}");
+    }
 }
 
 #[test]

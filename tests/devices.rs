@@ -225,13 +225,20 @@ fn targets_are_free_when_iogauge_exits() {
     let target = mnt.join("t.dat");
     for i in 0..5 {
         assert!(sh(&format!("mount {} {}", dev.dev, mnt.display())).status.success());
-        let out = iogauge(
-            &["run", "--target", target.to_str().unwrap(), "--file-size", "8M", "--spec", "oltp-4k"]
-                .into_iter()
-                .chain(["--ios", "2000", "-q", "--no-history"])
-                .collect::<Vec<_>>()
-                .as_slice(),
-        );
+        let t = target.to_str().unwrap();
+        let out = iogauge(&[
+            "run",
+            "--target",
+            t,
+            "--file-size",
+            "8M",
+            "--spec",
+            "oltp-4k",
+            "--ios",
+            "2000",
+            "-q",
+            "--no-history",
+        ]);
         let umount = sh(&format!("umount {}", mnt.display()));
         if !umount.status.success() {
             std::thread::sleep(std::time::Duration::from_millis(500));

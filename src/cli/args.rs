@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use super::workload::SpecFlags;
 use super::{history, verify};
 use crate::config::{DataPattern, EngineKind, Job, OnError, Test, WorkerConfig};
 use crate::error::{Result, input};
@@ -72,6 +73,36 @@ pub enum Command {
         /// A specification to show.
         name: Option<String>,
     },
+}
+
+/// The iogauge flag for a flag a fio user types (`--iodepth=32`, `--numjobs`): None if `arg`
+/// is not fio's.
+pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {
+    let name = arg.split('=').next().unwrap_or(arg).trim_start_matches('-');
+    Some(match name {
+        "iodepth" => "use --qd N (outstanding I/Os per target per worker)",
+        "numjobs" => "use --workers N (threads, each on every target)",
+        "runtime" => "use --time DURATION (e.g. 30s; runs are timed by default)",
+        "ramp_time" => "use --ramp DURATION (e.g. 5s)",
+        "filename" => "use --target PATH (repeatable)",
+        "size" => {
+            "use --file-size SIZE (of a test file iogauge creates) or --working-set SIZE (the part of a target used)"
+        }
+        "io_size" | "io_limit" => "use --bytes SIZE",
+        "number_ios" => "use --ios N",
+        "ioengine" => "use --engine io_uring|psync",
+        "direct" => "O_DIRECT is the default (--buffered uses the page cache)",
+        "time_based" => "runs are timed by default (--time), --ios or --bytes end on a count",
+        "blocksize" | "bssplit" => "use --bs SIZE or --bs 4k:60,64k:40",
+        "readwrite" => "use --rw PATTERN",
+        "rate_iops" => "use --rate-iops N (per worker)",
+        "rate" => "use --rate-mbps N (per worker, 10^6 bytes/s)",
+        "randseed" | "randrepeat" => "use --seed N",
+        "output-format" | "output" => "use --json FILE (- for stdout) or --csv FILE",
+        "group_reporting" => "totals are reported by default",
+        "name" => "a workload is named by its access specification",
+        _ => return None,
+    })
 }
 
 /// Settings of the whole test.
@@ -155,6 +186,13 @@ pub struct WorkerFlags {
     /// Start of the working set on each target.
     #[arg(long, value_parser = parse_size, value_name = "SIZE")]
     pub offset: Option<u64>,
+    /// Cap each worker at N I/Os per second (an open loop: response times count from when
+    /// each I/O was due, as rate_iops in a job).
+    #[arg(long, value_name = "N")]
+    pub rate_iops: Option<f64>,
+    /// Cap each worker at N MB/s (10^6 bytes/s; an open loop, as rate_mbps in a job).
+    #[arg(long, value_name = "N")]
+    pub rate_mbps: Option<f64>,
 }
 
 impl WorkerFlags {
@@ -165,6 +203,8 @@ impl WorkerFlags {
             || self.stroke.is_some()
             || self.working_set.is_some()
             || self.offset.is_some()
+            || self.rate_iops.is_some()
+            || self.rate_mbps.is_some()
     }
 
     /// The workers these flags describe: `workers` identical workers, each on every target.
@@ -180,6 +220,8 @@ impl WorkerFlags {
             stroke: self.stroke,
             working_set: self.working_set,
             offset: self.offset.unwrap_or(0),
+            rate_iops: self.rate_iops,
+            rate_mbps: self.rate_mbps,
             ..WorkerConfig::default()
         }])
     }
@@ -210,6 +252,9 @@ pub struct RunArgs {
     /// Access specification (repeatable: run one after another; default random-read-4k).
     #[arg(long = "spec", value_name = "NAME")]
     pub specs: Vec<String>,
+    #[command(flatten)]
+    /// An access specification from flags instead of a name.
+    pub workload: SpecFlags,
     #[command(flatten)]
     /// Workers, targets, settings and outputs.
     pub flags: TestFlags,
@@ -327,7 +372,8 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
         Some(path) => {
             if a.flags.workers.any() {
                 return Err(input(format!(
-                    "--target, --workers, --outstanding, --stroke, --working-set and --offset cannot be combined with job file {}: edit its [[worker]] sections",
+                    "--target, --workers, --outstanding, --stroke, --working-set, --offset, --rate-iops and \
+                     --rate-mbps cannot be combined with job file {}: edit its [[worker]] sections",
                     path.display()
                 )));
             }
@@ -335,20 +381,25 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
             if job.study.is_some() {
                 return Err(input(format!("{} has a [study] section: run it with iogauge study {0}", path.display())));
             }
-            if !a.specs.is_empty() {
-                let mut job = job;
-                job.test.run = a.specs.clone();
-                job
-            } else {
-                job
-            }
-        }
-        None => {
-            let mut job = Job { workers: a.flags.workers.workers(1)?, ..Job::default() };
-            job.test.run = if a.specs.is_empty() { vec!["random-read-4k".into()] } else { a.specs.clone() };
             job
         }
+        None => Job { workers: a.flags.workers.workers(1)?, ..Job::default() },
     };
+    if a.workload.any() {
+        if !a.specs.is_empty() {
+            return Err(input(
+                "--spec and --bs/--read/--random/--align/--rw/--rwmixread both name the workload: give one",
+            ));
+        }
+        let spec = a.workload.spec()?;
+        job.test.run = vec![spec.name.clone()];
+        job.specs.retain(|s| s.name != spec.name);
+        job.specs.push(spec);
+    } else if !a.specs.is_empty() {
+        job.test.run = a.specs.clone();
+    } else if a.job.is_none() {
+        job.test.run = vec!["random-read-4k".into()];
+    }
     a.flags.settings.apply(&mut job);
     resolve_flags(&job)
 }

@@ -4,11 +4,13 @@ mod args;
 mod exports;
 mod history;
 mod verify;
+mod workload;
 
 pub use args::{
-    Cli, Command, OutputFlags, ProfileArgs, RunArgs, SettingFlags, StudyArgs, TestFlags, WorkerFlags, profile_test,
-    run_test,
+    Cli, Command, OutputFlags, ProfileArgs, RunArgs, SettingFlags, StudyArgs, TestFlags, WorkerFlags, fio_flag_hint,
+    profile_test, run_test,
 };
+pub use workload::SpecFlags;
 
 use crate::compare;
 use crate::config::Test;

@@ -229,6 +229,10 @@ pub struct WorkerConfig {
     /// closed loop; response times then count from each I/O's intended start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,
+    /// Open-loop arrivals capped at this many MB/s (10^6 bytes/s; with `rate_iops`, the
+    /// slower of the two paces each I/O).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -255,6 +259,7 @@ impl Default for WorkerConfig {
             working_set: None,
             offset: 0,
             rate_iops: None,
+            rate_mbps: None,
         }
     }
 }

@@ -46,6 +46,8 @@ pub struct Worker {
     pub offset: u64,
     /// Open-loop arrivals at this many I/Os per second.
     pub rate_iops: Option<f64>,
+    /// Open-loop arrivals at this many MB/s (10^6 bytes/s).
+    pub rate_mbps: Option<f64>,
 }
 
 // Both conversions destructure every field, so a field added to one type and not the other
@@ -65,15 +67,27 @@ impl Worker {
             working_set,
             offset,
             rate_iops,
+            rate_mbps,
         } = entry.clone();
         let targets = if targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { targets };
-        Worker { name, spec, outstanding, targets, hosts, ranks, stroke, working_set, offset, rate_iops }
+        Worker { name, spec, outstanding, targets, hosts, ranks, stroke, working_set, offset, rate_iops, rate_mbps }
     }
 
     /// The worker as an entry of its own (`count = 1`), for the result's `config`.
     fn as_written(&self) -> WorkerConfig {
-        let Worker { name, spec, outstanding, targets, hosts, ranks, stroke, working_set, offset, rate_iops } =
-            self.clone();
+        let Worker {
+            name,
+            spec,
+            outstanding,
+            targets,
+            hosts,
+            ranks,
+            stroke,
+            working_set,
+            offset,
+            rate_iops,
+            rate_mbps,
+        } = self.clone();
         WorkerConfig {
             name: Some(name),
             count: 1,
@@ -86,6 +100,7 @@ impl Worker {
             working_set,
             offset,
             rate_iops,
+            rate_mbps,
         }
     }
 }
@@ -314,9 +329,11 @@ fn check_worker(i: usize, w: &WorkerConfig) -> Result<(), ConfigError> {
             return Err(at(p("stroke"), "give stroke or working_set, not both"));
         }
     }
-    if let Some(r) = w.rate_iops {
-        if !(r > 0.0 && r.is_finite()) {
-            return Err(at(p("rate_iops"), format!("rate_iops = {r}: give a positive rate")));
+    for (key, rate) in [("rate_iops", w.rate_iops), ("rate_mbps", w.rate_mbps)] {
+        if let Some(r) = rate {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(at(p(key), format!("{key} = {r}: give a positive rate")));
+            }
         }
     }
     if w.working_set == Some(0) {

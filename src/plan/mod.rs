@@ -221,6 +221,8 @@ pub struct WorkerPlan {
     pub targets: Vec<WorkingSet>,
     /// Open-loop arrival rate (I/Os per second), if any.
     pub rate_iops: Option<f64>,
+    /// Open-loop arrival rate in MB/s (10^6 bytes/s), if any.
+    pub rate_mbps: Option<f64>,
 }
 
 /// Inspects targets, checks every workload against them and checks safety; writes nothing.
@@ -420,6 +422,7 @@ fn plan_workload(share: &Share, targets: &[TargetInfo], verify_block: Option<u64
             spec: spec.clone(),
             outstanding: wc.outstanding,
             rate_iops: wc.rate_iops,
+            rate_mbps: wc.rate_mbps,
             targets: wc
                 .targets
                 .iter()

@@ -126,6 +126,7 @@ mod tests {
             outstanding: 1,
             targets: vec![WorkingSet { target: 0, start, size }],
             rate_iops: None,
+            rate_mbps: None,
         };
         let mut info = targets::inspect("null", 0, false).unwrap();
         info.logical_block = lbs;

@@ -485,7 +485,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
     fn new(engine: &'a mut E, job: &'a WorkerJob, s: &'a mut SetUp, ctl: &'a Control, epoch: Instant) -> Self {
         let slots = s.meta.len();
         let now = now_ns(epoch);
-        let arrivals = job.plan.rate_iops.map(|rate| Arrival::new(rate, job.arrivals, job.seed, now));
+        let arrivals = Arrival::new(job.plan.rate_iops, job.plan.rate_mbps, job.arrivals, job.seed, now);
         if arrivals.is_some() {
             // Sleeps and timed waits end up to the timer slack late (50 µs by default), and an
             // open loop counts that lateness as response time: ask for 1 ns.
@@ -611,7 +611,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 (buf, region) = (verified_issue(c, slot, t, write, offset, len, buf, slot_buf, self.now), 0);
             }
             self.engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region });
-            let submit_ns = self.arrivals.as_mut().map_or(self.now, Arrival::take);
+            let submit_ns = self.arrivals.as_mut().map_or(self.now, |a| a.take(len));
             let issued = self.issued;
             self.s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target: target as u32, write };
             self.in_flight += 1;
