@@ -96,6 +96,10 @@ pub struct CpuUsage {
     pub own_cpu_s: f64,
     /// iogauge's own CPU microseconds per completed I/O.
     pub own_us_per_io: f64,
+    /// iogauge's own CPU time as % of all the host's CPUs (the scale of `utilization_pct`:
+    /// the rest of that is other processes and the kernel's work for them).
+    #[serde(default)]
+    pub own_pct: f64,
     /// Iometer's CPU effectiveness: IOPS / utilisation %.
     pub effectiveness: f64,
 }
@@ -109,6 +113,7 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
         interrupts_per_sec: if secs > 0.0 { b.interrupts.saturating_sub(a.interrupts) as f64 / secs } else { 0.0 },
         own_cpu_s: own_us / 1e6,
         own_us_per_io: if ios > 0 { own_us / ios as f64 } else { 0.0 },
+        own_pct: if secs > 0.0 { own_us / 1e4 / (secs * b.per_cpu.len().max(1) as f64) } else { 0.0 },
         effectiveness: if all.utilization_pct > 0.0 { iops / all.utilization_pct } else { 0.0 },
         all,
     }
@@ -121,16 +126,16 @@ impl CpuUsage {
     pub fn merge(parts: &[&CpuUsage], ios: u64, iops: f64) -> CpuUsage {
         let weights: Vec<f64> = parts.iter().map(|p| p.per_cpu.len().max(1) as f64).collect();
         let total: f64 = weights.iter().sum();
-        let mean =
-            |f: fn(&CpuShare) -> f64| parts.iter().zip(&weights).map(|(p, w)| f(&p.all) * w).sum::<f64>() / total;
+        // Each machine's % weighed by its CPUs: a % of all their CPUs together.
+        let mean = |f: fn(&CpuUsage) -> f64| parts.iter().zip(&weights).map(|(p, w)| f(p) * w).sum::<f64>() / total;
         let all = CpuShare {
-            utilization_pct: mean(|s| s.utilization_pct),
-            user_pct: mean(|s| s.user_pct),
-            system_pct: mean(|s| s.system_pct),
-            iowait_pct: mean(|s| s.iowait_pct),
-            irq_pct: mean(|s| s.irq_pct),
-            softirq_pct: mean(|s| s.softirq_pct),
-            steal_pct: mean(|s| s.steal_pct),
+            utilization_pct: mean(|p| p.all.utilization_pct),
+            user_pct: mean(|p| p.all.user_pct),
+            system_pct: mean(|p| p.all.system_pct),
+            iowait_pct: mean(|p| p.all.iowait_pct),
+            irq_pct: mean(|p| p.all.irq_pct),
+            softirq_pct: mean(|p| p.all.softirq_pct),
+            steal_pct: mean(|p| p.all.steal_pct),
         };
         let own_cpu_s: f64 = parts.iter().map(|p| p.own_cpu_s).sum();
         CpuUsage {
@@ -138,6 +143,7 @@ impl CpuUsage {
             interrupts_per_sec: parts.iter().map(|p| p.interrupts_per_sec).sum(),
             own_cpu_s,
             own_us_per_io: if ios > 0 { own_cpu_s * 1e6 / ios as f64 } else { 0.0 },
+            own_pct: mean(|p| p.own_pct),
             effectiveness: if all.utilization_pct > 0.0 { iops / all.utilization_pct } else { 0.0 },
             all,
         }

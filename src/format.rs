@@ -25,22 +25,39 @@ pub fn opt_ms(v: Option<f64>) -> String {
     )
 }
 
-/// Rows aligned in columns (the first left, the others right), a rule under the header.
+/// The width tables keep within: a terminal's 80 columns.
+pub const WIDTH: usize = 80;
+
+/// Rows aligned in columns (the first left, the others right), a rule under the header, within
+/// [`WIDTH`] where the figures allow: a first cell too long for the room the others leave goes
+/// on a line of its own, its figures on the next. A row of one cell is a heading.
 pub fn grid(rows: &[Vec<String>]) -> String {
     let cols = rows[0].len();
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let width = |c: usize| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols).map(width).collect();
+    let figures: usize = widths[1..].iter().map(|w| w + 2).sum();
+    let label = widths[0].min(WIDTH.saturating_sub(figures).max(rows[0][0].chars().count()));
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
-        for (c, cell) in row.iter().enumerate() {
-            if c == 0 {
-                let _ = write!(out, "{cell:<w$}", w = widths[c]);
+        let mut line = String::new();
+        if row.len() == 1 {
+            line.push_str(&row[0]);
+        } else {
+            if row[0].chars().count() > label {
+                out.push_str(&row[0]);
+                out.push('\n');
+                line.push_str(&" ".repeat(label));
             } else {
-                let _ = write!(out, "  {cell:>w$}", w = widths[c]);
+                let _ = write!(line, "{:<label$}", row[0]);
+            }
+            for (c, cell) in row.iter().enumerate().skip(1) {
+                let _ = write!(line, "  {cell:>w$}", w = widths[c]);
             }
         }
+        out.push_str(line.trim_end());
         out.push('\n');
         if i == 0 {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (cols - 1)));
+            out.push_str(&"-".repeat(label + figures));
             out.push('\n');
         }
     }

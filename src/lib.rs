@@ -25,6 +25,7 @@ pub(crate) mod document;
 pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod export;
+pub(crate) mod findings;
 pub mod format;
 pub(crate) mod history;
 pub(crate) mod host;

@@ -156,8 +156,22 @@ impl Totals {
             mbps: m.mbps,
             avg_response_ms: m.avg_response_ms,
             p99_response_ms: m.percentiles_ms.get("p99").copied(),
-            cpu_pct: self.cpu.all.utilization_pct,
-            iops_per_cpu_pct: self.cpu.effectiveness,
+            cpu_pct: Some(self.cpu.all.utilization_pct),
+            iops_per_cpu_pct: Some(self.cpu.effectiveness),
+        }
+    }
+}
+
+impl Headline {
+    /// The figures of a part of a workload (a worker, a target): no CPU of its own.
+    pub fn of_part(m: &Metrics) -> Headline {
+        Headline {
+            iops: m.iops,
+            mbps: m.mbps,
+            avg_response_ms: m.avg_response_ms,
+            p99_response_ms: m.percentiles_ms.get("p99").copied(),
+            cpu_pct: None,
+            iops_per_cpu_pct: None,
         }
     }
 }
@@ -174,10 +188,50 @@ pub struct Headline {
     pub avg_response_ms: Option<f64>,
     /// 99th percentile response time (ms).
     pub p99_response_ms: Option<f64>,
-    /// CPU utilisation of the machine (%).
-    pub cpu_pct: f64,
+    /// CPU utilisation of the machine (%); none for a worker or target alone.
+    pub cpu_pct: Option<f64>,
     /// Iometer's CPU effectiveness: IOPS per CPU utilisation %.
-    pub iops_per_cpu_pct: f64,
+    pub iops_per_cpu_pct: Option<f64>,
+}
+
+/// Which rows a table shows under each workload's totals: none, one per worker or one per
+/// target (Iometer's WORKER and DISK rows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Detail {
+    /// The workload's totals only (and read and write apart).
+    #[default]
+    Totals,
+    /// A row per worker.
+    Workers,
+    /// A row per target.
+    Targets,
+}
+
+impl std::str::FromStr for Detail {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "totals" => Ok(Detail::Totals),
+            "workers" | "worker" => Ok(Detail::Workers),
+            "targets" | "target" | "disks" => Ok(Detail::Targets),
+            _ => Err(format!("--detail {s}: use workers or targets")),
+        }
+    }
+}
+
+impl WorkloadResult {
+    /// The parts `detail` asks for, labelled: each worker or each target (with its manager's
+    /// rank when there are several).
+    pub fn parts(&self, detail: Detail) -> Vec<(String, &Metrics)> {
+        let ranked = |rank: u32, name: &str| {
+            if self.managers.len() > 1 { format!("{name} (manager {rank})") } else { name.to_string() }
+        };
+        match detail {
+            Detail::Totals => Vec::new(),
+            Detail::Workers => self.workers.iter().map(|w| (ranked(w.manager, &w.name), &w.metrics)).collect(),
+            Detail::Targets => self.targets.iter().map(|t| (ranked(t.manager, &t.path), &t.metrics)).collect(),
+        }
+    }
 }
 
 /// One worker's part of a run.

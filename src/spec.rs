@@ -106,6 +106,26 @@ impl AccessSpec {
     pub fn writes(&self) -> bool {
         self.lines.iter().any(|l| l.share > 0 && l.read < 100)
     }
+
+    /// The specification with every line at transfer size `size` (a study's size cycle),
+    /// named for it: a name that ends in its one size takes the new one (`streaming-read-64k`
+    /// at 1M is `streaming-read-1m`), any other gets `@SIZE` (`file-server@1m`).
+    pub fn at_size(&self, size: u64) -> AccessSpec {
+        let old = self.lines.first().map(|l| l.size).filter(|s| self.lines.iter().all(|l| l.size == *s));
+        let name = match old.and_then(|s| self.name.strip_suffix(&format!("-{}", size_name(s)))) {
+            Some(stem) => format!("{stem}-{}", size_name(size)),
+            None => format!("{}@{}", self.name, size_name(size)),
+        };
+        let lines = self.lines.iter().map(|l| SpecLine { size, ..l.clone() }).collect();
+        AccessSpec { name, description: self.description.clone(), lines }
+    }
+}
+
+/// A specification's name without the transfer size [`AccessSpec::at_size`] gave it: the
+/// series name of a chart whose x axis is the size (`streaming-read-1m` -> `streaming-read`).
+pub fn name_without_size(name: &str, size: u64) -> &str {
+    let s = size_name(size);
+    name.strip_suffix(&format!("-{s}")).or_else(|| name.strip_suffix(&format!("@{s}"))).unwrap_or(name)
 }
 
 fn line(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
@@ -302,6 +322,18 @@ mod tests {
         s.lines[0].share = 11;
         assert!(s.validate().unwrap_err().contains("sum to 101 %"));
         assert!(find_builtin("nope").unwrap_err().to_string().contains("unknown access specification 'nope'"));
+    }
+
+    #[test]
+    fn a_size_sweep_names_each_point_by_its_size() {
+        let s = find_builtin("streaming-read-64k").unwrap().at_size(1 << 20);
+        assert_eq!((s.name.as_str(), s.lines[0].size), ("streaming-read-1m", 1 << 20));
+        assert_eq!(name_without_size(&s.name, 1 << 20), "streaming-read");
+        let fs = find_builtin("file-server").unwrap().at_size(8192);
+        assert_eq!(fs.name, "file-server@8k");
+        assert!(fs.lines.iter().all(|l| l.size == 8192 && l.read == 80));
+        assert_eq!(name_without_size(&fs.name, 8192), "file-server");
+        assert_eq!(find_builtin("oltp-8k").unwrap().at_size(4096).name, "oltp-4k");
     }
 
     #[test]

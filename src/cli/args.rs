@@ -12,6 +12,7 @@ use crate::config::{DataPattern, EngineKind, Job, OnError, Test, WorkerConfig};
 use crate::error::{Result, input};
 use crate::job;
 use crate::profile;
+use crate::result::Detail;
 use crate::units::{parse_duration, parse_size};
 
 /// iogauge: storage I/O workload generator and performance characterisation for Linux.
@@ -41,6 +42,9 @@ pub enum Command {
         #[command(flatten)]
         /// The history database.
         db: history::DbFlag,
+        #[command(flatten)]
+        /// Rows per worker or target.
+        detail: DetailFlag,
     },
     /// Write an HTML report (charts and tables) of result or study documents or history ids.
     Report(history::ReportArgs),
@@ -53,6 +57,9 @@ pub enum Command {
         #[command(flatten)]
         /// The history database.
         db: history::DbFlag,
+        #[command(flatten)]
+        /// Rows per worker or target.
+        detail: DetailFlag,
     },
     /// Write a stored run's or study's JSON document back out.
     Export {
@@ -227,6 +234,14 @@ impl WorkerFlags {
     }
 }
 
+/// Rows under each workload in a table or report.
+#[derive(Args, Debug, Default)]
+pub struct DetailFlag {
+    /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows).
+    #[arg(long, value_name = "workers|targets")]
+    pub detail: Option<Detail>,
+}
+
 /// Where results go.
 #[derive(Args, Debug, Default)]
 pub struct OutputFlags {
@@ -239,6 +254,9 @@ pub struct OutputFlags {
     /// No live line and no table.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    /// The table's rows.
+    pub detail: DetailFlag,
     #[command(flatten)]
     /// Where the run is saved.
     pub history: history::SaveFlags,

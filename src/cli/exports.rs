@@ -13,7 +13,7 @@ use crate::document::Document;
 use crate::error::{Error, Result, input, runtime};
 use crate::export;
 use crate::managers::{self, Group};
-use crate::result::ResultDoc;
+use crate::result::{Detail, ResultDoc};
 use crate::run::{LiveStatus, Observer, Phase};
 use crate::study::doc::StudyDoc;
 use crate::study::run::StudyObserver;
@@ -108,6 +108,8 @@ pub(super) struct ExportManager {
     quiet_stdout: bool,
     /// The live line is drawn (stdout is a terminal).
     live: bool,
+    /// The table's rows under each workload.
+    detail: Detail,
 }
 
 /// The flags that say where results go.
@@ -116,6 +118,7 @@ pub(super) struct Destinations<'a> {
     pub(super) csv: Option<&'a PathBuf>,
     pub(super) history: &'a SaveFlags,
     pub(super) quiet: bool,
+    pub(super) detail: Detail,
 }
 
 impl ExportManager {
@@ -145,6 +148,7 @@ impl ExportManager {
             lead,
             quiet_stdout,
             live: !quiet_stdout && std::io::stdout().is_terminal(),
+            detail: to.detail,
         })
     }
 
@@ -171,7 +175,7 @@ impl ExportManager {
             o.write(&export::csv::to_bytes(doc), "the CSV file")?;
         }
         if !self.quiet_stdout {
-            Output::Stdout.write(&export::table::to_bytes(doc), "the table")?;
+            Output::Stdout.write(&export::table::to_bytes(doc, self.detail), "the table")?;
         }
         if doc.interrupted {
             eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");

@@ -10,6 +10,7 @@ use crate::error::{Result, input, runtime};
 use crate::format::{grid, thousands};
 use crate::history::{self, Filter, History};
 use crate::report;
+use crate::result::Detail;
 
 /// Where a run or study is saved.
 #[derive(Args, Debug, Default)]
@@ -236,9 +237,9 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
 }
 
 /// Prints a stored document's table, as its run printed it.
-pub fn show(id: i64, db: &DbFlag) -> Result<i32> {
+pub fn show(id: i64, db: &DbFlag, detail: Detail) -> Result<i32> {
     let bytes = match open(db)?.document(id)? {
-        Document::Run(d) => crate::export::table::to_bytes(&d),
+        Document::Run(d) => crate::export::table::to_bytes(&d, detail),
         Document::Study(d) => crate::export::table::study_to_bytes(&d),
     };
     print!("{}", String::from_utf8_lossy(&bytes));
@@ -274,6 +275,9 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
     #[command(flatten)]
+    /// Tables of workers or targets.
+    pub detail: super::args::DetailFlag,
+    #[command(flatten)]
     /// The history database (for ids).
     pub db: DbFlag,
 }
@@ -287,7 +291,7 @@ pub fn report(a: &ReportArgs) -> Result<i32> {
         .map(|arg| docs.load(arg).map(|(label, doc)| report::Input { label, doc }))
         .collect::<Result<Vec<_>>>()?;
     let title = a.title.clone().unwrap_or_else(|| "iogauge report".into());
-    let rep = report::build(&title, &inputs);
+    let rep = report::build(&title, &inputs, a.detail.detail.unwrap_or_default());
     if let Some(dir) = &a.charts {
         std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create {}: {e}", dir.display())))?;
         for c in &rep.charts {

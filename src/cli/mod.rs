@@ -46,7 +46,13 @@ fn said(group: &dyn managers::Group, r: Result<i32>) -> Result<i32> {
 }
 
 fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Result<i32> {
-    let to = Destinations { json: out.json.as_ref(), csv: out.csv.as_ref(), history: &out.history, quiet: out.quiet };
+    let to = Destinations {
+        json: out.json.as_ref(),
+        csv: out.csv.as_ref(),
+        history: &out.history,
+        quiet: out.quiet,
+        detail: out.detail.detail.unwrap_or_default(),
+    };
     let mut exports = ExportManager::open(group, to)?;
     let prep = plan::prepare_for(group, test)?;
     if group.leads() {
@@ -106,7 +112,13 @@ fn study_on(
     job: &crate::config::Job,
     points: &[study::Point],
 ) -> Result<i32> {
-    let to = Destinations { json: a.json.as_ref(), csv: a.csv.as_ref(), history: &a.history, quiet: a.quiet };
+    let to = Destinations {
+        json: a.json.as_ref(),
+        csv: a.csv.as_ref(),
+        history: &a.history,
+        quiet: a.quiet,
+        detail: Default::default(),
+    };
     let mut exports = ExportManager::open(group, to)?;
     exports::stop_on_interrupt();
     let test = Test::from_job(job)?;
@@ -156,21 +168,25 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Run(a) => execute(run_test(&a)?, &a.flags.output),
         Command::Profile(a) => execute(profile_test(&a)?, &a.flags.output),
         Command::Study(a) => study(&a),
-        Command::Compare { a, b, db } => {
+        Command::Compare { a, b, db, detail } => {
             let mut docs = history::Documents::new(&db);
             let ((a, da), (b, db_)) = (docs.load(&a)?, docs.load(&b)?);
-            let rows = compare::pair(&compare::workloads(&da), &compare::workloads(&db_));
+            let detail = detail.detail.unwrap_or_default();
+            let rows = compare::pair(&compare::workloads(&da, detail), &compare::workloads(&db_, detail));
             if rows.is_empty() {
                 return Err(input(format!(
                     "{a} and {b} have no workload in common: compare runs of the same specifications"
                 )));
             }
             print!("{}", compare::table(&a, &b, &rows));
+            for w in compare::differences(&da, &db_) {
+                println!("warning: {w}");
+            }
             Ok(0)
         }
         Command::Report(a) => history::report(&a),
         Command::History(a) => history::history(&a),
-        Command::Show { id, db } => history::show(id, &db),
+        Command::Show { id, db, detail } => history::show(id, &db, detail.detail.unwrap_or_default()),
         Command::Export { id, output, db } => history::export(id, output.as_deref(), &db),
         Command::Verify(a) => verify::verify(&a),
         Command::Specs { name } => {

@@ -175,11 +175,23 @@ impl Test {
         }
     }
 
-    /// Sets the transfer size of every line of every specification (a study's size cycle).
+    /// Sets the transfer size of every line of every specification (a study's size cycle),
+    /// each renamed for its size ([`AccessSpec::at_size`]) wherever the test names it.
     pub fn set_transfer_size(&mut self, size: u64) -> Result<(), ConfigError> {
-        let resize = |s: &mut AccessSpec| s.lines.iter_mut().for_each(|l| l.size = size);
-        self.specs.iter_mut().for_each(resize);
-        self.workloads.iter_mut().flat_map(|w| w.specs.iter_mut()).for_each(resize);
+        let renamed: Vec<(String, String)> =
+            self.specs.iter().map(|s| (s.name.clone(), s.at_size(size).name)).collect();
+        let rename = |name: &mut String| {
+            if let Some((_, new)) = renamed.iter().find(|(old, _)| old == name) {
+                *name = new.clone();
+            }
+        };
+        self.specs.iter_mut().for_each(|s| *s = s.at_size(size));
+        for w in &mut self.workloads {
+            w.specs.iter_mut().for_each(|s| *s = s.at_size(size));
+            w.name = workload_name(&w.specs);
+        }
+        self.workers.iter_mut().filter_map(|w| w.spec.as_mut()).for_each(rename);
+        self.settings.run.iter_mut().for_each(rename);
         for (i, s) in self.specs.iter().enumerate() {
             s.validate().map_err(|m| at(vec![Seg::Key("spec"), Seg::Index(i)], m))?;
         }

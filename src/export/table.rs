@@ -3,36 +3,48 @@
 
 use std::fmt::Write;
 
+use crate::findings;
 use crate::format::{grid, opt_ms, thousands};
-use crate::result::ResultDoc;
+use crate::result::{Detail, Metrics, ResultDoc};
 use crate::study::doc::StudyDoc;
 
-/// The summary table of a document, with any errors and warnings under it.
-pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
-    let mut rows = vec![vec![
-        "workload".to_string(),
-        "IOPS".into(),
-        "MB/s".into(),
-        "avg ms".into(),
-        "p99 ms".into(),
-        "max ms".into(),
-        "CPU %".into(),
-        "IOPS/CPU%".into(),
-        "errors".into(),
-    ]];
+/// The summary table of a document: a row per workload, read and write apart when it has
+/// both, the `detail` rows under it; errors, notes and warnings under the table.
+pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
+    let errors = doc.results.iter().any(|r| r.totals.metrics.errors > 0);
+    let mut rows = vec![
+        ["workload", "IOPS", "MB/s", "avg ms", "p99 ms", "max ms", "CPU %", "own %", "IOPS/CPU%"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    if errors {
+        rows[0].push("errors".into());
+    }
+    let no_cpu = || vec![String::new(); 3];
     for r in &doc.results {
-        let (m, h) = (&r.totals.metrics, r.totals.headline());
-        rows.push(vec![
-            r.spec.clone(),
-            thousands(h.iops),
-            format!("{:.1}", h.mbps),
-            opt_ms(h.avg_response_ms),
-            opt_ms(h.p99_response_ms),
-            opt_ms(m.max_response_ms),
-            format!("{:.1}", h.cpu_pct),
-            thousands(h.iops_per_cpu_pct),
-            m.errors.to_string(),
-        ]);
+        let (m, cpu) = (&r.totals.metrics, &r.totals.cpu);
+        let host = vec![
+            format!("{:.1}", cpu.all.utilization_pct),
+            format!("{:.1}", cpu.own_pct),
+            thousands(cpu.effectiveness),
+        ];
+        let mut add = |label: String, figures: [String; 5], cpu: Vec<String>, errs: u64| {
+            let mut row = vec![label];
+            row.extend(figures);
+            row.extend(cpu);
+            if errors {
+                row.push(errs.to_string());
+            }
+            rows.push(row);
+        };
+        add(r.spec.clone(), figures(m, Dir::All), host, m.errors);
+        if m.read_ios > 0 && m.write_ios > 0 {
+            add("  read".into(), figures(m, Dir::Read), no_cpu(), m.read_errors);
+            add("  write".into(), figures(m, Dir::Write), no_cpu(), m.write_errors);
+        }
+        for (name, part) in r.parts(detail) {
+            add(format!("  {name}"), figures(part, Dir::All), no_cpu(), part.errors);
+        }
     }
     let mut out = grid(&rows);
     if let Some(r) = doc.results.first() {
@@ -46,6 +58,7 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
             r.duration_s,
             targets.join(", ")
         );
+        let _ = writeln!(out, "CPU %: the whole host's (Iometer's figure); own %: iogauge's part of it");
         if r.managers.len() > 1 {
             let hosts: Vec<String> = r.managers.iter().map(|m| format!("{} {}", m.rank, m.host)).collect();
             let skew = doc.results.iter().map(|r| r.start_skew_ms).fold(0.0, f64::max);
@@ -55,6 +68,16 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
                 r.managers.len(),
                 hosts.join(", ")
             );
+        }
+    }
+    for r in &doc.results {
+        // An open loop keeps in flight what its rate needs; a closed one should keep all.
+        if let Some(p) = findings::pace(doc, r) {
+            let _ = writeln!(out, "{}: {}", r.spec, p.describe());
+        } else if let Some((mean, asked)) = findings::in_flight(r) {
+            let psync = r.workers.iter().any(|w| w.engine.starts_with("psync"));
+            let why = if psync { ": psync does one I/O at a time per worker" } else { "" };
+            let _ = writeln!(out, "{}: {mean:.1} of {asked} I/Os in flight on average (IOPS x avg ms){why}", r.spec);
         }
     }
     for r in &doc.results {
@@ -85,47 +108,82 @@ pub fn to_bytes(doc: &ResultDoc) -> Vec<u8> {
             }
         }
     }
+    for w in &doc.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     out.into_bytes()
 }
 
-/// The study's table: the median of each point's repeats, their spread, and the warnings.
+/// Which I/Os a row's figures count.
+#[derive(Clone, Copy)]
+enum Dir {
+    All,
+    Read,
+    Write,
+}
+
+/// IOPS, MB/s, avg, p99 and max response time of `m`'s I/Os in direction `d`.
+fn figures(m: &Metrics, d: Dir) -> [String; 5] {
+    let (iops, mbps, avg, pct, max) = match d {
+        Dir::All => (m.iops, m.mbps, m.avg_response_ms, &m.percentiles_ms, m.max_response_ms),
+        Dir::Read => (m.read_iops, m.read_mbps, m.avg_read_response_ms, &m.read_percentiles_ms, m.max_read_response_ms),
+        Dir::Write => {
+            (m.write_iops, m.write_mbps, m.avg_write_response_ms, &m.write_percentiles_ms, m.max_write_response_ms)
+        }
+    };
+    [thousands(iops), format!("{mbps:.1}"), opt_ms(avg), opt_ms(pct.get("p99").copied()), opt_ms(max)]
+}
+
+/// The study's table: the median of each point's repeats, their spread (with repeats), and
+/// the warnings.
 pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
-    let mut rows = vec![
-        ["point", "workload", "IOPS", "MB/s", "avg ms", "p99 ms", "CPU %", "IOPS/CPU%", "IOPS CV %", "errors"]
-            .map(String::from)
-            .to_vec(),
-    ];
+    // A point with several workloads is a heading over a row for each.
+    let grouped = doc.points.iter().any(|p| p.summary.len() > 1);
+    let first = if grouped { "point / workload" } else { "point and workload" };
+    let mut rows = vec![[first, "IOPS", "MB/s", "avg ms", "p99 ms", "CPU %", "IOPS/CPU%"].map(String::from).to_vec()];
     let sums = || doc.points.iter().flat_map(|p| &p.summary);
+    // One run per point has no spread: no CV column, rather than a 0.0 that looks measured.
+    let repeats = doc.points.iter().any(|p| p.runs.len() > 1);
+    let errors = sums().any(|s| s.errors > 0);
     let (scaling, theory) = (sums().any(|s| s.scaling.is_some()), sums().any(|s| s.theory.is_some()));
-    if scaling {
-        rows[0].push("scaling".into());
+    for (on, head) in [(repeats, "IOPS CV %"), (errors, "errors"), (scaling, "scaling")] {
+        if on {
+            rows[0].push(head.into());
+        }
     }
     if theory {
         rows[0].extend(["% of max".to_string(), "limit".into()]);
     }
     for p in &doc.points {
+        let point = format!("{} {}", p.index + 1, p.params.label());
+        if grouped {
+            rows.push(vec![point.clone()]);
+        }
         for s in &p.summary {
-            let mut extra = Vec::new();
-            if scaling {
-                extra.push(s.scaling.map_or("-".into(), |v| format!("{:.0} %", v * 100.0)));
-            }
-            if theory {
-                extra.push(s.theory.as_ref().map_or("-".into(), |t| format!("{:.0} %", t.measured_pct)));
-                extra.push(s.theory.as_ref().map_or("-".into(), |t| t.limit.clone()));
-            }
-            rows.push(vec![
-                format!("{} {}", p.index + 1, p.params.label()),
-                s.spec.clone(),
+            let label = if grouped { format!("  {}", s.spec) } else { format!("{point}  {}", s.spec) };
+            let mut row = vec![
+                label,
                 thousands(s.iops.median),
                 format!("{:.1}", s.mbps.median),
                 opt_ms(s.avg_response_ms.map(|v| v.median)),
                 opt_ms(s.p99_response_ms.map(|v| v.median)),
                 format!("{:.1}", s.cpu_pct.median),
                 thousands(s.iops_per_cpu_pct.median),
-                format!("{:.1}", s.iops.cv * 100.0),
-                s.errors.to_string(),
-            ]);
-            rows.last_mut().expect("just pushed").extend(extra);
+            ];
+            if repeats {
+                row.push(if p.runs.len() > 1 { format!("{:.1}", s.iops.cv * 100.0) } else { "-".into() });
+            }
+            if errors {
+                row.push(s.errors.to_string());
+            }
+            if scaling {
+                row.push(s.scaling.map_or("-".into(), |v| format!("{:.0} %", v * 100.0)));
+            }
+            if theory {
+                row.push(s.theory.as_ref().map_or("-".into(), |t| format!("{:.0} %", t.measured_pct)));
+                row.push(s.theory.as_ref().map_or("-".into(), |t| t.limit.clone()));
+            }
+            rows.push(row);
         }
     }
     let mut out = grid(&rows);

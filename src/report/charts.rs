@@ -149,7 +149,12 @@ impl<'a> Rows<'a> {
                 parts.push(k.tag(v));
             }
         }
-        parts.push(r.s.spec.clone());
+        // With the size on the x axis, a series is the specification at every size.
+        let spec = match r.point.params.size {
+            Some(size) if skip.contains(&Param::Size) => crate::spec::name_without_size(&r.s.spec, size),
+            _ => &r.s.spec,
+        };
+        parts.push(spec.to_string());
         parts.join(" · ")
     }
 

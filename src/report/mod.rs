@@ -11,8 +11,7 @@ use std::fmt::Write;
 use crate::compare;
 use crate::document::Document;
 use crate::format::thousands;
-use crate::result::Headline;
-use crate::result::ResultDoc;
+use crate::result::{Detail, Headline, Metrics, ResultDoc};
 use crate::study::doc::StudyDoc;
 use html::{Cell, table};
 use svg::{esc, num};
@@ -41,8 +40,8 @@ pub struct Report {
     pub charts: Vec<ChartFile>,
 }
 
-/// Builds the report of `inputs`.
-pub fn build(title: &str, inputs: &[Input]) -> Report {
+/// Builds the report of `inputs`, with `detail` rows (workers or targets) under each workload.
+pub fn build(title: &str, inputs: &[Input], detail: Detail) -> Report {
     let mut styles = charts::Styles::default();
     let studies: Vec<(&str, &StudyDoc)> = inputs
         .iter()
@@ -71,7 +70,7 @@ pub fn build(title: &str, inputs: &[Input]) -> Report {
     body.push_str(&inputs_table(inputs));
     if inputs.len() > 1 {
         body.push_str("<h2>Side by side</h2>\n");
-        body.push_str(&comparison(inputs));
+        body.push_str(&comparison(inputs, detail));
     }
     let mut figures = |body: &mut String, list: Vec<svg::Chart>| {
         for c in list {
@@ -96,7 +95,7 @@ pub fn build(title: &str, inputs: &[Input]) -> Report {
         body.push_str("<h2>Runs</h2>\n");
         figures(&mut body, charts::run_charts(&runs, &mut styles));
         for (label, d) in &runs {
-            body.push_str(&run_table(label, d));
+            body.push_str(&run_table(label, d, detail));
         }
     }
     body.push_str("<h2>Reproducibility</h2>\n");
@@ -145,8 +144,8 @@ fn letter(k: usize) -> String {
 
 /// Every workload the documents share, each measure side by side with the % difference from
 /// the first (seeds 001 and 004).
-fn comparison(inputs: &[Input]) -> String {
-    let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| compare::workloads(&i.doc)).collect();
+fn comparison(inputs: &[Input], detail: Detail) -> String {
+    let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| compare::workloads(&i.doc, detail)).collect();
     let common: Vec<&String> =
         all[0].iter().map(|(k, _)| k).filter(|k| all[1..].iter().all(|w| w.iter().any(|(kb, _)| kb == *k))).collect();
     if common.is_empty() {
@@ -158,8 +157,8 @@ fn comparison(inputs: &[Input]) -> String {
         ("MB/s", |f| Some(f.mbps), |v| format!("{v:.1}")),
         ("avg ms", |f| f.avg_response_ms, |v| format!("{v:.3}")),
         ("p99 ms", |f| f.p99_response_ms, |v| format!("{v:.3}")),
-        ("CPU %", |f| Some(f.cpu_pct), |v| format!("{v:.1}")),
-        ("IOPS per CPU %", |f| Some(f.iops_per_cpu_pct), thousands),
+        ("CPU %", |f| f.cpu_pct, |v| format!("{v:.1}")),
+        ("IOPS per CPU %", |f| f.iops_per_cpu_pct, thousands),
     ];
     let mut head: Vec<String> = vec!["workload".into()];
     for (name, _, _) in &measures {
@@ -250,50 +249,93 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
     s
 }
 
-fn run_table(label: &str, d: &ResultDoc) -> String {
+fn run_table(label: &str, d: &ResultDoc, detail: Detail) -> String {
     let mut s = format!("<h3>Run {}</h3>\n", esc(label));
-    let rows: Vec<Vec<Cell>> = d
-        .results
-        .iter()
-        .map(|r| {
-            let (m, h) = (&r.totals.metrics, r.totals.headline());
-            let p = |k: &str| ms(m.percentiles_ms.get(k).copied());
-            vec![
-                Cell::Text(r.spec.clone()),
-                Cell::Num(thousands(h.iops)),
-                Cell::Num(format!("{:.1}", h.mbps)),
-                Cell::Num(format!("{:.1}", m.mibps)),
-                Cell::Num(ms(h.avg_response_ms)),
-                Cell::Num(p("p50")),
-                Cell::Num(ms(h.p99_response_ms)),
-                Cell::Num(p("p99.9")),
-                Cell::Num(ms(m.max_response_ms)),
-                Cell::Num(format!("{:.1}", h.cpu_pct)),
-                Cell::Num(thousands(h.iops_per_cpu_pct)),
-                Cell::Num(m.errors.to_string()),
-            ]
-        })
-        .collect();
-    s.push_str(&table(
-        "results",
-        &[
-            "spec",
-            "IOPS",
-            "MB/s",
-            "MiB/s",
-            "avg ms",
-            "p50 ms",
-            "p99 ms",
-            "p99.9 ms",
-            "max ms",
-            "CPU %",
-            "IOPS per CPU %",
-            "errors",
-        ],
-        &rows,
-    ));
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
+    for r in &d.results {
+        let (m, cpu) = (&r.totals.metrics, &r.totals.cpu);
+        let host =
+            [format!("{:.1}", cpu.all.utilization_pct), format!("{:.1}", cpu.own_pct), thousands(cpu.effectiveness)];
+        rows.push(result_row(r.spec.clone(), &Part::all(m), host, m.errors));
+        if m.read_ios > 0 && m.write_ios > 0 {
+            rows.push(result_row(format!("{}: reads", r.spec), &Part::reads(m), Default::default(), m.read_errors));
+            rows.push(result_row(format!("{}: writes", r.spec), &Part::writes(m), Default::default(), m.write_errors));
+        }
+        for (name, part) in r.parts(detail) {
+            rows.push(result_row(format!("{}: {name}", r.spec), &Part::all(part), Default::default(), part.errors));
+        }
+    }
+    let head = [
+        "workload",
+        "IOPS",
+        "MB/s",
+        "MiB/s",
+        "avg ms",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "CPU %",
+        "own CPU %",
+        "IOPS per CPU %",
+        "errors",
+    ];
+    s.push_str(&table("results", &head, &rows));
     s.push_str(&warnings(&d.warnings));
     s
+}
+
+/// One direction's figures of a workload, worker or target, for a results row.
+struct Part<'a> {
+    iops: f64,
+    mbps: f64,
+    mibps: f64,
+    avg: Option<f64>,
+    percentiles: &'a std::collections::BTreeMap<String, f64>,
+    max: Option<f64>,
+}
+
+impl<'a> Part<'a> {
+    fn all(m: &'a Metrics) -> Self {
+        let (avg, max) = (m.avg_response_ms, m.max_response_ms);
+        Part { iops: m.iops, mbps: m.mbps, mibps: m.mibps, avg, percentiles: &m.percentiles_ms, max }
+    }
+    fn reads(m: &'a Metrics) -> Self {
+        let (avg, max) = (m.avg_read_response_ms, m.max_read_response_ms);
+        Part {
+            iops: m.read_iops,
+            mbps: m.read_mbps,
+            mibps: m.read_mibps,
+            avg,
+            percentiles: &m.read_percentiles_ms,
+            max,
+        }
+    }
+    fn writes(m: &'a Metrics) -> Self {
+        let (avg, max) = (m.avg_write_response_ms, m.max_write_response_ms);
+        let percentiles = &m.write_percentiles_ms;
+        Part { iops: m.write_iops, mbps: m.write_mbps, mibps: m.write_mibps, avg, percentiles, max }
+    }
+}
+
+fn result_row(label: String, p: &Part, cpu: [String; 3], errors: u64) -> Vec<Cell> {
+    let pct = |k: &str| ms(p.percentiles.get(k).copied());
+    let [host, own, per_cpu] = cpu;
+    vec![
+        Cell::Text(label),
+        Cell::Num(thousands(p.iops)),
+        Cell::Num(format!("{:.1}", p.mbps)),
+        Cell::Num(format!("{:.1}", p.mibps)),
+        Cell::Num(ms(p.avg)),
+        Cell::Num(pct("p50")),
+        Cell::Num(pct("p99")),
+        Cell::Num(pct("p99.9")),
+        Cell::Num(ms(p.max)),
+        Cell::Num(host),
+        Cell::Num(own),
+        Cell::Num(per_cpu),
+        Cell::Num(errors.to_string()),
+    ]
 }
 
 fn warnings(list: &[String]) -> String {

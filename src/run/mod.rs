@@ -70,7 +70,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         return Err(Error::Stopped);
     }
     let lead = &prep.managers[0];
-    let doc = ResultDoc {
+    let mut doc = ResultDoc {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at: timestamp(started),
@@ -83,6 +83,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         interrupted,
         managers: prep.managers.clone(),
     };
+    doc.warnings.extend(crate::findings::warnings(&doc));
     Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })
 }
 

@@ -102,8 +102,8 @@ impl SpecSummary {
             mbps: self.mbps.median,
             avg_response_ms: self.avg_response_ms.map(|v| v.median),
             p99_response_ms: self.p99_response_ms.map(|v| v.median),
-            cpu_pct: self.cpu_pct.median,
-            iops_per_cpu_pct: self.iops_per_cpu_pct.median,
+            cpu_pct: Some(self.cpu_pct.median),
+            iops_per_cpu_pct: Some(self.iops_per_cpu_pct.median),
         }
     }
 }
@@ -139,8 +139,9 @@ pub fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
                 mbps: spread(|h| h.mbps),
                 avg_response_ms: optional(|h| h.avg_response_ms),
                 p99_response_ms: optional(|h| h.p99_response_ms),
-                cpu_pct: spread(|h| h.cpu_pct),
-                iops_per_cpu_pct: spread(|h| h.iops_per_cpu_pct),
+                // A run's totals always have CPU figures.
+                cpu_pct: spread(|h| h.cpu_pct.unwrap_or(0.0)),
+                iops_per_cpu_pct: spread(|h| h.iops_per_cpu_pct.unwrap_or(0.0)),
                 errors: runs.iter().map(|d| d.results[k].totals.metrics.errors).sum(),
                 scaling: None,
                 theory: None,

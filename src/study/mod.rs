@@ -325,6 +325,9 @@ mod tests {
         assert!(c.workers.iter().all(|w| w.targets.len() == 2 && w.outstanding == 8 && w.stroke == Some(50.0)));
         assert!(c.workloads[0].specs.iter().all(|s| s.lines.iter().all(|l| l.size == 65536)));
         assert!(c.specs.iter().all(|s| s.lines.iter().all(|l| l.size == 65536)));
+        // Each specification is named for the size it runs at, wherever the test names it.
+        assert!(c.specs.iter().all(|s| s.name.ends_with("64k")), "{:?}", c.specs);
+        assert!(c.workloads.iter().all(|w| w.specs.iter().all(|s| w.name.contains(&s.name))));
         assert!(c.to_job().study.is_none());
         assert!(c.workers.iter().all(|w| w.rate_iops == Some(100.0)), "the rate is shared by the workers");
     }

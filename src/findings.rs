@@ -1,0 +1,107 @@
+//! What a result's numbers need said beside them, so they do not mislead: a host busy with
+//! other work (CPU % then measures the host), a rate that was not reached, fewer I/Os in
+//! flight than asked. The run adds the first two to the document's `warnings`; the table
+//! prints all three.
+
+use crate::format::thousands;
+use crate::result::{ResultDoc, WorkloadResult};
+
+/// Other processes' share of the host's CPU above which CPU % and IOPS/CPU% are not the
+/// storage path's (and above iogauge's own).
+const BUSY_HOST_PCT: f64 = 20.0;
+/// /proc/stat counts in 10 ms ticks: over a shorter window than this, CPU shares are noise.
+const CPU_WINDOW_S: f64 = 2.0;
+/// A rate-limited worker short of this share of its asked rate did not reach it.
+const RATE_REACHED: f64 = 0.95;
+
+/// The rate caps of a workload's rate-limited workers, and what they achieved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pace {
+    /// Asked I/Os per second over the workers with `rate_iops` (0: none).
+    pub asked_iops: f64,
+    /// Asked MB/s over the workers with `rate_mbps` (0: none).
+    pub asked_mbps: f64,
+    /// What those workers achieved, in IOPS and MB/s.
+    pub iops: f64,
+    /// What they achieved in MB/s.
+    pub mbps: f64,
+    /// The workers below [`RATE_REACHED`] of every cap they have: (name, % of the cap reached).
+    pub short: Vec<(String, f64)>,
+}
+
+impl Pace {
+    /// One line: "asked 1,000 IOPS, achieved 998 IOPS".
+    pub fn describe(&self) -> String {
+        let mut asked = Vec::new();
+        let mut got = Vec::new();
+        if self.asked_iops > 0.0 {
+            asked.push(format!("{} IOPS", thousands(self.asked_iops)));
+            got.push(format!("{} IOPS", thousands(self.iops)));
+        }
+        if self.asked_mbps > 0.0 {
+            asked.push(format!("{:.1} MB/s", self.asked_mbps));
+            got.push(format!("{:.1} MB/s", self.mbps));
+        }
+        format!("rate asked {}, achieved {}", asked.join(" / "), got.join(" / "))
+    }
+}
+
+/// The pace of workload `r`'s rate-limited workers (None if it has none).
+pub fn pace(doc: &ResultDoc, r: &WorkloadResult) -> Option<Pace> {
+    let mut p = Pace { asked_iops: 0.0, asked_mbps: 0.0, iops: 0.0, mbps: 0.0, short: Vec::new() };
+    for w in &r.workers {
+        let Some(c) = doc.config.workers.iter().find(|c| c.name.as_deref() == Some(w.name.as_str())) else {
+            continue;
+        };
+        let (m, mut best) = (&w.metrics, None::<f64>);
+        if let Some(asked) = c.rate_iops {
+            (p.asked_iops, p.iops) = (p.asked_iops + asked, p.iops + m.iops);
+            best = Some(best.unwrap_or(0.0).max(m.iops / asked));
+        }
+        if let Some(asked) = c.rate_mbps {
+            (p.asked_mbps, p.mbps) = (p.asked_mbps + asked, p.mbps + m.mbps);
+            best = Some(best.unwrap_or(0.0).max(m.mbps / asked));
+        }
+        if let Some(b) = best.filter(|b| *b < RATE_REACHED) {
+            p.short.push((w.name.clone(), b * 100.0));
+        }
+    }
+    (p.asked_iops > 0.0 || p.asked_mbps > 0.0).then_some(p)
+}
+
+/// Average I/Os in flight by Little's law (IOPS x mean response time), when it is well under
+/// the outstanding I/Os asked: (in flight, asked).
+pub fn in_flight(r: &WorkloadResult) -> Option<(f64, u64)> {
+    let m = &r.totals.metrics;
+    let mean = m.iops * m.avg_response_ms? / 1000.0;
+    let asked = r.totals.outstanding;
+    (m.ios > 0 && mean < 0.9 * asked as f64).then_some((mean, asked))
+}
+
+/// The warnings a finished run's numbers call for, one line each.
+pub fn warnings(doc: &ResultDoc) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &doc.results {
+        let cpu = &r.totals.cpu;
+        let others = cpu.all.utilization_pct - cpu.own_pct;
+        if r.duration_s >= CPU_WINDOW_S && others > BUSY_HOST_PCT && others > cpu.own_pct {
+            out.push(format!(
+                "{}: while it was recorded, the rest of the host (other processes, and kernel work outside \
+                 iogauge's threads) used {others:.0} % of its CPUs, iogauge {:.1} %: CPU % and IOPS/CPU% measure the \
+                 host, not the storage path",
+                r.spec, cpu.own_pct
+            ));
+        }
+        if let Some(p) = pace(doc, r).filter(|p| !p.short.is_empty()) {
+            let short: Vec<String> = p.short.iter().map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
+            out.push(format!(
+                "{}: {}; below the asked rate: {} (the target, or too few outstanding I/Os, cannot keep up; \
+                 response times include the wait to start)",
+                r.spec,
+                p.describe(),
+                short.join(", ")
+            ));
+        }
+    }
+    out
+}

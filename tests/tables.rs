@@ -1,0 +1,192 @@
+//! The tables a user reads (issue 20): read and write apart, a row per worker or target on
+//! request, within 80 columns, iogauge's own CPU beside the host's, and the notes that keep
+//! numbers from misleading (a busy host, a rate not reached, I/Os not in flight).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// The figures of the table row whose label (trimmed) is `label`, after the row `after`.
+fn row<'a>(table: &'a str, after: &str, label: &str) -> Vec<&'a str> {
+    let lines: Vec<&str> = table.lines().collect();
+    let start =
+        lines.iter().position(|l| l.trim_start().starts_with(after)).unwrap_or_else(|| panic!("{after}: {table}"));
+    let line = lines[start..]
+        .iter()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no row {label} after {after}:\n{table}"));
+    line.trim_start().strip_prefix(label).unwrap().split_whitespace().collect()
+}
+
+fn two_workers(dir: &std::path::Path) -> std::path::PathBuf {
+    let job = dir.join("two.toml");
+    std::fs::write(
+        &job,
+        r#"
+[test]
+ramp = "0s"
+time = "1s"
+[[worker]]
+name = "reader"
+spec = "random-read-4k"
+targets = ["null"]
+rate_iops = 2000
+[[worker]]
+name = "writer"
+spec = "streaming-write-64k"
+targets = ["null"]
+rate_iops = 500
+"#,
+    )
+    .unwrap();
+    job
+}
+
+#[test]
+fn reads_and_writes_apart_and_a_row_per_worker_or_target() {
+    let dir = scratch("tables");
+    let job = two_workers(&dir);
+    let out = ok_in(&dir, &["run", job.to_str().unwrap(), "--detail", "workers", "--json", "doc.json", "--no-history"]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("doc.json")).unwrap()).unwrap();
+    let r = &doc["results"][0];
+    let name = r["spec"].as_str().unwrap();
+    assert_eq!(name, "random-read-4k+streaming-write-64k");
+    let iops = |v: &Value, k: &str| iogauge::format::thousands(v[k].as_f64().unwrap());
+    assert_eq!(row(&table, name, "read")[0], iops(&r["totals"], "read_iops"), "{table}");
+    assert_eq!(row(&table, name, "write")[0], iops(&r["totals"], "write_iops"), "{table}");
+    // The reader's and the writer's own figures, not one blend of both.
+    for (k, w) in ["reader", "writer"].iter().enumerate() {
+        let cells = row(&table, name, w);
+        assert_eq!(cells[0], iops(&r["workers"][k], "iops"), "{table}");
+        assert_eq!(cells[3], iogauge::format::opt_ms(r["workers"][k]["percentiles_ms"]["p99"].as_f64()));
+    }
+    assert!((num(&r["workers"][1], "iops") - 500.0).abs() < 25.0);
+    // The rate asked and achieved is said under the table.
+    assert!(table.contains(&format!("{name}: rate asked 2,500 IOPS, achieved")), "{table}");
+    assert!(table.lines().all(|l| l.chars().count() <= 80), "wider than 80 columns:\n{table}");
+    // show and compare take --detail too; targets give a row per target.
+    let args = "run --target a.dat --target b.dat --file-size 8M --rw read --ios 4000 --detail targets --no-history";
+    let out = ok_in(&dir, &args.split(' ').collect::<Vec<_>>());
+    let table = String::from_utf8(out.stdout).unwrap();
+    for t in ["a.dat", "b.dat"] {
+        assert_eq!(row(&table, "streaming-read-4k", t)[0].replace(',', "").parse::<f64>().map(|v| v > 0.0), Ok(true));
+    }
+}
+
+#[test]
+fn show_compare_and_report_take_detail() {
+    let dir = scratch("detail");
+    let job = two_workers(&dir);
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    for _ in 0..2 {
+        ok_in(&dir, &["run", job.to_str().unwrap(), "--db", d, "-q"]);
+    }
+    let shown = String::from_utf8(ok_in(&dir, &["show", "1", "--db", d, "--detail", "workers"]).stdout).unwrap();
+    assert!(shown.lines().any(|l| l.trim_start().starts_with("reader")), "{shown}");
+    let compared =
+        String::from_utf8(ok_in(&dir, &["compare", "1", "2", "--db", d, "--detail", "workers"]).stdout).unwrap();
+    assert!(compared.contains("random-read-4k+streaming-write-64k / writer"), "{compared}");
+    assert!(!compared.contains("warning:"), "same set-up, no warning: {compared}");
+    ok_in(&dir, &["report", "1", "--db", d, "--detail", "targets", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(html.contains("random-read-4k+streaming-write-64k: reads"), "read and write rows in the report");
+    assert!(html.contains("random-read-4k+streaming-write-64k: null"), "a row per target");
+}
+
+#[test]
+fn own_cpu_is_on_the_hosts_scale() {
+    let doc = json(&["run", "--target", "null", "--qd", "8", "--time", "2s", "--ramp", "0s", "--no-history"]);
+    let cpu = &doc["results"][0]["totals"]["cpu"];
+    let ncpu = cpu["per_cpu"].as_array().unwrap().len() as f64;
+    let secs = num(&doc["results"][0], "duration_s");
+    let own = num(cpu, "own_pct");
+    assert!((own - num(cpu, "own_cpu_s") / (secs * ncpu) * 100.0).abs() < 0.01, "{cpu}");
+    // iogauge's part of the host's figure (both counted over the same window; /proc/stat in
+    // 10 ms ticks, hence the margin).
+    assert!(own > 0.0 && own <= num(cpu, "utilization_pct") + 2.0, "{cpu}");
+}
+
+#[test]
+fn a_busy_host_is_said() {
+    // Two CPU burners beside a paced run: the host's CPU % is theirs, not the storage path's.
+    let burners: Vec<std::process::Child> =
+        (0..2).map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect();
+    let doc = json(&["run", "--target", "null", "--rate-iops", "1000", "--time", "3s", "--ramp", "0s", "--no-history"]);
+    for mut b in burners {
+        let _ = b.kill();
+        let _ = b.wait();
+    }
+    let warned = doc["warnings"].to_string();
+    assert!(warned.contains("the rest of the host") && warned.contains("measure the host"), "{warned}");
+}
+
+#[test]
+fn a_rate_not_reached_and_io_not_in_flight_are_said() {
+    let doc =
+        json(&["run", "--target", "null", "--rate-iops", "1000000000", "--time", "1s", "--ramp", "0s", "--no-history"]);
+    let warned = doc["warnings"].to_string();
+    assert!(warned.contains("rate asked 1,000,000,000 IOPS") && warned.contains("below the asked rate"), "{warned}");
+    // psync keeps one I/O in flight whatever the depth: the footer says how many really were.
+    let dir = scratch("psync");
+    let out = ok_in(
+        &dir,
+        &["run", "--engine", "psync", "--qd", "8", "--file-size", "8M", "--time", "1s", "--ramp", "0s", "--no-history"],
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    let line = table.lines().find(|l| l.contains("I/Os in flight on average")).unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("of 8 I/Os") && line.contains("psync does one I/O at a time"), "{line}");
+    let mean: f64 = line.split(": ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert!(mean <= 1.01, "{line}");
+}
+
+#[test]
+fn compare_warns_when_the_set_ups_differ() {
+    let dir = scratch("cmpdiff");
+    ok_in(&dir, &["run", "--target", "null", "--time", "1s", "--ramp", "0s", "--json", "a.json", "-q", "--no-history"]);
+    ok_in(
+        &dir,
+        &[
+            "run",
+            "--file-size",
+            "8M",
+            "--qd",
+            "4",
+            "--time",
+            "1s",
+            "--ramp",
+            "0s",
+            "--json",
+            "b.json",
+            "-q",
+            "--no-history",
+        ],
+    );
+    let out = String::from_utf8(ok_in(&dir, &["compare", "a.json", "b.json"]).stdout).unwrap();
+    assert!(out.contains("warning: A and B differ in targets: null vs iogauge.tst"), "{out}");
+    assert!(out.contains("warning: A and B differ in outstanding I/Os: 1 vs 4"), "{out}");
+}
+
+#[test]
+fn a_study_of_single_runs_shows_no_spread_and_names_points_by_size() {
+    let dir = scratch("studytable");
+    let job = dir.join("s.toml");
+    std::fs::write(
+        &job,
+        "[test]\nramp = \"0s\"\ntime = \"200ms\"\nrun = [\"streaming-read-64k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         rate_iops = 1000\n[study]\nsize = [\"4K\", \"1M\"]\n",
+    )
+    .unwrap();
+    let out = ok_in(&dir, &["study", job.to_str().unwrap(), "--no-history", "--json", "s.json"]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(!table.contains("CV"), "one run per point: no CV column\n{table}");
+    assert!(table.contains("streaming-read-4k") && table.contains("streaming-read-1m"), "{table}");
+    assert!(!table.contains("streaming-read-64k"), "the template's size is not any point's:\n{table}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("s.json")).unwrap()).unwrap();
+    assert_eq!(doc["points"][1]["runs"][0]["config"]["spec"][0]["name"], "streaming-read-1m");
+    assert_eq!(doc["points"][1]["runs"][0]["config"]["test"]["run"][0], "streaming-read-1m");
+    let out = ok_in(&dir, &["study", job.to_str().unwrap(), "--no-history", "--repeat", "2"]);
+    assert!(String::from_utf8(out.stdout).unwrap().contains("IOPS CV %"));
+}
