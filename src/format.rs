@@ -28,11 +28,15 @@ pub fn opt_ms(v: Option<f64>) -> String {
 /// The width tables keep within: a terminal's 80 columns.
 pub const WIDTH: usize = 80;
 
-/// Rows aligned in columns (the first left, the others right), a rule under the header, within
+/// Rows aligned in columns (words left, figures right), a rule under the header, within
 /// [`WIDTH`] where the figures allow: a first cell too long for the room the others leave goes
 /// on a line of its own, its figures on the next. A row of one cell is a heading.
 pub fn grid(rows: &[Vec<String>]) -> String {
     let cols = rows[0].len();
+    // A column of words (names, paths, dates) reads left-aligned; one of figures right-aligned.
+    let figure = |s: &str| s.trim_end_matches(" max").chars().all(|c| c.is_ascii_digit() || ",.+-% ".contains(c));
+    let left: Vec<bool> =
+        (0..cols).map(|c| c == 0 || rows[1..].iter().any(|r| r.get(c).is_some_and(|s| !figure(s)))).collect();
     let width = |c: usize| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols).map(width).collect();
     let figures: usize = widths[1..].iter().map(|w| w + 2).sum();
@@ -51,7 +55,11 @@ pub fn grid(rows: &[Vec<String>]) -> String {
                 let _ = write!(line, "{:<label$}", row[0]);
             }
             for (c, cell) in row.iter().enumerate().skip(1) {
-                let _ = write!(line, "  {cell:>w$}", w = widths[c]);
+                let _ = if left[c] {
+                    write!(line, "  {cell:<w$}", w = widths[c])
+                } else {
+                    write!(line, "  {cell:>w$}", w = widths[c])
+                };
             }
         }
         out.push_str(line.trim_end());

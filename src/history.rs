@@ -26,8 +26,8 @@ pub const MIGRATIONS: &[&str] = &[
         specs TEXT NOT NULL,                -- JSON array, in run order; run_specs is the index
         targets TEXT NOT NULL,              -- JSON array, in order; run_targets is the index
         results INTEGER NOT NULL,           -- results of a run, points of a study
-        iops REAL,                          -- headline of a run with one result
-        mbps REAL,
+        iops REAL,                          -- a run's one result's, or the highest of its results
+        mbps REAL,                          -- or a study's point medians (then avg_response_ms is NULL)
         avg_response_ms REAL,
         errors INTEGER NOT NULL,
         interrupted INTEGER NOT NULL,
@@ -417,14 +417,20 @@ impl Row {
             ),
             Document::Study(d) => (d.points.len() as u64, None, d.tool_version.clone()),
         };
+        // Several workloads (a profile, a study): the best IOPS and the best MB/s of them.
+        let heads: Vec<crate::result::Headline> = match doc {
+            Document::Run(d) => d.results.iter().map(|r| r.totals.headline()).collect(),
+            Document::Study(d) => d.points.iter().flat_map(|p| p.summary.iter().map(|s| s.medians())).collect(),
+        };
+        let best = |f: fn(&crate::result::Headline) -> f64| heads.iter().map(f).reduce(f64::max);
         Row {
             started_unix,
             host,
             specs: doc.specs(),
             targets: doc.targets(),
             results,
-            iops: single.map(|m| m.iops),
-            mbps: single.map(|m| m.mbps),
+            iops: single.map(|m| m.iops).or_else(|| best(|h| h.iops)),
+            mbps: single.map(|m| m.mbps).or_else(|| best(|h| h.mbps)),
             avg_response_ms: single.and_then(|m| m.avg_response_ms),
             errors: runs.iter().any(|r| r.has_errors()),
             tool_version,

@@ -190,3 +190,41 @@ fn a_study_of_single_runs_shows_no_spread_and_names_points_by_size() {
     let out = ok_in(&dir, &["study", job.to_str().unwrap(), "--no-history", "--repeat", "2"]);
     assert!(String::from_utf8(out.stdout).unwrap().contains("IOPS CV %"));
 }
+
+#[test]
+fn a_target_in_memory_is_named_as_such() {
+    // A file on tmpfs, a loop device over one, and the zram RAM disk: memory's numbers.
+    let dir = std::path::Path::new("/dev/shm").join(format!("iogauge-ram-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let says = |doc: &Value, what: &str| {
+        let w = doc["warnings"].to_string();
+        assert!(w.contains(&format!("is in memory ({what}")) && w.contains("not a storage device's"), "{what}: {w}");
+    };
+    // The default test file, made in a directory on tmpfs (no file under /dev is created).
+    let out = ok_in(&dir, &["run", "--file-size", "8M", "--ios", "100", "--no-history", "--json", "-"]);
+    says(&serde_json::from_slice(&out.stdout).unwrap(), "tmpfs");
+    let img = dir.join("l.img");
+    std::fs::File::create(&img).unwrap().set_len(16 << 20).unwrap();
+    let out = std::process::Command::new("losetup").args(["-f", "--show"]).arg(&img).output().unwrap();
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let doc = json(&["run", "--target", &dev, "--ios", "100", "--no-history"]);
+    let _ = std::process::Command::new("losetup").args(["-d", &dev]).status();
+    says(&doc, "a loop device over a file on tmpfs");
+    {
+        let _z = zram();
+        says(&json(&["run", "--target", ZRAM, "--ios", "100", "--no-history"]), "zram");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A file on the disk is not.
+    let doc = json(&[
+        "run",
+        "--target",
+        scratch("disk").join("d.dat").to_str().unwrap(),
+        "--file-size",
+        "8M",
+        "--ios",
+        "100",
+        "--no-history",
+    ]);
+    assert!(!doc["warnings"].to_string().contains("in memory"), "{}", doc["warnings"]);
+}

@@ -187,25 +187,15 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
         print!("{}", String::from_utf8_lossy(&crate::export::json::to_bytes(&entries)));
         return Ok(0);
     }
-    let mut cells = vec![
-        [
-            "id",
-            "started (UTC)",
-            "kind",
-            "host",
-            "specs",
-            "targets",
-            "results",
-            "IOPS",
-            "MB/s",
-            "avg ms",
-            "time",
-            "note",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    let join = |v: &[String]| if v.len() > 2 { format!("{}, {} +{}", v[0], v[1], v.len() - 2) } else { v.join(", ") };
+    // One host for every entry (the usual case) is said once, not in a column.
+    let one_host = entries.first().map(|e| &e.host).filter(|h| entries.iter().all(|e| &e.host == *h));
+    let mut head =
+        vec!["id", "started (UTC)", "kind", "host", "specs", "targets", "IOPS", "MB/s", "avg ms", "time", "note"];
+    if one_host.is_some() {
+        head.retain(|h| *h != "host");
+    }
+    let mut cells = vec![head.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    let join = |v: &[String]| if v.len() > 1 { format!("{} +{}", v[0], v.len() - 1) } else { v.join(", ") };
     for e in &entries {
         let note = match (e.interrupted, e.errors) {
             (true, true) => "stopped, errors",
@@ -213,20 +203,32 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
             (false, true) => "errors",
             (false, false) => "",
         };
-        cells.push(vec![
+        // Of several workloads (a profile, a study's points), the highest IOPS and MB/s.
+        let (kind, max) = match (e.kind.as_str(), e.results) {
+            ("run", 1) => ("run".to_string(), ""),
+            ("run", n) => (format!("run x{n}"), " max"),
+            (k, n) => (format!("{k} x{n}"), " max"),
+        };
+        let mut row = vec![
             e.id.to_string(),
-            e.started_at.get(..19).unwrap_or(&e.started_at).replace('T', " "),
-            e.kind.clone(),
+            e.started_at.get(..16).unwrap_or(&e.started_at).replace('T', " "),
+            kind,
             e.host.clone(),
             join(&e.specs),
             join(&e.targets),
-            e.results.to_string(),
-            e.iops.map_or("-".into(), thousands),
-            e.mbps.map_or("-".into(), |v| format!("{v:.1}")),
+            e.iops.map_or("-".into(), |v| format!("{}{max}", thousands(v))),
+            e.mbps.map_or("-".into(), |v| format!("{v:.1}{max}")),
             e.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}")),
             humantime::format_duration(std::time::Duration::from_secs(e.duration_s.round() as u64)).to_string(),
             note.into(),
-        ]);
+        ];
+        if one_host.is_some() {
+            row.remove(3);
+        }
+        cells.push(row);
+    }
+    if let Some(h) = one_host {
+        println!("on host {h}:");
     }
     if entries.is_empty() {
         eprintln!("iogauge: no run in the history matches");

@@ -193,6 +193,10 @@ fn create(mut p: Checked) -> Result<Checked> {
                 t.path
             ));
         }
+        if let Some(what) = targets::in_memory(t) {
+            p.warnings
+                .push(format!("{} is in memory ({what}): the numbers are memory's, not a storage device's", t.path));
+        }
     }
     Ok(p)
 }

@@ -223,6 +223,54 @@ pub fn device_model(major: u32, minor: u32) -> String {
     name.map_or_else(|| format!("block device {major}:{minor}"), |n| format!("{n} ({major}:{minor})"))
 }
 
+/// What holds a target's data when that is memory, not a storage device: a file on tmpfs or
+/// ramfs, a zram or brd RAM disk, a loop device over any of those. None for storage (and the
+/// null target, which holds nothing).
+pub fn in_memory(t: &TargetInfo) -> Option<String> {
+    match (t.kind, t.identity) {
+        (TargetKind::File, _) => memory_filesystem(Path::new(&t.path)),
+        (TargetKind::Block, Some(Identity::Device(rdev))) => {
+            let base = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
+            if let Some(backing) = sysfs(format!("{base}/loop/backing_file")) {
+                return memory_filesystem(Path::new(&backing)).map(|fs| format!("a loop device over a file on {fs}"));
+            }
+            let name = std::fs::read_link(&base).ok()?.file_name()?.to_string_lossy().into_owned();
+            let ram_disk =
+                |prefix: &str| name.strip_prefix(prefix).is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+            if ram_disk("zram") {
+                Some("zram, a compressed RAM disk".into())
+            } else if ram_disk("ram") {
+                Some("brd, a RAM disk".into())
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// "tmpfs" or "ramfs" if `path` (or, not yet made, its directory) is on one.
+fn memory_filesystem(path: &Path) -> Option<String> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let on = if path.exists() {
+        path
+    } else {
+        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+    };
+    let c = std::ffi::CString::new(on.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statfs is plain data (all zeroes is valid); statfs only writes into it.
+    let st = unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        (libc::statfs(c.as_ptr(), &mut st) == 0).then_some(st)
+    }?;
+    match st.f_type as i64 {
+        TMPFS_MAGIC => Some("tmpfs".into()),
+        RAMFS_MAGIC => Some("ramfs".into()),
+        _ => None,
+    }
+}
+
 /// What `path` is now, for a verify map: device number or inode, size, and what names a
 /// device across reboots (WWID, serial, device-mapper UUID, a loop device's backing file).
 pub fn facts(path: &str) -> std::io::Result<TargetFacts> {
