@@ -5,6 +5,11 @@ use clap::Parser;
 use clap::error::{ContextKind, ErrorKind};
 
 fn main() {
+    // `iogauge ... | head` ends quietly, as other Unix tools do, when head has read enough:
+    // Rust ignores SIGPIPE and every write would then fail with "Broken pipe". Results are
+    // saved in the history before any output is written, so none is lost.
+    // SAFETY: restores the default action of one signal, before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match iogauge::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

@@ -143,6 +143,25 @@ fn size_name(bytes: u64) -> String {
 
 const K: u64 = 1024;
 
+/// The five storage-performance reports ("seeds") the built-in specifications and studies
+/// take their workloads and methods from, for the listings that cite them.
+pub const SEEDS: [(&str, &str); 5] = [
+    ("000", "an iSCSI storage controller's streaming MB/s over 1 to 8 volumes and hosts (2006)"),
+    ("001", "a Fibre Channel RAID controller's baseline with Iometer: OLTP, file and web server (2004)"),
+    ("002", "software vs hardware iSCSI initiators with IOzone (2004)"),
+    ("003", "maximum IOPS over 24 Fibre Channel ports (2010)"),
+    ("004", "a 10 Gb iSCSI HBA vs a software initiator with Iometer, twelve workloads (2009)"),
+];
+
+/// The lines naming the seeds, under a listing that cites them.
+pub fn seeds_legend() -> String {
+    let mut out = String::from("seed NNN: the storage report a workload or method comes from:\n");
+    for (n, what) in SEEDS {
+        out.push_str(&format!("  {n}  {what}\n"));
+    }
+    out
+}
+
 /// Every built-in specification, in the order `iogauge specs` lists them.
 pub fn builtin() -> Vec<AccessSpec> {
     let mut v = Vec::new();

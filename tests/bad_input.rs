@@ -49,6 +49,9 @@ fn flags() {
     rejected(&["run", "--bs", "4K", "--spec", "oltp-8k"], "give one");
     rejected(&["run", "--rate-mbps", "0"], "rate_mbps = 0");
     rejected(&["run", "--file-size", "0.3K"], "not a whole number of bytes");
+    rejected(&["run", "--ios", "100", "--time", "5s"], "--ios ends the test on a count");
+    rejected(&["run", "--bytes", "1G", "--ramp", "1s"], "--ramp does not apply");
+    rejected(&["study", "baseline", "--ios", "100", "--time", "1s"], "give one");
 }
 
 #[test]

@@ -175,9 +175,13 @@ targets = ["null"]
 fn specs_lists_and_shows() {
     let out = ok(&["specs"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    let names: Vec<&str> = text.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).collect();
     for name in iogauge::spec::builtin().iter().map(|s| s.name.clone()) {
         assert!(names.contains(&name.as_str()), "{name} missing");
+    }
+    // The seeds the descriptions cite are said.
+    for (n, _) in iogauge::spec::SEEDS {
+        assert!(text.lines().any(|l| l.trim_start().starts_with(n)), "seed {n} not described: {text}");
     }
     let out = iogauge(&["specs", "web-server"]);
     let text = String::from_utf8(out.stdout).unwrap();

@@ -80,6 +80,17 @@ pub enum Command {
         /// A specification to show.
         name: Option<String>,
     },
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell
+    /// (e.g. `iogauge completions bash > /etc/bash_completion.d/iogauge`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print a man page (roff): iogauge's, or a command's (`iogauge man run > iogauge-run.1`).
+    Man {
+        /// The command whose page to print (run, study, ...); none: iogauge's own.
+        command: Option<String>,
+    },
 }
 
 /// The iogauge flag for a flag a fio user types (`--iodepth=32`, `--numjobs`): None if `arg`
@@ -331,7 +342,20 @@ pub struct TestFlags {
 
 impl SettingFlags {
     /// Sets what the flags give in `c`'s test settings (flags win over a job file).
-    pub(super) fn apply(&self, c: &mut Job) {
+    pub(super) fn apply(&self, c: &mut Job) -> Result<()> {
+        // A count ends the test and records every I/O: a time or ramp-up beside it would be
+        // silently ignored.
+        if let (Some(count), Some(time)) = (
+            self.ios.map(|_| "--ios").or(self.bytes.map(|_| "--bytes")),
+            self.time.map(|_| "--time").or(self.ramp.map(|_| "--ramp")),
+        ) {
+            return Err(input(format!(
+                "{count} ends the test on a count and records every I/O (no ramp-up): {time} does not apply with it; give one"
+            )));
+        }
+        if self.ios.is_some() && self.bytes.is_some() {
+            return Err(input("--ios and --bytes both end the test: give one"));
+        }
         let t = &mut c.test;
         if let Some(v) = self.ramp {
             t.ramp = v;
@@ -376,6 +400,7 @@ impl SettingFlags {
         }
         t.allow_write.extend(self.allow_write.iter().cloned());
         t.allow_mounted_write.extend(self.allow_mounted_write.iter().cloned());
+        Ok(())
     }
 }
 
@@ -418,7 +443,7 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
     } else if a.job.is_none() {
         job.test.run = vec!["random-read-4k".into()];
     }
-    a.flags.settings.apply(&mut job);
+    a.flags.settings.apply(&mut job)?;
     resolve_flags(&job)
 }
 
@@ -429,6 +454,6 @@ pub fn profile_test(a: &ProfileArgs) -> Result<Test> {
     job.test.time = profile::TIME;
     job.test.run = profile::SUITE.iter().map(|s| s.to_string()).collect();
     job.workers = a.flags.workers.workers(profile::OUTSTANDING)?;
-    a.flags.settings.apply(&mut job);
+    a.flags.settings.apply(&mut job)?;
     resolve_flags(&job)
 }

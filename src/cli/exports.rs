@@ -216,8 +216,8 @@ impl Observer for ExportManager {
             return;
         }
         let phase = match s.phase {
-            Phase::Ramp => "ramp",
-            Phase::Run => "run ",
+            Phase::Ramp => "ramp-up (not recorded)",
+            Phase::Run => "recording",
         };
         let total = s.total_s.map_or(String::new(), |t| format!("/{t:.0}"));
         let avg = s.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}"));

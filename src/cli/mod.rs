@@ -77,6 +77,7 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         for (name, about) in study::builtin::BUILTINS {
             println!("{name:<20} {about}");
         }
+        print!("\n{}", spec::seeds_legend());
         return Ok(0);
     };
     let path = std::path::Path::new(name);
@@ -94,7 +95,7 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     } else {
         study::builtin::builtin(name, &a.targets)?
     };
-    a.settings.apply(&mut job);
+    a.settings.apply(&mut job)?;
     if let (Some(r), Some(s)) = (a.repeat, job.study.as_mut()) {
         s.repeat = r;
     }
@@ -140,6 +141,10 @@ pub fn specs(name: Option<&str>) -> Result<String> {
             for s in spec::builtin() {
                 out.push_str(&format!("{:<22} {}\n", s.name, s.description));
             }
+            out.push_str(
+                "random-read-SIZE, random-write-SIZE, streaming-read-SIZE, streaming-write-SIZE: any size\n\n",
+            );
+            out.push_str(&spec::seeds_legend());
         }
         Some(n) => {
             let s = spec::find_builtin(n)?;
@@ -160,6 +165,28 @@ pub fn specs(name: Option<&str>) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// `iogauge man [COMMAND]`: the page of iogauge or of one command (git's iogauge-run(1) style).
+fn man(command: Option<&str>) -> Result<i32> {
+    let all = <Cli as clap::CommandFactory>::command();
+    let page = match command {
+        None => all,
+        Some(name) => {
+            let sub = all.find_subcommand(name).ok_or_else(|| {
+                let names: Vec<&str> = all.get_subcommands().map(|c| c.get_name()).collect();
+                input(format!("iogauge man {name}: no such command; give one of {}", names.join(", ")))
+            })?;
+            sub.clone()
+                .display_name(format!("iogauge-{name}"))
+                .version(env!("CARGO_PKG_VERSION"))
+                .bin_name(format!("iogauge {name}"))
+        }
+    };
+    clap_mangen::Man::new(page)
+        .render(&mut std::io::stdout())
+        .map_err(|e| crate::error::runtime(format!("writing the man page: {e}")))?;
+    Ok(0)
 }
 
 /// Runs the parsed command line; returns the exit status.
@@ -193,5 +220,15 @@ pub fn main(cli: Cli) -> Result<i32> {
             print!("{}", specs(name.as_deref())?);
             Ok(0)
         }
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "iogauge",
+                &mut std::io::stdout(),
+            );
+            Ok(0)
+        }
+        Command::Man { command } => man(command.as_deref()),
     }
 }

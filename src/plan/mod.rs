@@ -4,6 +4,9 @@
 
 mod verify;
 
+use std::io::IsTerminal;
+use std::path::Path;
+
 use crate::config::{EngineKind, Test, TestSettings, Worker, Workload};
 use crate::error::{Result, input};
 use crate::host::{self, ManagerInfo};
@@ -169,6 +172,31 @@ struct Checked {
     verify_block: Option<u64>,
 }
 
+/// Creates a test file, saying so: on a slow disk writing it takes minutes.
+fn create_file(t: &TargetInfo, data: crate::config::DataPattern, buffered: bool) -> Result<TargetInfo> {
+    let size = human_size(t.size);
+    let live = std::io::stderr().is_terminal();
+    eprint!("iogauge: creating test file {} ({size}, written in full before any read)", t.path);
+    let started = std::time::Instant::now();
+    let created = targets::prepare(t, data, buffered, &mut |done| {
+        if live {
+            eprint!(
+                "\r\x1b[Kiogauge: creating test file {} ({size}): {:.0} %",
+                t.path,
+                done as f64 * 100.0 / t.size as f64
+            );
+        }
+    });
+    let how =
+        if created.is_ok() { format!("done in {:.1} s", started.elapsed().as_secs_f64()) } else { "failed".into() };
+    if live {
+        eprintln!("\r\x1b[Kiogauge: creating test file {} ({size}): {how}", t.path);
+    } else {
+        eprintln!(": {how}");
+    }
+    created
+}
+
 /// Creates the missing test files of a checked test (and only then: everything is checked).
 fn create(mut p: Checked) -> Result<Checked> {
     let s = &p.share.settings;
@@ -177,7 +205,13 @@ fn create(mut p: Checked) -> Result<Checked> {
     }
     for t in &mut p.targets {
         if !t.exists {
-            let created = targets::prepare(t, s.data, s.buffered)?;
+            let name = Path::new(&t.path).file_name().map_or(String::new(), |n| n.to_string_lossy().to_lowercase());
+            // (The null target itself is never a file to create: this is a near miss, or ./null.)
+            if strsim::damerau_levenshtein(&name, targets::NULL) <= 1 {
+                // Said before the file is made, not with the other warnings after it.
+                eprintln!("iogauge: warning: {} is not the null target (null): it is created as a test file", t.path);
+            }
+            let created = create_file(t, s.data, s.buffered)?;
             for run in &p.share.workloads {
                 for (wc, spec) in p.share.workers.iter().zip(&run.specs) {
                     if wc.targets.contains(&t.path) {

@@ -26,9 +26,10 @@ pub struct LiveStatus<'a> {
     pub spec: &'a str,
     /// Ramp-up or recording.
     pub phase: Phase,
-    /// Seconds since the workers started.
+    /// Seconds into the phase: since the workers started during ramp-up, since recording
+    /// began after it.
     pub elapsed_s: f64,
-    /// Ramp-up plus run time, when the test is timed.
+    /// How long the phase lasts, when the test is timed.
     pub total_s: Option<f64>,
     /// Over the last interval.
     pub iops: f64,
@@ -256,8 +257,8 @@ impl Monitor<'_> {
         self.observer.interval(&LiveStatus {
             spec: self.spec,
             phase: if recording { Phase::Run } else { Phase::Ramp },
-            elapsed_s: m.at_ns as f64 / 1e9,
-            total_s: self.clock.timed().then(|| (ramp + time) as f64 / 1e9),
+            elapsed_s: if recording { m.at_ns.saturating_sub(ramp) } else { m.at_ns } as f64 / 1e9,
+            total_s: self.clock.timed().then(|| if recording { time } else { ramp } as f64 / 1e9),
             iops: all[0] as f64 / dt,
             mbps: all[1] as f64 / dt / 1e6,
             avg_response_ms: (all[0] > 0).then(|| all[2] as f64 / all[0] as f64 / 1e6),

@@ -24,6 +24,16 @@ pub const BUILTINS: [(&str, &str); 6] = [
     ("seed004-suite", "seed 004: its twelve access specifications, three runs each, the median"),
 ];
 
+fn unknown(name: &str) -> crate::error::Error {
+    let known: Vec<&str> = BUILTINS.iter().map(|b| b.0).collect();
+    let near = known.iter().map(|k| (strsim::damerau_levenshtein(name, k), *k)).filter(|(d, _)| *d <= 3).min();
+    let hint = near.map_or(String::new(), |(_, k)| format!("did you mean '{k}'? "));
+    input(format!(
+        "unknown study '{name}' (no such job file either): {hint}the built-in studies are {} ('iogauge study' lists them)",
+        known.join(", ")
+    ))
+}
+
 /// The baseline's workloads: streaming read, streaming write, random read, random write.
 const BASELINE: [&str; 4] = ["streaming-read-1m", "streaming-write-1m", "random-read-4k", "random-write-4k"];
 
@@ -50,6 +60,12 @@ fn names(list: &[&str]) -> Vec<String> {
 
 /// The study `name` on `targets` (at least one), or why not.
 pub fn builtin(name: &str, targets: &[String]) -> Result<Job> {
+    let lower = name.to_ascii_lowercase();
+    let name = lower.as_str();
+    // Said before the targets are asked for.
+    if !BUILTINS.iter().any(|b| b.0 == name) {
+        return Err(unknown(name));
+    }
     if targets.is_empty() {
         return Err(input(format!("study {name} needs its targets: give --target PATH (repeatable)")));
     }
@@ -143,10 +159,7 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<Job> {
             c.workers = vec![worker(1, 16)];
             study.repeat = 3;
         }
-        _ => {
-            let known: Vec<&str> = BUILTINS.iter().map(|b| b.0).collect();
-            return Err(input(format!("unknown study '{name}': give a job file or one of {}", known.join(", "))));
-        }
+        _ => return Err(unknown(name)),
     }
     c.study = Some(study);
     Ok(c)
@@ -176,6 +189,9 @@ mod tests {
         assert!(builtin("baseline", &targets).unwrap_err().to_string().contains("exactly one --target"));
         assert_eq!(builtin("baseline", &targets[..1]).unwrap().test.run.len(), 4);
         assert!(builtin("nope", &targets).unwrap_err().to_string().contains("unknown study 'nope'"));
+        let e = builtin("seed001-limt", &[]).unwrap_err().to_string();
+        assert!(e.contains("unknown study") && e.contains("did you mean 'seed001-limit'"), "{e}");
+        assert!(builtin("Seed004-Suite", &targets).is_ok());
         assert!(builtin("seed004-suite", &[]).unwrap_err().to_string().contains("--target"));
     }
 }

@@ -327,8 +327,14 @@ fn has_created_mark(path: &str) -> bool {
 }
 
 /// Creates a missing test file and writes all of it, so no read ever hits a hole (Iometer's
-/// iobw.tst). Marks it as iogauge's. Returns the target as it now is.
-pub fn prepare(info: &TargetInfo, pattern: DataPattern, buffered: bool) -> Result<TargetInfo> {
+/// iobw.tst). Marks it as iogauge's. Calls `progress` with the bytes written every 64 MiB.
+/// Returns the target as it now is.
+pub fn prepare(
+    info: &TargetInfo,
+    pattern: DataPattern,
+    buffered: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<TargetInfo> {
     if info.exists || info.kind != TargetKind::File {
         return Ok(info.clone());
     }
@@ -345,6 +351,9 @@ pub fn prepare(info: &TargetInfo, pattern: DataPattern, buffered: bool) -> Resul
             fail("write", e)
         })?;
         left -= n as u64;
+        if left % (64 << 20) == 0 {
+            progress(info.size - left);
+        }
     }
     f.sync_all().map_err(|e| fail("fsync", e))?;
     if let (Ok(c), Ok(name)) = (std::ffi::CString::new(path.as_str()), std::ffi::CString::new(CREATED_XATTR)) {
