@@ -64,12 +64,42 @@ for (const svg of document.querySelectorAll('svg.chart')) {
     const cx = b.x + b.width / 2, cy = b.y + b.height / 2;
     if (cx >= plot.left - 1 && cx <= plot.right + 1 && cy >= plot.top - 1 && cy <= plot.bottom + 1) inside++;
   }
+  // Every legend name ends inside the chart (in its own units: the page may scale it).
+  const box = svg.viewBox.baseVal.width;
+  const legend_right = Math.max(0, ...[...svg.querySelectorAll('g.legend text')].map(t => { const b = t.getBBox(); return b.x + b.width; }));
   out.push({title: svg.querySelector('title').textContent, points: pts.length, drawn, inside,
-            width: svg.getBoundingClientRect().width});
+            width: svg.getBoundingClientRect().width, legend_fits: legend_right <= box,
+            series: svg.querySelectorAll('g.series').length});
 }
 const pre = document.createElement('pre'); pre.id = 'check'; pre.textContent = JSON.stringify(out);
 document.body.appendChild(pre);
 </script>"#;
+
+/// Measures every chart of `html` in the browser: each point drawn inside its plot, every
+/// legend name inside its chart, at most 6 series in one chart.
+fn check_in_browser(dir: &Path, html: &str) {
+    let charts = svgs(html);
+    let checked = html
+        .replace("default-src 'none'", "default-src 'none'; script-src 'unsafe-inline'")
+        .replace("</body>", &format!("{CHECK}</body>"));
+    let page = write(dir, "checked.html", &checked);
+    let out = chromium(&dir.join("profile"), &["--dump-dom", &format!("file://{page}")]);
+    let dom = String::from_utf8(out.stdout).unwrap();
+    let text = &dom[dom.find("<pre id=\"check\">").expect("the check ran") + 16..];
+    let text = text[..text.find("</pre>").unwrap()].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
+    let measured: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(measured.len(), charts.len(), "the browser sees every chart");
+    for (m, svg) in measured.iter().zip(&charts) {
+        let given = svg.matches("class=\"pt\"").count();
+        assert!(given > 0, "{}: a chart without points", m["title"]);
+        assert_eq!(m["points"], given, "{}", m["title"]);
+        assert_eq!(m["drawn"], given, "{}: every point has a size on screen", m["title"]);
+        assert_eq!(m["inside"], given, "{}: every point lies in its plot", m["title"]);
+        assert!(m["width"].as_f64().unwrap() > 300.0, "{}", m["title"]);
+        assert_eq!(m["legend_fits"], true, "{}: a legend name is cut off", m["title"]);
+        assert!(m["series"].as_u64().unwrap() <= 6, "{}: more than 6 series in one chart", m["title"]);
+    }
+}
 
 /// The SVG charts of a page, in order.
 fn svgs(html: &str) -> Vec<&str> {
@@ -212,24 +242,7 @@ fn the_report_renders_in_a_real_browser_with_every_point() {
     let png = std::fs::read(&shot).expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 50_000, "a real screenshot: {} bytes", png.len());
 
-    let checked = html
-        .replace("default-src 'none'", "default-src 'none'; script-src 'unsafe-inline'")
-        .replace("</body>", &format!("{CHECK}</body>"));
-    let page = write(&dir, "checked.html", &checked);
-    let out = chromium(&profile, &["--dump-dom", &format!("file://{page}")]);
-    let dom = String::from_utf8(out.stdout).unwrap();
-    let text = &dom[dom.find("<pre id=\"check\">").expect("the check ran") + 16..];
-    let text = text[..text.find("</pre>").unwrap()].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
-    let measured: Vec<Value> = serde_json::from_str(&text).unwrap();
-    assert_eq!(measured.len(), charts.len(), "the browser sees every chart");
-    for (m, svg) in measured.iter().zip(&charts) {
-        let given = svg.matches("class=\"pt\"").count();
-        assert!(given > 0, "{}: a chart without points", m["title"]);
-        assert_eq!(m["points"], given, "{}", m["title"]);
-        assert_eq!(m["drawn"], given, "{}: every point has a size on screen", m["title"]);
-        assert_eq!(m["inside"], given, "{}: every point lies in its plot", m["title"]);
-        assert!(m["width"].as_f64().unwrap() > 300.0, "{}", m["title"]);
-    }
+    check_in_browser(&dir, &html);
 
     // What is drawn is what the documents hold: percentiles, the limit, the found maximum.
     let run: Value = serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
@@ -422,4 +435,60 @@ fn seed_004_side_by_side_table_gives_the_published_figures_and_differences() {
     }
     // The HBA's CPU advantage the seed reports: B used more than twice A's CPU on both.
     assert!(html.contains(&format!("{:+.1}", (14.01 - 6.09) / 6.09 * 100.0)));
+}
+
+#[test]
+fn many_workloads_are_small_multiples_with_whole_legends() {
+    let dir = scratch("readable");
+    // Eight workloads, one with a long name; one interval each (no time series to draw).
+    let mut args = vec!["run", "--target", "null", "--ramp", "0s", "--time", "1s", "--json", "many.json", "-q"];
+    for s in ["oltp-4k", "oltp-8k", "file-server", "web-server", "random-read-4k", "random-write-4k", "dss-1m"] {
+        args.extend(["--spec", s]);
+    }
+    ok_in(&dir, &args);
+    ok_in(
+        &dir,
+        &[
+            "run",
+            "--target",
+            "null",
+            "--bs",
+            "4K:60,64K:40",
+            "--read",
+            "70",
+            "--ramp",
+            "0s",
+            "--time",
+            "2s",
+            "--interval",
+            "500ms",
+            "--json",
+            "long.json",
+            "-q",
+        ],
+    );
+    ok_in(&dir, &["report", "many.json", "long.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let charts = svgs(&html);
+    let titled = |t: &str| charts.iter().filter(|s| s.contains(&format!("<title>{t}"))).count();
+    assert_eq!(titled("Response time percentiles ("), 2, "8 series: two small multiples of at most 6");
+    // long.json has four intervals: its time series is drawn; many.json's single ones are dots in it.
+    assert!(titled("IOPS over time") >= 1);
+    // A percentage axis stops at 100.
+    for svg in charts.iter().filter(|s| s.contains("% of all CPUs") || s.contains("% of all in the run")) {
+        let ticks: Vec<f64> = svg
+            .split("text-anchor=\"end\">")
+            .skip(1)
+            .filter_map(|t| t[..t.find('<').unwrap()].replace(',', "").parse().ok())
+            .collect();
+        assert!(ticks.iter().all(|t| *t <= 100.0), "{ticks:?}");
+    }
+    // No column of a table is empty throughout (no scaling or theory in plain runs).
+    assert!(!html.contains("<th>scaling</th>") && !html.contains("theoretical maximum"), "empty columns shown");
+    check_in_browser(&dir, &html);
+    // One run of one interval: no time-series chart at all.
+    ok_in(&dir, &["run", "--target", "null", "--ramp", "0s", "--time", "1s", "--json", "one.json", "-q"]);
+    ok_in(&dir, &["report", "one.json", "-o", "one.html"]);
+    let one = std::fs::read_to_string(dir.join("one.html")).unwrap();
+    assert!(!one.contains("over time</title>"), "a time series of one point");
 }

@@ -93,11 +93,11 @@ impl Param {
             Param::Targets => ("Targets (volumes)", Scale::Count),
             Param::Workers => ("Workers", Scale::Count),
             Param::Size => ("Transfer size (bytes)", Scale::Log2Size),
-            Param::Stroke => ("Drive stroke (% of each target)", Scale::Linear),
+            Param::Stroke => ("Drive stroke (% of each target)", Scale::Percent),
             Param::Outstanding => {
                 ("Outstanding I/Os (per target and worker)", if spread(values) { Scale::Log2 } else { Scale::Count })
             }
-            Param::Rate => ("Offered rate (% of the maximum)", Scale::Linear),
+            Param::Rate => ("Offered rate (% of the maximum)", Scale::Percent),
         };
         Axis { label: label.into(), scale }
     }
@@ -144,8 +144,10 @@ impl<'a> Rows<'a> {
         if self.multi {
             parts.push(r.study.to_string());
         }
+        // A specification named for its size (a size cycle renames it) needs no size tag.
+        let sized = |size: f64| crate::spec::name_without_size(&r.s.spec, size as u64) != r.s.spec;
         for k in self.varying.iter().filter(|k| !skip.contains(k)) {
-            if let Some(v) = k.get(&r.point.params) {
+            if let Some(v) = k.get(&r.point.params).filter(|v| *k != Param::Size || !sized(*v)) {
                 parts.push(k.tag(v));
             }
         }
@@ -176,6 +178,7 @@ fn chart(title: &str, x: Axis, y: &str, y_scale: Scale, series: Vec<Series>) -> 
         series,
         x_rules: vec![],
         marks: vec![],
+        span: vec![],
     }
 }
 
@@ -347,7 +350,7 @@ fn scaling_charts(rows: &Rows, k: Param, styles: &mut Styles) -> Vec<Chart> {
         &format!("Scaling factor by number of {what}{peak}"),
         k.axis(&rows.x_values(k)),
         "Scaling factor (% of N x the one)",
-        Scale::Linear,
+        Scale::Percent,
         factor,
     );
     vec![c, f]
@@ -411,13 +414,17 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
             percentiles,
         ),
         Chart {
-            y: Axis { label: "I/Os (% of all in the run)".into(), scale: Scale::Linear },
+            y: Axis { label: "I/Os (% of all in the run)".into(), scale: Scale::Percent },
             ..chart("Response time histogram", resp_axis(), "", Scale::Linear, histogram)
         },
+    ];
+    // A time series of one interval is a dot, not a trend: drawn only with two or more.
+    let over_time = [
         chart("IOPS over time", secs(), IOPS, Scale::Linear, iops_t),
         chart("Average response time over time", secs(), AVG_MS, Scale::Linear, resp_t),
-        chart("CPU utilisation over time", secs(), "CPU utilisation (% of all CPUs)", Scale::Linear, cpu_t),
+        chart("CPU utilisation over time", secs(), "CPU utilisation (% of all CPUs)", Scale::Percent, cpu_t),
     ];
+    out.extend(over_time.into_iter().filter(|c| c.series.iter().any(|s| s.points.len() > 1)));
     out.retain(|c| !c.is_empty());
     out
 }

@@ -42,16 +42,22 @@ pub enum Cell {
     Num(String),
 }
 
-/// A table with one header row.
+/// A table with one header row; a column with nothing in any row ("-" or blank) is left out.
 pub fn table(class: &str, head: &[&str], rows: &[Vec<Cell>]) -> String {
+    let text = |c: &Cell| match c {
+        Cell::Text(t) | Cell::Num(t) => t.trim().to_string(),
+    };
+    let shown: Vec<bool> = (0..head.len())
+        .map(|i| i == 0 || rows.iter().any(|r| r.get(i).is_some_and(|c| !matches!(text(c).as_str(), "" | "-"))))
+        .collect();
     let mut s = format!("<table class=\"{class}\">\n<tr>");
-    for h in head {
+    for (h, _) in head.iter().zip(&shown).filter(|(_, on)| **on) {
         s.push_str(&format!("<th>{}</th>", esc(h)));
     }
     s.push_str("</tr>\n");
     for r in rows {
         s.push_str("<tr>");
-        for c in r {
+        for (c, _) in r.iter().zip(&shown).filter(|(_, on)| **on) {
             match c {
                 Cell::Text(t) => s.push_str(&format!("<td>{}</td>", esc(t))),
                 Cell::Num(t) => s.push_str(&format!("<td class=\"num\">{}</td>", esc(t))),

@@ -40,6 +40,9 @@ pub struct Report {
     pub charts: Vec<ChartFile>,
 }
 
+/// The most series one chart draws; more are split into small multiples.
+const MOST_SERIES: usize = 6;
+
 /// Builds the report of `inputs`, with `detail` rows (workers or targets) under each workload.
 pub fn build(title: &str, inputs: &[Input], detail: Detail) -> Report {
     let mut styles = charts::Styles::default();
@@ -73,7 +76,7 @@ pub fn build(title: &str, inputs: &[Input], detail: Detail) -> Report {
         body.push_str(&comparison(inputs, detail));
     }
     let mut figures = |body: &mut String, list: Vec<svg::Chart>| {
-        for c in list {
+        for c in list.into_iter().flat_map(|c| c.split(MOST_SERIES)) {
             let n = files.len() + 1;
             let svg = c.render();
             let _ = writeln!(
@@ -209,7 +212,7 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
         .flat_map(|p| {
             p.summary.iter().map(move |x| {
                 vec![
-                    Cell::Num(p.index.to_string()),
+                    Cell::Num((p.index + 1).to_string()),
                     Cell::Text(p.params.label()),
                     Cell::Text(x.spec.clone()),
                     Cell::Num(range(&x.iops, thousands)),

@@ -17,6 +17,8 @@ pub enum Scale {
     Linear,
     /// Linear from zero, for counts: whole-number ticks only.
     Count,
+    /// Linear from zero, a percentage: the axis stops at 100 unless a value is above it.
+    Percent,
     /// Powers of two, ticks labelled as sizes (512, 4K, 1M).
     Log2Size,
     /// Powers of two, ticks labelled as numbers (1, 2, 4, 8).
@@ -82,6 +84,9 @@ pub struct Chart {
     pub x_rules: Vec<Rule>,
     /// Marked points.
     pub marks: Vec<Mark>,
+    /// Values the axes must span besides those drawn: the other parts' of a chart split into
+    /// small multiples, so all the parts share their scales.
+    pub span: Vec<(f64, f64)>,
 }
 
 /// Colour-blind-safe colours (Okabe and Ito), darkest first.
@@ -89,7 +94,6 @@ const COLOURS: [&str; 7] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000
 /// Dash patterns, cycled with the colours so that no two of the first 21 styles look alike.
 const DASHES: [&str; 3] = ["", "7 4", "2 3"];
 
-const WIDTH: f64 = 760.0;
 const HEIGHT: f64 = 420.0;
 const LEFT: f64 = 84.0;
 const TOP: f64 = 40.0;
@@ -126,12 +130,11 @@ pub fn num(v: f64) -> String {
     } else if v == v.trunc() {
         format!("{v:.0}")
     } else {
-        let s = format!("{v:.4}");
-        let s = s.trim_end_matches('0');
-        // Keep three significant digits of small values, not four decimals of noise.
-        let digits = if v.abs() >= 1.0 { 2 } else { (3 - v.abs().log10().floor() as i32 - 1).max(1) as usize };
-        let s2 = format!("{v:.digits$}");
-        if s2.len() < s.len() { s2.trim_end_matches('0').trim_end_matches('.').into() } else { s.into() }
+        // Two decimals from 1 up; three significant digits below (0.000123), not four
+        // decimals of noise or a bare "0.".
+        let digits = if v.abs() >= 1.0 { 2 } else { (2 - v.abs().log10().floor() as i32).max(1) as usize };
+        let s = format!("{v:.digits$}");
+        s.trim_end_matches('0').trim_end_matches('.').into()
     }
 }
 
@@ -153,10 +156,15 @@ impl Map {
         let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let (min, max) = if vals.is_empty() { (1.0, 1.0) } else { (min, max) };
         let (lo, hi) = match scale {
-            Scale::Linear | Scale::Count => {
+            Scale::Linear | Scale::Count | Scale::Percent => {
                 let lo = if min < 0.0 { -nice_ceil(-min) } else { 0.0 };
                 let hi = if max <= 0.0 { 1.0 } else { nice_ceil(max * 1.05) };
-                (lo, if scale == Scale::Count { hi.ceil() } else { hi })
+                let hi = match scale {
+                    Scale::Count => hi.ceil(),
+                    Scale::Percent if max <= 100.0 => hi.min(100.0),
+                    _ => hi,
+                };
+                (lo, hi)
             }
             Scale::Log2Size | Scale::Log2 => (min.log2().floor(), max.log2().ceil().max(min.log2().floor() + 1.0)),
             Scale::Log10 => (min.log10().floor(), max.log10().ceil().max(min.log10().floor() + 1.0)),
@@ -167,7 +175,7 @@ impl Map {
 
     fn t(&self, v: f64) -> f64 {
         match self.scale {
-            Scale::Linear | Scale::Count => v,
+            Scale::Linear | Scale::Count | Scale::Percent => v,
             Scale::Log2Size | Scale::Log2 => v.log2(),
             Scale::Log10 => v.log10(),
             Scale::Nines => nines(v),
@@ -182,7 +190,7 @@ impl Map {
     /// Tick values and their labels.
     fn ticks(&self) -> Vec<(f64, String)> {
         match self.scale {
-            Scale::Linear | Scale::Count => {
+            Scale::Linear | Scale::Count | Scale::Percent => {
                 let mut step = nice_step((self.hi - self.lo) / 6.0);
                 if self.scale == Scale::Count {
                     step = step.max(1.0);
@@ -209,7 +217,8 @@ impl Map {
             Scale::Nines => [50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999]
                 .into_iter()
                 .filter(|&p| nines(p) <= self.hi + 1e-9 && nines(p) >= self.lo - 1e-9)
-                .map(|p| (p, num(p)))
+                // Every nine shown: 99.999, never rounded to 100.
+                .map(|p| (p, p.to_string()))
                 .collect(),
         }
     }
@@ -217,7 +226,7 @@ impl Map {
 
 fn plottable(scale: Scale, v: f64) -> bool {
     match scale {
-        Scale::Linear | Scale::Count => true,
+        Scale::Linear | Scale::Count | Scale::Percent => true,
         Scale::Log2Size | Scale::Log2 | Scale::Log10 => v > 0.0,
         Scale::Nines => (0.0..100.0).contains(&v),
     }
@@ -246,6 +255,43 @@ impl Chart {
         self.series.iter().all(|s| s.points.is_empty())
     }
 
+    /// The chart as small multiples of at most `most` series each (a chart of more is a
+    /// tangle), numbered in their titles, all on the same scales; the marks go with the
+    /// series whose points they mark.
+    pub fn split(self, most: usize) -> Vec<Chart> {
+        if self.series.len() <= most {
+            return vec![self];
+        }
+        let parts = self.series.len().div_ceil(most);
+        let span: Vec<(f64, f64)> = self.series.iter().flat_map(|s| s.points.iter().copied()).collect();
+        self.series
+            .chunks(most)
+            .enumerate()
+            .map(|(i, series)| {
+                let on = |m: &&Mark| series.iter().any(|s| s.points.contains(&(m.x, m.y)));
+                Chart {
+                    title: format!("{} ({} of {parts})", self.title, i + 1),
+                    series: series.to_vec(),
+                    marks: self.marks.iter().filter(on).cloned().collect(),
+                    span: span.clone(),
+                    ..self.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// Width: the plot and a legend as wide as its longest name (Helvetica at 12 px averages
+    /// under 7 px a character).
+    fn width(&self) -> f64 {
+        let longest = self.series.iter().map(|s| s.name.chars().count()).max().unwrap_or(0);
+        (LEFT + PLOT_W + 20.0 + 34.0 + longest as f64 * 7.0 + 12.0).max(LEFT + PLOT_W + 60.0).ceil()
+    }
+
+    /// Height: the plot and its axis labels, or the legend if that is longer.
+    fn height(&self) -> f64 {
+        HEIGHT.max(TOP + 10.0 + self.series.len() as f64 * 20.0 + 10.0)
+    }
+
     /// The chart as a standalone SVG document (also valid inline in HTML).
     pub fn render(&self) -> String {
         let xs: Vec<f64> = self
@@ -254,12 +300,14 @@ impl Chart {
             .flat_map(|s| s.points.iter().map(|p| p.0))
             .chain(self.x_rules.iter().map(|r| r.value))
             .chain(self.marks.iter().map(|m| m.x))
+            .chain(self.span.iter().map(|p| p.0))
             .collect();
         let ys: Vec<f64> = self
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .chain(self.marks.iter().map(|m| m.y))
+            .chain(self.span.iter().map(|p| p.1))
             .collect();
         let plot = Plot { x: Map::new(self.x.scale, &xs), y: Map::new(self.y.scale, &ys) };
         let mut s = String::new();
@@ -276,8 +324,10 @@ impl Chart {
     fn frame(&self, s: &mut String, plot: &Plot) {
         let _ = write!(
             s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{t}" font-family="Helvetica, Arial, sans-serif" font-size="12"><title>{t}</title><rect width="100%" height="100%" fill="#fff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold">{t}</text>"##,
-            t = esc(&self.title)
+            r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}" font-family="Helvetica, Arial, sans-serif" font-size="12"><title>{t}</title><rect width="100%" height="100%" fill="#fff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold">{t}</text>"##,
+            t = esc(&self.title),
+            w = self.width(),
+            h = self.height()
         );
         let _ = write!(
             s,
@@ -433,6 +483,7 @@ mod tests {
             series: vec![Series { name: "s".into(), style: 0, points }],
             x_rules: vec![],
             marks: vec![],
+            span: vec![],
         }
     }
 
@@ -471,9 +522,10 @@ mod tests {
 
     #[test]
     fn nines_put_each_nine_equally_apart() {
-        let svg = chart(Scale::Nines, vec![(90.0, 1.0), (99.0, 2.0), (99.9, 3.0)]).render();
+        let svg = chart(Scale::Nines, vec![(90.0, 1.0), (99.0, 2.0), (99.9, 3.0), (99.999, 4.0)]).render();
         let pos = positions(&svg);
         assert!(((pos[1].0 - pos[0].0) - (pos[2].0 - pos[1].0)).abs() < 0.05, "{pos:?}");
+        assert!(svg.contains(">99.999</text>") && !svg.contains(">100</text>"), "each nine labelled as it is");
     }
 
     #[test]
@@ -483,6 +535,8 @@ mod tests {
         assert_eq!(num(0.5), "0.5");
         assert_eq!(num(0.0931), "0.0931");
         assert_eq!(num(12.3456), "12.35");
+        assert_eq!(num(0.00001), "0.00001", "a log axis tick is never a bare 0.");
+        assert_eq!(num(0.000123456), "0.000123");
         assert_eq!(nice_step(0.7), 1.0);
         assert_eq!(nice_step(1.2), 2.0);
         assert_eq!(nice_ceil(483.0), 500.0);
