@@ -78,7 +78,10 @@ impl AccessSpec {
         for (i, l) in self.lines.iter().enumerate() {
             let at = format!("access specification '{name}' line {}", i + 1);
             if !(MIN_TRANSFER..=MAX_TRANSFER).contains(&l.size) || l.size % 512 != 0 {
-                return Err(format!("{at}: transfer size {} must be a multiple of 512 from 512 to 16M", l.size));
+                let size = crate::units::human_size(l.size);
+                return Err(format!(
+                    "{at}: transfer size {size} must be a multiple of 512 bytes from 512 bytes to 16 MiB"
+                ));
             }
             for (what, v) in [("read", l.read), ("random", l.random), ("share", l.share)] {
                 if v > 100 {

@@ -12,7 +12,6 @@ use crate::config::{DataPattern, EngineKind, Job, OnError, Test, WorkerConfig};
 use crate::error::{Result, input};
 use crate::job;
 use crate::profile;
-use crate::result::Detail;
 use crate::units::{parse_duration, parse_size};
 
 /// iogauge: storage I/O workload generator and performance characterisation for Linux.
@@ -44,7 +43,7 @@ pub enum Command {
         db: history::DbFlag,
         #[command(flatten)]
         /// Rows per worker or target.
-        detail: DetailFlag,
+        detail: history::DetailFlag,
     },
     /// Write an HTML report (charts and tables) of result or study documents or history ids.
     Report(history::ReportArgs),
@@ -59,7 +58,7 @@ pub enum Command {
         db: history::DbFlag,
         #[command(flatten)]
         /// Rows per worker or target.
-        detail: DetailFlag,
+        detail: history::DetailFlag,
     },
     /// Write a stored run's or study's JSON document back out.
     Export {
@@ -245,14 +244,6 @@ impl WorkerFlags {
     }
 }
 
-/// Rows under each workload in a table or report.
-#[derive(Args, Debug, Default)]
-pub struct DetailFlag {
-    /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows).
-    #[arg(long, value_name = "workers|targets")]
-    pub detail: Option<Detail>,
-}
-
 /// Where results go.
 #[derive(Args, Debug, Default)]
 pub struct OutputFlags {
@@ -267,7 +258,7 @@ pub struct OutputFlags {
     pub quiet: bool,
     #[command(flatten)]
     /// The table's rows.
-    pub detail: DetailFlag,
+    pub detail: history::DetailFlag,
     #[command(flatten)]
     /// Where the run is saved.
     pub history: history::SaveFlags,

@@ -31,6 +31,14 @@ pub struct DbFlag {
     pub db: Option<PathBuf>,
 }
 
+/// Rows under each workload in a table or report.
+#[derive(Args, Debug, Default)]
+pub struct DetailFlag {
+    /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows).
+    #[arg(long, value_name = "workers|targets")]
+    pub detail: Option<Detail>,
+}
+
 /// Saves documents into the history, if there is one; a failure to save warns and the run
 /// still succeeds (its outputs are written already).
 pub struct Saver {
@@ -278,7 +286,7 @@ pub struct ReportArgs {
     pub title: Option<String>,
     #[command(flatten)]
     /// Tables of workers or targets.
-    pub detail: super::args::DetailFlag,
+    pub detail: DetailFlag,
     #[command(flatten)]
     /// The history database (for ids).
     pub db: DbFlag,

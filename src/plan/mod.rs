@@ -402,10 +402,20 @@ pub fn working_set(info: &TargetInfo, wc: &Worker) -> std::result::Result<(u64, 
     // The null target has no size of its own: give it 1 TiB so strokes mean something.
     let size = if info.kind == TargetKind::Null { 1 << 40 } else { info.size };
     if wc.offset % lbs != 0 {
-        return Err(format!("offset {} is not a multiple of {}'s logical block size {lbs}", wc.offset, info.path));
+        return Err(format!(
+            "offset {} is not a multiple of {}'s logical block size, {}",
+            human_size(wc.offset),
+            info.path,
+            human_size(lbs)
+        ));
     }
     if wc.offset >= size {
-        return Err(format!("offset {} is beyond the end of {} ({size} bytes)", wc.offset, info.path));
+        return Err(format!(
+            "offset {} is beyond the end of {} ({})",
+            human_size(wc.offset),
+            info.path,
+            human_size(size)
+        ));
     }
     let avail = size - wc.offset;
     let ws = match (wc.working_set, wc.stroke) {
@@ -415,8 +425,11 @@ pub fn working_set(info: &TargetInfo, wc: &Worker) -> std::result::Result<(u64, 
     };
     if ws > avail {
         return Err(format!(
-            "working set of {ws} bytes from offset {} does not fit in {} ({size} bytes)",
-            wc.offset, info.path
+            "working set of {} from offset {} does not fit in {} ({})",
+            human_size(ws),
+            human_size(wc.offset),
+            info.path,
+            human_size(size)
         ));
     }
     Ok((wc.offset, ws / lbs * lbs))
@@ -430,19 +443,27 @@ fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> std::result:
         let at = format!("access specification '{}' line {}", spec.name, i + 1);
         if info.direct && l.size % lbs != 0 {
             return Err(format!(
-                "{at}: transfer size {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT); use a multiple of {lbs}",
-                l.size, info.path
+                "{at}: transfer size {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT); use a multiple of {}",
+                human_size(l.size),
+                info.path,
+                human_size(lbs)
             ));
         }
         if let Some(a) = l.align {
             if info.direct && a % lbs != 0 {
-                return Err(format!("{at}: align {a} is not a multiple of {}'s logical block size {lbs}", info.path));
+                return Err(format!(
+                    "{at}: align {} is not a multiple of {}'s logical block size {lbs}",
+                    human_size(a),
+                    info.path
+                ));
             }
         }
         if l.size > ws {
             return Err(format!(
-                "{at}: transfer size {} is larger than the working set of {} ({ws} bytes); enlarge the working set or the target",
-                l.size, info.path
+                "{at}: transfer size {} is larger than the working set of {} ({}); enlarge the working set or the target",
+                human_size(l.size),
+                info.path,
+                human_size(ws)
             ));
         }
     }

@@ -89,7 +89,7 @@ impl TargetFacts {
                 (None, None, Some((d, i))) => format!("inode {i} on device {d}"),
                 _ => "unknown".into(),
             };
-            format!("{id}, {} bytes", f.size)
+            format!("{id}, {}", crate::units::human_size(f.size))
         };
         // The most lasting fact both have decides: a serial, else an inode (a loop device's
         // map records its backing file's, so the file itself can be verified), else the
