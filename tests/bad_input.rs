@@ -51,7 +51,7 @@ fn flags() {
     rejected(&["run", "--file-size", "0.3K"], "not a whole number of bytes");
     rejected(&["run", "--ios", "100", "--time", "5s"], "--ios ends the test on a count");
     rejected(&["run", "--bytes", "1G", "--ramp", "1s"], "--ramp does not apply");
-    rejected(&["study", "baseline", "--ios", "100", "--time", "1s"], "give one");
+    rejected(&["study", "baseline", "--target", "null", "--ios", "100", "--time", "1s"], "give one");
 }
 
 #[test]

@@ -64,7 +64,8 @@ fn runs_are_saved_and_found_by_target_spec_host_and_date() {
 
     // The table lists them too, newest first.
     let table = String::from_utf8(ok_in(&dir, &["history", "--db", d]).stdout).unwrap();
-    let first_ids: Vec<&str> = table.lines().skip(2).map(|l| l.split_whitespace().next().unwrap()).collect();
+    let rows = table.lines().skip_while(|l| !l.starts_with("---")).skip(1);
+    let first_ids: Vec<&str> = rows.map(|l| l.split_whitespace().next().unwrap()).collect();
     assert_eq!(first_ids, ["3", "2", "1"], "{table}");
 
     // export gives the document back byte for byte.

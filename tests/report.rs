@@ -483,6 +483,8 @@ fn many_workloads_are_small_multiples_with_whole_legends() {
             .collect();
         assert!(ticks.iter().all(|t| *t <= 100.0), "{ticks:?}");
     }
+    // No empty header row (the reproducibility table is keys and values).
+    assert!(!html.contains("<tr><th></th><th></th></tr>"), "an empty header row");
     // No column of a table is empty throughout (no scaling or theory in plain runs).
     assert!(!html.contains("<th>scaling</th>") && !html.contains("theoretical maximum"), "empty columns shown");
     check_in_browser(&dir, &html);

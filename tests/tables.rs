@@ -228,3 +228,28 @@ fn a_target_in_memory_is_named_as_such() {
     ]);
     assert!(!doc["warnings"].to_string().contains("in memory"), "{}", doc["warnings"]);
 }
+
+#[test]
+fn compare_names_the_points_a_stopped_study_lacks() {
+    let dir = scratch("cmpstop");
+    let job = dir.join("s.toml");
+    std::fs::write(
+        &job,
+        "[test]\nramp = \"0s\"\ntime = \"200ms\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2, 4]\n",
+    )
+    .unwrap();
+    ok_in(&dir, &["study", job.to_str().unwrap(), "--no-history", "--json", "full.json", "-q"]);
+    // The document a study stopped after its first point leaves: that point, marked interrupted.
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(dir.join("full.json")).unwrap()).unwrap();
+    doc["points"].as_array_mut().unwrap().truncate(1);
+    doc["interrupted"] = Value::Bool(true);
+    std::fs::write(dir.join("stopped.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+    let out = String::from_utf8(ok_in(&dir, &["compare", "full.json", "stopped.json"]).stdout).unwrap();
+    assert!(
+        out.contains(
+            "warning: B is a study stopped before its end: 2 of 3 points missing (outstanding=2; outstanding=4)"
+        ),
+        "{out}"
+    );
+}

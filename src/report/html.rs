@@ -42,7 +42,7 @@ pub enum Cell {
     Num(String),
 }
 
-/// A table with one header row; a column with nothing in any row ("-" or blank) is left out.
+/// A table with one header row (none if every heading is blank); a column with nothing in any row ("-" or blank) is left out.
 pub fn table(class: &str, head: &[&str], rows: &[Vec<Cell>]) -> String {
     let text = |c: &Cell| match c {
         Cell::Text(t) | Cell::Num(t) => t.trim().to_string(),
@@ -50,11 +50,15 @@ pub fn table(class: &str, head: &[&str], rows: &[Vec<Cell>]) -> String {
     let shown: Vec<bool> = (0..head.len())
         .map(|i| i == 0 || rows.iter().any(|r| r.get(i).is_some_and(|c| !matches!(text(c).as_str(), "" | "-"))))
         .collect();
-    let mut s = format!("<table class=\"{class}\">\n<tr>");
-    for (h, _) in head.iter().zip(&shown).filter(|(_, on)| **on) {
-        s.push_str(&format!("<th>{}</th>", esc(h)));
+    let mut s = format!("<table class=\"{class}\">\n");
+    // A key-value table has no header row, rather than an empty one.
+    if head.iter().any(|h| !h.is_empty()) {
+        s.push_str("<tr>");
+        for (h, _) in head.iter().zip(&shown).filter(|(_, on)| **on) {
+            s.push_str(&format!("<th>{}</th>", esc(h)));
+        }
+        s.push_str("</tr>\n");
     }
-    s.push_str("</tr>\n");
     for r in rows {
         s.push_str("<tr>");
         for (c, _) in r.iter().zip(&shown).filter(|(_, on)| **on) {

@@ -385,8 +385,9 @@ fn reproducibility(i: &Input) -> String {
                 rows.push(vec![
                     key(&format!("target {}", t.path)),
                     Cell::Text(format!(
-                        "{:?}, {} bytes, {}{}",
+                        "{:?}, {} ({} bytes), {}{}",
                         t.kind,
+                        crate::units::human_size(t.size),
                         thousands(t.size as f64),
                         t.model,
                         if t.direct { ", O_DIRECT" } else { ", buffered" }
