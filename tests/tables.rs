@@ -187,6 +187,11 @@ fn a_study_of_single_runs_shows_no_spread_and_names_points_by_size() {
     let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("s.json")).unwrap()).unwrap();
     assert_eq!(doc["points"][1]["runs"][0]["config"]["spec"][0]["name"], "streaming-read-1m");
     assert_eq!(doc["points"][1]["runs"][0]["config"]["test"]["run"][0], "streaming-read-1m");
+    let out = ok_in(&dir, &["study", job.to_str().unwrap(), "--no-history", "--csv", "-"]);
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let cv = head.iter().position(|h| *h == "iops_cv").unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.split(',').nth(cv) == Some("")), "no CV of one run in the CSV:\n{csv}");
     let out = ok_in(&dir, &["study", job.to_str().unwrap(), "--no-history", "--repeat", "2"]);
     assert!(String::from_utf8(out.stdout).unwrap().contains("IOPS CV %"));
 }

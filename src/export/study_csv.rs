@@ -47,7 +47,9 @@ pub fn to_bytes(doc: &StudyDoc) -> Vec<u8> {
                     None => out.push_str(",,,"),
                 }
             }
-            let _ = writeln!(out, ",{},{}", s.iops.cv, s.errors);
+            // One run has no spread: the field is empty, not a 0 that looks measured.
+            let cv = if p.runs.len() > 1 { s.iops.cv.to_string() } else { String::new() };
+            let _ = writeln!(out, ",{cv},{}", s.errors);
         }
     }
     out.into_bytes()
