@@ -39,7 +39,14 @@ pub fn grid(rows: &[Vec<String>]) -> String {
         (0..cols).map(|c| c == 0 || rows[1..].iter().any(|r| r.get(c).is_some_and(|s| !figure(s)))).collect();
     let width = |c: usize| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols).map(width).collect();
-    let figures: usize = widths[1..].iter().map(|w| w + 2).sum();
+    // Two spaces between columns; one between the others when that lets the first fit.
+    let room = |gap: usize| {
+        WIDTH.saturating_sub(
+            2 + widths[2..].iter().map(|w| w + gap).sum::<usize>() + widths.get(1).copied().unwrap_or(0),
+        )
+    };
+    let gap = if cols > 2 && widths[0] > room(2) && widths[0] <= room(1) { 1 } else { 2 };
+    let figures: usize = widths[1..].iter().map(|w| w + gap).sum::<usize>() + 2 - gap;
     let label = widths[0].min(WIDTH.saturating_sub(figures).max(rows[0][0].chars().count()));
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
@@ -55,10 +62,11 @@ pub fn grid(rows: &[Vec<String>]) -> String {
                 let _ = write!(line, "{:<label$}", row[0]);
             }
             for (c, cell) in row.iter().enumerate().skip(1) {
+                let sep = if c == 1 { "  " } else { &"  "[..gap] };
                 let _ = if left[c] {
-                    write!(line, "  {cell:<w$}", w = widths[c])
+                    write!(line, "{sep}{cell:<w$}", w = widths[c])
                 } else {
-                    write!(line, "  {cell:>w$}", w = widths[c])
+                    write!(line, "{sep}{cell:>w$}", w = widths[c])
                 };
             }
         }
@@ -70,4 +78,34 @@ pub fn grid(rows: &[Vec<String>]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(label: &str) -> Vec<Vec<String>> {
+        let head = ["workload", "IOPS", "MB/s", "avg ms", "p99 ms", "max ms", "CPU %", "own %", "IOPS/CPU%"];
+        let row = [label, "61,768", "253.0", "0.259", "0.350", "3.56", "14.6", "15.4", "4,236"];
+        vec![head.map(String::from).to_vec(), row.map(String::from).to_vec()]
+    }
+
+    #[test]
+    fn a_table_keeps_within_80_columns() {
+        // Fits with two spaces; a longer name with one between figures; a much longer one on a
+        // line of its own.
+        for (name, gap, own_line) in
+            [("oltp-8k", 2, false), ("streaming-write-64k", 1, false), ("4k:60,64k:40-read70-random100", 2, true)]
+        {
+            let text = grid(&rows(name));
+            assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{name}:\n{text}");
+            let last: Vec<&str> = text.lines().collect();
+            assert_eq!(last.len(), if own_line { 4 } else { 3 }, "{name}:\n{text}");
+            assert_eq!(last[0].contains("MB/s avg ms"), gap == 1, "{name}:\n{text}");
+            assert!(last.last().unwrap().trim_end().ends_with("4,236"));
+        }
+        // Words left, figures right.
+        let t = grid(&[vec!["id".into(), "host".into(), "IOPS".into()], vec!["1".into(), "vm".into(), "5".into()]]);
+        assert_eq!(t.lines().nth(2).unwrap(), "1   vm       5");
+    }
 }
