@@ -50,9 +50,10 @@ pub fn pair(a: &[(String, Headline)], b: &[(String, Headline)]) -> Vec<(String, 
         .collect()
 }
 
-/// The measures compared, each with how it prints.
-type Measure = (&'static str, fn(&Headline) -> Option<f64>, fn(f64) -> String);
-const MEASURES: [Measure; 6] = [
+/// A measure compared: its name, where it is in a workload's figures, how it prints.
+pub type Measure = (&'static str, fn(&Headline) -> Option<f64>, fn(f64) -> String);
+/// The measures compared (by `compare` and the report's side-by-side table).
+pub const MEASURES: [Measure; 6] = [
     ("IOPS", |h| Some(h.iops), thousands),
     ("MB/s", |h| Some(h.mbps), |v| format!("{v:.1}")),
     ("avg ms", |h| h.avg_response_ms, |v| opt_ms(Some(v))),

@@ -154,17 +154,10 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
     if common.is_empty() {
         return "<p>The documents have no workload in common: compare runs of the same specifications.</p>\n".into();
     }
-    type Measure = (&'static str, fn(&Headline) -> Option<f64>, fn(f64) -> String);
-    let measures: [Measure; 6] = [
-        ("IOPS", |f| Some(f.iops), thousands),
-        ("MB/s", |f| Some(f.mbps), |v| format!("{v:.1}")),
-        ("avg ms", |f| f.avg_response_ms, |v| format!("{v:.3}")),
-        ("p99 ms", |f| f.p99_response_ms, |v| format!("{v:.3}")),
-        ("CPU %", |f| f.cpu_pct, |v| format!("{v:.1}")),
-        ("IOPS per CPU %", |f| f.iops_per_cpu_pct, thousands),
-    ];
+    // The measures `iogauge compare` prints, as it prints them.
+    let measures = &compare::MEASURES;
     let mut head: Vec<String> = vec!["workload".into()];
-    for (name, _, _) in &measures {
+    for (name, _, _) in measures {
         for k in 0..inputs.len() {
             head.push(format!("{} {name}", letter(k)));
         }
@@ -178,7 +171,7 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
             let figs: Vec<&Headline> =
                 all.iter().map(|list| &list.iter().find(|(k, _)| k == *w).expect("common to all").1).collect();
             let mut row = vec![Cell::Text((*w).clone())];
-            for (_, get, fmt) in &measures {
+            for (_, get, fmt) in measures {
                 for f in &figs {
                     row.push(Cell::Num(get(f).map_or("-".into(), fmt)));
                 }
