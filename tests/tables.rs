@@ -62,7 +62,8 @@ fn reads_and_writes_apart_and_a_row_per_worker_or_target() {
         assert_eq!(cells[0], iops(&r["workers"][k], "iops"), "{table}");
         assert_eq!(cells[3], iogauge::format::opt_ms(r["workers"][k]["percentiles_ms"]["p99"].as_f64()));
     }
-    assert!((num(&r["workers"][1], "iops") - 500.0).abs() < 25.0);
+    // Paced to 500 per second (a loaded machine may start a few late, past the window).
+    assert!((num(&r["workers"][1], "iops") - 500.0).abs() < 50.0);
     // The rate asked and achieved is said under the table.
     assert!(table.contains(&format!("{name}: rate asked 2,500 IOPS, achieved")), "{table}");
     assert!(table.lines().all(|l| l.chars().count() <= 80), "wider than 80 columns:\n{table}");
