@@ -150,14 +150,10 @@ pub struct Totals {
 impl Totals {
     /// The figures the workload is known by.
     pub fn headline(&self) -> Headline {
-        let m = &self.metrics;
         Headline {
-            iops: m.iops,
-            mbps: m.mbps,
-            avg_response_ms: m.avg_response_ms,
-            p99_response_ms: m.percentiles_ms.get("p99").copied(),
             cpu_pct: Some(self.cpu.all.utilization_pct),
             iops_per_cpu_pct: Some(self.cpu.effectiveness),
+            ..Headline::of_part(&self.metrics)
         }
     }
 }
@@ -373,7 +369,76 @@ pub fn errno_text(errno: i32) -> String {
     }
 }
 
+/// Which I/Os some figures count: all, the reads or the writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// Reads and writes.
+    All,
+    /// Reads only.
+    Read,
+    /// Writes only.
+    Write,
+}
+
+/// One direction's figures of a [`Metrics`], for the rows of tables.
+#[derive(Debug, Clone, Copy)]
+pub struct DirFigures<'a> {
+    /// I/Os per second.
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mbps: f64,
+    /// 2^20 bytes per second.
+    pub mibps: f64,
+    /// Mean response time.
+    pub avg_response_ms: Option<f64>,
+    /// Response-time percentiles.
+    pub percentiles_ms: &'a BTreeMap<String, f64>,
+    /// Longest response time.
+    pub max_response_ms: Option<f64>,
+    /// Failed I/Os.
+    pub errors: u64,
+}
+
 impl Metrics {
+    /// The figures of direction `d`.
+    pub fn of(&self, d: Dir) -> DirFigures<'_> {
+        let m = self;
+        match d {
+            Dir::All => DirFigures {
+                iops: m.iops,
+                mbps: m.mbps,
+                mibps: m.mibps,
+                avg_response_ms: m.avg_response_ms,
+                percentiles_ms: &m.percentiles_ms,
+                max_response_ms: m.max_response_ms,
+                errors: m.errors,
+            },
+            Dir::Read => DirFigures {
+                iops: m.read_iops,
+                mbps: m.read_mbps,
+                mibps: m.read_mibps,
+                avg_response_ms: m.avg_read_response_ms,
+                percentiles_ms: &m.read_percentiles_ms,
+                max_response_ms: m.max_read_response_ms,
+                errors: m.read_errors,
+            },
+            Dir::Write => DirFigures {
+                iops: m.write_iops,
+                mbps: m.write_mbps,
+                mibps: m.write_mibps,
+                avg_response_ms: m.avg_write_response_ms,
+                percentiles_ms: &m.write_percentiles_ms,
+                max_response_ms: m.max_write_response_ms,
+                errors: m.write_errors,
+            },
+        }
+    }
+
+    /// Whether it holds both reads and writes (a table then shows each apart).
+    pub fn mixed(&self) -> bool {
+        self.read_ios > 0 && self.write_ios > 0
+    }
+
     /// Figures for `raw` over `secs` seconds.
     pub fn new(raw: &IoStats, secs: f64) -> Metrics {
         let all = raw.both();

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::findings;
 use crate::format::{grid, opt_ms, thousands};
-use crate::result::{Detail, Metrics, ResultDoc};
+use crate::result::{Detail, Dir, DirFigures, ResultDoc};
 use crate::study::doc::StudyDoc;
 
 /// The summary table of a document: a row per workload, read and write apart when it has
@@ -28,22 +28,22 @@ pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
             format!("{:.1}", cpu.own_pct),
             thousands(cpu.effectiveness),
         ];
-        let mut add = |label: String, figures: [String; 5], cpu: Vec<String>, errs: u64| {
+        let mut add = |label: String, f: DirFigures, cpu: Vec<String>| {
             let mut row = vec![label];
-            row.extend(figures);
+            row.extend(figures(f));
             row.extend(cpu);
             if errors {
-                row.push(errs.to_string());
+                row.push(f.errors.to_string());
             }
             rows.push(row);
         };
-        add(r.spec.clone(), figures(m, Dir::All), host, m.errors);
-        if m.read_ios > 0 && m.write_ios > 0 {
-            add("  read".into(), figures(m, Dir::Read), no_cpu(), m.read_errors);
-            add("  write".into(), figures(m, Dir::Write), no_cpu(), m.write_errors);
+        add(r.spec.clone(), m.of(Dir::All), host);
+        if m.mixed() {
+            add("  read".into(), m.of(Dir::Read), no_cpu());
+            add("  write".into(), m.of(Dir::Write), no_cpu());
         }
         for (name, part) in r.parts(detail) {
-            add(format!("  {name}"), figures(part, Dir::All), no_cpu(), part.errors);
+            add(format!("  {name}"), part.of(Dir::All), no_cpu());
         }
     }
     let mut out = grid(&rows);
@@ -114,24 +114,10 @@ pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Which I/Os a row's figures count.
-#[derive(Clone, Copy)]
-enum Dir {
-    All,
-    Read,
-    Write,
-}
-
-/// IOPS, MB/s, avg, p99 and max response time of `m`'s I/Os in direction `d`.
-fn figures(m: &Metrics, d: Dir) -> [String; 5] {
-    let (iops, mbps, avg, pct, max) = match d {
-        Dir::All => (m.iops, m.mbps, m.avg_response_ms, &m.percentiles_ms, m.max_response_ms),
-        Dir::Read => (m.read_iops, m.read_mbps, m.avg_read_response_ms, &m.read_percentiles_ms, m.max_read_response_ms),
-        Dir::Write => {
-            (m.write_iops, m.write_mbps, m.avg_write_response_ms, &m.write_percentiles_ms, m.max_write_response_ms)
-        }
-    };
-    [thousands(iops), format!("{mbps:.1}"), opt_ms(avg), opt_ms(pct.get("p99").copied()), opt_ms(max)]
+/// IOPS, MB/s, avg, p99 and max response time of some I/Os.
+fn figures(f: DirFigures) -> [String; 5] {
+    let p99 = f.percentiles_ms.get("p99").copied();
+    [thousands(f.iops), format!("{:.1}", f.mbps), opt_ms(f.avg_response_ms), opt_ms(p99), opt_ms(f.max_response_ms)]
 }
 
 /// The study's table: the median of each point's repeats, their spread (with repeats), and

@@ -11,7 +11,7 @@ use std::fmt::Write;
 use crate::compare;
 use crate::document::Document;
 use crate::format::thousands;
-use crate::result::{Detail, Headline, Metrics, ResultDoc};
+use crate::result::{Detail, Dir, DirFigures, Headline, ResultDoc};
 use crate::study::doc::StudyDoc;
 use html::{Cell, table};
 use svg::{esc, num};
@@ -252,13 +252,13 @@ fn run_table(label: &str, d: &ResultDoc, detail: Detail) -> String {
         let (m, cpu) = (&r.totals.metrics, &r.totals.cpu);
         let host =
             [format!("{:.1}", cpu.all.utilization_pct), format!("{:.1}", cpu.own_pct), thousands(cpu.effectiveness)];
-        rows.push(result_row(r.spec.clone(), &Part::all(m), host, m.errors));
-        if m.read_ios > 0 && m.write_ios > 0 {
-            rows.push(result_row(format!("{}: reads", r.spec), &Part::reads(m), Default::default(), m.read_errors));
-            rows.push(result_row(format!("{}: writes", r.spec), &Part::writes(m), Default::default(), m.write_errors));
+        rows.push(result_row(r.spec.clone(), m.of(Dir::All), host));
+        if m.mixed() {
+            rows.push(result_row(format!("{}: reads", r.spec), m.of(Dir::Read), Default::default()));
+            rows.push(result_row(format!("{}: writes", r.spec), m.of(Dir::Write), Default::default()));
         }
         for (name, part) in r.parts(detail) {
-            rows.push(result_row(format!("{}: {name}", r.spec), &Part::all(part), Default::default(), part.errors));
+            rows.push(result_row(format!("{}: {name}", r.spec), part.of(Dir::All), Default::default()));
         }
     }
     let head = [
@@ -281,56 +281,23 @@ fn run_table(label: &str, d: &ResultDoc, detail: Detail) -> String {
     s
 }
 
-/// One direction's figures of a workload, worker or target, for a results row.
-struct Part<'a> {
-    iops: f64,
-    mbps: f64,
-    mibps: f64,
-    avg: Option<f64>,
-    percentiles: &'a std::collections::BTreeMap<String, f64>,
-    max: Option<f64>,
-}
-
-impl<'a> Part<'a> {
-    fn all(m: &'a Metrics) -> Self {
-        let (avg, max) = (m.avg_response_ms, m.max_response_ms);
-        Part { iops: m.iops, mbps: m.mbps, mibps: m.mibps, avg, percentiles: &m.percentiles_ms, max }
-    }
-    fn reads(m: &'a Metrics) -> Self {
-        let (avg, max) = (m.avg_read_response_ms, m.max_read_response_ms);
-        Part {
-            iops: m.read_iops,
-            mbps: m.read_mbps,
-            mibps: m.read_mibps,
-            avg,
-            percentiles: &m.read_percentiles_ms,
-            max,
-        }
-    }
-    fn writes(m: &'a Metrics) -> Self {
-        let (avg, max) = (m.avg_write_response_ms, m.max_write_response_ms);
-        let percentiles = &m.write_percentiles_ms;
-        Part { iops: m.write_iops, mbps: m.write_mbps, mibps: m.write_mibps, avg, percentiles, max }
-    }
-}
-
-fn result_row(label: String, p: &Part, cpu: [String; 3], errors: u64) -> Vec<Cell> {
-    let pct = |k: &str| ms(p.percentiles.get(k).copied());
+fn result_row(label: String, f: DirFigures, cpu: [String; 3]) -> Vec<Cell> {
+    let pct = |k: &str| ms(f.percentiles_ms.get(k).copied());
     let [host, own, per_cpu] = cpu;
     vec![
         Cell::Text(label),
-        Cell::Num(thousands(p.iops)),
-        Cell::Num(format!("{:.1}", p.mbps)),
-        Cell::Num(format!("{:.1}", p.mibps)),
-        Cell::Num(ms(p.avg)),
+        Cell::Num(thousands(f.iops)),
+        Cell::Num(format!("{:.1}", f.mbps)),
+        Cell::Num(format!("{:.1}", f.mibps)),
+        Cell::Num(ms(f.avg_response_ms)),
         Cell::Num(pct("p50")),
         Cell::Num(pct("p99")),
         Cell::Num(pct("p99.9")),
-        Cell::Num(ms(p.max)),
+        Cell::Num(ms(f.max_response_ms)),
         Cell::Num(host),
         Cell::Num(own),
         Cell::Num(per_cpu),
-        Cell::Num(errors.to_string()),
+        Cell::Num(f.errors.to_string()),
     ]
 }
 
