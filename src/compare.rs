@@ -3,37 +3,7 @@
 
 use crate::document::Document;
 use crate::format::{grid, opt_ms, thousands};
-use crate::result::{Detail, Headline};
-
-/// The workloads of a document, by name: the spec (and, in a study, the point) they ran; with
-/// `detail`, each worker or target after its workload ("oltp-8k / worker 1").
-pub fn workloads(doc: &Document, detail: Detail) -> Vec<(String, Headline)> {
-    let mut out = Vec::new();
-    match doc {
-        Document::Run(doc) => {
-            for r in &doc.results {
-                out.push((r.spec.clone(), r.totals.headline()));
-                out.extend(
-                    r.parts(detail).into_iter().map(|(n, m)| (format!("{} / {n}", r.spec), Headline::of_part(m))),
-                );
-            }
-        }
-        Document::Study(doc) => {
-            for p in &doc.points {
-                for s in &p.summary {
-                    let name = format!("{} {}", p.params.label(), s.spec);
-                    out.push((name.clone(), s.medians()));
-                    // A point's parts are its first run's (a study's summaries are of totals).
-                    let run = p.runs.first().and_then(|d| d.results.iter().find(|r| r.spec == s.spec));
-                    for (n, m) in run.map(|r| r.parts(detail)).unwrap_or_default() {
-                        out.push((format!("{name} / {n}"), Headline::of_part(m)));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
+use crate::result::Headline;
 
 /// % difference of `b` from `a`; None when `a` is zero or either is missing.
 pub fn pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {

@@ -1,10 +1,10 @@
 //! A document iogauge writes and reads back: a test's result or a study's, told apart by
-//! `schema`. Compare, report and history take either.
+//! `schema`. Compare, report and history take either, and read its workloads alike.
 
 use serde::Deserialize;
 
 use crate::error::{Result, input};
-use crate::result::ResultDoc;
+use crate::result::{Detail, Headline, ResultDoc};
 use crate::study::doc::StudyDoc;
 
 /// A result document or a study document.
@@ -17,6 +17,36 @@ pub enum Document {
 }
 
 impl Document {
+    /// Its workloads, by name (the spec and, in a study, the point), with their headline
+    /// figures; with `detail`, each worker or target after its workload ("oltp-8k / worker 1").
+    pub fn workloads(&self, detail: Detail) -> Vec<(String, Headline)> {
+        let mut out = Vec::new();
+        match self {
+            Document::Run(doc) => {
+                for r in &doc.results {
+                    out.push((r.spec.clone(), r.totals.headline()));
+                    out.extend(
+                        r.parts(detail).into_iter().map(|(n, m)| (format!("{} / {n}", r.spec), Headline::of_part(m))),
+                    );
+                }
+            }
+            Document::Study(doc) => {
+                for p in &doc.points {
+                    for s in &p.summary {
+                        let name = format!("{} {}", p.params.label(), s.spec);
+                        out.push((name.clone(), s.medians()));
+                        // A point's parts are its first run's (a study's summaries are of totals).
+                        let run = p.runs.first().and_then(|d| d.results.iter().find(|r| r.spec == s.spec));
+                        for (n, m) in run.map(|r| r.parts(detail)).unwrap_or_default() {
+                            out.push((format!("{name} / {n}"), Headline::of_part(m)));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Parses a document's JSON; `name` (a path or a history id) appears in the error.
     pub fn parse(bytes: &[u8], name: &str) -> Result<Document> {
         #[derive(Deserialize)]

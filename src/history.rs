@@ -418,11 +418,8 @@ impl Row {
             Document::Study(d) => (d.points.len() as u64, None, d.tool_version.clone()),
         };
         // Several workloads (a profile, a study): the best IOPS and the best MB/s of them.
-        let heads: Vec<crate::result::Headline> = match doc {
-            Document::Run(d) => d.results.iter().map(|r| r.totals.headline()).collect(),
-            Document::Study(d) => d.points.iter().flat_map(|p| p.summary.iter().map(|s| s.medians())).collect(),
-        };
-        let best = |f: fn(&crate::result::Headline) -> f64| heads.iter().map(f).reduce(f64::max);
+        let heads = doc.workloads(crate::result::Detail::Totals);
+        let best = |f: fn(&crate::result::Headline) -> f64| heads.iter().map(|(_, h)| f(h)).reduce(f64::max);
         Row {
             started_unix,
             host,

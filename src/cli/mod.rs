@@ -199,7 +199,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             let mut docs = history::Documents::new(&db);
             let ((a, da), (b, db_)) = (docs.load(&a)?, docs.load(&b)?);
             let detail = detail.detail.unwrap_or_default();
-            let rows = compare::pair(&compare::workloads(&da, detail), &compare::workloads(&db_, detail));
+            let rows = compare::pair(&da.workloads(detail), &db_.workloads(detail));
             if rows.is_empty() {
                 return Err(input(format!(
                     "{a} and {b} have no workload in common: compare runs of the same specifications"

@@ -148,7 +148,7 @@ fn letter(k: usize) -> String {
 /// Every workload the documents share, each measure side by side with the % difference from
 /// the first (seeds 001 and 004).
 fn comparison(inputs: &[Input], detail: Detail) -> String {
-    let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| compare::workloads(&i.doc, detail)).collect();
+    let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| i.doc.workloads(detail)).collect();
     let common: Vec<&String> =
         all[0].iter().map(|(k, _)| k).filter(|k| all[1..].iter().all(|w| w.iter().any(|(kb, _)| kb == *k))).collect();
     if common.is_empty() {
