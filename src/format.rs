@@ -34,7 +34,7 @@ pub const WIDTH: usize = 80;
 pub fn grid(rows: &[Vec<String>]) -> String {
     let cols = rows[0].len();
     // A column of words (names, paths, dates) reads left-aligned; one of figures right-aligned.
-    let figure = |s: &str| s.trim_end_matches(" max").chars().all(|c| c.is_ascii_digit() || ",.+-% ".contains(c));
+    let figure = |s: &str| s.chars().all(|c| c.is_ascii_digit() || ",.+-% ".contains(c));
     let left: Vec<bool> =
         (0..cols).map(|c| c == 0 || rows[1..].iter().any(|r| r.get(c).is_some_and(|s| !figure(s)))).collect();
     let width = |c: usize| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0);

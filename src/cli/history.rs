@@ -211,11 +211,9 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
             (false, true) => "errors",
             (false, false) => "",
         };
-        // Of several workloads (a profile, a study's points), the highest IOPS and MB/s.
-        let (kind, max) = match (e.kind.as_str(), e.results) {
-            ("run", 1) => ("run".to_string(), ""),
-            ("run", n) => (format!("run x{n}"), " max"),
-            (k, n) => (format!("{k} x{n}"), " max"),
+        let kind = match (e.kind.as_str(), e.results) {
+            ("run", 1) => "run".to_string(),
+            (k, n) => format!("{k} x{n}"),
         };
         let mut row = vec![
             e.id.to_string(),
@@ -224,8 +222,8 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
             e.host.clone(),
             join(&e.specs),
             join(&e.targets),
-            e.iops.map_or("-".into(), |v| format!("{}{max}", thousands(v))),
-            e.mbps.map_or("-".into(), |v| format!("{v:.1}{max}")),
+            e.iops.map_or("-".into(), thousands),
+            e.mbps.map_or("-".into(), |v| format!("{v:.1}")),
             e.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}")),
             humantime::format_duration(std::time::Duration::from_secs(e.duration_s.round() as u64)).to_string(),
             note.into(),
@@ -242,6 +240,9 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
         eprintln!("iogauge: no run in the history matches");
     } else {
         print!("{}", grid(&cells));
+        if entries.iter().any(|e| e.results > 1) {
+            println!("x N: N workloads or points; IOPS and MB/s are then the highest of them");
+        }
     }
     Ok(0)
 }
