@@ -39,14 +39,15 @@ pub fn grid(rows: &[Vec<String>]) -> String {
         (0..cols).map(|c| c == 0 || rows[1..].iter().any(|r| r.get(c).is_some_and(|s| !figure(s)))).collect();
     let width = |c: usize| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols).map(width).collect();
-    // Two spaces between columns; one between the others when that lets the first fit.
-    let room = |gap: usize| {
-        WIDTH.saturating_sub(
-            2 + widths[2..].iter().map(|w| w + gap).sum::<usize>() + widths.get(1).copied().unwrap_or(0),
-        )
+    // Width right of the first column: two spaces after it, `gap` between the others.
+    let figures = |gap: usize| match widths.get(1) {
+        Some(w) => 2 + w + widths[2..].iter().map(|w| w + gap).sum::<usize>(),
+        None => 0,
     };
-    let gap = if cols > 2 && widths[0] > room(2) && widths[0] <= room(1) { 1 } else { 2 };
-    let figures: usize = widths[1..].iter().map(|w| w + gap).sum::<usize>() + 2 - gap;
+    // Two apart; one when that lets the first column fit.
+    let fits = |gap: usize| widths[0] + figures(gap) <= WIDTH;
+    let gap = if !fits(2) && fits(1) { 1 } else { 2 };
+    let figures = figures(gap);
     let label = widths[0].min(WIDTH.saturating_sub(figures).max(rows[0][0].chars().count()));
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
