@@ -27,6 +27,7 @@ pub(crate) mod error;
 pub(crate) mod export;
 pub(crate) mod findings;
 pub mod format;
+pub(crate) mod fs;
 pub(crate) mod history;
 pub(crate) mod host;
 pub mod job;

@@ -105,6 +105,60 @@ pub struct WorkloadResult {
     /// With `--verify`: blocks checked when read back, and those that did not match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// A file-system test's figures (`iogauge fs`), beside the totals of the whole phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsFigures>,
+}
+
+/// One test of a file-system study at one thread count, as IOzone's throughput mode reports
+/// it. The totals' `mbps` is the parent's figure: all bytes over the phase's wall time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsFigures {
+    /// The test: `write`, `rewrite`, `read`...
+    pub test: String,
+    /// Threads, each with files of its own.
+    pub threads: u32,
+    /// Files in all.
+    pub files: u64,
+    /// Each file's size (bytes).
+    pub file_bytes: u64,
+    /// Bytes per read or write.
+    pub record_bytes: u64,
+    /// `buffered` (through the page cache) or `direct` (O_DIRECT).
+    pub io: String,
+    /// An fsync of each file ends a writing test inside its time.
+    pub fsync_included: bool,
+    /// Closing each file is inside the time.
+    pub close_included: bool,
+    /// The page cache was emptied before the test.
+    pub caches_dropped: bool,
+    /// The file system and the device under the directory: "ext4 on loop3".
+    pub filesystem: String,
+    /// All files together (bytes), beside the host's memory.
+    pub file_set_bytes: u64,
+    /// The host's memory (bytes).
+    pub host_memory_bytes: u64,
+    /// IOzone's "children see": the sum of each thread's own rate, each measured up to the
+    /// moment the first thread finished (stonewalling), while all of them ran.
+    pub children_mbps: f64,
+    /// The same in 2^20 bytes/s.
+    pub children_mibps: f64,
+    /// IOzone's "parent sees": all bytes over the wall time from the start to the last thread's end.
+    pub parent_mbps: f64,
+    /// The same in 2^20 bytes/s.
+    pub parent_mibps: f64,
+    /// The slowest thread's rate (10^6 bytes/s, stonewalled as the children's).
+    pub thread_min_mbps: f64,
+    /// The fastest thread's rate.
+    pub thread_max_mbps: f64,
+    /// The mean of the threads' rates.
+    pub thread_avg_mbps: f64,
+    /// Records per second the children see (IOzone's `-O`).
+    pub children_ops_per_s: f64,
+    /// When the first thread finished, from the start (s).
+    pub stonewall_s: f64,
+    /// The fewest bytes a thread had moved by then (IOzone's "min xfer").
+    pub min_xfer_bytes: u64,
 }
 
 /// Where and how the first I/O of a run failed.
@@ -563,6 +617,8 @@ impl WorkloadResult {
             start_skew_ms: skew as f64 / 1e6,
             first_error,
             verify,
+            // A file-system test runs on one host.
+            fs: first.fs.clone(),
         }
     }
 }

@@ -32,6 +32,9 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Run a study: many tests, one per point (a job file's `[study]` section, or a built-in one).
     Study(StudyArgs),
+    /// Test a file system as IOzone's throughput mode does: each thread writes files of its
+    /// own, then rewrites, reads, re-reads them...; one point per thread count and test.
+    Fs(super::fs::FsArgs),
     /// Compare two result or study documents, workload by workload.
     Compare {
         /// The reference: a JSON document, or a history id.
@@ -289,6 +292,13 @@ pub struct StudyArgs {
     /// A built-in study's targets: block devices, files or `null` (repeatable).
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
+    /// A built-in file-system study's directory (seed002-filesystem).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
+    /// A built-in file-system study's files together (default: twice the memory, capped by
+    /// the free space).
+    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
+    pub total: Option<u64>,
     /// Runs of each point (the headline is their median).
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,

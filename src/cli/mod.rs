@@ -2,6 +2,7 @@
 
 mod args;
 mod exports;
+mod fs;
 mod history;
 mod verify;
 mod workload;
@@ -86,15 +87,22 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
             return Err(input(format!("--target goes with a built-in study: {name} names its own targets")));
         }
         let job = job::load(path)?;
-        if job.study.is_none() {
+        if job.study.is_none() && job.fs.is_none() {
             return Err(input(format!(
                 "{name} has no [study] section: add one (docs/job-file.md) or run it with iogauge run"
             )));
         }
         job
     } else {
-        study::builtin::builtin(name, &a.targets)?
+        let given = study::builtin::Given { targets: &a.targets, dir: a.dir.as_deref(), total: a.total };
+        study::builtin::builtin(name, &given)?
     };
+    if job.fs.is_some() {
+        if let Some(r) = a.repeat {
+            job.study.get_or_insert_with(Default::default).repeat = r;
+        }
+        return fs::run(&job, study_destinations(a));
+    }
     a.settings.apply(&mut job)?;
     if let (Some(r), Some(s)) = (a.repeat, job.study.as_mut()) {
         s.repeat = r;
@@ -113,14 +121,7 @@ fn study_on(
     job: &crate::config::Job,
     points: &[study::Point],
 ) -> Result<i32> {
-    let to = Destinations {
-        json: a.json.as_ref(),
-        csv: a.csv.as_ref(),
-        history: &a.history,
-        quiet: a.quiet,
-        detail: Default::default(),
-    };
-    let mut exports = ExportManager::open(group, to)?;
+    let mut exports = ExportManager::open(group, study_destinations(a))?;
     exports::stop_on_interrupt();
     let test = Test::from_job(job)?;
     let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
@@ -131,6 +132,17 @@ fn study_on(
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;
     Ok(doc.exit_status())
+}
+
+/// Where a study's results go.
+fn study_destinations(a: &StudyArgs) -> Destinations<'_> {
+    Destinations {
+        json: a.json.as_ref(),
+        csv: a.csv.as_ref(),
+        history: &a.history,
+        quiet: a.quiet,
+        detail: Default::default(),
+    }
 }
 
 /// `iogauge specs [NAME]`.
@@ -195,6 +207,16 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Run(a) => execute(run_test(&a)?, &a.flags.output),
         Command::Profile(a) => execute(profile_test(&a)?, &a.flags.output),
         Command::Study(a) => study(&a),
+        Command::Fs(a) => {
+            let to = Destinations {
+                json: a.json.as_ref(),
+                csv: a.csv.as_ref(),
+                history: &a.history,
+                quiet: a.quiet,
+                detail: Default::default(),
+            };
+            fs::run(&a.job(), to)
+        }
         Command::Compare { a, b, db, detail } => {
             let mut docs = history::Documents::new(&db);
             let ((a, da), (b, db_)) = (docs.load(&a)?, docs.load(&b)?);

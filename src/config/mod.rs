@@ -23,9 +23,11 @@ use crate::model::Storage;
 use crate::spec::AccessSpec;
 use crate::units::{serde_duration, serde_size};
 
+mod fs;
 mod study;
 mod test;
 
+pub use fs::{FS_TESTS, FsConfig, FsTest};
 pub use study::{Curve, Limit, Steps, StudyConfig, TargetsIn, Value};
 pub use test::{Test, Worker, Workload};
 
@@ -51,6 +53,9 @@ pub struct Job {
     /// What is behind the targets (`[storage]`), for the theoretical maximum of a study.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<Storage>,
+    /// A file-system test (`[fs]`), run by `iogauge fs` or `iogauge study`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsConfig>,
 }
 
 /// The `[test]` section.

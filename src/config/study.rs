@@ -43,6 +43,24 @@ pub struct StudyConfig {
     pub curve: Option<Curve>,
 }
 
+impl Default for StudyConfig {
+    /// Each point once, nothing cycled.
+    fn default() -> Self {
+        StudyConfig {
+            repeat: 1,
+            managers: None,
+            targets: None,
+            targets_in: TargetsIn::default(),
+            workers: None,
+            size: None,
+            stroke: None,
+            outstanding: None,
+            limit: None,
+            curve: None,
+        }
+    }
+}
+
 /// The `curve` of a study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -133,6 +133,12 @@ impl Test {
     /// Resolves `job`: checks its settings and workers, expands counts, names workers, fills
     /// default targets, looks up every specification and builds the workloads.
     pub fn from_job(job: &Job) -> Result<Test, ConfigError> {
+        if job.fs.is_some() {
+            return Err(at(
+                vec![Seg::Key("fs")],
+                "a file-system test ([fs]) runs with iogauge study FILE (or iogauge fs), not as a test of workers",
+            ));
+        }
         check_settings(&job.test)?;
         for (i, s) in job.specs.iter().enumerate() {
             s.validate().map_err(|m| at(vec![Seg::Key("spec"), Seg::Index(i)], m))?;
@@ -172,6 +178,7 @@ impl Test {
             workers: self.workers.iter().map(Worker::as_written).collect(),
             study: None,
             storage: self.storage.clone(),
+            fs: None,
         }
     }
 

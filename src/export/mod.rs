@@ -1,6 +1,7 @@
 //! Output formats, one file each, each returning bytes (hyperfine's export layout).
 
 pub mod csv;
+pub mod iozone;
 pub mod json;
 pub mod study_csv;
 pub mod table;

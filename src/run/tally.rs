@@ -77,6 +77,7 @@ impl Ended<'_> {
             start_skew_ms: 0.0,
             first_error: self.first_error(start.at_ns),
             verify: self.verify.clone(),
+            fs: None,
             totals,
             workers,
             targets,

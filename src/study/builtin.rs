@@ -1,12 +1,12 @@
 //! The seeds' experiments as built-in studies: `iogauge study NAME --target ...`, with the
 //! seed's own workloads, depths and cycles, on the user's targets.
 
-use crate::config::{Job, WorkerConfig};
+use crate::config::{FsConfig, Job, WorkerConfig};
 use crate::config::{Limit, Steps, StudyConfig, Value};
 use crate::error::{Result, input};
 
 /// Name and description of every built-in study.
-pub const BUILTINS: [(&str, &str); 6] = [
+pub const BUILTINS: [(&str, &str); 7] = [
     (
         "baseline",
         "seed 000's JBOD baseline: one target's streaming read and write MB/s and random 4K IOPS, as [storage] drive figures",
@@ -22,7 +22,21 @@ pub const BUILTINS: [(&str, &str); 6] = [
         "seed 003: 2 workers per target x 64 outstanding, random 512 B-8 KiB reads, writes and the 70/30 mix, over 1..N targets",
     ),
     ("seed004-suite", "seed 004: its twelve access specifications, three runs each, the median"),
+    (
+        "seed002-filesystem",
+        "seed 002 (IOzone): write, rewrite, read, re-read at 1, 2, 4, 8 threads, the same total size; --dir DIR [--total SIZE]",
+    ),
 ];
+
+/// What a built-in study runs on: block studies take targets, file-system ones a directory.
+pub struct Given<'a> {
+    /// `--target` paths.
+    pub targets: &'a [String],
+    /// `--dir`.
+    pub dir: Option<&'a str>,
+    /// `--total`.
+    pub total: Option<u64>,
+}
 
 fn unknown(name: &str) -> crate::error::Error {
     let known: Vec<&str> = BUILTINS.iter().map(|b| b.0).collect();
@@ -58,31 +72,41 @@ fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-/// The study `name` on `targets` (at least one), or why not.
-pub fn builtin(name: &str, targets: &[String]) -> Result<Job> {
+/// Seed 002's experiment: IOzone's write, rewrite, read and re-read at 1, 2, 4 and 8 threads
+/// with the total size constant (8 GB in the seed; here `total`, by default twice the host's
+/// memory capped by the free space, see [`FsConfig::total`]).
+fn filesystem(given: &Given) -> Result<Job> {
+    if !given.targets.is_empty() {
+        return Err(input("study seed002-filesystem tests a directory: give --dir DIR, not --target"));
+    }
+    let dir = given.dir.ok_or_else(|| {
+        input("study seed002-filesystem needs a directory on the file system to test: give --dir DIR")
+    })?;
+    let fs = FsConfig { threads: vec![1, 2, 4, 8], total: given.total, ..FsConfig::new(dir) };
+    Ok(Job { fs: Some(fs), study: Some(StudyConfig::default()), ..Job::default() })
+}
+
+/// The study `name` on what `given` names, or why not.
+pub fn builtin(name: &str, given: &Given) -> Result<Job> {
     let lower = name.to_ascii_lowercase();
     let name = lower.as_str();
     // Said before the targets are asked for.
     if !BUILTINS.iter().any(|b| b.0 == name) {
         return Err(unknown(name));
     }
+    if name == "seed002-filesystem" {
+        return filesystem(given);
+    }
+    if given.dir.is_some() || given.total.is_some() {
+        return Err(input(format!("--dir and --total go with seed002-filesystem: study {name} takes --target")));
+    }
+    let targets = given.targets;
     if targets.is_empty() {
         return Err(input(format!("study {name} needs its targets: give --target PATH (repeatable)")));
     }
     let n = targets.len() as f64;
     let mut c = Job::default();
-    let mut study = StudyConfig {
-        repeat: 1,
-        managers: None,
-        targets: None,
-        targets_in: Default::default(),
-        workers: None,
-        size: None,
-        stroke: None,
-        outstanding: None,
-        limit: None,
-        curve: None,
-    };
+    let mut study = StudyConfig::default();
     let worker = |count: u32, outstanding: u32| WorkerConfig {
         count,
         outstanding,
@@ -169,15 +193,19 @@ pub fn builtin(name: &str, targets: &[String]) -> Result<Job> {
 mod tests {
     use super::*;
 
+    fn on(targets: &[String]) -> Given<'_> {
+        Given { targets, dir: None, total: None }
+    }
+
     #[test]
     fn every_builtin_resolves_to_its_seeds_points() {
         let targets = vec!["null".to_string(), "null".to_string()];
-        for (name, _) in BUILTINS {
+        for (name, _) in BUILTINS.iter().filter(|b| b.0 != "seed002-filesystem") {
             let t = if name == "baseline" { &targets[..1] } else { &targets[..] };
-            let c = builtin(name, t).unwrap();
+            let c = builtin(name, &on(t)).unwrap();
             crate::config::Test::from_job(&c).unwrap_or_else(|e| panic!("{name}: {}", e.message));
             let points = super::super::points(&c).unwrap();
-            let expected = match name {
+            let expected = match *name {
                 "seed000-streaming" => 2 * 12, // 2 target counts x 512 B..1 MiB
                 "seed003-scaling" => 2,
                 "seed001-stroke" => 10,
@@ -185,13 +213,25 @@ mod tests {
             };
             assert_eq!(points.len(), expected, "{name}");
         }
-        assert!(builtin("seed004-suite", &targets).unwrap().test.run.len() == 12);
-        assert!(builtin("baseline", &targets).unwrap_err().to_string().contains("exactly one --target"));
-        assert_eq!(builtin("baseline", &targets[..1]).unwrap().test.run.len(), 4);
-        assert!(builtin("nope", &targets).unwrap_err().to_string().contains("unknown study 'nope'"));
-        let e = builtin("seed001-limt", &[]).unwrap_err().to_string();
+        assert!(builtin("seed004-suite", &on(&targets)).unwrap().test.run.len() == 12);
+        assert!(builtin("baseline", &on(&targets)).unwrap_err().to_string().contains("exactly one --target"));
+        assert_eq!(builtin("baseline", &on(&targets[..1])).unwrap().test.run.len(), 4);
+        assert!(builtin("nope", &on(&targets)).unwrap_err().to_string().contains("unknown study 'nope'"));
+        let e = builtin("seed001-limt", &on(&[])).unwrap_err().to_string();
         assert!(e.contains("unknown study") && e.contains("did you mean 'seed001-limit'"), "{e}");
-        assert!(builtin("Seed004-Suite", &targets).is_ok());
-        assert!(builtin("seed004-suite", &[]).unwrap_err().to_string().contains("--target"));
+        assert!(builtin("Seed004-Suite", &on(&targets)).is_ok());
+        assert!(builtin("seed004-suite", &on(&[])).unwrap_err().to_string().contains("--target"));
+    }
+
+    #[test]
+    fn the_filesystem_study_takes_a_directory() {
+        let given = Given { targets: &[], dir: Some("/mnt"), total: Some(8 << 30) };
+        let fs = builtin("seed002-filesystem", &given).unwrap().fs.unwrap();
+        assert_eq!((fs.threads, fs.total, fs.dir.as_str()), (vec![1, 2, 4, 8], Some(8 << 30), "/mnt"));
+        assert!(builtin("seed002-filesystem", &on(&[])).unwrap_err().to_string().contains("--dir DIR"));
+        let targets = vec!["null".to_string()];
+        assert!(builtin("seed002-filesystem", &on(&targets)).unwrap_err().to_string().contains("not --target"));
+        let e = builtin("seed004-suite", &Given { dir: Some("/mnt"), ..on(&targets) }).unwrap_err().to_string();
+        assert!(e.contains("--dir and --total go with seed002-filesystem"), "{e}");
     }
 }

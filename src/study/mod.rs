@@ -55,6 +55,12 @@ pub struct Point {
     /// A curve's open-loop rate over all workers (I/Os per second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,
+    /// A file-system study's thread count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// A file-system study's test (`write`, `read`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
 }
 
 impl Point {
@@ -82,6 +88,10 @@ impl Point {
         if let Some(v) = self.rate_pct {
             parts.push(format!("rate={v}%"));
         }
+        if let Some(v) = self.threads {
+            parts.push(format!("threads={v}"));
+        }
+        // A file-system point's test is its workload's name, so the label leaves it out.
         if parts.is_empty() { "as configured".into() } else { parts.join(" ") }
     }
 }
@@ -318,6 +328,7 @@ mod tests {
             outstanding: Some(8),
             rate_pct: Some(50.0),
             rate_iops: Some(300.0),
+            ..Point::default()
         };
         let c = apply(&base, &point).unwrap();
         assert_eq!(c.settings.managers, Some(2));

@@ -250,7 +250,7 @@ pub fn in_memory(t: &TargetInfo) -> Option<String> {
 }
 
 /// "tmpfs" or "ramfs" if `path` (or, not yet made, its directory) is on one.
-fn memory_filesystem(path: &Path) -> Option<String> {
+pub fn memory_filesystem(path: &Path) -> Option<String> {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
     const RAMFS_MAGIC: i64 = 0x8584_58f6;
     let on = if path.exists() {
@@ -317,7 +317,8 @@ fn dio_alignment(path: &str) -> u64 {
     512
 }
 
-fn has_created_mark(path: &str) -> bool {
+/// The file at `path` carries iogauge's mark: iogauge made it, and may write or remove it.
+pub fn has_created_mark(path: &str) -> bool {
     let Ok(c) = std::ffi::CString::new(path) else {
         return false;
     };
@@ -356,11 +357,33 @@ pub fn prepare(
         }
     }
     f.sync_all().map_err(|e| fail("fsync", e))?;
-    if let (Ok(c), Ok(name)) = (std::ffi::CString::new(path.as_str()), std::ffi::CString::new(CREATED_XATTR)) {
+    mark_created(path);
+    inspect(path, info.size, buffered)
+}
+
+/// Marks the file at `path` as made by iogauge (a file system without user extended
+/// attributes keeps no mark: such a file is then not known as iogauge's).
+pub fn mark_created(path: &str) {
+    if let (Ok(c), Ok(name)) = (std::ffi::CString::new(path), std::ffi::CString::new(CREATED_XATTR)) {
         // SAFETY: NUL-terminated path and name; the value is a 1-byte buffer we own.
         unsafe { libc::setxattr(c.as_ptr(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
     }
-    inspect(path, info.size, buffered)
+}
+
+/// The file system `path` is on and what it is mounted from, as /proc/self/mountinfo says:
+/// "ext4 on /dev/loop3" (the mount whose device number is the path's).
+pub fn filesystem_of(path: &Path) -> String {
+    let Ok(m) = std::fs::metadata(path) else { return "unknown".into() };
+    let dev = format!("{}:{}", libc::major(m.dev()), libc::minor(m.dev()));
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines()
+        .filter(|l| l.split(' ').nth(2) == Some(dev.as_str()))
+        .find_map(|l| {
+            let (_, after) = l.split_once(" - ")?;
+            let mut f = after.split(' ');
+            Some(format!("{} on {}", f.next()?, f.next()?))
+        })
+        .unwrap_or_else(|| format!("device {dev}"))
 }
 
 /// Opens a target for a worker: read-only unless `write`, O_DIRECT when the target is direct.

@@ -1,0 +1,228 @@
+//! One test at one thread count: every thread started together, the main thread keeping the
+//! time series and the live line, and what the threads hand back turned into a workload's
+//! result with IOzone's figures (children see, parent sees, per thread).
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::thread::{self, LiveCounts, Outcome, Shared, Work};
+use crate::cpu::{self, CpuUsage};
+use crate::result::{
+    FirstError, FsFigures, Interval, ManagerResult, Metrics, Totals, WorkerResult, WorkloadResult, errno_text,
+};
+use crate::run::{LiveStatus, Observer, Phase, timestamp};
+use crate::stats::IoStats;
+
+/// A test as the threads ended it.
+pub(super) struct Ran {
+    pub(super) outcomes: Vec<Outcome>,
+    pub(super) cpu_start: cpu::CpuSnapshot,
+    pub(super) cpu_end: cpu::CpuSnapshot,
+    pub(super) intervals: Vec<Interval>,
+    pub(super) started_at: SystemTime,
+    /// The user asked to stop.
+    pub(super) stopped: bool,
+}
+
+/// Runs `works` (one per thread) together; `label` names the test on the live line.
+pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut dyn Observer) -> Ran {
+    let shared = Shared {
+        epoch: Instant::now(),
+        barrier: Barrier::new(works.len() + 1),
+        first_done_ns: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        live: works.iter().map(|_| LiveCounts::default()).collect(),
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = works
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("iogauge-fs-{}", i + 1))
+                    .spawn_scoped(s, move || thread::run(i, w, shared))
+                    .expect("a thread for the test (the thread limit was checked before)")
+            })
+            .collect();
+        let cpu_start = cpu::snapshot();
+        let started_at = SystemTime::now();
+        shared.barrier.wait();
+        let t0 = shared.epoch.elapsed();
+        let mut intervals = Vec::new();
+        let (mut last_t, mut last_cpu, mut last) = (t0, cpu_start.clone(), (0u64, 0u64, 0u64));
+        let mut stopped = false;
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20).min(every));
+            if observer.stop_requested() && !stopped {
+                stopped = true;
+                shared.stop.store(true, Relaxed);
+            }
+            let t = shared.epoch.elapsed();
+            if t - last_t < every {
+                continue;
+            }
+            let now = counts(&shared.live);
+            let c = cpu::snapshot();
+            let iv = interval(
+                last,
+                now,
+                (t - last_t).as_secs_f64(),
+                (t - t0).as_secs_f64(),
+                cpu::utilization(&last_cpu, &c),
+            );
+            observer.interval(&LiveStatus {
+                spec: label,
+                phase: Phase::Run,
+                elapsed_s: iv.t_s,
+                total_s: None,
+                iops: iv.iops,
+                mbps: iv.mbps,
+                avg_response_ms: iv.avg_response_ms,
+                cpu_pct: iv.cpu_pct,
+            });
+            intervals.push(iv);
+            (last_t, last_cpu, last) = (t, c, now);
+        }
+        let outcomes: Vec<Outcome> = handles.into_iter().map(|h| h.join().expect("a test thread panicked")).collect();
+        let cpu_end = cpu::snapshot();
+        // The last sample ends with the last thread, so the samples add up to the totals.
+        let end = Duration::from_nanos(outcomes.iter().map(|o| o.end_ns).max().unwrap_or(0)).max(last_t);
+        let now = counts(&shared.live);
+        if now != last || intervals.is_empty() {
+            let dt = (end - last_t).as_secs_f64().max(1e-9);
+            intervals.push(interval(last, now, dt, (end - t0).as_secs_f64(), cpu::utilization(&last_cpu, &cpu_end)));
+        }
+        observer.run_done();
+        Ran { outcomes, cpu_start, cpu_end, intervals, started_at, stopped }
+    })
+}
+
+/// Records, bytes and response time of all threads so far.
+fn counts(live: &[LiveCounts]) -> (u64, u64, u64) {
+    live.iter().fold((0, 0, 0), |(i, b, r), c| {
+        (i + c.ios.load(Relaxed), b + c.bytes.load(Relaxed), r + c.response_ns.load(Relaxed))
+    })
+}
+
+fn interval(a: (u64, u64, u64), b: (u64, u64, u64), secs: f64, t_s: f64, cpu_pct: f64) -> Interval {
+    let ios = b.0 - a.0;
+    Interval {
+        t_s,
+        duration_s: secs,
+        iops: ios as f64 / secs,
+        mbps: (b.1 - a.1) as f64 / secs / 1e6,
+        avg_response_ms: (ios > 0).then(|| (b.2 - a.2) as f64 / ios as f64 / 1e6),
+        cpu_pct,
+    }
+}
+
+/// What a test's result says of its setting, beside the measurements.
+pub(super) struct Setting<'a> {
+    pub(super) works: &'a [Work],
+    pub(super) filesystem: String,
+    pub(super) caches_dropped: bool,
+    pub(super) host_memory_bytes: u64,
+    pub(super) host: String,
+}
+
+impl Ran {
+    /// The workload's result: the totals over the phase's wall time (the parent's view), each
+    /// thread over its own time, and IOzone's figures.
+    pub(super) fn result(&self, s: &Setting) -> WorkloadResult {
+        let w0 = &s.works[0];
+        let start = self.outcomes.iter().map(|o| o.start_ns).min().unwrap_or(0);
+        let end = self.outcomes.iter().map(|o| o.end_ns).max().unwrap_or(start);
+        let wall = (end - start) as f64 / 1e9;
+        let mut all = IoStats::default();
+        let mut workers = Vec::new();
+        let mut rates = Vec::new();
+        let mut children_ops = 0.0;
+        for (i, o) in self.outcomes.iter().enumerate() {
+            all += &o.stats;
+            let (sw_bytes, sw_ios, sw_ns) = o.stonewall;
+            let own = (sw_ns.saturating_sub(o.start_ns)) as f64 / 1e9;
+            rates.push(if own > 0.0 { sw_bytes as f64 / own } else { 0.0 });
+            children_ops += if own > 0.0 { sw_ios as f64 / own } else { 0.0 };
+            workers.push(WorkerResult {
+                name: format!("thread {}", i + 1),
+                manager: 0,
+                spec: w0.test.name().into(),
+                engine: "psync".into(),
+                outstanding: 1,
+                metrics: Metrics::new(&o.stats, (o.end_ns - o.start_ns) as f64 / 1e9),
+                targets: Vec::new(),
+            });
+        }
+        let metrics = Metrics::new(&all, wall);
+        let cpu: CpuUsage = cpu::usage(&self.cpu_start, &self.cpu_end, wall, metrics.ios, metrics.iops);
+        let children: f64 = rates.iter().sum();
+        let bytes = metrics.bytes as f64;
+        let stonewall_ns = self.outcomes.iter().map(|o| o.stonewall.2).min().unwrap_or(start);
+        let fs = FsFigures {
+            test: w0.test.name().into(),
+            threads: s.works.len() as u32,
+            files: s.works.iter().map(|w| w.files.len() as u64).sum(),
+            file_bytes: w0.file_bytes,
+            record_bytes: w0.record,
+            io: if w0.direct { "direct" } else { "buffered" }.into(),
+            fsync_included: w0.fsync && w0.test.writes(),
+            close_included: w0.close,
+            caches_dropped: s.caches_dropped,
+            filesystem: s.filesystem.clone(),
+            file_set_bytes: s.works.iter().map(|w| w.files.len() as u64 * w.file_bytes).sum(),
+            host_memory_bytes: s.host_memory_bytes,
+            children_mbps: children / 1e6,
+            children_mibps: children / (1u64 << 20) as f64,
+            parent_mbps: if wall > 0.0 { bytes / wall / 1e6 } else { 0.0 },
+            parent_mibps: if wall > 0.0 { bytes / wall / (1u64 << 20) as f64 } else { 0.0 },
+            thread_min_mbps: rates.iter().copied().fold(f64::INFINITY, f64::min) / 1e6,
+            thread_max_mbps: rates.iter().copied().fold(0.0, f64::max) / 1e6,
+            thread_avg_mbps: children / rates.len().max(1) as f64 / 1e6,
+            children_ops_per_s: children_ops,
+            stonewall_s: (stonewall_ns.saturating_sub(start)) as f64 / 1e9,
+            min_xfer_bytes: self.outcomes.iter().map(|o| o.stonewall.0).min().unwrap_or(0),
+        };
+        let first_error = self
+            .outcomes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| Some((i, o.failure.as_ref()?)))
+            .min_by_key(|(_, f)| f.at_ns)
+            .map(|(i, f)| FirstError {
+                manager: 0,
+                worker: format!("thread {}", i + 1),
+                path: f.path.display().to_string(),
+                offset: f.offset,
+                write: f.write,
+                errno: f.errno,
+                text: errno_text(f.errno),
+                at_s: f.at_ns.saturating_sub(start) as f64 / 1e9,
+            });
+        let totals = Totals { metrics, outstanding: s.works.len() as u64, cpu };
+        let unix_ns = self.started_at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        WorkloadResult {
+            spec: w0.test.name().into(),
+            started_at: timestamp(self.started_at),
+            duration_s: wall,
+            ramp_s: 0.0,
+            managers: vec![ManagerResult {
+                rank: 0,
+                host: s.host.clone(),
+                workers: s.works.len(),
+                totals: totals.clone(),
+                record_start_unix_ns: unix_ns,
+                record_end_unix_ns: unix_ns + (end - start),
+            }],
+            totals,
+            workers,
+            targets: Vec::new(),
+            intervals: self.intervals.clone(),
+            start_skew_ms: 0.0,
+            first_error,
+            verify: None,
+            fs: Some(fs),
+        }
+    }
+}
