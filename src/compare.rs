@@ -66,6 +66,7 @@ pub fn differences(a: &Document, b: &Document) -> Vec<String> {
         ("engine", &sa.engine, &sb.engine),
         ("outstanding I/Os", &sa.outstanding, &sb.outstanding),
         ("workers", &sa.workers, &sb.workers),
+        ("file-system test", &sa.fs, &sb.fs),
     ] {
         if x != y {
             out.push(differ(what, x, y));
@@ -92,6 +93,7 @@ struct Setup {
     workers: String,
     seconds: f64,
     counted: bool,
+    fs: String,
 }
 
 fn setup(d: &Document) -> Setup {
@@ -113,7 +115,20 @@ fn setup(d: &Document) -> Setup {
         outstanding: distinct(&|r| r.totals.outstanding.to_string()),
         workers: distinct(&|r| r.workers.len().to_string()),
         seconds: recorded.iter().sum::<f64>() / recorded.len().max(1) as f64,
-        counted: runs.iter().any(|r| r.config.test.counted()),
+        // A file-system test moves its files' bytes in the time that takes.
+        counted: runs.iter().any(|r| r.config.test.counted() || r.config.fs.is_some()),
+        fs: distinct(&|r| {
+            r.fs.as_ref().map_or(String::new(), |f| {
+                let with = |on: bool, what: &str| if on { format!(", {what} included") } else { String::new() };
+                format!(
+                    "{} I/O of {} records{}{}",
+                    f.io,
+                    crate::units::format_size(f.record_bytes),
+                    with(f.fsync_included, "fsync"),
+                    with(f.close_included, "close")
+                )
+            })
+        }),
     }
 }
 
@@ -123,11 +138,30 @@ fn missing_points(d: &Document) -> Option<String> {
     if !s.interrupted {
         return None;
     }
-    let mut job = s.config.clone();
-    job.study = Some(s.study.clone());
-    let planned = crate::study::points(&job).ok()?;
-    let done: Vec<String> = s.points.iter().map(|p| p.params.label()).collect();
-    let missing: Vec<String> = planned.iter().map(|p| p.label()).filter(|l| !done.contains(l)).collect();
+    let planned: Vec<crate::study::Point> = match &s.config.fs {
+        Some(fs) => fs
+            .threads
+            .iter()
+            .flat_map(|&n| {
+                let tests = fs.phases().into_iter().filter(|t| t.1);
+                tests.map(move |(t, _)| crate::study::Point {
+                    threads: Some(n),
+                    test: Some(t.name().into()),
+                    ..Default::default()
+                })
+            })
+            .collect(),
+        None => {
+            let mut job = s.config.clone();
+            job.study = Some(s.study.clone());
+            crate::study::points(&job).ok()?
+        }
+    };
+    // A file-system point's label leaves its test to the workload's name.
+    let key =
+        |p: &crate::study::Point| format!("{} {}", p.label(), p.test.as_deref().unwrap_or("")).trim_end().to_string();
+    let done: Vec<String> = s.points.iter().map(|p| key(&p.params)).collect();
+    let missing: Vec<String> = planned.iter().map(key).filter(|l| !done.contains(l)).collect();
     Some(if missing.is_empty() {
         "its last point is incomplete".into()
     } else {
@@ -165,4 +199,60 @@ mod tests {
             [("x", 1.0, 10.0), ("z", 3.0, 30.0)]
         );
     }
+}
+
+/// A file-system study's point, as seed 002's summary uses it.
+struct FsPoint {
+    threads: u32,
+    test: String,
+    mbps: f64,
+    cpu: f64,
+}
+
+fn fs_points(d: &crate::study::doc::StudyDoc) -> Vec<FsPoint> {
+    d.points
+        .iter()
+        .filter_map(|p| {
+            let s = p.summary.first()?;
+            let (threads, test) = (p.params.threads?, p.params.test.clone()?);
+            Some(FsPoint { threads, test, mbps: s.mbps.median, cpu: s.cpu_pct.median })
+        })
+        .collect()
+}
+
+/// Seed 002's summary of two file-system studies: the write tests and the read tests each
+/// taken together (the mean MB/s and CPU over the points both hold), B as % of A ("Overall
+/// Write 100 % / 110 %"). None unless both are file-system studies with points in common.
+pub fn overall(a: &Document, b: &Document) -> Option<String> {
+    let (Document::Study(a), Document::Study(b)) = (a, b) else { return None };
+    let (pa, pb) = (fs_points(a), fs_points(b));
+    let mut rows =
+        vec![["", "MB/s A", "MB/s B", "B % of A", "CPU % A", "CPU % B", "B % of A"].map(String::from).to_vec()];
+    for (label, writes) in [("Overall write", true), ("Overall read", false)] {
+        let both: Vec<(&FsPoint, &FsPoint)> = pa
+            .iter()
+            .filter(|x| crate::config::FS_TESTS.iter().any(|t| t.name() == x.test && t.writes() == writes))
+            .filter_map(|x| Some((x, pb.iter().find(|y| y.threads == x.threads && y.test == x.test)?)))
+            .collect();
+        if both.is_empty() {
+            continue;
+        }
+        let mean = |f: fn(&FsPoint) -> f64, side: usize| {
+            both.iter().map(|p| f(if side == 0 { p.0 } else { p.1 })).sum::<f64>() / both.len() as f64
+        };
+        let (ma, mb, ca, cb) = (mean(|p| p.mbps, 0), mean(|p| p.mbps, 1), mean(|p| p.cpu, 0), mean(|p| p.cpu, 1));
+        let share = |x: f64, y: f64| if x > 0.0 { format!("{:.0}%", y / x * 100.0) } else { "-".into() };
+        rows.push(vec![
+            label.into(),
+            format!("{ma:.1}"),
+            format!("{mb:.1}"),
+            share(ma, mb),
+            format!("{ca:.1}"),
+            format!("{cb:.1}"),
+            share(ca, cb),
+        ]);
+    }
+    (rows.len() > 1).then(|| {
+        format!("\nseed 002's summary: the mean over the thread counts, B as % of A (A = 100 %)\n{}", grid(&rows))
+    })
 }

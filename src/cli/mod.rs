@@ -228,6 +228,9 @@ pub fn main(cli: Cli) -> Result<i32> {
                 )));
             }
             print!("{}", compare::table(&a, &b, &rows));
+            if let Some(overall) = compare::overall(&da, &db_) {
+                print!("{overall}");
+            }
             for w in compare::differences(&da, &db_) {
                 println!("warning: {w}");
             }

@@ -1,10 +1,34 @@
 //! A study as CSV: one row per point and access specification, the cycled parameters first,
-//! then the median, min and max of each measurement over the point's repeats.
+//! then the median, min and max of each measurement over the point's repeats. A file-system
+//! study adds its own columns: the thread count, and IOzone's figures (medians of the runs),
+//! throughput also in kB/s (1024 bytes/s) as IOzone reports it.
 
 use std::fmt::Write;
 
-use crate::study::doc::StudyDoc;
+use crate::result::FsFigures;
+use crate::study::doc::{PointResult, StudyDoc};
 use crate::study::stats::Spread;
+
+type Figure = fn(&FsFigures) -> f64;
+
+/// A file-system study's columns.
+const FS_COLUMNS: [(&str, Figure); 9] = [
+    ("children_mbps", |f| f.children_mbps),
+    ("parent_mbps", |f| f.parent_mbps),
+    ("children_kbps", |f| f.children_mibps * 1024.0),
+    ("parent_kbps", |f| f.parent_mibps * 1024.0),
+    ("thread_min_mbps", |f| f.thread_min_mbps),
+    ("thread_max_mbps", |f| f.thread_max_mbps),
+    ("thread_avg_mbps", |f| f.thread_avg_mbps),
+    ("children_ops_per_s", |f| f.children_ops_per_s),
+    ("file_bytes", |f| f.file_bytes as f64),
+];
+
+/// The median over a point's runs of a file-system figure.
+fn fs_median(p: &PointResult, k: usize, figure: Figure) -> Option<f64> {
+    let v: Vec<f64> = p.runs.iter().filter_map(|r| r.results.get(k)?.fs.as_ref().map(figure)).collect();
+    (!v.is_empty()).then(|| Spread::of(&v).median)
+}
 
 const MEASURES: [&str; 6] = ["iops", "mbps", "avg_response_ms", "p99_response_ms", "cpu_pct", "iops_per_cpu_pct"];
 
@@ -14,10 +38,19 @@ pub fn to_bytes(doc: &StudyDoc) -> Vec<u8> {
     for m in MEASURES {
         let _ = write!(out, ",{m}_median,{m}_min,{m}_max");
     }
-    out.push_str(",iops_cv,errors\n");
+    out.push_str(",iops_cv,errors");
+    let fs = doc.config.fs.is_some();
+    if fs {
+        out.push_str(",threads");
+        for (name, _) in FS_COLUMNS {
+            let _ = write!(out, ",{name}");
+        }
+        out.push_str(",own_cpu_pct,io");
+    }
+    out.push('\n');
     let opt = |v: Option<String>| v.unwrap_or_default();
     for p in &doc.points {
-        for s in &p.summary {
+        for (k, s) in p.summary.iter().enumerate() {
             let q = &p.params;
             let _ = write!(
                 out,
@@ -49,7 +82,18 @@ pub fn to_bytes(doc: &StudyDoc) -> Vec<u8> {
             }
             // One run has no spread: the field is empty, not a 0 that looks measured.
             let cv = if p.runs.len() > 1 { s.iops.cv.to_string() } else { String::new() };
-            let _ = writeln!(out, ",{cv},{}", s.errors);
+            let _ = write!(out, ",{cv},{}", s.errors);
+            if fs {
+                out.push(',');
+                out.push_str(&opt(q.threads.map(|v| v.to_string())));
+                for (_, figure) in FS_COLUMNS {
+                    let _ = write!(out, ",{}", opt(fs_median(p, k, figure).map(|v| v.to_string())));
+                }
+                let own: Vec<f64> = p.runs.iter().filter_map(|r| Some(r.results.get(k)?.totals.cpu.own_pct)).collect();
+                let io = p.runs[0].results.get(k).and_then(|r| r.fs.as_ref()).map_or("", |f| f.io.as_str());
+                let _ = write!(out, ",{},{io}", opt((!own.is_empty()).then(|| Spread::of(&own).median.to_string())));
+            }
+            out.push('\n');
         }
     }
     out.into_bytes()

@@ -21,7 +21,7 @@ use crate::result::{self, ResultDoc};
 use crate::study::Point;
 use crate::study::doc::{self, PointResult, SCHEMA, StudyDoc};
 use crate::study::run::StudyObserver;
-use crate::units::format_size;
+use crate::units::human_size;
 use thread::Work;
 
 /// The prefix of every file a file-system test makes: `iogauge-fs.THREAD.FILE`.
@@ -122,9 +122,9 @@ fn check(c: &FsConfig) -> Result<Checked> {
     if need > free + kept {
         return Err(input(format!(
             "the files need {} and {} has {} free: give a smaller --total or --size",
-            format_size(need),
+            human_size(need),
             c.dir,
-            format_size(free + kept)
+            human_size(free + kept)
         )));
     }
     if c.direct {
@@ -145,8 +145,8 @@ fn check(c: &FsConfig) -> Result<Checked> {
     if !c.direct && reads && need <= host.memory_bytes {
         warnings.push(format!(
             "the files ({}) fit in this host's memory ({}) and reads are buffered: they may come from the page cache, not the device; give --total above the memory (seed 002's 8 GB were), --direct or --drop-caches",
-            format_size(need),
-            format_size(host.memory_bytes)
+            human_size(need),
+            human_size(host.memory_bytes)
         ));
     }
     Ok(Checked { c: c.clone(), filesystem, host, warnings })

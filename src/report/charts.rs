@@ -38,10 +38,19 @@ enum Param {
     Stroke,
     Outstanding,
     Rate,
+    Threads,
 }
 
-const PARAMS: [Param; 7] =
-    [Param::Managers, Param::Targets, Param::Workers, Param::Size, Param::Stroke, Param::Outstanding, Param::Rate];
+const PARAMS: [Param; 8] = [
+    Param::Managers,
+    Param::Targets,
+    Param::Workers,
+    Param::Size,
+    Param::Stroke,
+    Param::Outstanding,
+    Param::Rate,
+    Param::Threads,
+];
 
 impl Param {
     fn get(self, p: &Point) -> Option<f64> {
@@ -53,6 +62,7 @@ impl Param {
             Param::Stroke => p.stroke,
             Param::Outstanding => p.outstanding.map(f64::from),
             Param::Rate => p.rate_pct,
+            Param::Threads => p.threads.map(f64::from),
         }
     }
 
@@ -66,6 +76,7 @@ impl Param {
             Param::Stroke => format!("stroke {}%", num(v)),
             Param::Outstanding => format!("{v} outstanding"),
             Param::Rate => format!("rate {}%", num(v)),
+            Param::Threads => format!("{} thread{}", v, if v == 1.0 { "" } else { "s" }),
         }
     }
 
@@ -79,6 +90,7 @@ impl Param {
             Param::Stroke => "drive stroke",
             Param::Outstanding => "outstanding I/Os",
             Param::Rate => "offered rate",
+            Param::Threads => "number of threads",
         }
     }
 
@@ -98,6 +110,7 @@ impl Param {
                 ("Outstanding I/Os (per target and worker)", if spread(values) { Scale::Log2 } else { Scale::Count })
             }
             Param::Rate => ("Offered rate (% of the maximum)", Scale::Percent),
+            Param::Threads => ("Threads (each with files of its own)", Scale::Count),
         };
         Axis { label: label.into(), scale }
     }
@@ -185,6 +198,7 @@ fn chart(title: &str, x: Axis, y: &str, y_scale: Scale, series: Vec<Series>) -> 
 const IOPS: &str = "IOPS (I/Os per second)";
 const MBPS: &str = "MB/s (10^6 bytes per second)";
 const AVG_MS: &str = "Average response time (ms)";
+const CPU: &str = "CPU utilisation of the host (%)";
 
 /// The charts of the studies' cycles.
 pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<Chart> {
@@ -204,6 +218,11 @@ pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<C
     if on(Param::Size) {
         out.push(by(Param::Size, "MB/s", MBPS, &|s| Some(s.mbps.median), styles));
         out.push(by(Param::Size, "IOPS", IOPS, &|s| Some(s.iops.median), styles));
+    }
+    // Seed 002's figures: each test's throughput and CPU against the number of threads.
+    if on(Param::Threads) {
+        out.push(by(Param::Threads, "MB/s", MBPS, &|s| Some(s.mbps.median), styles));
+        out.push(by(Param::Threads, "CPU utilisation", CPU, &|s| Some(s.cpu_pct.median), styles));
     }
     if on(Param::Stroke) {
         out.push(by(Param::Stroke, "IOPS", IOPS, &|s| Some(s.iops.median), styles));

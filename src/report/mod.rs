@@ -241,7 +241,30 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
         ],
         &rows,
     ));
+    s.push_str(&iozone_tables(d));
     s.push_str(&warnings(&d.warnings));
+    s
+}
+
+/// A file-system study's figures as IOzone's report lays them out: tests by thread counts.
+fn iozone_tables(d: &StudyDoc) -> String {
+    let mut s = String::new();
+    for p in crate::export::iozone::pivots(d) {
+        let _ = writeln!(s, "<h4>{}</h4>", esc(&p.title));
+        let mut head = vec!["test".to_string()];
+        head.extend(p.threads.iter().map(|&n| crate::export::iozone::heading(n)));
+        let rows: Vec<Vec<Cell>> = p
+            .rows
+            .iter()
+            .map(|(test, values)| {
+                let mut row = vec![Cell::Text(test.clone())];
+                row.extend(values.iter().map(|v| Cell::Num(v.map_or("-".into(), |v| format!("{v:.0}")))));
+                row
+            })
+            .collect();
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        s.push_str(&table("iozone", &head, &rows));
+    }
     s
 }
 
