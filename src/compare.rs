@@ -169,38 +169,6 @@ fn missing_points(d: &Document) -> Option<String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percent_difference() {
-        assert_eq!(pct(Some(100.0), Some(125.0)), Some(25.0));
-        assert_eq!(pct(Some(200.0), Some(150.0)), Some(-25.0));
-        assert_eq!(pct(Some(0.0), Some(1.0)), None);
-        assert_eq!(pct(None, Some(1.0)), None);
-    }
-
-    #[test]
-    fn pairs_only_common_workloads_in_a_order() {
-        let f = |iops| Headline {
-            iops,
-            mbps: 0.0,
-            avg_response_ms: None,
-            p99_response_ms: None,
-            cpu_pct: None,
-            iops_per_cpu_pct: None,
-        };
-        let a = vec![("x".to_string(), f(1.0)), ("y".to_string(), f(2.0)), ("z".to_string(), f(3.0))];
-        let b = vec![("z".to_string(), f(30.0)), ("x".to_string(), f(10.0))];
-        let p = pair(&a, &b);
-        assert_eq!(
-            p.iter().map(|r| (r.0.as_str(), r.1.iops, r.2.iops)).collect::<Vec<_>>(),
-            [("x", 1.0, 10.0), ("z", 3.0, 30.0)]
-        );
-    }
-}
-
 /// A file-system study's point, as seed 002's summary uses it.
 struct FsPoint {
     threads: u32,
@@ -255,4 +223,36 @@ pub fn overall(a: &Document, b: &Document) -> Option<String> {
     (rows.len() > 1).then(|| {
         format!("\nseed 002's summary: the mean over the thread counts, B as % of A (A = 100 %)\n{}", grid(&rows))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_difference() {
+        assert_eq!(pct(Some(100.0), Some(125.0)), Some(25.0));
+        assert_eq!(pct(Some(200.0), Some(150.0)), Some(-25.0));
+        assert_eq!(pct(Some(0.0), Some(1.0)), None);
+        assert_eq!(pct(None, Some(1.0)), None);
+    }
+
+    #[test]
+    fn pairs_only_common_workloads_in_a_order() {
+        let f = |iops| Headline {
+            iops,
+            mbps: 0.0,
+            avg_response_ms: None,
+            p99_response_ms: None,
+            cpu_pct: None,
+            iops_per_cpu_pct: None,
+        };
+        let a = vec![("x".to_string(), f(1.0)), ("y".to_string(), f(2.0)), ("z".to_string(), f(3.0))];
+        let b = vec![("z".to_string(), f(30.0)), ("x".to_string(), f(10.0))];
+        let p = pair(&a, &b);
+        assert_eq!(
+            p.iter().map(|r| (r.0.as_str(), r.1.iops, r.2.iops)).collect::<Vec<_>>(),
+            [("x", 1.0, 10.0), ("z", 3.0, 30.0)]
+        );
+    }
 }

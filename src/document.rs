@@ -122,9 +122,12 @@ impl Document {
     /// The targets used, in order, each once.
     pub fn targets(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for t in self.runs().iter().flat_map(|r| &r.target_info) {
-            if !out.contains(&t.path) {
-                out.push(t.path.clone());
+        let runs = self.runs();
+        // A file-system test's target is its directory.
+        let dirs = runs.iter().filter_map(|r| Some(r.config.fs.as_ref()?.dir.clone()));
+        for t in runs.iter().flat_map(|r| &r.target_info).map(|t| t.path.clone()).chain(dirs) {
+            if !out.contains(&t) {
+                out.push(t);
             }
         }
         out

@@ -105,7 +105,7 @@ pub(super) fn run(job: &Job, to: Destinations) -> Result<i32> {
     let mut exports = ExportManager::open(&group, to)?;
     exports::stop_on_interrupt();
     let doc = crate::fs::run_study(job, &mut exports)?;
-    exports.write_study(&doc, Some(crate::export::iozone::to_text(&doc)))?;
+    exports.write_study(&doc, None)?;
     for e in doc.points.iter().flat_map(|p| &p.runs).flat_map(|r| &r.results).filter_map(|r| r.first_error.as_ref()) {
         eprintln!("iogauge: {e}");
     }

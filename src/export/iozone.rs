@@ -26,12 +26,13 @@ pub fn pivots(doc: &StudyDoc) -> Vec<Pivot> {
     if threads.is_empty() {
         return Vec::new();
     }
-    type Figure = fn(&FsFigures, f64) -> f64;
+    // A figure of a run (its file-system figures and CPU %), None where it has no value.
+    type Figure = fn(&FsFigures, f64) -> Option<f64>;
     let figures: [(&str, Figure); 4] = [
-        ("Children see throughput (kB/s, 1024 bytes/s)", |f, _| f.children_mibps * 1024.0),
-        ("Parent sees throughput (kB/s, 1024 bytes/s)", |f, _| f.parent_mibps * 1024.0),
-        ("CPU utilisation of the host (%)", |_, cpu| cpu),
-        ("Throughput per CPU % (kB/s per %)", |f, cpu| if cpu > 0.0 { f.children_mibps * 1024.0 / cpu } else { 0.0 }),
+        ("Children see throughput (kB/s, 1024 bytes/s)", |f, _| Some(f.children_mibps * 1024.0)),
+        ("Parent sees throughput (kB/s, 1024 bytes/s)", |f, _| Some(f.parent_mibps * 1024.0)),
+        ("CPU utilisation of the host (%)", |_, cpu| Some(cpu)),
+        ("Throughput per CPU % (kB/s per %)", |f, cpu| (cpu > 0.0).then(|| f.children_mibps * 1024.0 / cpu)),
     ];
     let value = |test: &str, n: u32, figure: Figure| -> Option<f64> {
         let p = doc.points.iter().find(|p| p.params.threads == Some(n) && p.params.test.as_deref() == Some(test))?;
@@ -40,7 +41,7 @@ pub fn pivots(doc: &StudyDoc) -> Vec<Pivot> {
             .iter()
             .filter_map(|r| {
                 let w = r.results.first()?;
-                Some(figure(w.fs.as_ref()?, w.totals.cpu.all.utilization_pct))
+                figure(w.fs.as_ref()?, w.totals.cpu.all.utilization_pct)
             })
             .collect();
         (!v.is_empty()).then(|| Spread::of(&v).median)

@@ -1,5 +1,5 @@
 //! The tables printed at the end of a test (one row per workload, like the seeds' tables) and
-//! of a study (one row per point and workload).
+//! of a study (one row per point and workload; a file-system study's IOzone tables under it).
 
 use std::fmt::Write;
 
@@ -178,6 +178,8 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
     for s in &doc.searches {
         let _ = writeln!(out, "{}", s.answer);
     }
+    // A file-system study: IOzone's tables too, tests by thread counts.
+    out.push_str(&super::iozone::to_text(doc));
     for w in &doc.warnings {
         let _ = writeln!(out, "warning: {w}");
     }

@@ -201,7 +201,7 @@ mod tests {
     fn every_builtin_resolves_to_its_seeds_points() {
         let targets = vec!["null".to_string(), "null".to_string()];
         for (name, _) in BUILTINS.iter().filter(|b| b.0 != "seed002-filesystem") {
-            let t = if name == "baseline" { &targets[..1] } else { &targets[..] };
+            let t = if *name == "baseline" { &targets[..1] } else { &targets[..] };
             let c = builtin(name, &on(t)).unwrap();
             crate::config::Test::from_job(&c).unwrap_or_else(|e| panic!("{name}: {}", e.message));
             let points = super::super::points(&c).unwrap();
