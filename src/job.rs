@@ -44,6 +44,10 @@ pub fn parse(text: &str, name: &str) -> Result<Job> {
 }
 
 fn resolve_located(job: Job, text: &str, name: &str) -> Result<Job> {
+    if job.fs.is_some() {
+        crate::config::check_fs_job(&job).map_err(|e| locate(text, name, &e))?;
+        return Ok(job);
+    }
     Test::from_job(&job).map_err(|e| locate(text, name, &e))?;
     crate::study::points(&job).map_err(|e| locate(text, name, &e))?;
     Ok(job)

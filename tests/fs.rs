@@ -55,7 +55,8 @@ impl Drop for Mounted {
     }
 }
 
-/// Runs `iogauge fs ARGS --json FILE --no-history -q`: the exit status, stderr and the document.
+/// Runs `iogauge fs ARGS --json FILE --no-history -q`: the exit status, stderr and the
+/// document, checked against its schema.
 fn fs(args: &[&str]) -> (i32, String, Value) {
     let json = scratch("fs").join("study.json");
     let mut all = vec!["fs"];
@@ -63,6 +64,9 @@ fn fs(args: &[&str]) -> (i32, String, Value) {
     all.extend_from_slice(&["--json", json.to_str().unwrap(), "--no-history", "-q"]);
     let out = iogauge(&all);
     let doc = std::fs::read(&json).map(|b| serde_json::from_slice(&b).unwrap()).unwrap_or(Value::Null);
+    if !doc.is_null() {
+        common::validate_study(&json).unwrap_or_else(|e| panic!("{args:?}: the document's schema: {e}"));
+    }
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned(), doc)
 }
 
@@ -320,6 +324,94 @@ fn seed002_study_compares_and_reports() {
     {
         assert!(page.contains(says), "the report has {says}");
     }
+    // The history lists both studies with their directory.
     let out = iogauge(&["history", "--db", db]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("seed002-filesystem") || out.status.success());
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(list.lines().filter(|l| l.contains("study x16") && l.contains(m.path())).count(), 2, "{list}");
+}
+
+/// The page cache: buffered reads of files that fit in memory are warned about, and
+/// --drop-caches empties the cache before each test, so the read reaches the device (the
+/// kernel's counters move by the file's bytes) where without it they barely move.
+#[test]
+fn the_page_cache_is_said_and_can_be_emptied() {
+    let dev = LoopDev::new(256 * MIB);
+    let m = Mounted::new(&["mkfs.ext4", "-q", "-F"], &dev.dev);
+    let read_from_device = |extra: &[&str]| {
+        let mut args = vec!["--dir", m.path(), "--size", "32M", "--tests", "write,read"];
+        args.extend_from_slice(extra);
+        let before = sectors(dev.name()).0;
+        let (code, err, doc) = fs(&args);
+        assert_eq!(code, 0, "{err}");
+        let read = sectors(dev.name()).0 - before;
+        (read, doc)
+    };
+    let (cached, doc) = read_from_device(&[]);
+    assert!(doc["warnings"].to_string().contains("fit in this host's memory"), "{}", doc["warnings"]);
+    assert_eq!(points(&doc)[1].2["fs"]["caches_dropped"], false);
+    let (dropped, doc) = read_from_device(&["--drop-caches"]);
+    assert_eq!(points(&doc)[1].2["fs"]["caches_dropped"], true);
+    assert!(dropped >= 32 * MIB, "after dropping the cache the read came from the device: {dropped} bytes");
+    assert!(cached < 8 * MIB, "without, from the page cache: {cached} bytes read from the device");
+    let (_, doc) = read_from_device(&["--direct"]);
+    assert!(!doc["warnings"].to_string().contains("fit in this host's memory"), "direct reads miss the cache");
+}
+
+/// A job file's `[fs]` section runs with `iogauge study`, repeated as its `[study]` says; what
+/// a file-system job cannot hold is refused at its line.
+#[test]
+fn a_job_file_runs_as_a_study() {
+    let m = Mounted::mount(&["mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs"]);
+    let work = scratch("fsjob");
+    let job = work.join("fs.toml");
+    let json = work.join("doc.json");
+    std::fs::write(
+        &job,
+        format!(
+            "[fs]\ndir = \"{}\"\nthreads = [1, 2]\nsize = \"2M\"\ntests = [\"write\", \"read\"]\n[study]\nrepeat = 2\n",
+            m.path()
+        ),
+    )
+    .unwrap();
+    let out = iogauge(&["study", job.to_str().unwrap(), "--json", json.to_str().unwrap(), "--no-history", "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let pts = points(&doc);
+    assert_eq!(pts.len(), 4);
+    assert!(doc["points"].as_array().unwrap().iter().all(|p| p["runs"].as_array().unwrap().len() == 2), "2 runs each");
+    assert!(doc["warnings"].to_string().contains("in memory, not on a storage device"), "tmpfs is said");
+    std::fs::write(&job, format!("[fs]\ndir = \"{}\"\nsize = \"2M\"\n[[worker]]\ntargets = [\"null\"]\n", m.path()))
+        .unwrap();
+    let out = iogauge(&["study", job.to_str().unwrap(), "--no-history"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fs.toml:4:1: a file-system test ([fs]) has no [[worker]]"));
+}
+
+/// Ctrl-C stops the test at once: the point cut short is kept, marked, the files are removed,
+/// the exit status is 130.
+#[test]
+fn ctrl_c_keeps_the_point_and_removes_the_files() {
+    let dev = LoopDev::new(1024 * MIB);
+    let m = Mounted::new(&["mkfs.ext4", "-q", "-F"], &dev.dev);
+    let json = scratch("fs-int").join("doc.json");
+    let mut child = common::command_in(
+        Path::new("."),
+        &["fs", "--dir", m.path(), "--size", "800M", "--fsync", "--json", json.to_str().unwrap(), "--no-history", "-q"],
+    )
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped: 1 point(s) kept"));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let run = &doc["points"][0]["runs"][0];
+    assert_eq!(run["interrupted"], true);
+    let bytes = num(&run["results"][0], "totals/bytes");
+    assert!(bytes > 0.0 && bytes < (800 * MIB) as f64, "{bytes}");
+    assert!(m.files().is_empty(), "{:?}", m.files());
 }

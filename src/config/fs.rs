@@ -222,12 +222,8 @@ impl FsConfig {
                 "stride = 0: give the records between two reads (IOzone's default is 17)".into(),
             ));
         }
-        match (self.size, self.total) {
-            (Some(_), Some(_)) => {
-                return Err(err("total", "give size (each file) or total (all files), not both".into()));
-            }
-            (None, None) => return Err(err("total", "give total (all files) or size (each file)".into())),
-            _ => {}
+        if self.size.is_some() && self.total.is_some() {
+            return Err(err("total", "give size (each file) or total (all files), not both".into()));
         }
         let mut seen = Vec::new();
         for t in &self.tests {
@@ -236,8 +232,11 @@ impl FsConfig {
             }
             seen.push(*t);
         }
-        for &n in &self.threads {
-            self.file_size(n).map_err(|m| err(if self.size.is_some() { "size" } else { "total" }, m))?;
+        // Without either, the total is the host's to say (`fs::run_study`).
+        if self.size.is_some() || self.total.is_some() {
+            for &n in &self.threads {
+                self.file_size(n).map_err(|m| err(if self.size.is_some() { "size" } else { "total" }, m))?;
+            }
         }
         Ok(())
     }
@@ -267,6 +266,27 @@ impl FsConfig {
         out.extend(self.tests.iter().filter(|t| **t != FsTest::Write).map(|t| (*t, true)));
         out
     }
+}
+
+/// Checks a job with an `[fs]` section: the section, and nothing beside it that it would ignore.
+pub fn check_job(job: &super::Job) -> Result<(), ConfigError> {
+    let Some(fs) = &job.fs else { return Ok(()) };
+    if !job.workers.is_empty() {
+        return Err(ConfigError {
+            path: vec![Seg::Key("worker")],
+            message: "a file-system test ([fs]) has no [[worker]]: give the one or the other".into(),
+        });
+    }
+    if let Some(s) = &job.study {
+        let only_repeat = super::StudyConfig { repeat: s.repeat, ..Default::default() };
+        if *s != only_repeat {
+            return Err(ConfigError {
+                path: vec![Seg::Key("study")],
+                message: "a file-system test's [study] takes only repeat (its threads are [fs] threads)".into(),
+            });
+        }
+    }
+    fs.check()
 }
 
 #[cfg(test)]

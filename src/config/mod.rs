@@ -27,7 +27,7 @@ mod fs;
 mod study;
 mod test;
 
-pub use fs::{FS_TESTS, FsConfig, FsTest};
+pub use fs::{FS_TESTS, FsConfig, FsTest, check_job as check_fs_job};
 pub use study::{Curve, Limit, Steps, StudyConfig, TargetsIn, Value};
 pub use test::{Test, Worker, Workload};
 

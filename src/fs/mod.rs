@@ -180,6 +180,7 @@ fn remove(works: &[Work]) {
 /// The document is handed to `observer` after every point; a test that fails (a full file
 /// system) ends the study with the points so far, its own included, and says why.
 pub fn run_study(job: &Job, observer: &mut dyn StudyObserver) -> Result<StudyDoc> {
+    crate::config::check_fs_job(job)?;
     let written = job.fs.as_ref().ok_or_else(|| input("the job has no [fs] section"))?;
     let checked = check(written)?;
     let c = &checked.c;
@@ -214,9 +215,13 @@ pub fn run_study(job: &Job, observer: &mut dyn StudyObserver) -> Result<StudyDoc
                 // A test failed: its point says how; the rest cannot run.
                 Ok(false) => {
                     doc.interrupted = false;
+                    doc.duration_s = t0.elapsed().as_secs_f64();
                     return Ok(doc);
                 }
-                Err(Error::Stopped) => return Ok(doc),
+                Err(Error::Stopped) => {
+                    doc.duration_s = t0.elapsed().as_secs_f64();
+                    return Ok(doc);
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -269,6 +274,7 @@ impl FsRun<'_> {
             let ran = phase::run(works, &label, self.job.test.interval, &mut *self.observer);
             let setting = phase::Setting {
                 works,
+                dir: &self.c.dir,
                 filesystem: self.checked.filesystem.clone(),
                 caches_dropped: self.c.drop_caches,
                 host_memory_bytes: self.checked.host.memory_bytes,

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 use super::thread::{self, LiveCounts, Outcome, Shared, Work};
 use crate::cpu::{self, CpuUsage};
 use crate::result::{
-    FirstError, FsFigures, Interval, ManagerResult, Metrics, Totals, WorkerResult, WorkloadResult, errno_text,
+    FirstError, FsFigures, Interval, ManagerResult, Metrics, TargetResult, Totals, WorkerResult, WorkloadResult,
+    errno_text,
 };
 use crate::run::{LiveStatus, Observer, Phase, timestamp};
 use crate::stats::IoStats;
@@ -121,6 +122,8 @@ fn interval(a: (u64, u64, u64), b: (u64, u64, u64), secs: f64, t_s: f64, cpu_pct
 /// What a test's result says of its setting, beside the measurements.
 pub(super) struct Setting<'a> {
     pub(super) works: &'a [Work],
+    /// The directory: the target of every thread.
+    pub(super) dir: &'a str,
     pub(super) filesystem: String,
     pub(super) caches_dropped: bool,
     pub(super) host_memory_bytes: u64,
@@ -145,14 +148,16 @@ impl Ran {
             let own = (sw_ns.saturating_sub(o.start_ns)) as f64 / 1e9;
             rates.push(if own > 0.0 { sw_bytes as f64 / own } else { 0.0 });
             children_ops += if own > 0.0 { sw_ios as f64 / own } else { 0.0 };
+            let metrics = Metrics::new(&o.stats, (o.end_ns - o.start_ns) as f64 / 1e9);
+            let w = &s.works[i];
             workers.push(WorkerResult {
                 name: format!("thread {}", i + 1),
                 manager: 0,
                 spec: w0.test.name().into(),
                 engine: "psync".into(),
                 outstanding: 1,
-                metrics: Metrics::new(&o.stats, (o.end_ns - o.start_ns) as f64 / 1e9),
-                targets: Vec::new(),
+                targets: vec![directory(s.dir, w.files.len() as u64 * w.file_bytes, 1, &metrics)],
+                metrics,
             });
         }
         let metrics = Metrics::new(&all, wall);
@@ -215,14 +220,26 @@ impl Ran {
                 record_start_unix_ns: unix_ns,
                 record_end_unix_ns: unix_ns + (end - start),
             }],
+            targets: vec![directory(s.dir, fs.file_set_bytes, s.works.len() as u64, &totals.metrics)],
             totals,
             workers,
-            targets: Vec::new(),
             intervals: self.intervals.clone(),
             start_skew_ms: 0.0,
             first_error,
             verify: None,
             fs: Some(fs),
         }
+    }
+}
+
+/// The directory as a target: its files' bytes are the working set.
+fn directory(dir: &str, bytes: u64, outstanding: u64, metrics: &Metrics) -> TargetResult {
+    TargetResult {
+        path: dir.into(),
+        manager: 0,
+        start_offset: 0,
+        working_set_bytes: bytes,
+        outstanding,
+        metrics: metrics.clone(),
     }
 }

@@ -158,6 +158,21 @@ pub fn validate_result(path: &Path) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
 
+/// Validates the study document at `path` against docs/study-schema.json, its runs against
+/// docs/result-schema.json (python3-jsonschema).
+pub fn validate_study(path: &Path) -> Result<(), String> {
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/docs");
+    let script = format!(
+        "import json,jsonschema; r=json.load(open('{docs}/result-schema.json')); s=json.load(open('{docs}/study-schema.json')); \
+         jsonschema.Draft202012Validator.check_schema(s); \
+         v=jsonschema.Draft202012Validator(s, resolver=jsonschema.RefResolver.from_schema(s, store={{r['$id']: r}})); \
+         v.validate(json.load(open('{}')))",
+        path.display()
+    );
+    let out = Command::new("/usr/bin/python3").args(["-c", &script]).output().unwrap();
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
 /// SHA-256 of a file (via sha256sum) for byte-identity checks.
 pub fn digest(path: &Path) -> String {
     let out = Command::new("sha256sum").arg(path).output().unwrap();
