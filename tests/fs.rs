@@ -394,7 +394,7 @@ fn ctrl_c_keeps_the_point_and_removes_the_files() {
     let dev = LoopDev::new(1024 * MIB);
     let m = Mounted::new(&["mkfs.ext4", "-q", "-F"], &dev.dev);
     let json = scratch("fs-int").join("doc.json");
-    let mut child = common::command_in(
+    let child = common::command_in(
         Path::new("."),
         &["fs", "--dir", m.path(), "--size", "800M", "--fsync", "--json", json.to_str().unwrap(), "--no-history", "-q"],
     )

@@ -305,10 +305,18 @@ pub struct StudyArgs {
     #[command(flatten)]
     /// Settings of every test of the study.
     pub settings: SettingFlags,
+    #[command(flatten)]
+    /// Where its results go.
+    pub outputs: StudyOutputs,
+}
+
+/// Where a study's results go (`study`, `fs`).
+#[derive(Args, Debug)]
+pub struct StudyOutputs {
     /// Write the study document (JSON), rewritten after every point; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV row per point and access specification; `-` for stdout.
+    /// Write one CSV row per point and workload; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// No live line and no table.

@@ -1,12 +1,10 @@
 //! `iogauge fs`: a file-system test as IOzone's throughput mode runs one (seed 002), and the
 //! study it makes: one point per thread count and test.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
+use super::args::StudyOutputs;
 use super::exports::{self, Destinations, ExportManager};
-use super::history::SaveFlags;
 use crate::config::{FsConfig, FsTest, Job, StudyConfig};
 use crate::error::Result;
 use crate::managers::Solo;
@@ -59,18 +57,9 @@ pub struct FsArgs {
     /// Runs of each point (the headline is their median).
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
-    /// Write the study document (JSON), rewritten after every point; `-` for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per point (thread count and test); `-` for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// No live line and no table.
-    #[arg(long, short)]
-    pub quiet: bool,
     #[command(flatten)]
-    /// Where the study is saved.
-    pub history: SaveFlags,
+    /// Where its results go.
+    pub outputs: StudyOutputs,
 }
 
 impl FsArgs {

@@ -101,7 +101,7 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         if let Some(r) = a.repeat {
             job.study.get_or_insert_with(Default::default).repeat = r;
         }
-        return fs::run(&job, study_destinations(a));
+        return fs::run(&job, a.outputs.destinations());
     }
     a.settings.apply(&mut job)?;
     if let (Some(r), Some(s)) = (a.repeat, job.study.as_mut()) {
@@ -121,7 +121,7 @@ fn study_on(
     job: &crate::config::Job,
     points: &[study::Point],
 ) -> Result<i32> {
-    let mut exports = ExportManager::open(group, study_destinations(a))?;
+    let mut exports = ExportManager::open(group, a.outputs.destinations())?;
     exports::stop_on_interrupt();
     let test = Test::from_job(job)?;
     let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
@@ -132,17 +132,6 @@ fn study_on(
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;
     Ok(doc.exit_status())
-}
-
-/// Where a study's results go.
-fn study_destinations(a: &StudyArgs) -> Destinations<'_> {
-    Destinations {
-        json: a.json.as_ref(),
-        csv: a.csv.as_ref(),
-        history: &a.history,
-        quiet: a.quiet,
-        detail: Default::default(),
-    }
 }
 
 /// `iogauge specs [NAME]`.
@@ -207,16 +196,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Run(a) => execute(run_test(&a)?, &a.flags.output),
         Command::Profile(a) => execute(profile_test(&a)?, &a.flags.output),
         Command::Study(a) => study(&a),
-        Command::Fs(a) => {
-            let to = Destinations {
-                json: a.json.as_ref(),
-                csv: a.csv.as_ref(),
-                history: &a.history,
-                quiet: a.quiet,
-                detail: Default::default(),
-            };
-            fs::run(&a.job(), to)
-        }
+        Command::Fs(a) => fs::run(&a.job(), a.outputs.destinations()),
         Command::Compare { a, b, db, detail } => {
             let mut docs = history::Documents::new(&db);
             let ((a, da), (b, db_)) = (docs.load(&a)?, docs.load(&b)?);
