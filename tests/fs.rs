@@ -287,8 +287,9 @@ fn seed002_study_compares_and_reports() {
     let db = db.to_str().unwrap();
     for (i, extra) in [&[][..], &["--repeat", "1"][..]].iter().enumerate() {
         let csv = work.join(format!("{i}.csv"));
+        let iozone = work.join(format!("{i}.iozone.csv"));
         let mut args = vec!["study", "seed002-filesystem", "--dir", m.path(), "--total", "16M", "--db", db, "-q"];
-        args.extend_from_slice(&["--csv", csv.to_str().unwrap()]);
+        args.extend_from_slice(&["--csv", csv.to_str().unwrap(), "--iozone-csv", iozone.to_str().unwrap()]);
         args.extend_from_slice(extra);
         let out = iogauge(&args);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -307,11 +308,35 @@ fn seed002_study_compares_and_reports() {
                 (r[col("children_kbps")].parse().unwrap(), r[col("children_mbps")].parse().unwrap());
             assert!((kbps * 1024.0 / 1e6 - mbps).abs() <= mbps * 1e-9, "kB/s are 1024 bytes");
         }
+        // IOzone's report layout: the children's kB/s of each test (rows) at each thread count
+        // (columns), the same figures as the rows of the CSV.
+        let text = std::fs::read_to_string(&iozone).unwrap();
+        let block: Vec<&str> = text.split("\n\n").next().unwrap().lines().collect();
+        assert!(block[0].contains("Children see throughput (kB/s"), "{text}");
+        assert_eq!(block[1], "test,1 thread,2 threads,4 threads,8 threads");
+        let tests: Vec<&str> = block[2..].iter().map(|l| l.split(',').next().unwrap()).collect();
+        assert_eq!(tests, ["Initial write", "Rewrite", "Read", "Re-read"]);
+        for (t, line) in block[2..].iter().enumerate() {
+            for (k, cell) in line.split(',').skip(1).enumerate() {
+                let expected: f64 = rows[k * 4 + t][col("children_kbps")].parse().unwrap();
+                assert!((cell.parse::<f64>().unwrap() - expected).abs() <= 0.01, "{line} vs {expected}");
+            }
+        }
+        assert_eq!(text.matches("test,1 thread").count(), 4, "children, parent, CPU, kB/s per CPU %");
     }
     let out = iogauge(&["compare", "1", "2", "--db", db]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("threads=8") && text.contains("reread"), "{text}");
+    // --iozone-csv is a file-system study's; the same file twice is refused.
+    let out = iogauge(&["study", "seed004-suite", "--target", "null", "--iozone-csv", "x.csv", "--no-history"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--iozone-csv goes with a file-system study"));
+    let same = work.join("same.csv");
+    let same = same.to_str().unwrap();
+    let out = iogauge(&["fs", "--dir", m.path(), "--size", "1M", "--csv", same, "--iozone-csv", same, "--no-history"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--csv and --iozone-csv both name"));
     let overall = text.lines().find(|l| l.starts_with("Overall write")).unwrap_or_else(|| panic!("{text}"));
     assert!(overall.split_whitespace().filter(|w| w.ends_with('%')).count() == 2, "{overall}");
     assert!(text.lines().any(|l| l.starts_with("Overall read")), "{text}");

@@ -319,6 +319,10 @@ pub struct StudyOutputs {
     /// Write one CSV row per point and workload; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// A file-system study: write its tables as IOzone's report lays them out (a table per
+    /// figure, tests by thread counts, kB/s) as CSV; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub iozone_csv: Option<PathBuf>,
     /// No live line and no table.
     #[arg(long, short)]
     pub quiet: bool,

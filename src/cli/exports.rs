@@ -76,12 +76,18 @@ impl Drop for Output {
 }
 
 /// Refuses outputs that would overwrite the history database or each other (by identity:
-/// another name for the same file is the same file).
-fn apart(json: Option<&PathBuf>, csv: Option<&PathBuf>, db: Option<&Path>) -> Result<()> {
+/// another name for the same file is the same file), or share stdout.
+fn apart(outputs: &[(&str, Option<&PathBuf>)], db: Option<&Path>) -> Result<()> {
+    let stdout: Vec<&str> =
+        outputs.iter().filter(|(_, p)| p.is_some_and(|p| p.as_os_str() == "-")).map(|o| o.0).collect();
+    if let [a, b, ..] = stdout[..] {
+        return Err(input(format!("{a} - and {b} - cannot both use stdout: give one a file")));
+    }
     let id = |p: &Path| crate::targets::Identity::of_path(&p.to_string_lossy()).ok();
     let db = db.and_then(id);
-    for (flag, p) in [("--json", json), ("--csv", csv)] {
-        let Some(p) = p.filter(|p| p.as_os_str() != "-") else { continue };
+    let files: Vec<(&str, &PathBuf)> =
+        outputs.iter().filter_map(|(flag, p)| Some((*flag, (*p)?))).filter(|(_, p)| p.as_os_str() != "-").collect();
+    for (flag, p) in &files {
         if db.is_some() && id(p) == db {
             return Err(input(format!(
                 "{flag} {} is the history database: give another file for the output",
@@ -89,9 +95,11 @@ fn apart(json: Option<&PathBuf>, csv: Option<&PathBuf>, db: Option<&Path>) -> Re
             )));
         }
     }
-    if let (Some(j), Some(c)) = (json, csv) {
-        if j.as_os_str() != "-" && (j == c || id(j).is_some_and(|i| id(c) == Some(i))) {
-            return Err(input(format!("--json and --csv both name {}: give each its own file", j.display())));
+    for (i, (fa, a)) in files.iter().enumerate() {
+        for (fb, b) in &files[i + 1..] {
+            if a == b || id(a).is_some_and(|x| id(b) == Some(x)) {
+                return Err(input(format!("{fa} and {fb} both name {}: give each its own file", a.display())));
+            }
         }
     }
     Ok(())
@@ -101,6 +109,8 @@ fn apart(json: Option<&PathBuf>, csv: Option<&PathBuf>, db: Option<&Path>) -> Re
 pub(super) struct ExportManager {
     json: Option<Output>,
     csv: Option<Output>,
+    /// A file-system study's tables in IOzone's report layout.
+    iozone_csv: Option<Output>,
     saver: Saver,
     /// Writes anything at all (the lead manager; the others only run).
     lead: bool,
@@ -116,6 +126,7 @@ pub(super) struct ExportManager {
 pub(super) struct Destinations<'a> {
     pub(super) json: Option<&'a PathBuf>,
     pub(super) csv: Option<&'a PathBuf>,
+    pub(super) iozone_csv: Option<&'a PathBuf>,
     pub(super) history: &'a SaveFlags,
     pub(super) quiet: bool,
     pub(super) detail: Detail,
@@ -127,6 +138,7 @@ impl super::args::StudyOutputs {
         Destinations {
             json: self.json.as_ref(),
             csv: self.csv.as_ref(),
+            iozone_csv: self.iozone_csv.as_ref(),
             history: &self.history,
             quiet: self.quiet,
             detail: Detail::default(),
@@ -140,23 +152,23 @@ impl ExportManager {
     pub(super) fn open(group: &dyn Group, to: Destinations) -> Result<ExportManager> {
         let to_stdout = |p: Option<&PathBuf>| p.is_some_and(|p| p.as_os_str() == "-");
         let lead = group.leads();
+        let outputs = [("--json", to.json), ("--csv", to.csv), ("--iozone-csv", to.iozone_csv)];
         let opened = if !lead {
-            Ok((None, None, Saver::none()))
-        } else if to_stdout(to.json) && to_stdout(to.csv) {
-            Err(input("--json - and --csv - cannot both use stdout: give one a file"))
+            Ok(([None, None, None], Saver::none()))
         } else {
             let saver = to.history.saver(to.quiet);
-            let outputs = saver.as_ref().map_err(Clone::clone).and_then(|s| apart(to.json, to.csv, s.db()));
-            outputs.and_then(|()| {
-                let json = to.json.map(|p| Output::open(p)).transpose()?;
-                Ok((json, to.csv.map(|p| Output::open(p)).transpose()?, saver?))
+            let checked = saver.as_ref().map_err(Clone::clone).and_then(|s| apart(&outputs, s.db()));
+            checked.and_then(|()| {
+                let open = |p: Option<&PathBuf>| p.map(|p| Output::open(p)).transpose();
+                Ok(([open(to.json)?, open(to.csv)?, open(to.iozone_csv)?], saver?))
             })
         };
-        let (json, csv, saver) = managers::all_ok(group, opened, "opening the outputs")?;
-        let quiet_stdout = to.quiet || to_stdout(to.json) || to_stdout(to.csv) || !lead;
+        let ([json, csv, iozone_csv], saver) = managers::all_ok(group, opened, "opening the outputs")?;
+        let quiet_stdout = to.quiet || outputs.iter().any(|o| to_stdout(o.1)) || !lead;
         Ok(ExportManager {
             json,
             csv,
+            iozone_csv,
             saver,
             lead,
             quiet_stdout,
@@ -209,6 +221,9 @@ impl ExportManager {
         }
         if let Some(o) = &mut self.csv {
             o.write(&export::study_csv::to_bytes(doc), "the CSV file")?;
+        }
+        if let Some(o) = &mut self.iozone_csv {
+            o.write(&export::iozone::to_csv(doc), "the IOzone CSV file")?;
         }
         if !self.quiet_stdout {
             Output::Stdout.write(&export::table::study_to_bytes(doc), "the table")?;

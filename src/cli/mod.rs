@@ -50,6 +50,7 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
     let to = Destinations {
         json: out.json.as_ref(),
         csv: out.csv.as_ref(),
+        iozone_csv: None,
         history: &out.history,
         quiet: out.quiet,
         detail: out.detail.detail.unwrap_or_default(),
@@ -97,6 +98,11 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         let given = study::builtin::Given { targets: &a.targets, dir: a.dir.as_deref(), total: a.total };
         study::builtin::builtin(name, &given)?
     };
+    if job.fs.is_none() && a.outputs.iozone_csv.is_some() {
+        return Err(input(format!(
+            "--iozone-csv goes with a file-system study ([fs], seed002-filesystem), not {name}"
+        )));
+    }
     if job.fs.is_some() {
         if let Some(r) = a.repeat {
             job.study.get_or_insert_with(Default::default).repeat = r;

@@ -1,6 +1,7 @@
 //! A file-system study as IOzone's `-R` report lays it out: a table per figure, a row per
 //! test, a column per thread count, throughput in kB/s (1024 bytes per second, as IOzone's);
-//! and the CPU beside it, as seed 002 gives it.
+//! and the CPU beside it, as seed 002 gives it. As text under a study's table, as CSV
+//! (`--iozone-csv`), and in the report.
 
 use crate::config::FS_TESTS;
 use crate::format::{grid, thousands};
@@ -87,4 +88,29 @@ pub fn to_text(doc: &StudyDoc) -> String {
         out.push_str(&grid(&rows));
     }
     out
+}
+
+/// The tables as CSV, one after another as IOzone's report has them: the title on a line of
+/// its own, `test` and a column per thread count, a row per test, an empty line between.
+pub fn to_csv(doc: &StudyDoc) -> Vec<u8> {
+    let mut out = String::new();
+    for p in pivots(doc) {
+        out.push_str(&format!("\"{}\"\ntest", p.title));
+        for &n in &p.threads {
+            out.push_str(&format!(",{}", heading(n)));
+        }
+        out.push('\n');
+        for (test, values) in &p.rows {
+            out.push_str(test);
+            for v in values {
+                out.push(',');
+                if let Some(v) = v {
+                    out.push_str(&format!("{v:.2}"));
+                }
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out.into_bytes()
 }
