@@ -132,20 +132,6 @@ pub(super) struct Destinations<'a> {
     pub(super) detail: Detail,
 }
 
-impl super::args::StudyOutputs {
-    /// Where a study's results go.
-    pub(super) fn destinations(&self) -> Destinations<'_> {
-        Destinations {
-            json: self.json.as_ref(),
-            csv: self.csv.as_ref(),
-            iozone_csv: self.iozone_csv.as_ref(),
-            history: &self.history,
-            quiet: self.quiet,
-            detail: Detail::default(),
-        }
-    }
-}
-
 impl ExportManager {
     /// Opens the outputs and the history on the lead manager (the others write nothing); every
     /// manager learns if that failed.
