@@ -143,6 +143,12 @@ fn every_test_moves_the_bytes_asked_on_ext4_and_xfs() {
                 assert_eq!(num(t, "bytes"), (32 / *n * MIB) as f64, "{what}");
             }
             assert!(num(w, "totals/percentiles_ms/p99") > 0.0, "{what}: latency percentiles per record");
+            // The time series covers the test and adds up to its totals.
+            let series = w["intervals"].as_array().unwrap();
+            let secs: f64 = series.iter().map(|i| num(i, "duration_s")).sum();
+            let bytes: f64 = series.iter().map(|i| num(i, "mbps") * 1e6 * num(i, "duration_s")).sum();
+            assert!((secs - num(w, "duration_s")).abs() < 1e-6, "{what}: {secs} s of samples");
+            assert!((bytes - num(w, "totals/bytes")).abs() < 1.0, "{what}: {bytes} bytes in the samples");
         }
         // --keep: the last thread count's files, each as large as asked (rewrite and random
         // write did not grow them), each marked as iogauge's.
@@ -217,7 +223,7 @@ fn fsync_waits_for_a_slow_device() {
 #[test]
 fn a_full_file_system_keeps_the_points_before() {
     // Room for the 2 files of one thread, not the 4 of two.
-    let m = Mounted::mount(&["mount", "-t", "tmpfs", "-o", "size=64M,nr_inodes=5", "tmpfs"]);
+    let m = Mounted::mount(&["mount", "-t", "tmpfs", "-o", "size=64M,nr_inodes=4", "tmpfs"]);
     let (code, err, doc) = fs(&[
         "--dir",
         m.path(),
@@ -438,5 +444,8 @@ fn ctrl_c_keeps_the_point_and_removes_the_files() {
     assert_eq!(run["interrupted"], true);
     let bytes = num(&run["results"][0], "totals/bytes");
     assert!(bytes > 0.0 && bytes < (800 * MIB) as f64, "{bytes}");
+    let series = run["results"][0]["intervals"].as_array().unwrap();
+    let sampled: f64 = series.iter().map(|i| num(i, "mbps") * 1e6 * num(i, "duration_s")).sum();
+    assert!((sampled - bytes).abs() < 1.0, "the samples hold every byte: {sampled} of {bytes}");
     assert!(m.files().is_empty(), "{:?}", m.files());
 }

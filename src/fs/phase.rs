@@ -51,8 +51,8 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
         let started_at = SystemTime::now();
         shared.barrier.wait();
         let t0 = shared.epoch.elapsed();
-        let mut intervals = Vec::new();
-        let (mut last_t, mut last_cpu, mut last) = (t0, cpu_start.clone(), (0u64, 0u64, 0u64));
+        // (when, every thread's counts then, the CPU then), one per interval from the start.
+        let mut samples = vec![(t0, (0u64, 0u64, 0u64), cpu_start.clone())];
         let mut stopped = false;
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(20).min(every));
@@ -61,18 +61,12 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
                 shared.stop.store(true, Relaxed);
             }
             let t = shared.epoch.elapsed();
-            if t - last_t < every {
+            let last = samples.last().expect("the start");
+            if t - last.0 < every {
                 continue;
             }
-            let now = counts(&shared.live);
-            let c = cpu::snapshot();
-            let iv = interval(
-                last,
-                now,
-                (t - last_t).as_secs_f64(),
-                (t - t0).as_secs_f64(),
-                cpu::utilization(&last_cpu, &c),
-            );
+            let now = (t, counts(&shared.live), cpu::snapshot());
+            let iv = interval(last, &now, t0);
             observer.interval(&LiveStatus {
                 spec: label,
                 phase: Phase::Run,
@@ -83,18 +77,20 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
                 avg_response_ms: iv.avg_response_ms,
                 cpu_pct: iv.cpu_pct,
             });
-            intervals.push(iv);
-            (last_t, last_cpu, last) = (t, c, now);
+            samples.push(now);
         }
         let outcomes: Vec<Outcome> = handles.into_iter().map(|h| h.join().expect("a test thread panicked")).collect();
         let cpu_end = cpu::snapshot();
-        // The last sample ends with the last thread, so the samples add up to the totals.
-        let end = Duration::from_nanos(outcomes.iter().map(|o| o.end_ns).max().unwrap_or(0)).max(last_t);
-        let now = counts(&shared.live);
-        if now != last || intervals.is_empty() {
-            let dt = (end - last_t).as_secs_f64().max(1e-9);
-            intervals.push(interval(last, now, dt, (end - t0).as_secs_f64(), cpu::utilization(&last_cpu, &cpu_end)));
-        }
+        // The series ends with the last thread's last record, holding every count: samples
+        // taken after it (while threads closed or marked their files) give way to it.
+        // It starts with the first thread's first record, as the totals do.
+        let at = |ns: u64| Duration::from_nanos(ns);
+        let start = at(outcomes.iter().map(|o| o.start_ns).min().unwrap_or(0));
+        let end = at(outcomes.iter().map(|o| o.end_ns).max().unwrap_or(0)).max(start + at(1));
+        samples[0].0 = start;
+        samples.retain(|s| s.0 == start || (s.0 > start && s.0 < end));
+        samples.push((end, counts(&shared.live), cpu_end.clone()));
+        let intervals = samples.windows(2).map(|w| interval(&w[0], &w[1], start)).collect();
         observer.run_done();
         Ran { outcomes, cpu_start, cpu_end, intervals, started_at, stopped }
     })
@@ -107,15 +103,21 @@ fn counts(live: &[LiveCounts]) -> (u64, u64, u64) {
     })
 }
 
-fn interval(a: (u64, u64, u64), b: (u64, u64, u64), secs: f64, t_s: f64, cpu_pct: f64) -> Interval {
-    let ios = b.0 - a.0;
+/// The interval between two samples, timed from `t0`.
+fn interval(
+    a: &(Duration, (u64, u64, u64), cpu::CpuSnapshot),
+    b: &(Duration, (u64, u64, u64), cpu::CpuSnapshot),
+    t0: Duration,
+) -> Interval {
+    let secs = (b.0 - a.0).as_secs_f64();
+    let ios = b.1.0 - a.1.0;
     Interval {
-        t_s,
+        t_s: (b.0 - t0).as_secs_f64(),
         duration_s: secs,
         iops: ios as f64 / secs,
-        mbps: (b.1 - a.1) as f64 / secs / 1e6,
-        avg_response_ms: (ios > 0).then(|| (b.2 - a.2) as f64 / ios as f64 / 1e6),
-        cpu_pct,
+        mbps: (b.1.1 - a.1.1) as f64 / secs / 1e6,
+        avg_response_ms: (ios > 0).then(|| (b.1.2 - a.1.2) as f64 / ios as f64 / 1e6),
+        cpu_pct: cpu::utilization(&a.2, &b.2),
     }
 }
 
