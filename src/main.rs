@@ -2,7 +2,7 @@
 //! (0 success, 1 an I/O error or runtime failure, 2 bad input).
 
 use clap::Parser;
-use clap::error::{ContextKind, ErrorKind};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 fn main() {
     // `iogauge ... | head` ends quietly, as other Unix tools do, when head has read enough:
@@ -22,6 +22,17 @@ fn main() {
         }
         Err(e) if e.kind() == ErrorKind::UnknownArgument && fio_hint(&e).is_some() => {
             eprintln!("iogauge: {}", fio_hint(&e).unwrap_or_default());
+            std::process::exit(2);
+        }
+        Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => {
+            // Clap lists the missing flags on lines of their own: named here on the one line.
+            let missing = match e.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(v)) => v.join(", "),
+                Some(v) => v.to_string(),
+                None => "an argument".into(),
+            };
+            let command = command_of_args();
+            eprintln!("iogauge: {command}needs {missing} (see 'iogauge {command}--help')");
             std::process::exit(2);
         }
         Err(e) => {
@@ -53,6 +64,11 @@ fn main() {
             std::process::exit(e.exit_code());
         }
     }
+}
+
+/// "fs " when the command line names the command `fs`, for the help to point at.
+fn command_of_args() -> String {
+    std::env::args().nth(1).filter(|a| !a.starts_with('-')).map_or(String::new(), |a| format!("{a} "))
 }
 
 /// For a fio flag iogauge does not have: which iogauge flag does the same.

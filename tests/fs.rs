@@ -279,6 +279,11 @@ fn bad_input_is_one_line_and_touches_nothing() {
     let names: Vec<String> =
         std::fs::read_dir(&small.dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into()).collect();
     assert_eq!(names, ["plain"], "nothing made");
+    // A missing flag is named, on one line.
+    let out = iogauge(&["fs", "--size", "1M"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(err.trim(), "iogauge: fs needs --dir <DIR> (see 'iogauge fs --help')");
 }
 
 /// Seed 002 as one command: write, rewrite, read, re-read at 1, 2, 4, 8 threads with the total
