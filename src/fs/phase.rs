@@ -51,8 +51,7 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
         let started_at = SystemTime::now();
         shared.barrier.wait();
         let t0 = shared.epoch.elapsed();
-        // (when, every thread's counts then, the CPU then), one per interval from the start.
-        let mut samples = vec![(t0, (0u64, 0u64, 0u64), cpu_start.clone())];
+        let mut samples = vec![Sample { at: t0, counts: (0, 0, 0), cpu: cpu_start.clone() }];
         let mut stopped = false;
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(20).min(every));
@@ -62,10 +61,10 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
             }
             let t = shared.epoch.elapsed();
             let last = samples.last().expect("the start");
-            if t - last.0 < every {
+            if t - last.at < every {
                 continue;
             }
-            let now = (t, counts(&shared.live), cpu::snapshot());
+            let now = Sample { at: t, counts: counts(&shared.live), cpu: cpu::snapshot() };
             let iv = interval(last, &now, t0);
             observer.interval(&LiveStatus {
                 spec: label,
@@ -87,9 +86,9 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
         let at = |ns: u64| Duration::from_nanos(ns);
         let start = at(outcomes.iter().map(|o| o.start_ns).min().unwrap_or(0));
         let end = at(outcomes.iter().map(|o| o.end_ns).max().unwrap_or(0)).max(start + at(1));
-        samples[0].0 = start;
-        samples.retain(|s| s.0 == start || (s.0 > start && s.0 < end));
-        samples.push((end, counts(&shared.live), cpu_end.clone()));
+        samples[0].at = start;
+        samples.retain(|s| s.at == start || (s.at > start && s.at < end));
+        samples.push(Sample { at: end, counts: counts(&shared.live), cpu: cpu_end.clone() });
         let intervals = samples.windows(2).map(|w| interval(&w[0], &w[1], start)).collect();
         observer.run_done();
         Ran { outcomes, cpu_start, cpu_end, intervals, started_at, stopped }
@@ -103,21 +102,25 @@ fn counts(live: &[LiveCounts]) -> (u64, u64, u64) {
     })
 }
 
+/// One look at the running threads: when (from the epoch), their counts (records, bytes,
+/// response time), and the CPU counters then.
+struct Sample {
+    at: Duration,
+    counts: (u64, u64, u64),
+    cpu: cpu::CpuSnapshot,
+}
+
 /// The interval between two samples, timed from `t0`.
-fn interval(
-    a: &(Duration, (u64, u64, u64), cpu::CpuSnapshot),
-    b: &(Duration, (u64, u64, u64), cpu::CpuSnapshot),
-    t0: Duration,
-) -> Interval {
-    let secs = (b.0 - a.0).as_secs_f64();
-    let ios = b.1.0 - a.1.0;
+fn interval(a: &Sample, b: &Sample, t0: Duration) -> Interval {
+    let secs = (b.at - a.at).as_secs_f64();
+    let ios = b.counts.0 - a.counts.0;
     Interval {
-        t_s: (b.0 - t0).as_secs_f64(),
+        t_s: (b.at - t0).as_secs_f64(),
         duration_s: secs,
         iops: ios as f64 / secs,
-        mbps: (b.1.1 - a.1.1) as f64 / secs / 1e6,
-        avg_response_ms: (ios > 0).then(|| (b.1.2 - a.1.2) as f64 / ios as f64 / 1e6),
-        cpu_pct: cpu::utilization(&a.2, &b.2),
+        mbps: (b.counts.1 - a.counts.1) as f64 / secs / 1e6,
+        avg_response_ms: (ios > 0).then(|| (b.counts.2 - a.counts.2) as f64 / ios as f64 / 1e6),
+        cpu_pct: cpu::utilization(&a.cpu, &b.cpu),
     }
 }
 

@@ -176,18 +176,19 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
     if out.end_ns == 0 {
         out.end_ns = now();
     }
-    // Marked as iogauge's once the time is taken: bookkeeping, not the workload (a file left
-    // unmarked by a crash is refused by the next test rather than overwritten).
-    if w.test == FsTest::Write {
-        w.files.iter().filter(|p| p.exists()).for_each(|p| crate::targets::mark_created(&p.to_string_lossy()));
-    }
     let d = out.stats.dir(writes);
     if !stonewalled {
         out.stonewall = (d.bytes, d.ios, out.end_ns);
     }
-    // The first to finish (not to fail) stonewalls the others.
+    // The first to finish (not to fail) stonewalls the others, at once.
     if out.failure.is_none() && !shared.stop.load(Relaxed) {
         let _ = shared.first_done_ns.compare_exchange(0, out.end_ns.max(1), Relaxed, Relaxed);
+    }
+    // Marked as iogauge's once the time is taken and the others told: bookkeeping, not the
+    // workload (a file left unmarked by a crash is refused by the next test, not overwritten;
+    // one never made fails to take the mark, which is all it needs).
+    if w.test == FsTest::Write {
+        w.files.iter().for_each(|p| crate::targets::mark_created(&p.to_string_lossy()));
     }
     out
 }
