@@ -130,8 +130,16 @@ fn every_test_moves_the_bytes_asked_on_ext4_and_xfs() {
             assert_eq!(num(f, "file_bytes"), (16 / *n * MIB) as f64, "{what}: the total shared out");
             assert!(f["filesystem"].as_str().unwrap().starts_with(&mkfs[0][5..]), "{what}: {}", f["filesystem"]);
             let (children, parent) = (num(f, "children_mbps"), num(f, "parent_mbps"));
-            // The parent's view takes the whole wall time, the children's only the part all ran.
-            assert!(parent <= children * 1.02, "{what}: parent {parent} > children {children}");
+            // One thread: one view. Several: the parent's is all bytes over the whole time,
+            // at least the time to the stonewall. (It is usually below the children's figure,
+            // not always: the last thread may speed up alone.)
+            let (bytes, stonewall) = (num(w, "totals/bytes") / 1e6, num(f, "stonewall_s"));
+            if *n == 1 {
+                assert!((parent - children).abs() <= children * 1e-6, "{what}: {parent} vs {children}");
+            }
+            assert!(stonewall > 0.0 && stonewall <= num(w, "duration_s") + 1e-9, "{what}: stonewall {stonewall}");
+            assert!(parent <= bytes / stonewall * (1.0 + 1e-9), "{what}: parent {parent}");
+            assert!(num(f, "min_xfer_bytes") <= num(w, "totals/bytes") / *n as f64, "{what}: min xfer");
             assert!((num(w, "totals/mbps") - parent).abs() <= parent * 1e-9, "{what}: the totals are the parent's");
             let avg = num(f, "thread_avg_mbps");
             assert!((avg * *n as f64 - children).abs() <= children * 1e-9, "{what}: children = sum of the threads");
