@@ -1,5 +1,5 @@
-//! CPU over the recorded window, from /proc/stat (the whole machine, per CPU) and getrusage
-//! (iogauge itself).
+//! CPU over the recorded window, from /proc/stat (the whole machine, per CPU),
+//! /proc/interrupts (interrupts per CPU) and getrusage (iogauge itself).
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +12,8 @@ pub struct CpuSnapshot {
     total: Ticks,
     per_cpu: Vec<Ticks>,
     interrupts: u64,
+    /// Interrupts each CPU has taken, all sources together.
+    per_cpu_interrupts: Vec<u64>,
     own_user_us: u64,
     own_system_us: u64,
 }
@@ -19,7 +21,14 @@ pub struct CpuSnapshot {
 /// Reads /proc/stat and this process's CPU time.
 pub fn snapshot() -> CpuSnapshot {
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let mut s = CpuSnapshot { total: [0; 8], per_cpu: Vec::new(), interrupts: 0, own_user_us: 0, own_system_us: 0 };
+    let mut s = CpuSnapshot {
+        total: [0; 8],
+        per_cpu: Vec::new(),
+        interrupts: 0,
+        per_cpu_interrupts: per_cpu_interrupts(&std::fs::read_to_string("/proc/interrupts").unwrap_or_default()),
+        own_user_us: 0,
+        own_system_us: 0,
+    };
     for line in text.lines() {
         let mut f = line.split_whitespace();
         let Some(key) = f.next() else { continue };
@@ -43,6 +52,21 @@ pub fn snapshot() -> CpuSnapshot {
     s.own_user_us = us(ru.ru_utime);
     s.own_system_us = us(ru.ru_stime);
     s
+}
+
+/// Each CPU's interrupts from /proc/interrupts: its column summed over every source (numbered
+/// lines and the architecture's own, LOC, RES...; ERR and MIS have no per-CPU columns).
+fn per_cpu_interrupts(text: &str) -> Vec<u64> {
+    let mut lines = text.lines();
+    let cpus = lines.next().map_or(0, |h| h.split_whitespace().count());
+    let mut sum = vec![0u64; cpus];
+    for line in lines {
+        let counts = line.split_whitespace().skip(1).take(cpus).map_while(|v| v.parse::<u64>().ok());
+        for (slot, v) in sum.iter_mut().zip(counts) {
+            *slot += v;
+        }
+    }
+    sum
 }
 
 /// How one CPU (or all of them) spent the window, in % of its time.
@@ -92,6 +116,9 @@ pub struct CpuUsage {
     pub per_cpu: Vec<CpuShare>,
     /// Interrupts per second, machine-wide.
     pub interrupts_per_sec: f64,
+    /// Interrupts per second taken by each CPU (Iometer's PROCESSOR rows); empty when merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu_interrupts_per_sec: Vec<f64>,
     /// iogauge's own user + system CPU seconds.
     pub own_cpu_s: f64,
     /// iogauge's own CPU microseconds per completed I/O.
@@ -111,6 +138,12 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
     CpuUsage {
         per_cpu: a.per_cpu.iter().zip(&b.per_cpu).map(|(x, y)| share(x, y)).collect(),
         interrupts_per_sec: if secs > 0.0 { b.interrupts.saturating_sub(a.interrupts) as f64 / secs } else { 0.0 },
+        per_cpu_interrupts_per_sec: a
+            .per_cpu_interrupts
+            .iter()
+            .zip(&b.per_cpu_interrupts)
+            .map(|(x, y)| if secs > 0.0 { y.saturating_sub(*x) as f64 / secs } else { 0.0 })
+            .collect(),
         own_cpu_s: own_us / 1e6,
         own_us_per_io: if ios > 0 { own_us / ios as f64 } else { 0.0 },
         own_pct: if secs > 0.0 { own_us / 1e4 / (secs * b.per_cpu.len().max(1) as f64) } else { 0.0 },
@@ -141,6 +174,7 @@ impl CpuUsage {
         CpuUsage {
             per_cpu: Vec::new(),
             interrupts_per_sec: parts.iter().map(|p| p.interrupts_per_sec).sum(),
+            per_cpu_interrupts_per_sec: Vec::new(),
             own_cpu_s,
             own_us_per_io: if ios > 0 { own_cpu_s * 1e6 / ios as f64 } else { 0.0 },
             own_pct: mean(|p| p.own_pct),
@@ -169,5 +203,13 @@ mod tests {
         assert!((s.iowait_pct - 10.0).abs() < 1e-9);
         let snap = snapshot();
         assert!(!snap.per_cpu.is_empty() && snap.total.iter().sum::<u64>() > 0);
+        assert_eq!(snap.per_cpu_interrupts.len(), snap.per_cpu.len(), "a column per CPU");
+    }
+
+    #[test]
+    fn interrupts_are_summed_per_cpu_column() {
+        let text = "           CPU0       CPU1\n  0:         10          2   IO-APIC   2-edge      timer\n\
+                    LOC:        100        200   Local timer interrupts\nERR:          3\nMIS:          0\n";
+        assert_eq!(per_cpu_interrupts(text), [110, 202]);
     }
 }

@@ -51,7 +51,9 @@ fn stop_a_run_with(signal: i32) {
     assert!((0.7..1.3).contains(&secs), "recorded {secs} s");
     let (ios, iops) = (num(&doc, "results/0/totals/ios"), num(&doc, "results/0/totals/iops"));
     assert!(ios > 0.0 && ((iops * secs - ios) / ios).abs() < 1e-9, "{ios} I/Os at {iops} IOPS in {secs} s");
-    assert!(std::fs::read_to_string(dir.join("out.csv")).unwrap().contains("'End Test"));
+    // As Iometer ends an aborted test: no 'End Test, which tells automation all runs are done.
+    let csv = std::fs::read_to_string(dir.join("out.csv")).unwrap();
+    assert!(csv.ends_with("Aborted test\n") && !csv.contains("'End Test"), "{csv}");
 
     let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
     let list: Value = serde_json::from_slice(&list.stdout).unwrap();

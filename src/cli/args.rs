@@ -254,8 +254,8 @@ pub struct OutputFlags {
     /// Write the result document (JSON); `-` for stdout, which then holds nothing else.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write Iometer's results CSV.
-    #[arg(long, value_name = "FILE")]
+    /// Write Iometer's results file (CSV, as Iometer 1.1 writes it); `-` for stdout.
+    #[arg(long, visible_alias = "iometer-csv", value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// No live line and no table.
     #[arg(long, short)]
@@ -320,6 +320,10 @@ pub struct StudyOutputs {
     /// Write one CSV row per point and workload; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the study as Iometer writes a cycling test: one results file, a `'Results` group
+    /// per run of each point, for spreadsheets made for Iometer; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub iometer_csv: Option<PathBuf>,
     /// A file-system study: write its tables as IOzone's report lays them out (a table per
     /// figure, tests by thread counts, kB/s) as CSV; `-` for stdout.
     #[arg(long, value_name = "FILE")]
@@ -414,6 +418,7 @@ impl StudyOutputs {
         Destinations {
             json: self.json.as_ref(),
             csv: self.csv.as_ref(),
+            iometer_csv: self.iometer_csv.as_ref(),
             iozone_csv: self.iozone_csv.as_ref(),
             history: &self.history,
             quiet: self.quiet,

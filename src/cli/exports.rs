@@ -109,6 +109,8 @@ fn apart(outputs: &[(&str, Option<&PathBuf>)], db: Option<&Path>) -> Result<()> 
 pub(super) struct ExportManager {
     json: Option<Output>,
     csv: Option<Output>,
+    /// A study as Iometer's results file of a cycling test.
+    iometer_csv: Option<Output>,
     /// A file-system study's tables in IOzone's report layout.
     iozone_csv: Option<Output>,
     saver: Saver,
@@ -126,6 +128,7 @@ pub(super) struct ExportManager {
 pub(super) struct Destinations<'a> {
     pub(super) json: Option<&'a PathBuf>,
     pub(super) csv: Option<&'a PathBuf>,
+    pub(super) iometer_csv: Option<&'a PathBuf>,
     pub(super) iozone_csv: Option<&'a PathBuf>,
     pub(super) history: &'a SaveFlags,
     pub(super) quiet: bool,
@@ -138,22 +141,28 @@ impl ExportManager {
     pub(super) fn open(group: &dyn Group, to: Destinations) -> Result<ExportManager> {
         let to_stdout = |p: Option<&PathBuf>| p.is_some_and(|p| p.as_os_str() == "-");
         let lead = group.leads();
-        let outputs = [("--json", to.json), ("--csv", to.csv), ("--iozone-csv", to.iozone_csv)];
+        let outputs = [
+            ("--json", to.json),
+            ("--csv", to.csv),
+            ("--iometer-csv", to.iometer_csv),
+            ("--iozone-csv", to.iozone_csv),
+        ];
         let opened = if !lead {
-            Ok(([None, None, None], Saver::none()))
+            Ok(([None, None, None, None], Saver::none()))
         } else {
             let saver = to.history.saver(to.quiet);
             let checked = saver.as_ref().map_err(Clone::clone).and_then(|s| apart(&outputs, s.db()));
             checked.and_then(|()| {
                 let open = |p: Option<&PathBuf>| p.map(|p| Output::open(p)).transpose();
-                Ok(([open(to.json)?, open(to.csv)?, open(to.iozone_csv)?], saver?))
+                Ok(([open(to.json)?, open(to.csv)?, open(to.iometer_csv)?, open(to.iozone_csv)?], saver?))
             })
         };
-        let ([json, csv, iozone_csv], saver) = managers::all_ok(group, opened, "opening the outputs")?;
+        let ([json, csv, iometer_csv, iozone_csv], saver) = managers::all_ok(group, opened, "opening the outputs")?;
         let quiet_stdout = to.quiet || outputs.iter().any(|o| to_stdout(o.1)) || !lead;
         Ok(ExportManager {
             json,
             csv,
+            iometer_csv,
             iozone_csv,
             saver,
             lead,
@@ -183,7 +192,7 @@ impl ExportManager {
             o.write(&export::json::to_bytes(doc), "the JSON document")?;
         }
         if let Some(o) = &mut self.csv {
-            o.write(&export::csv::to_bytes(doc), "the CSV file")?;
+            o.write(&export::iometer::to_bytes(doc), "the CSV file")?;
         }
         if !self.quiet_stdout {
             Output::Stdout.write(&export::table::to_bytes(doc, self.detail), "the table")?;
@@ -207,6 +216,9 @@ impl ExportManager {
         }
         if let Some(o) = &mut self.csv {
             o.write(&export::study_csv::to_bytes(doc), "the CSV file")?;
+        }
+        if let Some(o) = &mut self.iometer_csv {
+            o.write(&export::iometer::study_to_bytes(doc), "the Iometer results file")?;
         }
         if let Some(o) = &mut self.iozone_csv {
             o.write(&export::iozone::to_csv(doc), "the IOzone CSV file")?;

@@ -50,6 +50,7 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
     let to = Destinations {
         json: out.json.as_ref(),
         csv: out.csv.as_ref(),
+        iometer_csv: None,
         iozone_csv: None,
         history: &out.history,
         quiet: out.quiet,

@@ -1,6 +1,6 @@
 //! Output formats, one file each, each returning bytes (hyperfine's export layout).
 
-pub mod csv;
+pub mod iometer;
 pub mod iozone;
 pub mod json;
 pub mod study_csv;
