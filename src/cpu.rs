@@ -61,7 +61,11 @@ fn per_cpu_interrupts(text: &str) -> Vec<u64> {
     let cpus = lines.next().map_or(0, |h| h.split_whitespace().count());
     let mut sum = vec![0u64; cpus];
     for line in lines {
-        let counts = line.split_whitespace().skip(1).take(cpus).map_while(|v| v.parse::<u64>().ok());
+        let mut fields = line.split_whitespace();
+        if matches!(fields.next(), Some("ERR:" | "MIS:")) {
+            continue;
+        }
+        let counts = fields.take(cpus).map_while(|v| v.parse::<u64>().ok());
         for (slot, v) in sum.iter_mut().zip(counts) {
             *slot += v;
         }

@@ -1,5 +1,6 @@
-//! Job files: TOML read into a [`Job`], checked as the [`Test`] it resolves to and the study it
-//! describes, every mistake reported as `FILE:LINE:COLUMN: what`.
+//! Job files: TOML (or another tool's configuration, [`crate::import`]) read into a [`Job`],
+//! checked as the [`Test`] it resolves to and the study it describes, every mistake reported
+//! as `FILE:LINE:COLUMN: what`.
 
 use std::path::Path;
 
@@ -7,14 +8,32 @@ use toml::de::{DeTable, DeValue};
 
 use crate::config::{ConfigError, Job, Seg, Test};
 use crate::error::{Error, Result, input};
+use crate::import::{Format, Import, icf};
 use crate::study::doc::StudyDoc;
 
-/// Reads and parses a job file, and checks that it resolves.
-pub fn load(path: &Path) -> Result<Job> {
-    let name = path.display();
+/// Reads and parses a job file, or an Iometer configuration, and checks that it resolves.
+pub fn load(path: &Path, import: &Import) -> Result<Job> {
+    let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    parse_in(&text, &name.to_string(), dir)
+    match Format::of(path, &text) {
+        Format::Toml => parse_in(&text, &name, path.parent().unwrap_or(Path::new("."))),
+        Format::Icf => {
+            let job = icf::parse(&text, &name, import).map_err(input)?;
+            resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
+        }
+    }
+}
+
+/// Checks that a job resolves into a test (or a file-system study) and that its study's
+/// points do.
+fn resolve(job: Job) -> std::result::Result<Job, ConfigError> {
+    if job.fs.is_some() {
+        crate::config::check_fs_job(&job)?;
+        return Ok(job);
+    }
+    Test::from_job(&job)?;
+    crate::study::points(&job)?;
+    Ok(job)
 }
 
 /// Parses job-file text and checks that it resolves; `name` prefixes error locations, and
@@ -44,13 +63,7 @@ pub fn parse(text: &str, name: &str) -> Result<Job> {
 }
 
 fn resolve_located(job: Job, text: &str, name: &str) -> Result<Job> {
-    if job.fs.is_some() {
-        crate::config::check_fs_job(&job).map_err(|e| locate(text, name, &e))?;
-        return Ok(job);
-    }
-    Test::from_job(&job).map_err(|e| locate(text, name, &e))?;
-    crate::study::points(&job).map_err(|e| locate(text, name, &e))?;
-    Ok(job)
+    resolve(job).map_err(|e| locate(text, name, &e))
 }
 
 /// Fills the drive figures a `[storage]` section leaves out from a baseline study document

@@ -30,6 +30,7 @@ pub mod format;
 pub(crate) mod fs;
 pub(crate) mod history;
 pub(crate) mod host;
+pub mod import;
 pub mod job;
 pub mod managers;
 pub(crate) mod model;

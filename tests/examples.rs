@@ -11,7 +11,7 @@ fn every_example_parses() {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            iogauge::job::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            iogauge::job::load(&p, &Default::default()).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             n += 1;
         }
     }

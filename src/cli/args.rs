@@ -11,6 +11,7 @@ use super::workload::SpecFlags;
 use super::{history, verify};
 use crate::config::{DataPattern, EngineKind, FsConfig, FsTest, Job, OnError, StudyConfig, Test, WorkerConfig};
 use crate::error::{Result, input};
+use crate::import::Import;
 use crate::job;
 use crate::profile;
 use crate::units::{parse_duration, parse_size};
@@ -271,7 +272,7 @@ pub struct OutputFlags {
 /// `iogauge run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// A job file (TOML); see docs/job-file.md.
+    /// A job file (TOML; docs/job-file.md) or an Iometer configuration (.icf; docs/interop.md).
     pub job: Option<PathBuf>,
     /// Access specification (repeatable: run one after another; default random-read-4k).
     #[arg(long = "spec", value_name = "NAME")]
@@ -280,15 +281,42 @@ pub struct RunArgs {
     /// An access specification from flags instead of a name.
     pub workload: SpecFlags,
     #[command(flatten)]
+    /// How another tool's configuration maps to this machine.
+    pub import: ImportFlags,
+    #[command(flatten)]
     /// Workers, targets, settings and outputs.
     pub flags: TestFlags,
+}
+
+/// What another tool's configuration (an Iometer .icf) needs to run here.
+#[derive(Args, Debug, Default)]
+pub struct ImportFlags {
+    /// An Iometer target name and the Linux path it stands for (repeatable):
+    /// `PHYSICALDRIVE:1=/dev/sdb`, `E:=/mnt/e` (a directory: its iobw.tst, as Iometer's drive).
+    #[arg(long, value_parser = parse_mapping, value_name = "NAME=PATH")]
+    pub map_target: Vec<(String, String)>,
+}
+
+impl ImportFlags {
+    /// The import settings, with the run time flag for a file whose own is 0.
+    pub fn import(&self, settings: &SettingFlags) -> Import {
+        Import { map_target: self.map_target.clone(), time: settings.time }
+    }
+}
+
+fn parse_mapping(s: &str) -> std::result::Result<(String, String), String> {
+    match s.rsplit_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name.to_string(), path.to_string())),
+        _ => Err(format!("{s}: give NAME=PATH, e.g. PHYSICALDRIVE:1=/dev/sdb")),
+    }
 }
 
 /// `iogauge study`.
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// A job file (TOML) with a `[study]` section (docs/job-file.md), or a built-in study's name;
-    /// none lists the built-in studies.
+    /// A job file (TOML) with a `[study]` section (docs/job-file.md), an Iometer configuration
+    /// (.icf: a cycling test is a study), or a built-in study's name; none lists the built-in
+    /// studies.
     pub job: Option<String>,
     /// A built-in study's targets: block devices, files or `null` (repeatable).
     #[arg(long = "target", value_name = "PATH")]
@@ -303,6 +331,9 @@ pub struct StudyArgs {
     /// Runs of each point (the headline is their median).
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
+    #[command(flatten)]
+    /// How another tool's configuration maps to this machine.
+    pub import: ImportFlags,
     #[command(flatten)]
     /// Settings of every test of the study.
     pub settings: SettingFlags,
@@ -529,9 +560,12 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
                     path.display()
                 )));
             }
-            let job = job::load(path)?;
+            let job = job::load(path, &a.import.import(&a.flags.settings))?;
             if job.study.is_some() {
-                return Err(input(format!("{} has a [study] section: run it with iogauge study {0}", path.display())));
+                return Err(input(format!(
+                    "{} describes a study (a [study] section, or Iometer's cycling): run it with iogauge study {0}",
+                    path.display()
+                )));
             }
             job
         }

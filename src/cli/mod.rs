@@ -16,6 +16,7 @@ pub use workload::SpecFlags;
 use crate::compare;
 use crate::config::Test;
 use crate::error::{Result, input};
+use crate::import::Format;
 use crate::job;
 use crate::managers;
 use crate::plan;
@@ -84,11 +85,16 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         return Ok(0);
     };
     let path = std::path::Path::new(name);
-    let mut job = if path.exists() || name.ends_with(".toml") {
+    let mut job = if path.exists() || name.ends_with(".toml") || name.ends_with(".icf") {
         if !a.targets.is_empty() {
             return Err(input(format!("--target goes with a built-in study: {name} names its own targets")));
         }
-        let job = job::load(path)?;
+        let mut job = job::load(path, &a.import.import(&a.settings))?;
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if job.study.is_none() && Format::of(path, &text) == Format::Icf {
+            // An Iometer test without cycling: a study of one point.
+            job.study = Some(Default::default());
+        }
         if job.study.is_none() && job.fs.is_none() {
             return Err(input(format!(
                 "{name} has no [study] section: add one (docs/job-file.md) or run it with iogauge run"

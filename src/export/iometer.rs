@@ -46,9 +46,8 @@ pub enum TestType {
     CyclingTargets = 1,
     /// 2: more workers at each step.
     CyclingWorkers = 2,
-    /// 3: targets added down each worker, all managers at once.
-    IncTargetsParallel = 3,
-    /// 4: targets added down each worker, one manager at a time.
+    /// 4: targets added down each worker, one manager at a time (iogauge's `series`; it never
+    /// writes 3, the same on all managers at once).
     IncTargetsSerial = 4,
     /// 5: workers, and targets within each step of workers.
     CyclingWorkersTargets = 5,
