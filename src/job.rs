@@ -8,10 +8,11 @@ use toml::de::{DeTable, DeValue};
 
 use crate::config::{ConfigError, Job, Seg, Test};
 use crate::error::{Error, Result, input};
-use crate::import::{Format, Import, icf};
+use crate::import::{Format, Import, fio, icf};
 use crate::study::doc::StudyDoc;
 
-/// Reads and parses a job file, or an Iometer configuration, and checks that it resolves.
+/// Reads and parses a job file, an Iometer configuration or a fio job file, and checks that
+/// it resolves.
 pub fn load(path: &Path, import: &Import) -> Result<Job> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
@@ -19,6 +20,13 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
         Format::Toml => parse_in(&text, &name, path.parent().unwrap_or(Path::new("."))),
         Format::Icf => {
             let job = icf::parse(&text, &name, import).map_err(input)?;
+            resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
+        }
+        Format::Fio => {
+            let (job, warnings) = fio::parse(&text, path, import).map_err(input)?;
+            for w in warnings {
+                eprintln!("iogauge: warning: {w}");
+            }
             resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
         }
     }

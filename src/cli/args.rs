@@ -37,6 +37,14 @@ pub enum Command {
     /// Test a file system as IOzone's throughput mode does: each thread writes files of its
     /// own, then rewrites, reads, re-reads them...; one point per thread count and test.
     Fs(FsArgs),
+    /// Print the iogauge job (TOML) a fio job file or an Iometer configuration (.icf) runs as.
+    Convert {
+        /// The fio job file or .icf.
+        file: PathBuf,
+        #[command(flatten)]
+        /// How its targets map to this machine.
+        import: ImportFlags,
+    },
     /// Compare two result or study documents, workload by workload.
     Compare {
         /// The reference: a JSON document, or a history id.
@@ -272,7 +280,8 @@ pub struct OutputFlags {
 /// `iogauge run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// A job file (TOML; docs/job-file.md) or an Iometer configuration (.icf; docs/interop.md).
+    /// A job file (TOML; docs/job-file.md), an Iometer configuration (.icf) or a fio job file
+    /// (docs/interop.md).
     pub job: Option<PathBuf>,
     /// Access specification (repeatable: run one after another; default random-read-4k).
     #[arg(long = "spec", value_name = "NAME")]
@@ -288,19 +297,23 @@ pub struct RunArgs {
     pub flags: TestFlags,
 }
 
-/// What another tool's configuration (an Iometer .icf) needs to run here.
+/// What another tool's configuration (an Iometer .icf, a fio job file) needs to run here.
 #[derive(Args, Debug, Default)]
 pub struct ImportFlags {
     /// An Iometer target name and the Linux path it stands for (repeatable):
     /// `PHYSICALDRIVE:1=/dev/sdb`, `E:=/mnt/e` (a directory: its iobw.tst, as Iometer's drive).
     #[arg(long, value_parser = parse_mapping, value_name = "NAME=PATH")]
     pub map_target: Vec<(String, String)>,
+    /// A fio job file's options outside what iogauge reads are skipped with a warning each
+    /// (else refused).
+    #[arg(long)]
+    pub ignore_unknown: bool,
 }
 
 impl ImportFlags {
     /// The import settings, with the run time flag for a file whose own is 0.
     pub fn import(&self, settings: &SettingFlags) -> Import {
-        Import { map_target: self.map_target.clone(), time: settings.time }
+        Import { map_target: self.map_target.clone(), time: settings.time, ignore_unknown: self.ignore_unknown }
     }
 }
 

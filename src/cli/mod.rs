@@ -210,6 +210,13 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Profile(a) => execute(profile_test(&a)?, &a.flags.output),
         Command::Study(a) => study(&a),
         Command::Fs(a) => fs::run(&a.job(), a.outputs.destinations()),
+        Command::Convert { file, import } => {
+            let job = job::load(&file, &import.import(&Default::default()))?;
+            let toml =
+                toml::to_string(&job).map_err(|e| input(format!("{}: cannot write as TOML: {e}", file.display())))?;
+            print!("# iogauge's job for {}\n{toml}", file.display());
+            Ok(0)
+        }
         Command::Compare { a, b, db, detail } => {
             let mut docs = history::Documents::new(&db);
             let ((a, da), (b, db_)) = (docs.load(&a)?, docs.load(&b)?);

@@ -4,6 +4,7 @@
 use clap::Args;
 
 use crate::error::{Result, input};
+use crate::import::fio;
 use crate::spec::{AccessSpec, SpecLine, find_builtin};
 use crate::units::{format_size, parse_size};
 
@@ -91,24 +92,7 @@ impl SpecFlags {
         let Some(rw) = &self.rw else {
             return Ok((asked_read.unwrap_or(100), self.random.unwrap_or(100)));
         };
-        let (pattern_read, random) = match rw.to_ascii_lowercase().as_str() {
-            "read" => (Some(100), 0),
-            "write" => (Some(0), 0),
-            "randread" => (Some(100), 100),
-            "randwrite" => (Some(0), 100),
-            "rw" | "readwrite" => (None, 0),
-            "randrw" => (None, 100),
-            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                return Err(input(format!(
-                    "--rw {rw}: trims are not supported yet; use read, write, rw or their rand forms"
-                )));
-            }
-            other => {
-                return Err(input(format!(
-                    "--rw {other}: use read, write, randread, randwrite, rw (readwrite) or randrw"
-                )));
-            }
-        };
+        let (pattern_read, random) = fio::pattern(rw).map_err(|e| input(format!("--rw {rw}: {e}")))?;
         if let Some(r) = self.random {
             if r != random {
                 return Err(input(format!(

@@ -1,6 +1,8 @@
-//! Other tools' configurations run as iogauge jobs: each format read into the job as written
-//! ([`crate::config::Job`]), which then resolves and runs like a job file's.
+//! Other tools' configurations run as iogauge jobs: each format (Iometer's `.icf`, fio's job
+//! files) read into the job as written ([`crate::config::Job`]), which then resolves and runs
+//! like a job file's.
 
+pub mod fio;
 pub mod icf;
 
 use std::time::Duration;
@@ -12,6 +14,8 @@ pub struct Import {
     pub map_target: Vec<(String, String)>,
     /// The run time when the file's is 0 (Iometer's "until stopped").
     pub time: Option<Duration>,
+    /// A fio option outside the subset is skipped with a warning instead of refused.
+    pub ignore_unknown: bool,
 }
 
 /// The formats iogauge reads besides its own TOML.
@@ -21,6 +25,8 @@ pub enum Format {
     Toml,
     /// Iometer's saved configuration.
     Icf,
+    /// A fio job file.
+    Fio,
 }
 
 impl Format {
@@ -29,8 +35,13 @@ impl Format {
         let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
         match ext.as_deref() {
             Some("icf") => Format::Icf,
+            Some("fio") => Format::Fio,
             Some("toml") => Format::Toml,
             _ if icf::looks_like(text) => Format::Icf,
+            // fio's `key=value` lines are not TOML (an unquoted word is no TOML value).
+            _ if text.parse::<toml::Table>().is_err() && text.lines().any(|l| l.trim_start().starts_with('[')) => {
+                Format::Fio
+            }
             _ => Format::Toml,
         }
     }

@@ -1,0 +1,664 @@
+//! fio's job files, a practical subset with fio's meanings (fio's HOWTO; init.c reads the
+//! file, options.c the options): `[global]` sections set what later jobs inherit, each other
+//! section is a job (`numjobs` copies of it), `include`, `;` and `#` comments, `${ENV}`, and
+//! fio's sizes (`1m` = 1 MiB) and times (seconds unless a unit is given).
+//!
+//! Jobs become `[[worker]]`s, their `rw`/`bs` an inline `[[spec]]`; groups separated by
+//! `stonewall` (or `new_group`) run one after another when they are the same workers with
+//! another specification (fio's examples/ssd-test.fio), as iogauge's `run` list. An option
+//! outside the subset is never ignored: one line naming it and its section, unless
+//! `--ignore-unknown`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::Import;
+use crate::config::{EngineKind, Job, WorkerConfig};
+use crate::spec::{AccessSpec, SpecLine};
+
+/// One `key[=value]` of a section, where it was written.
+#[derive(Debug, Clone)]
+struct Opt {
+    key: String,
+    value: Option<String>,
+    at: String,
+}
+
+#[derive(Debug)]
+struct Section {
+    name: String,
+    at: String,
+    opts: Vec<Opt>,
+}
+
+/// How deep `include`s may nest (a file including itself would never end).
+const MAX_INCLUDE_DEPTH: usize = 8;
+
+/// `%` of reads and of random I/Os of fio's `rw` (`readwrite` mixes take `rwmixread`):
+/// (`Some(read)` or `None` for a mix, random); else what to give instead.
+pub fn pattern(rw: &str) -> Result<(Option<u32>, u32), String> {
+    Ok(match rw.to_ascii_lowercase().as_str() {
+        "read" => (Some(100), 0),
+        "write" => (Some(0), 0),
+        "randread" => (Some(100), 100),
+        "randwrite" => (Some(0), 100),
+        "rw" | "readwrite" => (None, 0),
+        "randrw" => (None, 100),
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err("trims are not supported yet; use read, write, rw or their rand forms".into());
+        }
+        _ => return Err("use read, write, randread, randwrite, rw (readwrite) or randrw".into()),
+    })
+}
+
+/// A size as fio reads one with its default `kb_base=1024`: `4k`, `4K`, `4KiB` and `4kB` are
+/// all 4096 bytes.
+pub fn size(v: &str) -> Result<u64, String> {
+    let v = v.trim();
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..digits].parse().map_err(|_| format!("\"{v}\" is not a size (e.g. 4k, 1m, 10g)"))?;
+    let unit = v[digits..].to_ascii_lowercase();
+    let unit = unit.trim_end_matches("ib").trim_end_matches('b').trim_end_matches('i');
+    let shift = match unit {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        "p" => 50,
+        _ => return Err(format!("\"{v}\" is not a size (e.g. 4k, 1m, 10g)")),
+    };
+    n.checked_mul(1 << shift).ok_or_else(|| format!("\"{v}\" is too large"))
+}
+
+/// A time as fio reads one: `unit` when none is written (seconds for runtime, microseconds
+/// for thinktime), else `us`, `ms`, `s`, `m`, `h`, `d`.
+fn time(v: &str, unit_ns: u64) -> Result<Duration, String> {
+    let v = v.trim();
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..digits].parse().map_err(|_| format!("\"{v}\" is not a time (e.g. 60, 60s, 2m)"))?;
+    let ns = match v[digits..].to_ascii_lowercase().as_str() {
+        "" => unit_ns,
+        "us" | "usec" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "s" | "sec" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        _ => return Err(format!("\"{v}\" is not a time (e.g. 60, 60s, 2m)")),
+    };
+    Ok(Duration::from_nanos(n.saturating_mul(ns)))
+}
+
+/// `${NAME}` replaced by the environment's value.
+fn expand(v: &str, at: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let Some(end) = rest[i..].find('}') else { return Err(format!("{at}: \"{v}\": ${{ without }}")) };
+        let name = &rest[i + 2..i + end];
+        let value = std::env::var(name).map_err(|_| format!("{at}: ${{{name}}} is not set in the environment"))?;
+        out.push_str(&value);
+        rest = &rest[i + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The sections of a job file, includes read in place, as fio's init.c reads them: a line is
+/// cut at `;` or `#`, blank lines skipped, `[name]` starts a section.
+fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Section>) -> Result<(), String> {
+    let shown = file.display().to_string();
+    for (n, raw) in text.lines().enumerate() {
+        let at = format!("{shown}:{}", n + 1);
+        let line = raw.split([';', '#']).next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if depth > 0 {
+                return Err(format!("{at}: no new sections in included files (as fio)"));
+            }
+            into.push(Section { name: name.trim().to_string(), at, opts: Vec::new() });
+            continue;
+        }
+        if let Some(inc) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(format!("{at}: includes nest deeper than {MAX_INCLUDE_DEPTH}"));
+            }
+            let inc = PathBuf::from(expand(inc.trim(), &at)?);
+            // fio looks from where it runs, then beside the including file.
+            let path = if inc.exists() { inc } else { file.parent().unwrap_or(Path::new(".")).join(inc) };
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{at}: include {}: {e}", path.display()))?;
+            sections(&text, &path, depth + 1, into)?;
+            continue;
+        }
+        let Some(section) = into.last_mut() else {
+            return Err(format!("{at}: option \"{line}\" outside of a [section]"));
+        };
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(expand(v.trim(), &at)?)),
+            None => (line, None),
+        };
+        section.opts.push(Opt { key: key.to_ascii_lowercase(), value, at });
+    }
+    Ok(())
+}
+
+/// One job's options, as fio reads them.
+#[derive(Debug, Clone)]
+struct FioJob {
+    name: String,
+    at: String,
+    read: u32,
+    random: u32,
+    /// Sizes with their % of I/Os, for reads and for writes (fio's `bs=R,W`).
+    sizes: [Vec<(u64, u32)>; 2],
+    iodepth: u32,
+    numjobs: u32,
+    runtime: Option<Duration>,
+    ramp: Duration,
+    time_based: bool,
+    size: Option<u64>,
+    offset: u64,
+    io_size: Option<u64>,
+    number_ios: Option<u64>,
+    filenames: Vec<String>,
+    directory: Option<String>,
+    direct: bool,
+    engine: Engine,
+    rate_iops: Option<f64>,
+    thinktime: Duration,
+    thinktime_blocks: u32,
+    verify: bool,
+    /// Starts a new group, run after the ones before it.
+    stonewall: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Engine {
+    /// io_uring, libaio, posixaio: asynchronous, iodepth deep.
+    Async,
+    /// sync, psync, vsync, pvsync, pvsync2: one I/O at a time.
+    Sync,
+    /// null: no I/O at all.
+    Null,
+}
+
+/// A `bs`/`bssplit` value: sizes with shares, for reads and writes (`R,W`; one for both).
+fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
+    let one = |part: &str| -> Result<Vec<(u64, u32)>, String> {
+        if !split {
+            return Ok(vec![(size(part)?, 100)]);
+        }
+        let mut out = Vec::new();
+        for item in part.split(':').filter(|s| !s.is_empty()) {
+            let (s, pct) = item.split_once('/').unwrap_or((item, ""));
+            // A size without a share takes what the others leave (fio's bssplit).
+            let pct = if pct.is_empty() {
+                None
+            } else {
+                Some(pct.parse::<u32>().map_err(|_| format!("\"{item}\": share \"{pct}\" is not a whole %"))?)
+            };
+            out.push((size(s)?, pct));
+        }
+        let given: u32 = out.iter().filter_map(|x| x.1).sum();
+        let blank = out.iter().filter(|x| x.1.is_none()).count() as u32;
+        if blank > 0 && (100 - given.min(100)) % blank != 0 {
+            return Err(format!("\"{part}\": the sizes without a share split {}% unevenly", 100 - given.min(100)));
+        }
+        Ok(out.into_iter().map(|(s, p)| (s, p.unwrap_or((100 - given.min(100)) / blank.max(1)))).collect())
+    };
+    let mut parts = v.split(',');
+    let read = one(parts.next().unwrap_or(""))?;
+    let write = match parts.next() {
+        Some(w) if !w.is_empty() => one(w)?,
+        _ => read.clone(),
+    };
+    Ok([read, write])
+}
+
+fn flag(o: &Opt) -> Result<bool, String> {
+    match o.value.as_deref().map(str::trim) {
+        None | Some("1") | Some("true") => Ok(true),
+        Some("0") | Some("false") => Ok(false),
+        Some(v) => Err(format!("{}: {}={v}: give 0 or 1", o.at, o.key)),
+    }
+}
+
+impl FioJob {
+    fn new(section: &Section) -> FioJob {
+        FioJob {
+            name: section.name.clone(),
+            at: section.at.clone(),
+            read: 100,
+            random: 0,
+            sizes: [vec![(4096, 100)], vec![(4096, 100)]],
+            iodepth: 1,
+            numjobs: 1,
+            runtime: None,
+            ramp: Duration::ZERO,
+            time_based: false,
+            size: None,
+            offset: 0,
+            io_size: None,
+            number_ios: None,
+            filenames: Vec::new(),
+            directory: None,
+            // fio's defaults: buffered I/O with psync.
+            direct: false,
+            engine: Engine::Sync,
+            rate_iops: None,
+            thinktime: Duration::ZERO,
+            thinktime_blocks: 1,
+            verify: false,
+            stonewall: false,
+        }
+    }
+
+    /// Applies the options in order (a later one wins); `rwmixread` and `rw` are read after
+    /// the rest, as fio settles a mix whatever the order.
+    fn apply(&mut self, opts: &[Opt], import: &Import, warnings: &mut Vec<String>) -> Result<(), String> {
+        let (mut rw, mut mix_read, mut mix_write) = (None, None, None);
+        for o in opts {
+            let v = o.value.as_deref().unwrap_or("");
+            let bad = |e: String| format!("{}: {}: {e}", o.at, o.key);
+            let num =
+                |v: &str| v.trim().parse::<u64>().map_err(|_| format!("{}: {}={v}: give a whole number", o.at, o.key));
+            match o.key.as_str() {
+                "name" => self.name = v.to_string(),
+                "rw" | "readwrite" => {
+                    if v.contains(':') {
+                        return Err(format!(
+                            "{}: rw={v}: the :N offset modifier (runs of N I/Os, or holes) is not supported; give rw \
+                             without it",
+                            o.at
+                        ));
+                    }
+                    rw = Some((v.to_string(), o.at.clone()));
+                }
+                "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
+                "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
+                "bs" | "blocksize" => self.sizes = sizes(v, false).map_err(bad)?,
+                "bssplit" => self.sizes = sizes(v, true).map_err(bad)?,
+                "bsrange" | "blocksize_range" => {
+                    let [r, w] = sizes(&v.replace('-', "/0:"), true).map_err(bad)?;
+                    self.sizes = [range(&r).map_err(bad)?, range(&w).map_err(bad)?];
+                }
+                "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,
+                "numjobs" => self.numjobs = num(v)?.clamp(1, 4096) as u32,
+                "runtime" | "timeout" => self.runtime = Some(time(v, 1_000_000_000).map_err(bad)?),
+                "ramp_time" => self.ramp = time(v, 1_000_000_000).map_err(bad)?,
+                "time_based" => self.time_based = flag(o)?,
+                "size" => self.size = Some(size(v).map_err(bad)?),
+                "offset" => self.offset = size(v).map_err(bad)?,
+                "io_size" | "io_limit" => self.io_size = Some(size(v).map_err(bad)?),
+                "number_ios" => self.number_ios = Some(num(v)?),
+                "filename" => self.filenames = split_filenames(v),
+                "directory" => self.directory = Some(v.to_string()),
+                "direct" => self.direct = flag(o)?,
+                "buffered" => self.direct = !flag(o)?,
+                "ioengine" => {
+                    self.engine = match v.to_ascii_lowercase().as_str() {
+                        "io_uring" | "libaio" | "posixaio" => Engine::Async,
+                        "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Engine::Sync,
+                        "null" => Engine::Null,
+                        other => {
+                            return Err(format!(
+                                "{}: ioengine={other}: iogauge runs io_uring (for io_uring, libaio, posixaio), \
+                                 psync (sync, psync, vsync, pvsync, pvsync2) or null",
+                                o.at
+                            ));
+                        }
+                    }
+                }
+                "rate_iops" => {
+                    if v.contains(',') {
+                        return Err(format!("{}: rate_iops={v}: one rate for reads and writes together", o.at));
+                    }
+                    self.rate_iops = Some(num(v)? as f64);
+                }
+                "thinktime" => self.thinktime = time(v, 1_000).map_err(bad)?,
+                "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
+                "random_distribution" => {
+                    if !v.eq_ignore_ascii_case("random") {
+                        return Err(format!(
+                            "{}: random_distribution={v}: only random (uniform) offsets are supported yet",
+                            o.at
+                        ));
+                    }
+                }
+                "verify" => self.verify = !matches!(v, "0" | "null" | ""),
+                "stonewall" | "wait_for_previous" | "new_group" => self.stonewall = flag(o)?,
+                // Reporting and process model: no bearing on what runs (iogauge reports the
+                // group's totals and each worker anyway).
+                "group_reporting" | "thread" => {}
+                // What iogauge always does: uniform random offsets without a map of the blocks
+                // done, from a fixed seed (docs/interop.md: fio's default map differs).
+                "norandommap" | "randrepeat" => {}
+                other => {
+                    let msg = format!("{}: option {other} in [{}] is not supported", o.at, self.name);
+                    if !import.ignore_unknown {
+                        return Err(format!("{msg}: remove it, or give --ignore-unknown to run without it"));
+                    }
+                    warnings.push(format!("{msg}: ignored (--ignore-unknown)"));
+                }
+            }
+        }
+        if let Some((rw, at)) = rw {
+            let (read, random) = pattern(&rw).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
+            self.random = random;
+            // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
+            self.read = read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
+        }
+        Ok(())
+    }
+
+    /// The job's access specification: one line per transfer size (reads' and writes' own
+    /// when `bs=R,W` differ), shares as fio's.
+    fn spec(&self) -> Result<AccessSpec, String> {
+        let delay_ms = self.thinktime.as_micros();
+        if delay_ms % 1000 != 0 {
+            return Err(format!(
+                "{}: thinktime {} us: iogauge delays in whole milliseconds (Iometer's delay)",
+                self.at, delay_ms
+            ));
+        }
+        let line = |size, share, read| SpecLine {
+            size,
+            share,
+            read,
+            random: self.random,
+            align: None,
+            delay_ms: (delay_ms / 1000) as u32,
+            burst: self.thinktime_blocks,
+        };
+        let lines: Vec<SpecLine> = if self.sizes[0] == self.sizes[1] || self.read == 100 || self.read == 0 {
+            let sizes = if self.read == 0 { &self.sizes[1] } else { &self.sizes[0] };
+            sizes.iter().map(|&(s, p)| line(s, p, self.read)).collect()
+        } else {
+            let mut lines = Vec::new();
+            for (sizes, dir_share, read) in [(&self.sizes[0], self.read, 100), (&self.sizes[1], 100 - self.read, 0)] {
+                for &(s, p) in sizes {
+                    if (p * dir_share) % 100 != 0 {
+                        return Err(format!(
+                            "{}: bs for reads and for writes at rwmixread={}: {} % of I/Os is not a whole %",
+                            self.at,
+                            self.read,
+                            p as f64 * dir_share as f64 / 100.0
+                        ));
+                    }
+                    lines.push(line(s, p * dir_share / 100, read));
+                }
+            }
+            lines
+        };
+        // The job's name, unless a built-in specification has it.
+        let taken = crate::spec::builtin().iter().any(|s| s.name == self.name);
+        let name = if taken { format!("fio-{}", self.name) } else { self.name.clone() };
+        let spec = AccessSpec { name, description: format!("fio job [{}]", self.name), lines };
+        spec.validate().map_err(|e| format!("{}: {e}", self.at))?;
+        Ok(spec)
+    }
+
+    /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
+    /// own file `NAME.N.0` in the directory; `null` for the null engine.
+    fn targets(&self, copy: u32) -> Vec<String> {
+        if self.engine == Engine::Null {
+            return vec!["null".into()];
+        }
+        let dir = |f: &str| match &self.directory {
+            Some(d) if !f.starts_with('/') => Path::new(d).join(f).display().to_string(),
+            _ => f.to_string(),
+        };
+        if self.filenames.is_empty() {
+            return vec![dir(&format!("{}.{copy}.0", self.name))];
+        }
+        self.filenames.iter().map(|f| dir(f)).collect()
+    }
+}
+
+/// A bsrange read as `MIN/0:MAX/0`: every multiple of MIN up to MAX, equally likely.
+fn range(ends: &[(u64, u32)]) -> Result<Vec<(u64, u32)>, String> {
+    let [(lo, _), (hi, _)] = ends else { return Err("give MIN-MAX, e.g. 4k-64k".into()) };
+    let n = (hi / lo) as u32;
+    if *lo == 0 || hi < lo || hi % lo != 0 || n == 0 || 100 % n != 0 {
+        return Err(format!(
+            "{lo}-{hi}: iogauge mixes sizes in whole % of I/Os; give a range of 1, 2, 4, 5, 10, 20, 25, 50 or 100 \
+             multiples of its minimum, or a bssplit"
+        ));
+    }
+    Ok((1..=n as u64).map(|k| (k * lo, 100 / n)).collect())
+}
+
+/// fio's colon-separated `filename` list; `\:` is a colon inside a name.
+fn split_filenames(v: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                chars.next();
+                out.last_mut().unwrap().push(':');
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// Reads a fio job file into a job; returns it with the warnings of ignored options.
+pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<String>), String> {
+    let mut secs = Vec::new();
+    sections(text, file, 0, &mut secs)?;
+    let mut global: Vec<Opt> = Vec::new();
+    let mut jobs = Vec::new();
+    let mut warnings = Vec::new();
+    for s in &secs {
+        if s.name.starts_with("global") {
+            global.extend(s.opts.iter().cloned());
+            continue;
+        }
+        let mut job = FioJob::new(s);
+        let opts: Vec<Opt> = global.iter().chain(&s.opts).cloned().collect();
+        job.apply(&opts, import, &mut warnings)?;
+        // fio: stonewall set in [global] applies to every job after it.
+        jobs.push(job);
+    }
+    if jobs.is_empty() {
+        return Err(format!("{}: no job section: add one, e.g. [job1]", file.display()));
+    }
+    to_job(&jobs, file).map(|j| (j, warnings))
+}
+
+/// The settings all jobs must share, since iogauge's are the test's.
+fn same<T: PartialEq + std::fmt::Debug>(jobs: &[FioJob], what: &str, f: impl Fn(&FioJob) -> T) -> Result<T, String> {
+    let first = f(&jobs[0]);
+    if let Some(j) = jobs.iter().find(|j| f(j) != first) {
+        return Err(format!(
+            "{}: [{}] and [{}] differ in {what} ({:?} and {:?}): iogauge runs one {what} for all jobs",
+            j.at,
+            jobs[0].name,
+            j.name,
+            first,
+            f(j)
+        ));
+    }
+    Ok(first)
+}
+
+fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
+    let mut job = Job::default();
+    let name = file.display();
+    job.test.buffered = !same(jobs, "direct", |j| j.direct)?;
+    job.test.verify = same(jobs, "verify", |j| j.verify)?;
+    job.test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
+    job.test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
+        true => EngineKind::Psync,
+        false => EngineKind::IoUring,
+    };
+    // How the test ends: fio runs `runtime` with time_based; without it, each job does its
+    // size (or io_size / number_ios) once, ending early at runtime.
+    let time_based = same(jobs, "time_based", |j| j.time_based)?;
+    let runtime = same(jobs, "runtime", |j| j.runtime)?;
+    let copies = |j: &FioJob| j.numjobs as u64;
+    if time_based {
+        job.test.time = runtime.ok_or_else(|| format!("{name}: time_based without runtime: give runtime"))?;
+    } else {
+        let ios = jobs.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
+        let bytes = jobs.iter().map(|j| j.io_size.or(j.size).map(|b| b * copies(j))).sum::<Option<u64>>();
+        match (ios, bytes, runtime) {
+            (Some(n), _, None) => job.test.ios = Some(n),
+            (None, Some(b), None) => job.test.bytes = Some(b),
+            (None, None, Some(t)) => job.test.time = t,
+            (None, None, None) => {
+                return Err(format!(
+                    "{name}: no size, io_size, number_ios or runtime: fio would not know when to stop"
+                ));
+            }
+            (_, _, Some(t)) => {
+                return Err(format!(
+                    "{name}: runtime={}s without time_based ends at that time or after the size, whichever comes first; \
+                     iogauge ends on one: add time_based (run for runtime) or remove runtime (run the size once)",
+                    t.as_secs()
+                ));
+            }
+        }
+    }
+    if !job.test.counted() && !job.test.ramp.is_zero() && !time_based {
+        return Err(format!("{name}: ramp_time needs time_based"));
+    }
+    if let Some(s) = jobs.iter().filter_map(|j| j.size.map(|s| s / j.targets(0).len() as u64)).max() {
+        job.test.file_size = s;
+    }
+
+    // Groups: a stonewall starts one; each group after the first must be the same workers
+    // with one specification of its own.
+    let mut groups: Vec<Vec<&FioJob>> = Vec::new();
+    for j in jobs {
+        match groups.last_mut() {
+            Some(g) if !j.stonewall => g.push(j),
+            _ => groups.push(vec![j]),
+        }
+    }
+    let workers = |g: &[&FioJob]| -> Result<Vec<WorkerConfig>, String> {
+        let mut out = Vec::new();
+        for j in g {
+            let targets = j.targets(0);
+            let files = targets.len() as u32;
+            let outstanding = if j.engine == Engine::Sync { 1 } else { j.iodepth };
+            if outstanding % files != 0 {
+                return Err(format!(
+                    "{}: iodepth={} over {files} files: iogauge keeps the same outstanding I/Os on each target; give \
+                     an iodepth that is a multiple of the files",
+                    j.at, j.iodepth
+                ));
+            }
+            let per_copy = j.filenames.is_empty() && j.engine != Engine::Null;
+            let base = WorkerConfig {
+                outstanding: outstanding / files,
+                working_set: j.size.map(|s| s / files as u64),
+                offset: j.offset,
+                rate_iops: j.rate_iops,
+                ..WorkerConfig::default()
+            };
+            if per_copy {
+                // fio gives each copy its own file.
+                for c in 0..j.numjobs {
+                    let name = Some(if j.numjobs > 1 { format!("{}.{c}", j.name) } else { j.name.clone() });
+                    out.push(WorkerConfig { name, targets: j.targets(c), ..base.clone() });
+                }
+            } else {
+                out.push(WorkerConfig {
+                    name: Some(j.name.clone()),
+                    count: j.numjobs,
+                    targets: targets.clone(),
+                    ..base
+                });
+            }
+        }
+        Ok(out)
+    };
+    let first = workers(&groups[0])?;
+    let mut specs: Vec<AccessSpec> = Vec::new();
+    let mut run = Vec::new();
+    for g in &groups {
+        let w = workers(g)?;
+        let unnamed =
+            |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
+        if unnamed(&w) != unnamed(&first) {
+            return Err(format!(
+                "{}: [{}] starts a group (stonewall) with other workers than the first group's: iogauge runs groups \
+                 one after another only as the same workers with another rw/bs",
+                g[0].at, g[0].name
+            ));
+        }
+        let group_specs = g.iter().map(|j| j.spec()).collect::<Result<Vec<_>, _>>()?;
+        for s in &group_specs {
+            if !specs.iter().any(|x| x.name == s.name) {
+                specs.push(s.clone());
+            }
+        }
+        let all_same = group_specs.iter().all(|s| s.lines == group_specs[0].lines);
+        if groups.len() > 1 && !all_same {
+            return Err(format!(
+                "{}: the jobs of a group (between stonewalls) run different rw/bs: iogauge runs one specification per \
+                 group",
+                g[0].at
+            ));
+        }
+        run.push(group_specs);
+    }
+    job.workers = first;
+    if groups.len() > 1 {
+        job.test.run = run.iter().map(|g| g[0].name.clone()).collect();
+    } else {
+        // One group: each job its own specification (workers of one job share it).
+        let mut i = 0;
+        for (j, spec) in groups[0].iter().zip(&run[0]) {
+            let n = if j.filenames.is_empty() && j.engine != Engine::Null { j.numjobs as usize } else { 1 };
+            for w in &mut job.workers[i..i + n] {
+                w.spec = Some(spec.name.clone());
+            }
+            i += n;
+        }
+    }
+    job.specs = specs;
+    Ok(job)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_times_are_fios() {
+        assert_eq!(size("4k"), Ok(4096));
+        assert_eq!(size("4KiB"), Ok(4096));
+        assert_eq!(size("1m"), Ok(1 << 20));
+        assert_eq!(size("10G"), Ok(10 << 30));
+        assert_eq!(size("512"), Ok(512));
+        assert!(size("4x").is_err());
+        assert_eq!(time("60", 1_000_000_000), Ok(Duration::from_secs(60)));
+        assert_eq!(time("2m", 1_000_000_000), Ok(Duration::from_secs(120)));
+        assert_eq!(time("500", 1_000), Ok(Duration::from_micros(500)));
+    }
+
+    #[test]
+    fn filenames_split_on_colons_but_not_escaped_ones() {
+        assert_eq!(split_filenames("/dev/sdb:/dev/sdc"), ["/dev/sdb", "/dev/sdc"]);
+        assert_eq!(split_filenames(r"/tmp/a\:b:/tmp/c"), ["/tmp/a:b", "/tmp/c"]);
+    }
+
+    #[test]
+    fn bssplit_and_read_write_sizes() {
+        assert_eq!(sizes("4k/60:64k/40", true).unwrap()[0], vec![(4096, 60), (65536, 40)]);
+        assert_eq!(sizes("4k/50:8k:16k", true).unwrap()[0], vec![(4096, 50), (8192, 25), (16384, 25)]);
+        let [r, w] = sizes("4k,64k", false).unwrap();
+        assert_eq!((r, w), (vec![(4096, 100)], vec![(65536, 100)]));
+        assert_eq!(range(&[(4096, 0), (16384, 0)]).unwrap(), vec![(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
+    }
+}

@@ -1,0 +1,201 @@
+//! fio's job files: fio and iogauge run the same file on the same loop device, and run the
+//! same mix: as many workers as fio has jobs, each with fio's outstanding I/Os (fio's own
+//! reading of `iodepth`, from its JSON's "job options"), read share and transfer sizes. The
+//! files are ours, modelled on fio's examples/ (fio-rand-read, fio-seq-write, fio-rand-RW,
+//! aio-read, ssd-test) and on the options of its HOWTO. Jobs that mix transfer sizes say
+//! `norandommap`: fio's random map (each block once per pass) cuts an I/O short where the
+//! blocks after its offset were done already, which changes fio's sizes; iogauge has no map.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+/// Runs fio on `job` with DEV in its environment; its JSON output.
+fn fio(dir: &Path, job: &Path, dev: &str) -> Value {
+    let out = Command::new("fio")
+        .args(["--output-format=json"])
+        .arg(job)
+        .current_dir(dir)
+        .env("DEV", dev)
+        .output()
+        .expect("fio is installed (scripts/test installs it)");
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    // fio may print notes before its JSON.
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
+}
+
+fn ours(dir: &Path, job: &Path, dev: &str) -> Value {
+    let mut c = command_in(dir, &["run", job.to_str().unwrap(), "--allow-write", dev, "--json", "-", "--no-history"]);
+    let out = c.env("DEV", dev).output().unwrap();
+    assert!(out.status.success(), "iogauge: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// (read share, mean read size, mean write size) of a fio job or an iogauge worker.
+fn mix(ios: (f64, f64), bytes: (f64, f64)) -> (f64, f64, f64) {
+    let per = |b: f64, n: f64| if n > 0.0 { b / n } else { 0.0 };
+    (ios.0 / (ios.0 + ios.1), per(bytes.0, ios.0), per(bytes.1, ios.1))
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-9)
+}
+
+const CASES: [(&str, &str); 8] = [
+    (
+        "rand-read",
+        "; as examples/fio-rand-read.fio\n[global]\nname=fio-rand-read\nfilename=${DEV}\nrw=randread\nbs=4K\ndirect=1\n\
+         numjobs=1\ntime_based\nruntime=1\n\n[file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
+    ),
+    (
+        "seq-write",
+        "[global]\nname=fio-seq-write\nfilename=${DEV}\nrw=write\nbs=256K\ndirect=1\nnumjobs=1\ntime_based\nruntime=1\n\n\
+         [file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
+    ),
+    (
+        "rand-rw",
+        "[global]\nname=fio-rand-RW\nfilename=${DEV}\nrw=randrw\nrwmixread=60\nrwmixwrite=40\nbs=4K\ndirect=1\n\
+         numjobs=2\ntime_based\nruntime=1\n[file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
+    ),
+    (
+        "depths",
+        "; as examples/aio-read.fio: one job per depth\n[global]\nioengine=libaio\nbuffered=0\nrw=randread\nbs=128k\n\
+         size=32m\nfilename=${DEV}\ntime_based\nruntime=1\n[file1]\niodepth=4\n[file2]\niodepth=32\n[file3]\n\
+         iodepth=8\n[file4]\niodepth=16\n",
+    ),
+    (
+        "phases",
+        "# as examples/ssd-test.fio: one phase after another\n[global]\nbs=4k\nioengine=io_uring\niodepth=4\nsize=32m\n\
+         direct=1\nruntime=1\ntime_based\nfilename=${DEV}\n\n[seq-read]\nrw=read\nstonewall\n[rand-read]\n\
+         rw=randread\nstonewall\n[seq-write]\nrw=write\nstonewall\n[rand-write]\nrw=randwrite\nstonewall\n",
+    ),
+    (
+        "bssplit",
+        "[global]\nfilename=${DEV}\ndirect=1\nioengine=libaio\ntime_based\nruntime=1\nsize=32m\n[mixed]\nrw=randrw\n\
+         rwmixread=70\nbssplit=4k/60:64k/40\niodepth=8\nnorandommap\n",
+    ),
+    (
+        "read-write-sizes",
+        "[global]\nfilename=${DEV}\ndirect=1\nioengine=io_uring\ntime_based\nruntime=1\nsize=32m\n[rw]\nrw=randrw\n\
+         bs=4k,64k\niodepth=8 ; reads of 4 KiB, writes of 64 KiB\nnorandommap\n",
+    ),
+    (
+        "sync-engine",
+        "[global]\nfilename=${DEV}\ndirect=1\ntime_based\nruntime=1\nsize=32m\n[sync]\nioengine=psync\nrw=randread\n\
+         bs=8k\niodepth=8\n",
+    ),
+];
+
+#[test]
+fn fio_and_iogauge_run_the_same_mix() {
+    let lo = LoopDev::new(64 << 20);
+    let dir = scratch("fio-jobs");
+    for (name, text) in CASES {
+        let job = dir.join(format!("{name}.fio"));
+        std::fs::write(&job, text).unwrap();
+        let theirs = fio(&dir, &job, &lo.dev);
+        let doc = ours(&dir, &job, &lo.dev);
+        let jobs = theirs["jobs"].as_array().unwrap();
+        // fio's stonewall groups are iogauge's workloads, one after another.
+        let workers: Vec<&Value> =
+            doc["results"].as_array().unwrap().iter().flat_map(|r| r["workers"].as_array().unwrap()).collect();
+        assert_eq!(workers.len(), jobs.len(), "{name}: a worker per fio job");
+        for (j, w) in jobs.iter().zip(&workers) {
+            // fio's own reading: the job's options over the global ones.
+            let opt = |k: &str| j["job options"][k].as_str().or(theirs["global options"][k].as_str()).map(String::from);
+            let sync = opt("ioengine").is_some_and(|e| e.contains("sync"));
+            // fio's own reading of iodepth; a sync engine has one I/O in flight whatever it says.
+            let depth: u64 = if sync { 1 } else { opt("iodepth").map_or(1, |d| d.parse().unwrap()) };
+            assert_eq!(w["outstanding"].as_u64(), Some(depth), "{name}: {}", j["jobname"]);
+            if sync {
+                assert!(j["iodepth_level"]["1"].as_f64() > Some(99.0), "{name}: fio kept one I/O in flight");
+            }
+            let f = mix(
+                (num(j, "read/total_ios"), num(j, "write/total_ios")),
+                (num(j, "read/io_bytes"), num(j, "write/io_bytes")),
+            );
+            let m = *w;
+            let o = mix((num(m, "read_ios"), num(m, "write_ios")), (num(m, "read_bytes"), num(m, "write_bytes")));
+            assert!((f.0 - o.0).abs() < 0.03, "{name}: read share fio {} iogauge {}", f.0, o.0);
+            assert!(close(f.1, o.1, 0.04) && close(f.2, o.2, 0.04), "{name}: sizes fio {f:?} iogauge {o:?}");
+        }
+    }
+}
+
+#[test]
+fn convert_prints_the_job_that_runs_the_same() {
+    let dir = scratch("fio-convert");
+    let job = dir.join("j.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=null\nrw=randrw\nrwmixread=70\nbs=8k\nnumber_ios=20000\n[a]\niodepth=4\n[b]\niodepth=8\n",
+    )
+    .unwrap();
+    let toml = ok_in(&dir, &["convert", "j.fio"]).stdout;
+    std::fs::write(dir.join("j.toml"), &toml).unwrap();
+    let from_fio = json(&["run", job.to_str().unwrap()]);
+    let from_toml = json(&["run", dir.join("j.toml").to_str().unwrap()]);
+    assert_eq!(from_fio["config"], from_toml["config"]);
+    // The null engine does exactly the I/Os asked: 20000 per job.
+    assert_eq!(num(&from_fio, "results/0/totals/ios"), 40000.0);
+    let depths: Vec<u64> = from_fio["results"][0]["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["outstanding"].as_u64().unwrap())
+        .collect();
+    assert_eq!(depths, [4, 8]);
+}
+
+#[test]
+fn includes_environment_and_comments_as_fio_reads_them() {
+    let dir = scratch("fio-include");
+    std::fs::write(dir.join("common.inc"), "bs=16k ; a comment\nrw=randread\n").unwrap();
+    std::fs::write(
+        dir.join("j.fio"),
+        "[global]\nioengine=null\nnumber_ios=${N}\n\n[x]   # a job\ninclude common.inc\n",
+    )
+    .unwrap();
+    let out = command_in(&dir, &["run", "j.fio", "--json", "-", "--no-history"]).env("N", "3000").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(num(&doc, "results/0/totals/ios"), 3000.0);
+    assert_eq!(num(&doc, "results/0/totals/read_bytes"), 3000.0 * 16384.0);
+}
+
+#[test]
+fn what_is_outside_the_subset_is_one_clear_line() {
+    let dir = scratch("fio-bad");
+    let base = "[global]\nioengine=null\nnumber_ios=100\n";
+    for (body, says) in [
+        ("[a]\nrw=randread\nfsync=32\n", "option fsync in [a] is not supported"),
+        ("[a]\nioengine=rbd\n", "ioengine=rbd"),
+        ("[a]\nrw=randread:8\n", ":N offset modifier"),
+        ("[a]\nrw=randtrim\n", "trims are not supported"),
+        ("[a]\nrandom_distribution=zipf:1.2\n", "random_distribution=zipf:1.2"),
+        ("[a]\nbs=4x\n", "is not a size"),
+        ("[a]\nnumber_ios=${NOT_SET_ANYWHERE}\n", "NOT_SET_ANYWHERE"),
+        ("[a]\nfilename=/dev/null:/dev/zero\niodepth=3\nioengine=libaio\n", "multiple of the files"),
+    ] {
+        std::fs::write(dir.join("j.fio"), format!("{base}{body}")).unwrap();
+        let out = iogauge_in(&dir, &["run", "j.fio", "-q", "--no-history"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{body}: {err}");
+        assert!(err.contains(says) && err.contains("j.fio"), "{body}: {err}");
+    }
+    // fio's runtime without time_based ends at the first of two: refused, saying what to do.
+    std::fs::write(dir.join("j.fio"), "[a]\nioengine=null\nsize=1m\nruntime=10\n").unwrap();
+    let err = String::from_utf8_lossy(&iogauge_in(&dir, &["run", "j.fio"]).stderr).to_string();
+    assert!(err.contains("add time_based"), "{err}");
+    // --ignore-unknown runs without the option, with a warning naming it.
+    std::fs::write(dir.join("j.fio"), format!("{base}[a]\nrw=randread\nfsync=32\n")).unwrap();
+    let out = iogauge_in(&dir, &["run", "j.fio", "--ignore-unknown", "-q", "--no-history"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: j.fio:6: option fsync in [a] is not supported"));
+}
