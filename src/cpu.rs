@@ -125,6 +125,9 @@ pub struct CpuUsage {
     pub per_cpu_interrupts_per_sec: Vec<f64>,
     /// iogauge's own user + system CPU seconds.
     pub own_cpu_s: f64,
+    /// The user part of `own_cpu_s` (the rest is system time).
+    #[serde(default)]
+    pub own_user_s: f64,
     /// iogauge's own CPU microseconds per completed I/O.
     pub own_us_per_io: f64,
     /// iogauge's own CPU time as % of all the host's CPUs (the scale of `utilization_pct`:
@@ -149,6 +152,7 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
             .map(|(x, y)| if secs > 0.0 { y.saturating_sub(*x) as f64 / secs } else { 0.0 })
             .collect(),
         own_cpu_s: own_us / 1e6,
+        own_user_s: b.own_user_us.saturating_sub(a.own_user_us) as f64 / 1e6,
         own_us_per_io: if ios > 0 { own_us / ios as f64 } else { 0.0 },
         own_pct: if secs > 0.0 { own_us / 1e4 / (secs * b.per_cpu.len().max(1) as f64) } else { 0.0 },
         effectiveness: if all.utilization_pct > 0.0 { iops / all.utilization_pct } else { 0.0 },
@@ -180,6 +184,7 @@ impl CpuUsage {
             interrupts_per_sec: parts.iter().map(|p| p.interrupts_per_sec).sum(),
             per_cpu_interrupts_per_sec: Vec::new(),
             own_cpu_s,
+            own_user_s: parts.iter().map(|p| p.own_user_s).sum(),
             own_us_per_io: if ios > 0 { own_cpu_s * 1e6 / ios as f64 } else { 0.0 },
             own_pct: mean(|p| p.own_pct),
             effectiveness: if all.utilization_pct > 0.0 { iops / all.utilization_pct } else { 0.0 },

@@ -171,7 +171,7 @@ fn mistakes_in_a_study_are_one_line() {
         &dir,
         "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = [1, 2]\n",
     );
-    check(&["run", &good], "has a [study] section: run it with iogauge study");
+    check(&["run", &good], "describes a study (a [study] section, or Iometer's cycling): run it with iogauge study");
     assert!(!dir.join("iogauge.tst").exists());
 }
 

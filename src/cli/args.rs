@@ -266,6 +266,10 @@ pub struct OutputFlags {
     /// Write Iometer's results file (CSV, as Iometer 1.1 writes it); `-` for stdout.
     #[arg(long, visible_alias = "iometer-csv", value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the result in the shape of fio's --output-format=json (a job per worker), for
+    /// tools made for fio; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub fio_json: Option<PathBuf>,
     /// No live line and no table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -368,6 +372,10 @@ pub struct StudyOutputs {
     /// per run of each point, for spreadsheets made for Iometer; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub iometer_csv: Option<PathBuf>,
+    /// Write a fio JSON document per point and specification into DIR (made if missing), for
+    /// fio-plot's graphs over queue depth and jobs.
+    #[arg(long, value_name = "DIR")]
+    pub fio_json: Option<PathBuf>,
     /// A file-system study: write its tables as IOzone's report lays them out (a table per
     /// figure, tests by thread counts, kB/s) as CSV; `-` for stdout.
     #[arg(long, value_name = "FILE")]
@@ -464,6 +472,8 @@ impl StudyOutputs {
             csv: self.csv.as_ref(),
             iometer_csv: self.iometer_csv.as_ref(),
             iozone_csv: self.iozone_csv.as_ref(),
+            fio_json: None,
+            fio_dir: self.fio_json.as_ref(),
             history: &self.history,
             quiet: self.quiet,
             detail: Default::default(),

@@ -66,6 +66,36 @@ impl Output {
     }
 }
 
+/// A directory of files, each replaced whole through a temporary file beside it.
+struct OutputDir(PathBuf);
+
+impl OutputDir {
+    /// Makes the directory if it is missing and checks that it takes files, writing nothing
+    /// that stays.
+    fn open(path: &Path, flag: &str) -> Result<OutputDir> {
+        let cannot = |e: std::io::Error| input(format!("{flag} {}: cannot write there: {e}", path.display()));
+        if path.exists() && !path.is_dir() {
+            return Err(input(format!("{flag} {} is not a directory: give a directory for its files", path.display())));
+        }
+        std::fs::create_dir_all(path).map_err(cannot)?;
+        let probe = path.join(format!(".iogauge-{}.probe", std::process::id()));
+        File::create(&probe).map_err(cannot)?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(OutputDir(path.to_path_buf()))
+    }
+
+    fn write(&self, files: &[(String, Vec<u8>)], what: &str) -> Result<()> {
+        for (name, bytes) in files {
+            Output::Whole {
+                path: self.0.join(name),
+                tmp: self.0.join(format!(".{name}.iogauge-{}.tmp", std::process::id())),
+            }
+            .write(bytes, what)?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Output {
     fn drop(&mut self) {
         if let Output::Whole { tmp, .. } = self {
@@ -111,6 +141,10 @@ pub(super) struct ExportManager {
     csv: Option<Output>,
     /// A study as Iometer's results file of a cycling test.
     iometer_csv: Option<Output>,
+    /// A run in fio's JSON.
+    fio_json: Option<Output>,
+    /// A study in fio's JSON, a file per point.
+    fio_dir: Option<OutputDir>,
     /// A file-system study's tables in IOzone's report layout.
     iozone_csv: Option<Output>,
     saver: Saver,
@@ -129,6 +163,10 @@ pub(super) struct Destinations<'a> {
     pub(super) json: Option<&'a PathBuf>,
     pub(super) csv: Option<&'a PathBuf>,
     pub(super) iometer_csv: Option<&'a PathBuf>,
+    /// A run's fio JSON file.
+    pub(super) fio_json: Option<&'a PathBuf>,
+    /// A study's directory of fio JSON files.
+    pub(super) fio_dir: Option<&'a PathBuf>,
     pub(super) iozone_csv: Option<&'a PathBuf>,
     pub(super) history: &'a SaveFlags,
     pub(super) quiet: bool,
@@ -146,24 +184,31 @@ impl ExportManager {
             ("--csv", to.csv),
             ("--iometer-csv", to.iometer_csv),
             ("--iozone-csv", to.iozone_csv),
+            ("--fio-json", to.fio_json.or(to.fio_dir)),
         ];
         let opened = if !lead {
-            Ok(([None, None, None, None], Saver::none()))
+            Ok(([None, None, None, None, None], None, Saver::none()))
         } else {
             let saver = to.history.saver(to.quiet);
             let checked = saver.as_ref().map_err(Clone::clone).and_then(|s| apart(&outputs, s.db()));
             checked.and_then(|()| {
                 let open = |p: Option<&PathBuf>| p.map(|p| Output::open(p)).transpose();
-                Ok(([open(to.json)?, open(to.csv)?, open(to.iometer_csv)?, open(to.iozone_csv)?], saver?))
+                let files =
+                    [open(to.json)?, open(to.csv)?, open(to.iometer_csv)?, open(to.iozone_csv)?, open(to.fio_json)?];
+                let dir = to.fio_dir.map(|p| OutputDir::open(p, "--fio-json")).transpose()?;
+                Ok((files, dir, saver?))
             })
         };
-        let ([json, csv, iometer_csv, iozone_csv], saver) = managers::all_ok(group, opened, "opening the outputs")?;
+        let ([json, csv, iometer_csv, iozone_csv, fio_json], fio_dir, saver) =
+            managers::all_ok(group, opened, "opening the outputs")?;
         let quiet_stdout = to.quiet || outputs.iter().any(|o| to_stdout(o.1)) || !lead;
         Ok(ExportManager {
             json,
             csv,
             iometer_csv,
             iozone_csv,
+            fio_json,
+            fio_dir,
             saver,
             lead,
             quiet_stdout,
@@ -194,6 +239,9 @@ impl ExportManager {
         if let Some(o) = &mut self.csv {
             o.write(&export::iometer::to_bytes(doc), "the CSV file")?;
         }
+        if let Some(o) = &mut self.fio_json {
+            o.write(&export::fio_json::to_bytes(doc), "the fio JSON document")?;
+        }
         if !self.quiet_stdout {
             Output::Stdout.write(&export::table::to_bytes(doc, self.detail), "the table")?;
         }
@@ -219,6 +267,9 @@ impl ExportManager {
         }
         if let Some(o) = &mut self.iometer_csv {
             o.write(&export::iometer::study_to_bytes(doc), "the Iometer results file")?;
+        }
+        if let Some(d) = &self.fio_dir {
+            d.write(&export::fio_json::study_files(doc), "the fio JSON files")?;
         }
         if let Some(o) = &mut self.iozone_csv {
             o.write(&export::iozone::to_csv(doc), "the IOzone CSV file")?;

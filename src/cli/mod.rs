@@ -53,6 +53,8 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
         csv: out.csv.as_ref(),
         iometer_csv: None,
         iozone_csv: None,
+        fio_json: out.fio_json.as_ref(),
+        fio_dir: None,
         history: &out.history,
         quiet: out.quiet,
         detail: out.detail.detail.unwrap_or_default(),

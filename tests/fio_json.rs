@@ -1,0 +1,137 @@
+//! `--fio-json`: a run in the shape of fio's JSON, checked against iogauge's own document, the
+//! kernel's counters, and read by fio's tools (fio_jsonplus_clat2csv from Debian's fio) and by
+//! fio-plot (PyPI) drawing IOPS and latency over queue depth from a study.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+fn read(path: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_in_fios_json_holds_what_iogauge_measured() {
+    let lo = LoopDev::new(64 << 20);
+    let dir = scratch("fio-json");
+    let name = lo.dev.trim_start_matches("/dev/");
+    let before = kernel_ios(name);
+    let args = [
+        "run",
+        "--target",
+        &lo.dev,
+        "--allow-write",
+        &lo.dev,
+        "--spec",
+        "oltp-8k",
+        "--workers",
+        "2",
+        "--qd",
+        "4",
+        "--ios",
+        "40000",
+        "--json",
+        "r.json",
+        "--fio-json",
+        "f.json",
+        "-q",
+        "--no-history",
+    ];
+    ok_in(&dir, &args);
+    let after = kernel_ios(name);
+    let (ours, fio) = (read(&dir.join("r.json")), read(&dir.join("f.json")));
+    assert!(fio["fio version"].as_str().unwrap().starts_with("iogauge-"));
+    let r = &ours["results"][0];
+    let secs = num(r, "duration_s");
+    let jobs = fio["jobs"].as_array().unwrap();
+    let workers = r["workers"].as_array().unwrap();
+    assert_eq!(jobs.len(), workers.len());
+    let mut reads = 0;
+    for (j, w) in jobs.iter().zip(workers) {
+        assert_eq!(j["jobname"], w["name"]);
+        let o = &j["job options"];
+        assert_eq!(
+            (o["rw"].as_str(), o["bs"].as_str(), o["iodepth"].as_str()),
+            (Some("randrw"), Some("8k"), Some("4"))
+        );
+        assert_eq!((o["rwmixread"].as_str(), o["numjobs"].as_str()), (Some("67"), Some("2")));
+        for (dir, ours_dir) in [("read", "read"), ("write", "write")] {
+            let d = &j[dir];
+            let raw = &w["raw"][ours_dir];
+            assert_eq!(d["total_ios"], raw["ios"], "{dir}: every I/O");
+            assert_eq!(d["io_bytes"], raw["bytes"]);
+            let bytes = num(raw, "bytes");
+            assert_eq!(num(d, "bw"), (bytes / secs / 1024.0).round(), "{dir}: bw in KiB/s");
+            assert_eq!(num(d, "runtime"), (secs * 1000.0).round());
+            let mean_ms = num(w, &format!("avg_{dir}_response_ms"));
+            assert!((num(d, "lat_ns/mean") / 1e6 - mean_ms).abs() <= 1e-9 * mean_ms.max(1.0));
+            assert_eq!(d["clat_ns"]["N"], raw["ios"]);
+            // fio's percentile keys, in order, rising, and iogauge's own p99 among them.
+            let pct: Vec<(String, f64)> = d["clat_ns"]["percentile"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+                .collect();
+            let p99 = pct.iter().find(|(k, _)| k == "99.000000").expect("fio's 99.000000 key").1;
+            assert!((p99 / 1e6 - num(w, &format!("{dir}_percentiles_ms/p99"))).abs() < 1e-6);
+            let mut sorted = pct.clone();
+            sorted.sort_by(|a, b| a.0.parse::<f64>().unwrap().total_cmp(&b.0.parse::<f64>().unwrap()));
+            assert!(sorted.windows(2).all(|p| p[0].1 <= p[1].1), "percentiles rise");
+        }
+        reads += j["read"]["total_ios"].as_u64().unwrap();
+        let share: f64 = ["latency_ns", "latency_us", "latency_ms"]
+            .iter()
+            .flat_map(|k| j[*k].as_object().unwrap().values().map(|v| v.as_f64().unwrap()))
+            .sum();
+        assert!((share - 100.0).abs() < 1e-6, "the latency buckets hold every I/O: {share} %");
+    }
+    assert!(after.0 + after.1 - before.0 - before.1 >= reads, "the kernel saw the reads fio's JSON counts");
+
+    // fio's own json+ reader turns the bins into CSV and checks them against the JSON.
+    for args in [vec!["f.json", "lat.csv"], vec!["--validate", "f.json", "lat.csv"]] {
+        let out = Command::new("fio_jsonplus_clat2csv").args(&args).current_dir(&dir).output().expect("fio's tools");
+        assert!(out.status.success(), "fio_jsonplus_clat2csv {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let csv = std::fs::read_to_string(dir.join("lat_job0.csv")).unwrap();
+    let last: Vec<&str> = csv.lines().last().unwrap().split(", ").collect();
+    // read_clat_ns_cumulative is the 6th column: every read of job 0.
+    assert_eq!(last[5].parse::<u64>().unwrap(), jobs[0]["read"]["total_ios"].as_u64().unwrap());
+}
+
+#[test]
+fn fio_plot_draws_a_study_over_queue_depth() {
+    let dir = scratch("fio-plot");
+    std::fs::write(
+        dir.join("qd.toml"),
+        "[test]\nios = 20000\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = [1, 4, 16]\n",
+    )
+    .unwrap();
+    ok_in(&dir, &["study", "qd.toml", "--fio-json", "fio", "--json", "s.json", "-q", "--no-history"]);
+    let study = read(&dir.join("s.json"));
+    let files: Vec<_> = std::fs::read_dir(dir.join("fio")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 3, "a file per point");
+    for p in study["points"].as_array().unwrap() {
+        let depth = p["params"]["outstanding"].as_u64().unwrap();
+        let f = files.iter().find(|f| f.to_string_lossy().contains(&format!("-iodepth-{depth}-"))).unwrap();
+        let v = read(f);
+        assert_eq!(num(&v, "jobs/0/read/total_ios"), 20000.0);
+        assert!((num(&v, "jobs/0/read/iops") - num(p, "runs/0/results/0/totals/iops")).abs() < 1e-6);
+    }
+    let out = Command::new("fio-plot")
+        .args(["-i", "fio", "-T", "iogauge", "-l", "-r", "randread", "-d", "1", "4", "16", "-n", "1", "-o", "qd.png"])
+        .current_dir(&dir)
+        .output()
+        .expect("fio-plot is installed (scripts/test installs it from PyPI)");
+    assert!(
+        out.status.success(),
+        "fio-plot: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(dir.join("qd.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "fio-plot drew the graph");
+}
