@@ -583,3 +583,32 @@ fn each_manager_verifies_its_own_targets() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("put {rank} in the path"), "{}", stderr(&out));
 }
+
+/// An Iometer configuration with two managers runs each manager's workers on its own rank.
+#[test]
+fn an_iometer_configuration_with_two_managers_runs_on_two_ranks() {
+    let dir = scratch("icf-managers");
+    let icf = include_str!("fixtures/iometer-1.1.icf")
+        .replace("\tCYCLE_OUTSTANDING_IOS\r\n", "\tNORMAL\r\n")
+        .replace("\t0          0          2\r\n", "\t0          0          1\r\n");
+    // A second manager, HOST2, with the same two workers.
+    let at = icf.find("'End manager\r\n").unwrap();
+    let workers = &icf[icf.find("'Worker\r\n").unwrap()..at];
+    let second = format!(
+        "'End manager\r\n'Manager ID, manager name\r\n\t2,HOST2\r\n'Manager network address\r\n\t\r\n{workers}"
+    );
+    let icf = format!("{}{second}{}", &icf[..at], &icf[at..]);
+    std::fs::write(dir.join("two.icf"), icf).unwrap();
+    let args = ["run", "two.icf", "--map-target", "PHYSICALDRIVE:1=null", "--json", "out.json", "-q"];
+    // Without its second manager, it says so rather than run half the test.
+    let alone = output(mpirun(&dir, 1, &args));
+    assert_eq!(alone.status.code(), Some(2), "{}", stderr(&alone));
+    assert!(stderr(&alone).contains("start 2 MPI ranks"), "{}", stderr(&alone));
+    let out = output(mpirun(&dir, 2, &args));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_doc(&dir.join("out.json"));
+    let r = &doc.results[0];
+    let placed: Vec<(&str, u32)> = r.workers.iter().map(|w| (w.name.as_str(), w.manager)).collect();
+    assert_eq!(placed, [("HOST1/Worker 1", 0), ("HOST1/Worker 2", 0), ("HOST2/Worker 1", 1), ("HOST2/Worker 2", 1)]);
+    assert_eq!(r.managers.len(), 2);
+}

@@ -119,8 +119,19 @@ fn checked_share(group: &dyn Group, test: &Test) -> Result<Checked> {
             group.all().len()
         )));
     }
+    // A worker on a rank that is not running would silently not run (an Iometer
+    // configuration's second manager run without mpirun).
+    let running = group.all().len();
+    if let Some(w) = test.workers.iter().find(|w| w.ranks.iter().any(|&r| r as usize >= running)) {
+        let most = w.ranks.iter().max().map_or(0, |&r| r + 1);
+        return Err(input(format!(
+            "worker '{}' runs on rank(s) {:?}, but {running} manager(s) are running: start {most} MPI ranks \
+             (mpirun -np {most}; docs/many-hosts.md)",
+            w.name, w.ranks
+        )));
+    }
     if test.settings.verifying() {
-        check_test(test, group.all().len())?;
+        check_test(test, running)?;
     }
     let share = Share::of(test, group.me(), group.all());
     if share.all_workers == 0 {
