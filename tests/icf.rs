@@ -199,7 +199,7 @@ fn a_2006_configuration_runs_and_a_normal_test_is_a_run() {
 fn what_cannot_run_is_one_clear_line() {
     let dir = scratch("icf-bad");
     let cases: Vec<(String, Vec<&str>, &str)> = vec![
-        (ICF.to_string(), vec!["study"], "PHYSICALDRIVE:1"),
+        (ICF.to_string(), vec!["study"], "targets need a Linux path: \"PHYSICALDRIVE:1\"; give --map-target"),
         (ICF.to_string(), vec!["run", "--map-target", "PHYSICALDRIVE:1=null"], "iogauge study"),
         (
             variant(&[("\tDISK\r\n'Default target", "\tNETWORK,TCP\r\n'Default target")]),

@@ -87,7 +87,7 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         return Ok(0);
     };
     let path = std::path::Path::new(name);
-    let mut job = if path.exists() || name.ends_with(".toml") || name.ends_with(".icf") {
+    let mut job = if path.exists() || [".toml", ".icf", ".fio"].iter().any(|e| name.ends_with(e)) {
         if !a.targets.is_empty() {
             return Err(input(format!("--target goes with a built-in study: {name} names its own targets")));
         }

@@ -438,16 +438,12 @@ fn to_job(
     if workers.is_empty() {
         return Err(err("no worker has both a target and an access specification: nothing would run".into()));
     }
-    let unmapped: Vec<&str> = {
-        let mut u: Vec<&str> = workers
-            .iter()
-            .flat_map(|w| &w.targets)
-            .filter(|t| map_target(t, &import.map_target).is_none())
-            .map(String::as_str)
-            .collect();
-        u.dedup();
-        u
-    };
+    let mut unmapped: Vec<&str> = Vec::new();
+    for t in workers.iter().flat_map(|w| &w.targets) {
+        if map_target(t, &import.map_target).is_none() && !unmapped.contains(&t.as_str()) {
+            unmapped.push(t);
+        }
+    }
     if !unmapped.is_empty() {
         return Err(err(format!(
             "targets need a Linux path: {}; give --map-target NAME=PATH for each (e.g. --map-target '{}=/dev/sdb')",
