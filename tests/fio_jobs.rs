@@ -199,3 +199,25 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning: j.fio:6: option fsync in [a] is not supported"));
 }
+
+#[test]
+fn a_buffered_job_goes_through_the_page_cache_on_a_device_too() {
+    // fio's default is buffered I/O (direct=0), on a block device as on a file.
+    let lo = LoopDev::new(16 << 20);
+    let dir = scratch("fio-buffered");
+    let job = dir.join("b.fio");
+    std::fs::write(
+        &job,
+        "[a]\nfilename=${DEV}\nrw=randread\nbs=4k\nioengine=libaio\niodepth=4\ntime_based\nruntime=1\n",
+    )
+    .unwrap();
+    let name = lo.dev.trim_start_matches("/dev/");
+    let before = kernel_ios(name);
+    let doc = ours(&dir, &job, &lo.dev);
+    let after = kernel_ios(name);
+    let reads = num(&doc, "results/0/totals/read_ios");
+    let kernel = (after.0 + after.1 - before.0 - before.1) as f64;
+    assert!(kernel < reads / 2.0, "the page cache served most reads: kernel {kernel}, ours {reads}");
+    let warnings = doc["warnings"].to_string();
+    assert!(warnings.contains("page cache"), "{warnings}");
+}

@@ -232,7 +232,7 @@ fn create(mut p: Checked) -> Result<Checked> {
             }
             *t = created;
         }
-        if t.kind == TargetKind::File && !t.direct {
+        if t.kind != TargetKind::Null && !t.direct {
             p.warnings.push(format!(
                 "{} is accessed through the page cache (buffered): numbers may come from memory, not the storage",
                 t.path

@@ -29,7 +29,7 @@ pub const CREATED_XATTR: &str = "user.iogauge.created";
 pub enum TargetKind {
     /// No I/O at all; every I/O completes at once.
     Null,
-    /// A block device, opened O_DIRECT.
+    /// A block device, opened O_DIRECT unless the test is buffered.
     Block,
     /// A regular file.
     File,
@@ -135,7 +135,8 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             kind: TargetKind::Block,
             size,
             logical_block,
-            direct: true,
+            // `buffered` goes through the page cache on a device too (fio's default).
+            direct: !buffered,
             model: device_model(libc::major(rdev), libc::minor(rdev)),
             exists: true,
             created_by_iogauge: false,
