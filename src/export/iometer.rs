@@ -313,7 +313,6 @@ fn results(out: &mut String, doc: &ResultDoc, r: &WorkloadResult) {
             row.write(out, COLUMNS);
             for t in &w.targets {
                 let mut row = Row::new("DISK", &t.path, "");
-                row.0[5] = String::new();
                 row.io(&t.metrics);
                 row.raw(&t.metrics, window);
                 row.geometry(std::iter::once(t));

@@ -402,6 +402,12 @@ impl FioJob {
         Ok(spec)
     }
 
+    /// Whether each of the `numjobs` copies has a file of its own (fio's `NAME.N.0`): no
+    /// `filename` given, and an engine that does I/O.
+    fn file_per_copy(&self) -> bool {
+        self.filenames.is_empty() && self.engine != Engine::Null
+    }
+
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
     /// own file `NAME.N.0` in the directory; `null` for the null engine.
     fn targets(&self, copy: u32) -> Vec<String> {
@@ -557,7 +563,7 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
                     j.at, j.iodepth
                 ));
             }
-            let per_copy = j.filenames.is_empty() && j.engine != Engine::Null;
+            let per_copy = j.file_per_copy();
             let base = WorkerConfig {
                 outstanding: outstanding / files,
                 working_set: j.size.map(|s| s / files as u64),
@@ -619,7 +625,7 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
         // One group: each job its own specification (workers of one job share it).
         let mut i = 0;
         for (j, spec) in groups[0].iter().zip(&run[0]) {
-            let n = if j.filenames.is_empty() && j.engine != Engine::Null { j.numjobs as usize } else { 1 };
+            let n = if j.file_per_copy() { j.numjobs as usize } else { 1 };
             for w in &mut job.workers[i..i + n] {
                 w.spec = Some(spec.name.clone());
             }
