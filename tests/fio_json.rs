@@ -135,3 +135,61 @@ fn fio_plot_draws_a_study_over_queue_depth() {
     let png = std::fs::read(dir.join("qd.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "fio-plot drew the graph");
 }
+
+/// The lines of a fio log: (time ms, value, ddir, bs, offset).
+fn log_lines(path: &std::path::Path) -> Vec<[u64; 5]> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let v: Vec<u64> = l.split(", ").map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2], v[3], v[4]]
+        })
+        .collect()
+}
+
+#[test]
+fn logs_in_fios_format_hold_every_io() {
+    let dir = scratch("fio-logs");
+    // One line per I/O: exact on the null target, reads and writes as counted, latencies
+    // summing to the response times the document holds.
+    let args = ["run", "--target", "null", "--spec", "oltp-8k", "--workers", "2", "--ios", "30000", "--json", "r.json"];
+    ok_in(&dir, &[&args[..], &["--log-dir", "logs", "-q", "--no-history"]].concat());
+    let doc = read(&dir.join("r.json"));
+    for w in doc["results"][0]["workers"].as_array().unwrap() {
+        let stem = w["name"].as_str().unwrap().replace(' ', "_");
+        let lat = log_lines(&dir.join("logs").join(format!("{stem}_lat.1.log")));
+        let iops = log_lines(&dir.join("logs").join(format!("{stem}_iops.1.log")));
+        assert_eq!(lat.len() as f64, num(w, "ios"), "a line per I/O");
+        assert!(iops.iter().all(|l| l[1] == 1 && l[3] == 8192), "one 8 KiB I/O per line");
+        for (ddir, key) in [(0, "read"), (1, "write")] {
+            let mine: Vec<&[u64; 5]> = lat.iter().filter(|l| l[2] == ddir).collect();
+            assert_eq!(mine.len() as f64, num(w, &format!("raw/{key}/ios")));
+            let sum: u64 = mine.iter().map(|l| l[1]).sum();
+            assert_eq!(sum as f64, num(w, &format!("raw/{key}/response_sum_ns")), "{key} latencies");
+        }
+    }
+
+    // Averaged over 250 ms windows on a 2 s run: every window's I/Os per second times its
+    // length add up to the I/Os recorded.
+    let args = ["run", "--target", "null", "--spec", "oltp-8k", "--time", "2s", "--ramp", "0s", "--json", "t.json"];
+    ok_in(&dir, &[&args[..], &["--log-dir", "avg", "--log-avg", "250", "-q", "--no-history"]].concat());
+    let doc = read(&dir.join("t.json"));
+    let iops = log_lines(&dir.join("avg/worker_1_iops.1.log"));
+    let times: Vec<u64> = iops.iter().filter(|l| l[2] == 0).map(|l| l[0]).collect();
+    assert_eq!(times, (1..=8).map(|k| k * 250).collect::<Vec<_>>(), "a line per window, at its end");
+    for (ddir, key) in [(0, "read_ios"), (1, "write_ios")] {
+        let ios: u64 = iops.iter().filter(|l| l[2] == ddir).map(|l| l[1] / 4).sum();
+        assert_eq!(ios as f64, num(&doc, &format!("results/0/totals/{key}")), "{key}");
+    }
+
+    // A fio job file's write_*_log and log_avg_msec do the same.
+    std::fs::write(
+        dir.join("j.fio"),
+        "[a]\nioengine=null\nrw=randread\nbs=4k\nnumber_ios=5000\nwrite_lat_log=fiologs/a\nwrite_iops_log=fiologs/a\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("fiologs")).unwrap();
+    ok_in(&dir, &["run", "j.fio", "-q", "--no-history"]);
+    assert_eq!(log_lines(&dir.join("fiologs/a_lat.1.log")).len(), 5000);
+}

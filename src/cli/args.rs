@@ -186,6 +186,14 @@ pub struct SettingFlags {
     /// `iogauge verify --journal DIR` after a crash).
     #[arg(long, value_name = "DIR")]
     pub journal: Option<PathBuf>,
+    /// Write every worker's completions into DIR as fio's logs (NAME_lat/clat/bw/iops.N.log),
+    /// for fio's plotting tools.
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// With --log-dir: one line per window of MS milliseconds and direction (fio's
+    /// log_avg_msec); 0 (the default), one line per I/O.
+    #[arg(long, value_name = "MS", requires = "log_dir")]
+    pub log_avg: Option<u64>,
     /// Allow writing to this device or existing file although it holds data (repeatable).
     #[arg(long, value_name = "PATH")]
     pub allow_write: Vec<String>,
@@ -560,6 +568,12 @@ impl SettingFlags {
         t.verify |= self.verify;
         if let Some(v) = &self.journal {
             t.journal = Some(v.clone());
+        }
+        if let Some(v) = &self.log_dir {
+            t.log_dir = Some(v.clone());
+        }
+        if let Some(v) = self.log_avg {
+            t.log_avg_ms = v;
         }
         t.allow_write.extend(self.allow_write.iter().cloned());
         t.allow_mounted_write.extend(self.allow_mounted_write.iter().cloned());

@@ -122,6 +122,14 @@ pub struct TestSettings {
     /// (implies `verify`), so `iogauge verify --journal DIR` can check a target after a crash.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<std::path::PathBuf>,
+    /// Write every worker's completions into this directory as fio's logs (lat, clat, bw,
+    /// iops), for fio's plotting tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_dir: Option<std::path::PathBuf>,
+    /// With `log_dir`: one line per window of this many ms and direction (fio's
+    /// log_avg_msec); 0, one line per I/O.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub log_avg_ms: u64,
 }
 
 impl TestSettings {
@@ -190,6 +198,8 @@ impl Default for TestSettings {
             io_timeout: Duration::from_secs(30),
             verify: false,
             journal: None,
+            log_dir: None,
+            log_avg_ms: 0,
         }
     }
 }

@@ -172,6 +172,10 @@ struct FioJob {
     thinktime: Duration,
     thinktime_blocks: u32,
     verify: bool,
+    /// `write_*_log`: where the logs go.
+    log_dir: Option<PathBuf>,
+    /// `log_avg_msec`.
+    log_avg_ms: u64,
     /// Starts a new group, run after the ones before it.
     stonewall: bool,
 }
@@ -253,6 +257,8 @@ impl FioJob {
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
             verify: false,
+            log_dir: None,
+            log_avg_ms: 0,
             stonewall: false,
         }
     }
@@ -330,6 +336,13 @@ impl FioJob {
                     }
                 }
                 "verify" => self.verify = !matches!(v, "0" | "null" | ""),
+                // fio's logs: iogauge writes lat, clat, bw and iops together, named by worker,
+                // in the directory of the prefix.
+                "write_lat_log" | "write_bw_log" | "write_iops_log" => {
+                    let dir = Path::new(v).parent().filter(|p| !p.as_os_str().is_empty());
+                    self.log_dir = Some(dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
+                }
+                "log_avg_msec" => self.log_avg_ms = num(v)?,
                 "stonewall" | "wait_for_previous" | "new_group" => self.stonewall = flag(o)?,
                 // Reporting and process model: no bearing on what runs (iogauge reports the
                 // group's totals and each worker anyway).
@@ -501,6 +514,8 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     let name = file.display();
     job.test.buffered = !same(jobs, "direct", |j| j.direct)?;
     job.test.verify = same(jobs, "verify", |j| j.verify)?;
+    job.test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
+    job.test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
     job.test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
     job.test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
         true => EngineKind::Psync,

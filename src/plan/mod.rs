@@ -4,6 +4,7 @@
 
 mod verify;
 
+use std::fs::File;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -213,6 +214,13 @@ fn create(mut p: Checked) -> Result<Checked> {
     let s = &p.share.settings;
     if let Some(dir) = &s.journal {
         crate::verify::journal::start(dir)?;
+    }
+    if let Some(dir) = &s.log_dir {
+        let failed = |e: std::io::Error| input(format!("--log-dir {}: cannot write there: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(failed)?;
+        let probe = dir.join(format!(".iogauge-{}.probe", std::process::id()));
+        File::create(&probe).map_err(failed)?;
+        let _ = std::fs::remove_file(probe);
     }
     for t in &mut p.targets {
         if !t.exists {

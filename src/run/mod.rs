@@ -1,6 +1,7 @@
 //! Runs a prepared test: starts the workers together, has the `monitor` watch the clock,
 //! and turns what the workers hand back into the result document (`tally`).
 
+mod io_log;
 mod monitor;
 mod tally;
 mod verification;
@@ -134,7 +135,8 @@ fn run_workload(
         live: (0..n).map(|_| Live::default()).collect(),
     });
     let spec = prep.share.workloads[r].name.as_str();
-    let (handles, outcomes) = spawn_workers(prep, plans, checkers, &ctl)?;
+    let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
+    let (handles, outcomes) = spawn_workers(prep, plans, checkers, logs, &ctl)?;
     ctl.barrier.wait();
     // Every manager's workers are set up, or none runs.
     let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
@@ -160,6 +162,12 @@ fn run_workload(
         w
     };
     let outcomes = collect(prep, plans, handles, outcomes);
+    // A log that failed is said, and the results are kept: they do not depend on it.
+    for w in writers {
+        if let Some(e) = w.join().ok().and_then(std::result::Result::err) {
+            eprintln!("iogauge: warning: {e}");
+        }
+    }
     let verify = verification.map(|v| {
         let mut sum = VerifyResult { block_bytes: v.block(), checked_blocks: 0, mismatches: 0, found: Vec::new() };
         for (plan, c) in plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.checker.as_ref()?))) {
@@ -204,14 +212,34 @@ type Outcomes = mpsc::Receiver<(usize, WorkerOutcome)>;
 /// Starts one thread per worker. Outcomes come back over a channel rather than through join:
 /// a worker whose given-up I/Os still wait in io-wq threads hands its outcome back but cannot
 /// end (see [`held_targets`]).
+/// With `--log-dir`: each worker's log, and the threads writing them.
+type Logs = (Vec<Option<worker::io_log::IoLog>>, Vec<JoinHandle<std::result::Result<(), String>>>);
+
+fn start_logs(prep: &Prepared, plans: &[WorkerPlan], workload: usize, ctl: &Arc<Control>) -> Result<Logs> {
+    let s = &prep.share.settings;
+    let Some(dir) = &s.log_dir else { return Ok((Vec::new(), Vec::new())) };
+    let (mut logs, mut writers) = (Vec::new(), Vec::new());
+    for plan in plans {
+        let (log, chunks) = worker::io_log::channel();
+        let avg_ns = s.log_avg_ms * 1_000_000;
+        let writer = io_log::start(chunks, dir.clone(), &plan.name, workload + 1, avg_ns, Arc::clone(ctl))
+            .map_err(|e| runtime(format!("cannot start the I/O log's writer: {e}")))?;
+        logs.push(Some(log));
+        writers.push(writer);
+    }
+    Ok((logs, writers))
+}
+
 fn spawn_workers(
     prep: &Prepared,
     plans: &[WorkerPlan],
     checkers: Vec<Option<Checker>>,
+    logs: Vec<Option<worker::io_log::IoLog>>,
     ctl: &Arc<Control>,
 ) -> Result<(Vec<JoinHandle<()>>, Outcomes)> {
     let s = &prep.share.settings;
     let mut checkers = checkers.into_iter();
+    let mut logs = logs.into_iter();
     let (sent, received) = mpsc::channel();
     let handles = plans
         .iter()
@@ -231,6 +259,7 @@ fn spawn_workers(
                 stop_on_error: s.on_error == OnError::Stop,
                 checker: checkers.next().flatten(),
                 io_timeout: s.io_timeout,
+                log: logs.next().flatten(),
             };
             let (ctl, sent) = (Arc::clone(ctl), sent.clone());
             std::thread::Builder::new()

@@ -7,7 +7,7 @@ use super::doc::{self, CurveResult, PointResult, SCHEMA, SearchResult, StudyDoc}
 use super::stats::{CV_WARN, Spread};
 use super::{Point, apply, search};
 use crate::config::{Job, Limit, StudyConfig};
-use crate::error::{Error, Result, input};
+use crate::error::{Error, Result, input, runtime};
 use crate::managers::Group;
 use crate::plan;
 use crate::run::{self, LiveStatus, Observer};
@@ -64,12 +64,21 @@ impl Runner<'_> {
             base.test.run = vec![spec.to_string()];
         }
         let test = apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
-        let prep = plan::prepare_for(self.group, test)?;
+        let mut prep = plan::prepare_for(self.group, test)?;
         let mut docs = Vec::new();
         for r in 0..self.repeat {
             let mut label = label.to_string();
             if self.repeat > 1 {
                 label += &format!(" run {}/{}", r + 1, self.repeat);
+            }
+            // Each run's I/O logs in a directory of its own: DIR/point-N[/run-R].
+            if let Some(dir) = &self.base.test.log_dir {
+                let mut d = dir.join(format!("point-{}", self.doc.points.len() + 1));
+                if self.repeat > 1 {
+                    d = d.join(format!("run-{}", r + 1));
+                }
+                std::fs::create_dir_all(&d).map_err(|e| runtime(format!("--log-dir {}: {e}", d.display())))?;
+                prep.share.settings.log_dir = Some(d);
             }
             let tested = run::run_test(&prep, self.group, &mut PointObserver { inner: &mut *self.observer, label })?;
             for map in tested.maps.into_iter().filter(|m| m.entries.iter().any(|&e| e != 0)) {

@@ -34,6 +34,7 @@ use crate::verify::checker::Checker;
 
 mod arrival;
 mod generator;
+pub mod io_log;
 
 use arrival::Arrival;
 use generator::Generator;
@@ -141,6 +142,8 @@ pub struct WorkerJob {
     /// Once the worker stops issuing, how long it waits for the I/Os still in flight before
     /// it gives them up as timed out (`test.io_timeout`).
     pub io_timeout: Duration,
+    /// With `--log-dir`: every recorded completion, to the log's writer.
+    pub log: Option<io_log::IoLog>,
 }
 
 /// A worker's first failed I/O.
@@ -196,7 +199,8 @@ struct SlotMeta {
 /// happens, so a failed set-up never leaves anyone waiting.
 pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let checker = job.checker.take();
-    let set_up = SetUp::new(&job, checker);
+    let log = job.log.take();
+    let set_up = SetUp::new(&job, checker).map(|s| SetUp { log, ..s });
     if set_up.is_err() {
         ctl.failed.store(true, Relaxed);
     }
@@ -242,6 +246,9 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         Err(e) => (Err(format!("{}: {e}", job.plan.name)), Vec::new()),
     };
     live.thread.store(0, Relaxed);
+    if let Some(log) = s.log.take() {
+        log.finish();
+    }
     ctl.finished.fetch_add(1, Relaxed);
     match result {
         Ok((engine, last_ns)) => WorkerOutcome {
@@ -280,6 +287,7 @@ struct SetUp {
     stats: Vec<IoStats>,
     first_error: Option<FailedIo>,
     checker: Option<Checker>,
+    log: Option<io_log::IoLog>,
 }
 
 impl SetUp {
@@ -313,6 +321,7 @@ impl SetUp {
             stats: vec![IoStats::default(); job.targets.len()],
             first_error: None,
             checker,
+            log: None,
         })
     }
 
@@ -678,7 +687,8 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
     fn reap(&mut self, done: &mut Vec<Completion>, free: &mut VecDeque<u32>) {
         let (now, job, ctl) = (self.now, self.job, self.ctl);
         let end_ns = ctl.record_end_ns.load(Relaxed);
-        let recording = now >= ctl.record_start_ns.load(Relaxed) && now < end_ns;
+        let start_ns = ctl.record_start_ns.load(Relaxed);
+        let recording = now >= start_ns && now < end_ns;
         for c in done.drain(..) {
             self.in_flight -= 1;
             let m = self.s.meta[c.slot as usize];
@@ -701,6 +711,11 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             if ok {
                 if recording {
                     stats.dir(m.write).record(m.len as u64, response);
+                    if let Some(log) = &mut self.s.log {
+                        let (at_ns, response_ns, offset, len, write) =
+                            (now - start_ns, response, m.offset, m.len, m.write);
+                        log.push(io_log::Entry { at_ns, response_ns, offset, len, write });
+                    }
                 }
                 self.total_ios += 1;
                 self.total_bytes += m.len as u64;
