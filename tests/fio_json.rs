@@ -193,3 +193,34 @@ fn logs_in_fios_format_hold_every_io() {
     ok_in(&dir, &["run", "j.fio", "-q", "--no-history"]);
     assert_eq!(log_lines(&dir.join("fiologs/a_lat.1.log")).len(), 5000);
 }
+
+#[test]
+fn fio_plot_draws_iogauges_logs() {
+    // fio-plot finds logs by fio-plot's benchmark names: a worker named so is found.
+    let dir = scratch("fio-plot-logs");
+    std::fs::write(
+        dir.join("j.toml"),
+        "[test]\ntime = \"2s\"\nramp = \"0s\"\nrun = [\"random-read-4k\"]\n[[worker]]\n\
+         name = \"randread-iodepth-1-numjobs-1\"\ntargets = [\"null\"]\nrate_iops = 20000\n",
+    )
+    .unwrap();
+    ok_in(&dir, &["run", "j.toml", "--log-dir", "logs", "--log-avg", "500", "-q", "--no-history"]);
+    let iops = log_lines(&dir.join("logs/randread-iodepth-1-numjobs-1_iops.1.log"));
+    assert_eq!(iops.len(), 4);
+    assert!(iops.iter().all(|l| l[1].abs_diff(20_000) <= 200), "paced at 20,000 per second: {iops:?}");
+    let out = Command::new("fio-plot")
+        .args([
+            "-i", "logs", "-T", "iogauge", "-g", "-t", "iops", "lat", "-r", "randread", "-d", "1", "-n", "1", "-o",
+            "g.png",
+        ])
+        .current_dir(&dir)
+        .output()
+        .expect("fio-plot is installed (scripts/test installs it from PyPI)");
+    assert!(
+        out.status.success(),
+        "fio-plot: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read(dir.join("g.png")).unwrap().starts_with(b"\x89PNG"));
+}
