@@ -456,7 +456,8 @@ fn ctrl_c_keeps_the_point_and_removes_the_files() {
     let run = &doc["points"][0]["runs"][0];
     assert_eq!(run["interrupted"], true);
     let bytes = num(&run["results"][0], "totals/bytes");
-    assert!(bytes > 0.0 && bytes < (800 * MIB) as f64, "{bytes}");
+    // All 800 MiB may be in the page cache already when Ctrl-C comes during the fsync.
+    assert!(bytes > 0.0 && bytes <= (800 * MIB) as f64, "{bytes}");
     let series = run["results"][0]["intervals"].as_array().unwrap();
     let sampled: f64 = series.iter().map(|i| num(i, "mbps") * 1e6 * num(i, "duration_s")).sum();
     assert!((sampled - bytes).abs() < 1.0, "the samples hold every byte: {sampled} of {bytes}");
