@@ -126,6 +126,26 @@ pub mod serde_duration {
             Raw::Secs(n) => parse_duration(&n.to_string()).map_err(serde::de::Error::custom),
         }
     }
+
+    /// The same for an optional duration.
+    pub mod option {
+        use super::*;
+
+        /// Writes `"10s"`-style text or nothing.
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => s.serialize_some(&format_duration(*d)),
+                None => s.serialize_none(),
+            }
+        }
+
+        /// Reads text, a number of seconds, or nothing.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            #[derive(Deserialize)]
+            struct Wrap(#[serde(deserialize_with = "super::deserialize")] Duration);
+            Ok(Option::<Wrap>::deserialize(d)?.map(|w| w.0))
+        }
+    }
 }
 
 /// Serde helpers for sizes: a number of bytes or text such as `"4K"`.

@@ -189,10 +189,15 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         assert_eq!(err.trim().lines().count(), 1, "{body}: {err}");
         assert!(err.contains(says) && err.contains("j.fio"), "{body}: {err}");
     }
-    // fio's runtime without time_based ends at the first of two: refused, saying what to do.
-    std::fs::write(dir.join("j.fio"), "[a]\nioengine=null\nsize=1m\nruntime=10\n").unwrap();
-    let err = String::from_utf8_lossy(&iogauge_in(&dir, &["run", "j.fio"]).stderr).to_string();
-    assert!(err.contains("add time_based"), "{err}");
+    // fio's runtime without time_based ends the job at its size or its runtime, whichever
+    // comes first: a paced job stops at the runtime, a fast one at its count.
+    std::fs::write(dir.join("cap.fio"), "[a]\nioengine=null\nnumber_ios=100000\nrate_iops=1000\nruntime=1\n").unwrap();
+    let doc = json(&["run", dir.join("cap.fio").to_str().unwrap()]);
+    let (secs, ios) = (num(&doc, "results/0/duration_s"), num(&doc, "results/0/totals/ios"));
+    assert!((secs - 1.0).abs() < 0.05 && (ios - 1000.0).abs() <= 20.0, "{ios} I/Os in {secs} s");
+    std::fs::write(dir.join("cap.fio"), "[a]\nioengine=null\nnumber_ios=5000\nruntime=10\n").unwrap();
+    let doc = json(&["run", dir.join("cap.fio").to_str().unwrap()]);
+    assert!(num(&doc, "results/0/totals/ios") == 5000.0 && num(&doc, "results/0/duration_s") < 1.0);
     // --ignore-unknown runs without the option, with a warning naming it.
     std::fs::write(dir.join("j.fio"), format!("{base}[a]\nrw=randread\nfsync=32\n")).unwrap();
     let out = iogauge_in(&dir, &["run", "j.fio", "--ignore-unknown", "-q", "--no-history"]);

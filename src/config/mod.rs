@@ -74,6 +74,10 @@ pub struct TestSettings {
     /// Stop after this many bytes in all (no ramp-up).
     #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
+    /// A test that ends on `ios` or `bytes` stops at this time at the latest (fio's `runtime`
+    /// without `time_based`).
+    #[serde(default, with = "serde_duration::option", skip_serializing_if = "Option::is_none")]
+    pub max_time: Option<Duration>,
     /// Specifications run one after another, by workers that name none of their own.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub run: Vec<String>,
@@ -182,6 +186,7 @@ impl Default for TestSettings {
             time: Duration::from_secs(10),
             ios: None,
             bytes: None,
+            max_time: None,
             run: Vec::new(),
             engine: EngineKind::IoUring,
             interval: Duration::from_secs(1),

@@ -311,6 +311,16 @@ fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
     if t.ios.is_none() && t.bytes.is_none() && t.time.is_zero() {
         return err("time", "time = 0: give a run time such as 10s");
     }
+    match t.max_time {
+        Some(_) if !t.counted() => {
+            return err(
+                "max_time",
+                "max_time goes with ios or bytes (a timed test ends at its time): give one, or drop max_time",
+            );
+        }
+        Some(m) if m.is_zero() => return err("max_time", "max_time = 0: give a time such as 60s"),
+        _ => {}
+    }
     if t.interval < Duration::from_millis(10) {
         return err("interval", "interval must be at least 10ms");
     }

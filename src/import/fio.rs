@@ -531,20 +531,14 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     } else {
         let ios = jobs.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
         let bytes = jobs.iter().map(|j| j.io_size.or(j.size).map(|b| b * copies(j))).sum::<Option<u64>>();
+        // A runtime without time_based caps a job that ends on its size.
         match (ios, bytes, runtime) {
-            (Some(n), _, None) => job.test.ios = Some(n),
-            (None, Some(b), None) => job.test.bytes = Some(b),
+            (Some(n), _, t) => (job.test.ios, job.test.max_time) = (Some(n), t),
+            (None, Some(b), t) => (job.test.bytes, job.test.max_time) = (Some(b), t),
             (None, None, Some(t)) => job.test.time = t,
             (None, None, None) => {
                 return Err(format!(
                     "{name}: no size, io_size, number_ios or runtime: fio would not know when to stop"
-                ));
-            }
-            (_, _, Some(t)) => {
-                return Err(format!(
-                    "{name}: runtime={}s without time_based ends at that time or after the size, whichever comes first; \
-                     iogauge ends on one: add time_based (run for runtime) or remove runtime (run the size once)",
-                    t.as_secs()
                 ));
             }
         }

@@ -88,27 +88,33 @@ pub(super) fn mark(live: &[Live], at_ns: u64) -> Mark {
     Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot() }
 }
 
-/// A run's timing: interval, ramp-up and recorded time (u64::MAX when the test ends on a count).
+/// A run's timing: interval, ramp-up and recorded time (a counted test's `max_time`, or
+/// u64::MAX).
 pub(super) struct Clock {
     pub(super) interval_ns: u64,
     pub(super) ramp_ns: u64,
     pub(super) time_ns: u64,
+    /// The run ends on a count of I/Os or bytes (at `time_ns` at the latest).
+    counted: bool,
 }
 
 impl Clock {
-    /// The timing `s` asks for: a test that ends on a count has no ramp-up and no time limit.
+    /// The timing `s` asks for: a test that ends on a count has no ramp-up, and no time limit
+    /// but its `max_time`.
     pub(super) fn of(s: &TestSettings) -> Clock {
         let counted = s.counted();
+        let limit = s.max_time.map_or(u64::MAX, |t| t.as_nanos() as u64);
         Clock {
             interval_ns: s.interval.as_nanos() as u64,
             ramp_ns: if counted { 0 } else { s.ramp.as_nanos() as u64 },
-            time_ns: if counted { u64::MAX } else { s.time.as_nanos() as u64 },
+            time_ns: if counted { limit } else { s.time.as_nanos() as u64 },
+            counted,
         }
     }
 
     /// Whether the run ends at a time (else on a count of I/Os or bytes).
     pub(super) fn timed(&self) -> bool {
-        self.time_ns != u64::MAX
+        !self.counted
     }
 }
 
