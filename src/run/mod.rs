@@ -209,12 +209,10 @@ fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -
 /// Each worker's outcome as it hands it back, with its index.
 type Outcomes = mpsc::Receiver<(usize, WorkerOutcome)>;
 
-/// Starts one thread per worker. Outcomes come back over a channel rather than through join:
-/// a worker whose given-up I/Os still wait in io-wq threads hands its outcome back but cannot
-/// end (see [`held_targets`]).
 /// With `--log-dir`: each worker's log, and the threads writing them.
 type Logs = (Vec<Option<worker::io_log::IoLog>>, Vec<JoinHandle<std::result::Result<(), String>>>);
 
+/// Starts a writer per worker of workload `workload` when the test has a `log_dir`.
 fn start_logs(prep: &Prepared, plans: &[WorkerPlan], workload: usize, ctl: &Arc<Control>) -> Result<Logs> {
     let s = &prep.share.settings;
     let Some(dir) = &s.log_dir else { return Ok((Vec::new(), Vec::new())) };
@@ -230,6 +228,9 @@ fn start_logs(prep: &Prepared, plans: &[WorkerPlan], workload: usize, ctl: &Arc<
     Ok((logs, writers))
 }
 
+/// Starts one thread per worker. Outcomes come back over a channel rather than through join:
+/// a worker whose given-up I/Os still wait in io-wq threads hands its outcome back but cannot
+/// end (see [`held_targets`]).
 fn spawn_workers(
     prep: &Prepared,
     plans: &[WorkerPlan],
