@@ -9,6 +9,21 @@ use std::process::Command;
 use common::*;
 use serde_json::Value;
 
+/// Runs the real fio-plot in `dir` with `args`; the PNG it drew.
+fn fio_plot(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("fio-plot")
+        .args(args)
+        .args(["-T", "iogauge", "-o", "plot.png"])
+        .current_dir(dir)
+        .output()
+        .expect("fio-plot is installed (scripts/test installs it from PyPI)");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "fio-plot {args:?}: {said}");
+    let png = std::fs::read(dir.join("plot.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "fio-plot wrote a PNG");
+    png
+}
+
 fn read(path: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -122,19 +137,8 @@ fn fio_plot_draws_a_study_over_queue_depth() {
         assert_eq!(num(&v, "jobs/0/read/total_ios"), 20000.0);
         assert!((num(&v, "jobs/0/read/iops") - num(p, "runs/0/results/0/totals/iops")).abs() < 1e-6);
     }
-    let out = Command::new("fio-plot")
-        .args(["-i", "fio", "-T", "iogauge", "-l", "-r", "randread", "-d", "1", "4", "16", "-n", "1", "-o", "qd.png"])
-        .current_dir(&dir)
-        .output()
-        .expect("fio-plot is installed (scripts/test installs it from PyPI)");
-    assert!(
-        out.status.success(),
-        "fio-plot: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let png = std::fs::read(dir.join("qd.png")).unwrap();
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "fio-plot drew the graph");
+    let png = fio_plot(&dir, &["-i", "fio", "-l", "-r", "randread", "-d", "1", "4", "16", "-n", "1"]);
+    assert!(png.len() > 10_000, "fio-plot drew the graph");
 }
 
 /// The lines of a fio log: (time ms, value, ddir, bs, offset).
@@ -209,19 +213,5 @@ fn fio_plot_draws_iogauges_logs() {
     let iops = log_lines(&dir.join("logs/randread-iodepth-1-numjobs-1_iops.1.log"));
     assert_eq!(iops.len(), 4);
     assert!(iops.iter().all(|l| l[1].abs_diff(20_000) <= 200), "paced at 20,000 per second: {iops:?}");
-    let out = Command::new("fio-plot")
-        .args([
-            "-i", "logs", "-T", "iogauge", "-g", "-t", "iops", "lat", "-r", "randread", "-d", "1", "-n", "1", "-o",
-            "g.png",
-        ])
-        .current_dir(&dir)
-        .output()
-        .expect("fio-plot is installed (scripts/test installs it from PyPI)");
-    assert!(
-        out.status.success(),
-        "fio-plot: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(std::fs::read(dir.join("g.png")).unwrap().starts_with(b"\x89PNG"));
+    fio_plot(&dir, &["-i", "logs", "-g", "-t", "iops", "lat", "-r", "randread", "-d", "1", "-n", "1"]);
 }
