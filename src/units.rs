@@ -44,19 +44,21 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     }
 }
 
-/// Parses a duration: `500ms`, `10s`, `2m`, `1h`, or a bare number of seconds.
+/// Parses a duration: `500ms`, `10s`, `2m`, `1h`, `1d`, or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits_end);
     let bad = || format!("'{text}' is not a duration: use e.g. 500ms, 10s, 2m or 1h");
     let n: f64 = num.parse().map_err(|_| bad())?;
+    // fio's spellings too (usec, msec, sec, d), so its job files read the same.
     let secs = match unit {
-        "us" => n / 1e6,
-        "ms" => n / 1e3,
-        "" | "s" => n,
+        "us" | "usec" => n / 1e6,
+        "ms" | "msec" => n / 1e3,
+        "" | "s" | "sec" => n,
         "m" | "min" => n * 60.0,
         "h" => n * 3600.0,
+        "d" => n * 86400.0,
         _ => return Err(bad()),
     };
     if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {

@@ -73,14 +73,7 @@ impl OutputDir {
     /// Makes the directory if it is missing and checks that it takes files, writing nothing
     /// that stays.
     fn open(path: &Path, flag: &str) -> Result<OutputDir> {
-        let cannot = |e: std::io::Error| input(format!("{flag} {}: cannot write there: {e}", path.display()));
-        if path.exists() && !path.is_dir() {
-            return Err(input(format!("{flag} {} is not a directory: give a directory for its files", path.display())));
-        }
-        std::fs::create_dir_all(path).map_err(cannot)?;
-        let probe = path.join(format!(".iogauge-{}.probe", std::process::id()));
-        File::create(&probe).map_err(cannot)?;
-        let _ = std::fs::remove_file(&probe);
+        crate::targets::output_dir(path, flag)?;
         Ok(OutputDir(path.to_path_buf()))
     }
 

@@ -15,6 +15,7 @@ use std::time::Duration;
 use super::Import;
 use crate::config::{EngineKind, Job, WorkerConfig};
 use crate::spec::{AccessSpec, SpecLine};
+use crate::units::{parse_duration, parse_size};
 
 /// One `key[=value]` of a section, where it was written.
 #[derive(Debug, Clone)]
@@ -51,43 +52,14 @@ pub fn pattern(rw: &str) -> Result<(Option<u32>, u32), String> {
     })
 }
 
-/// A size as fio reads one with its default `kb_base=1024`: `4k`, `4K`, `4KiB` and `4kB` are
-/// all 4096 bytes.
-pub fn size(v: &str) -> Result<u64, String> {
+/// A time as fio reads one: a bare number in `unit` (seconds for runtime, microseconds for
+/// thinktime), else with fio's units (`us`, `ms`, `s`, `m`, `h`, `d`, also `usec`...).
+fn time(v: &str, unit: Duration) -> Result<Duration, String> {
     let v = v.trim();
-    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let n: u64 = v[..digits].parse().map_err(|_| format!("\"{v}\" is not a size (e.g. 4k, 1m, 10g)"))?;
-    let unit = v[digits..].to_ascii_lowercase();
-    let unit = unit.trim_end_matches("ib").trim_end_matches('b').trim_end_matches('i');
-    let shift = match unit {
-        "" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        "t" => 40,
-        "p" => 50,
-        _ => return Err(format!("\"{v}\" is not a size (e.g. 4k, 1m, 10g)")),
-    };
-    n.checked_mul(1 << shift).ok_or_else(|| format!("\"{v}\" is too large"))
-}
-
-/// A time as fio reads one: `unit` when none is written (seconds for runtime, microseconds
-/// for thinktime), else `us`, `ms`, `s`, `m`, `h`, `d`.
-fn time(v: &str, unit_ns: u64) -> Result<Duration, String> {
-    let v = v.trim();
-    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let n: u64 = v[..digits].parse().map_err(|_| format!("\"{v}\" is not a time (e.g. 60, 60s, 2m)"))?;
-    let ns = match v[digits..].to_ascii_lowercase().as_str() {
-        "" => unit_ns,
-        "us" | "usec" => 1_000,
-        "ms" | "msec" => 1_000_000,
-        "s" | "sec" => 1_000_000_000,
-        "m" | "min" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        "d" => 86_400_000_000_000,
-        _ => return Err(format!("\"{v}\" is not a time (e.g. 60, 60s, 2m)")),
-    };
-    Ok(Duration::from_nanos(n.saturating_mul(ns)))
+    match v.parse::<u32>() {
+        Ok(n) => Ok(unit * n),
+        Err(_) => parse_duration(v),
+    }
 }
 
 /// `${NAME}` replaced by the environment's value.
@@ -194,7 +166,7 @@ enum Engine {
 fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
     let one = |part: &str| -> Result<Vec<(u64, u32)>, String> {
         if !split {
-            return Ok(vec![(size(part)?, 100)]);
+            return Ok(vec![(parse_size(part)?, 100)]);
         }
         let mut out = Vec::new();
         for item in part.split(':').filter(|s| !s.is_empty()) {
@@ -205,7 +177,7 @@ fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
             } else {
                 Some(pct.parse::<u32>().map_err(|_| format!("\"{item}\": share \"{pct}\" is not a whole %"))?)
             };
-            out.push((size(s)?, pct));
+            out.push((parse_size(s)?, pct));
         }
         let given: u32 = out.iter().filter_map(|x| x.1).sum();
         let blank = out.iter().filter(|x| x.1.is_none()).count() as u32;
@@ -294,12 +266,12 @@ impl FioJob {
                 }
                 "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,
                 "numjobs" => self.numjobs = num(v)?.clamp(1, 4096) as u32,
-                "runtime" | "timeout" => self.runtime = Some(time(v, 1_000_000_000).map_err(bad)?),
-                "ramp_time" => self.ramp = time(v, 1_000_000_000).map_err(bad)?,
+                "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
+                "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
                 "time_based" => self.time_based = flag(o)?,
-                "size" => self.size = Some(size(v).map_err(bad)?),
-                "offset" => self.offset = size(v).map_err(bad)?,
-                "io_size" | "io_limit" => self.io_size = Some(size(v).map_err(bad)?),
+                "size" => self.size = Some(parse_size(v).map_err(bad)?),
+                "offset" => self.offset = parse_size(v).map_err(bad)?,
+                "io_size" | "io_limit" => self.io_size = Some(parse_size(v).map_err(bad)?),
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
                 "directory" => self.directory = Some(v.to_string()),
@@ -325,7 +297,7 @@ impl FioJob {
                     }
                     self.rate_iops = Some(num(v)? as f64);
                 }
-                "thinktime" => self.thinktime = time(v, 1_000).map_err(bad)?,
+                "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
                 "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
                 "random_distribution" => {
                     if !v.eq_ignore_ascii_case("random") {
@@ -597,14 +569,12 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
         }
         Ok(out)
     };
+    let unnamed = |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
     let first = workers(&groups[0])?;
     let mut specs: Vec<AccessSpec> = Vec::new();
     let mut run = Vec::new();
-    for g in &groups {
-        let w = workers(g)?;
-        let unnamed =
-            |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
-        if unnamed(&w) != unnamed(&first) {
+    for (k, g) in groups.iter().enumerate() {
+        if k > 0 && unnamed(&workers(g)?) != unnamed(&first) {
             return Err(format!(
                 "{}: [{}] starts a group (stonewall) with other workers than the first group's: iogauge runs groups \
                  one after another only as the same workers with another rw/bs",
@@ -651,15 +621,16 @@ mod tests {
 
     #[test]
     fn sizes_and_times_are_fios() {
-        assert_eq!(size("4k"), Ok(4096));
-        assert_eq!(size("4KiB"), Ok(4096));
-        assert_eq!(size("1m"), Ok(1 << 20));
-        assert_eq!(size("10G"), Ok(10 << 30));
-        assert_eq!(size("512"), Ok(512));
-        assert!(size("4x").is_err());
-        assert_eq!(time("60", 1_000_000_000), Ok(Duration::from_secs(60)));
-        assert_eq!(time("2m", 1_000_000_000), Ok(Duration::from_secs(120)));
-        assert_eq!(time("500", 1_000), Ok(Duration::from_micros(500)));
+        // fio's default kb_base=1024: every multiple binary, as iogauge's own sizes.
+        for (text, bytes) in [("4k", 4096), ("4KiB", 4096), ("4kB", 4096), ("1m", 1 << 20), ("10G", 10 << 30)] {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+        let s = Duration::from_secs(1);
+        assert_eq!(time("60", s), Ok(Duration::from_secs(60)));
+        assert_eq!(time("2m", s), Ok(Duration::from_secs(120)));
+        assert_eq!(time("1d", s), Ok(Duration::from_secs(86_400)));
+        assert_eq!(time("500", Duration::from_micros(1)), Ok(Duration::from_micros(500)));
+        assert_eq!(time("5msec", s), Ok(Duration::from_millis(5)));
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 mod verify;
 
-use std::fs::File;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -216,11 +215,7 @@ fn create(mut p: Checked) -> Result<Checked> {
         crate::verify::journal::start(dir)?;
     }
     if let Some(dir) = &s.log_dir {
-        let failed = |e: std::io::Error| input(format!("--log-dir {}: cannot write there: {e}", dir.display()));
-        std::fs::create_dir_all(dir).map_err(failed)?;
-        let probe = dir.join(format!(".iogauge-{}.probe", std::process::id()));
-        File::create(&probe).map_err(failed)?;
-        let _ = std::fs::remove_file(probe);
+        targets::output_dir(dir, "--log-dir")?;
     }
     for t in &mut p.targets {
         if !t.exists {

@@ -413,3 +413,18 @@ pub fn open(info: &TargetInfo, write: bool) -> Result<File> {
     }
     Ok(f)
 }
+
+/// Makes directory `dir` for an output if it is missing, and checks that it takes files,
+/// leaving nothing behind: one check for every output that is a directory (`--log-dir`,
+/// `--fio-json DIR`).
+pub fn output_dir(dir: &Path, flag: &str) -> Result<()> {
+    let cannot = |e: std::io::Error| input(format!("{flag} {}: cannot write there: {e}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        return Err(input(format!("{flag} {} is not a directory: give a directory for its files", dir.display())));
+    }
+    std::fs::create_dir_all(dir).map_err(cannot)?;
+    let probe = dir.join(format!(".iogauge-{}.probe", std::process::id()));
+    File::create(&probe).map_err(cannot)?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
