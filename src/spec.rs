@@ -36,6 +36,15 @@ pub struct SpecLine {
     /// I/Os per burst between delays (Iometer's "burst"); default 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub burst: u32,
+    /// A line's I/Os come in runs of this many: the first of each run is random or sequential
+    /// by `random`, the rest follow it sequentially (fio's `rw=randread:N`: one seek every N
+    /// I/Os); default 1, every I/O drawn.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub seek_every: u32,
+    /// Bytes left between a sequential I/O's end and the next one's start (fio's holes,
+    /// `rw=write:4k`); negative steps back (`-8K` after 4 KiB reads is backwards reading).
+    #[serde(default, skip_serializing_if = "is_zero_i64", with = "serde_size::signed")]
+    pub skip: i64,
 }
 
 fn hundred() -> u32 {
@@ -49,6 +58,17 @@ fn is_zero(n: &u32) -> bool {
 }
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
+}
+
+impl SpecLine {
+    /// A line of `size`-byte transfers taking `share` % of the I/Os, `read` % reads and
+    /// `random` % random, with every other setting at its default.
+    pub fn new(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
+        SpecLine { size, share, read, random, align: None, delay_ms: 0, burst: 1, seek_every: 1, skip: 0 }
+    }
 }
 
 /// A named access specification.
@@ -96,6 +116,12 @@ impl AccessSpec {
             if l.burst == 0 {
                 return Err(format!("{at}: burst must be at least 1"));
             }
+            if l.seek_every == 0 {
+                return Err(format!("{at}: seek_every must be at least 1 (1: every I/O is drawn)"));
+            }
+            if l.skip % 512 != 0 || l.skip.unsigned_abs() > 1 << 40 {
+                return Err(format!("{at}: skip {} must be a multiple of 512 bytes, within 1 TiB", l.skip));
+            }
         }
         Ok(())
     }
@@ -132,7 +158,7 @@ pub fn name_without_size(name: &str, size: u64) -> &str {
 }
 
 fn line(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
-    SpecLine { size, share, read, random, align: None, delay_ms: 0, burst: 1 }
+    SpecLine::new(size, share, read, random)
 }
 
 fn single(name: String, description: &str, size: u64, read: u32, random: u32) -> AccessSpec {

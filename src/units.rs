@@ -5,6 +5,16 @@
 
 use std::time::Duration;
 
+/// A size with an optional leading `-` (`-8K`): a step back.
+pub fn parse_signed_size(text: &str) -> Result<i64, String> {
+    let (negative, rest) = match text.trim().strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let n = i64::try_from(parse_size(rest)?).map_err(|_| format!("size '{text}' is too large"))?;
+    Ok(if negative { -n } else { n })
+}
+
 /// Parses a size: `512`, `4K`, `4k`, `4KB`, `4KiB`, `1.5G`, `2T`. Every multiple is binary
 /// (`K`, `KB` and `KiB` all mean 1024), as in Iometer and fio's default; a fraction must come to
 /// whole bytes (`1.5K` = 1536).
@@ -194,6 +204,31 @@ pub mod serde_size {
         /// Reads bytes, text or nothing.
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
             Option::<Raw>::deserialize(d)?.map(from_raw).transpose()
+        }
+    }
+
+    /// The same for a signed size (`-8K`).
+    pub mod signed {
+        use super::*;
+
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum SignedRaw {
+            Bytes(i64),
+            Text(String),
+        }
+
+        /// Writes bytes.
+        pub fn serialize<S: Serializer>(n: &i64, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_i64(*n)
+        }
+
+        /// Reads bytes or text, with an optional leading `-`.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+            match SignedRaw::deserialize(d)? {
+                SignedRaw::Bytes(n) => Ok(n),
+                SignedRaw::Text(t) => parse_signed_size(&t).map_err(serde::de::Error::custom),
+            }
         }
     }
 }

@@ -175,7 +175,9 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     for (body, says) in [
         ("[a]\nrw=randread\nfsync=32\n", "option fsync in [a] is not supported"),
         ("[a]\nioengine=rbd\n", "ioengine=rbd"),
-        ("[a]\nrw=randread:8\n", ":N offset modifier"),
+        ("[a]\nrw=randread:0\n", "give the I/Os per new random offset"),
+        ("[a]\nrw=write:4x\n", "is not a size"),
+        ("[a]\nrw=randread:8\nrw_sequencer=identical\n", "rw_sequencer=identical"),
         ("[a]\nrw=randtrim\n", "trims are not supported"),
         ("[a]\nrandom_distribution=zipf:1.2\n", "random_distribution=zipf:1.2"),
         ("[a]\nbs=4x\n", "is not a size"),
@@ -225,4 +227,59 @@ fn a_buffered_job_goes_through_the_page_cache_on_a_device_too() {
     assert!(kernel < reads / 2.0, "the page cache served most reads: kernel {kernel}, ours {reads}");
     let warnings = doc["warnings"].to_string();
     assert!(warnings.contains("page cache"), "{warnings}");
+}
+
+/// Offsets of a per-I/O latency log (fio's with `log_offset=1`, or iogauge's), in log order.
+fn logged_offsets(dir: &Path) -> Vec<u64> {
+    let log = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("_clat.1.log"))
+        .unwrap_or_else(|| panic!("no _clat.1.log in {}", dir.display()));
+    let text = std::fs::read_to_string(log).unwrap();
+    text.lines().map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap()).collect()
+}
+
+#[test]
+fn offset_modifiers_run_as_fio_runs_them() {
+    // fio's `rw=...:N`: a sequential pattern leaves a hole of N after each I/O (negative:
+    // backwards), a random one takes a new random offset every N I/Os. One I/O at a time, so
+    // both tools' logs list the I/Os in the order they were issued.
+    let lo = LoopDev::new(64 << 20);
+    let dir = scratch("fio-offsets");
+    let job = |rw: &str, ios: u32, logs: &Path| {
+        format!(
+            "[a]\nfilename=${{DEV}}\nrw={rw}\nbs=4k\nsize=1m\ndirect=1\nioengine=psync\nnumber_ios={ios}\n\
+             write_lat_log={}/a\nlog_offset=1\n",
+            logs.display()
+        )
+    };
+    for rw in ["read:4k", "write:12k", "read:-8k"] {
+        let (theirs, ours_dir) = (dir.join(format!("fio-{rw}")), dir.join(format!("iogauge-{rw}")));
+        for d in [&theirs, &ours_dir] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("j.fio"), job(rw, 300, d)).unwrap();
+        }
+        fio(&dir, &theirs.join("j.fio"), &lo.dev);
+        ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
+        let (f, o) = (logged_offsets(&theirs), logged_offsets(&ours_dir));
+        assert_eq!(o.len(), 300, "{rw}");
+        // fio ends after one pass over its 1 MiB where iogauge wraps: that pass agrees.
+        let pass = f.len().min(o.len());
+        assert!(pass >= 64, "rw={rw}: fio did {pass} I/Os");
+        assert_eq!(f[..pass], o[..pass], "rw={rw}: offsets of fio then iogauge");
+    }
+    // Runs of 8: 7 I/Os of every 8 follow the one before, in both tools.
+    let follow =
+        |offs: &[u64]| offs.windows(2).filter(|w| w[1] == w[0] + 4096).count() as f64 / (offs.len() - 1) as f64;
+    let (theirs, ours_dir) = (dir.join("fio-runs"), dir.join("iogauge-runs"));
+    for d in [&theirs, &ours_dir] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("j.fio"), job("randread:8\nsize=32m\nnorandommap", 4000, d)).unwrap();
+    }
+    fio(&dir, &theirs.join("j.fio"), &lo.dev);
+    let doc = ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
+    let (f, o) = (follow(&logged_offsets(&theirs)), follow(&logged_offsets(&ours_dir)));
+    assert!((f - 0.875).abs() < 0.01 && (o - 0.875).abs() < 0.01, "following I/Os: fio {f}, iogauge {o}");
+    assert_eq!(doc["config"]["spec"][0]["lines"][0]["seek_every"], 8, "{}", doc["config"]["spec"]);
 }

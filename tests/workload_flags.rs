@@ -81,6 +81,16 @@ fn fio_words_are_the_same_workload() {
     let d = json(&["run", "--target", "null", "--ios", "1000", "--spec", "Random-Write-24K", "--no-history"]);
     assert_eq!(d["results"][0]["spec"], "random-write-24k");
     assert_eq!(d["results"][0]["totals"]["write_bytes"], 1000 * 24576);
+    // fio's :N: runs of N I/Os per seek, or holes (negative: backwards), named by what they do.
+    for (rw, name, field, value) in [
+        ("randread:8", "4k-read100-random100-seek8", "seek_every", 8),
+        ("read:-8K", "4k-read100-random0-skip-8k", "skip", -8192),
+        ("write:4K", "4k-read0-random0-skip4k", "skip", 4096),
+    ] {
+        let e = json(&["run", "--target", "null", "--ios", "1000", "--rw", rw, "--no-history"]);
+        assert_eq!(e["results"][0]["spec"], name, "{rw}");
+        assert_eq!(e["config"]["spec"][0]["lines"][0][field], value, "{rw}");
+    }
 }
 
 #[test]

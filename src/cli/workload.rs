@@ -24,7 +24,8 @@ pub struct SpecFlags {
     /// Alignment of random offsets (default: the transfer size).
     #[arg(long, value_parser = parse_size, value_name = "SIZE")]
     pub align: Option<u64>,
-    /// fio's pattern: read, write, randread, randwrite, rw (readwrite) or randrw.
+    /// fio's pattern: read, write, randread, randwrite, rw (readwrite) or randrw; `:N` as fio's
+    /// (randread:8, a new random offset every 8 I/Os; write:4K, a 4 KiB hole after each I/O).
     #[arg(long, value_name = "PATTERN")]
     pub rw: Option<String>,
     /// fio's % of reads in rw/randrw (default 50), as --read.
@@ -46,7 +47,9 @@ impl SpecFlags {
     /// The access specification the flags describe, named by what it does: a built-in name
     /// where one fits (`random-read-16k`), else e.g. `16k-read70-random100`.
     pub fn spec(&self) -> Result<AccessSpec> {
-        let (read, random) = self.read_random()?;
+        let pattern = self.pattern()?;
+        let (read, random) = (pattern.read.unwrap_or(100), pattern.random);
+        let plain = (pattern.seek_every, pattern.skip, self.align) == (1, 0, None);
         let sizes = match &self.bs {
             Some(bs) => mix(bs)?,
             None => vec![(4096, 100)],
@@ -58,7 +61,7 @@ impl SpecFlags {
             (0, 0) => Some("streaming-write"),
             _ => None,
         };
-        if let (Some(family), [(size, _)], None) = (family, sizes.as_slice(), self.align) {
+        if let (Some(family), [(size, _)], true) = (family, sizes.as_slice(), plain) {
             return find_builtin(&format!("{family}-{}", format_size(*size)));
         }
         let sizes_name: Vec<String> = match sizes.as_slice() {
@@ -69,9 +72,21 @@ impl SpecFlags {
         if let Some(a) = self.align {
             name.push_str(&format!("-align{}", format_size(a).to_lowercase()));
         }
+        if pattern.seek_every > 1 {
+            name.push_str(&format!("-seek{}", pattern.seek_every));
+        }
+        if pattern.skip != 0 {
+            let sign = if pattern.skip < 0 { "-" } else { "" };
+            name.push_str(&format!("-skip{sign}{}", format_size(pattern.skip.unsigned_abs()).to_lowercase()));
+        }
         let lines = sizes
             .iter()
-            .map(|&(size, share)| SpecLine { size, share, read, random, align: self.align, delay_ms: 0, burst: 1 })
+            .map(|&(size, share)| SpecLine {
+                align: self.align,
+                seek_every: pattern.seek_every,
+                skip: pattern.skip,
+                ..SpecLine::new(size, share, read, random)
+            })
             .collect();
         let spec = AccessSpec { name, description: "from the command line".into(), lines };
         spec.validate().map_err(|e| {
@@ -81,8 +96,9 @@ impl SpecFlags {
         Ok(spec)
     }
 
-    /// % read and % random from Iometer's flags or fio's pattern; contradictions refused.
-    fn read_random(&self) -> Result<(u32, u32)> {
+    /// % read and % random from Iometer's flags or fio's pattern (with its `:N`), `read` always
+    /// given; contradictions refused.
+    fn pattern(&self) -> Result<fio::Pattern> {
         if let (Some(r), Some(m)) = (self.read, self.rwmixread) {
             if r != m {
                 return Err(input(format!("--read {r} and --rwmixread {m} say different things: give one")));
@@ -90,9 +106,11 @@ impl SpecFlags {
         }
         let asked_read = self.read.or(self.rwmixread);
         let Some(rw) = &self.rw else {
-            return Ok((asked_read.unwrap_or(100), self.random.unwrap_or(100)));
+            let (read, random) = (asked_read.unwrap_or(100), self.random.unwrap_or(100));
+            return Ok(fio::Pattern { read: Some(read), random, seek_every: 1, skip: 0 });
         };
-        let (pattern_read, random) = fio::pattern(rw).map_err(|e| input(format!("--rw {rw}: {e}")))?;
+        let pattern = fio::pattern(rw).map_err(|e| input(format!("--rw {rw}: {e}")))?;
+        let random = pattern.random;
         if let Some(r) = self.random {
             if r != random {
                 return Err(input(format!(
@@ -100,7 +118,7 @@ impl SpecFlags {
                 )));
             }
         }
-        let read = match (pattern_read, asked_read) {
+        let read = match (pattern.read, asked_read) {
             (Some(p), Some(a)) if p != a => {
                 return Err(input(format!(
                     "--read/--rwmixread {a} contradicts --rw {rw}: use --rw {}rw to mix reads and writes",
@@ -110,7 +128,7 @@ impl SpecFlags {
             (Some(p), _) => p,
             (None, a) => a.unwrap_or(50),
         };
-        Ok((read, random))
+        Ok(fio::Pattern { read: Some(read), ..pattern })
     }
 }
 

@@ -23,8 +23,8 @@ const LATENCY_MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000]
 /// fio's `iodepth_level` buckets: 1, 2, 4 ... 32, >=64.
 const DEPTHS: [u32; 6] = [1, 2, 4, 8, 16, 32];
 
-/// fio's name of a specification's pattern: `rw`, and `rwmixread` / `percentage_random` when
-/// they are not implied.
+/// fio's name of a specification's pattern: `rw` (with fio's `:N`), and `rwmixread` /
+/// `percentage_random` when they are not implied.
 fn pattern(spec: &AccessSpec, options: &mut Map<String, Value>) {
     let share = |f: fn(&crate::spec::SpecLine) -> u32| {
         spec.lines.iter().map(|l| (f(l) * l.share) as u64).sum::<u64>().div_ceil(100) as u32
@@ -37,6 +37,14 @@ fn pattern(spec: &AccessSpec, options: &mut Map<String, Value>) {
         (0, _) => "randwrite",
         (_, 0) => "rw",
         _ => "randrw",
+    };
+    // fio's `:N`, when every line has the same.
+    let first = &spec.lines[0];
+    let same = spec.lines.iter().all(|l| (l.seek_every, l.skip) == (first.seek_every, first.skip));
+    let rw = match (first.seek_every, first.skip) {
+        (n, _) if same && n > 1 && random > 0 => format!("{rw}:{n}"),
+        (_, skip) if same && skip != 0 && random == 0 => format!("{rw}:{skip}"),
+        _ => rw.to_string(),
     };
     options.insert("rw".into(), rw.into());
     if read != 0 && read != 100 {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Import;
-use crate::config::{EngineKind, Job, WorkerConfig};
+use crate::config::{EngineKind, Job, TestSettings, WorkerConfig};
 use crate::spec::{AccessSpec, SpecLine};
 use crate::units::{parse_duration, parse_size};
 
@@ -35,10 +35,28 @@ struct Section {
 /// How deep `include`s may nest (a file including itself would never end).
 const MAX_INCLUDE_DEPTH: usize = 8;
 
-/// `%` of reads and of random I/Os of fio's `rw` (`readwrite` mixes take `rwmixread`):
-/// (`Some(read)` or `None` for a mix, random); else what to give instead.
-pub fn pattern(rw: &str) -> Result<(Option<u32>, u32), String> {
-    Ok(match rw.to_ascii_lowercase().as_str() {
+/// What fio's `rw=PATTERN[:N]` asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pattern {
+    /// % of reads, `None` for a mix (`rwmixread` decides).
+    pub read: Option<u32>,
+    /// % of random I/Os (0 or 100).
+    pub random: u32,
+    /// A random pattern's `:N`: a new random offset every N I/Os (1 without it).
+    pub seek_every: u32,
+    /// A sequential pattern's `:SIZE`: the hole after each I/O, negative backwards.
+    pub skip: i64,
+}
+
+/// fio's `rw` (also `--rw`), with its postfix as fio reads it: for a random pattern the I/Os
+/// per new random offset, for a sequential one the hole after each I/O; else what to give
+/// instead.
+pub fn pattern(rw: &str) -> Result<Pattern, String> {
+    let (name, postfix) = match rw.split_once(':') {
+        Some((p, n)) => (p, Some(n.trim())),
+        None => (rw, None),
+    };
+    let (read, random) = match name.trim().to_ascii_lowercase().as_str() {
         "read" => (Some(100), 0),
         "write" => (Some(0), 0),
         "randread" => (Some(100), 100),
@@ -49,7 +67,20 @@ pub fn pattern(rw: &str) -> Result<(Option<u32>, u32), String> {
             return Err("trims are not supported yet; use read, write, rw or their rand forms".into());
         }
         _ => return Err("use read, write, randread, randwrite, rw (readwrite) or randrw".into()),
-    })
+    };
+    let mut p = Pattern { read, random, seek_every: 1, skip: 0 };
+    match postfix {
+        None => {}
+        Some(n) if random > 0 => {
+            p.seek_every = n
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!(":{n}: give the I/Os per new random offset, a whole number from 1"))?;
+        }
+        Some(n) => p.skip = crate::units::parse_signed_size(n).map_err(|e| format!(":{n}: the hole: {e}"))?,
+    }
+    Ok(p)
 }
 
 /// A time as fio reads one: a bare number in `unit` (seconds for runtime, microseconds for
@@ -143,6 +174,10 @@ struct FioJob {
     rate_iops: Option<f64>,
     thinktime: Duration,
     thinktime_blocks: u32,
+    /// `rw=randread:N`: a new random offset every N I/Os.
+    seek_every: u32,
+    /// `rw=write:4k`: a hole after each sequential I/O (negative: backwards).
+    skip: i64,
     verify: bool,
     /// `write_*_log`: where the logs go.
     log_dir: Option<PathBuf>,
@@ -160,6 +195,22 @@ enum Engine {
     Sync,
     /// null: no I/O at all.
     Null,
+}
+
+impl Engine {
+    /// What iogauge runs for fio's `ioengine`.
+    fn of(name: &str) -> Result<Engine, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "io_uring" | "libaio" | "posixaio" => Ok(Engine::Async),
+            "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Ok(Engine::Sync),
+            "null" => Ok(Engine::Null),
+            _ => Err(
+                "iogauge runs io_uring (for io_uring, libaio, posixaio), psync (sync, psync, vsync, pvsync, pvsync2) \
+                 or null"
+                    .into(),
+            ),
+        }
+    }
 }
 
 /// A `bs`/`bssplit` value: sizes with shares, for reads and writes (`R,W`; one for both).
@@ -228,6 +279,8 @@ impl FioJob {
             rate_iops: None,
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
+            seek_every: 1,
+            skip: 0,
             verify: false,
             log_dir: None,
             log_avg_ms: 0,
@@ -246,15 +299,15 @@ impl FioJob {
                 |v: &str| v.trim().parse::<u64>().map_err(|_| format!("{}: {}={v}: give a whole number", o.at, o.key));
             match o.key.as_str() {
                 "name" => self.name = v.to_string(),
-                "rw" | "readwrite" => {
-                    if v.contains(':') {
-                        return Err(format!(
-                            "{}: rw={v}: the :N offset modifier (runs of N I/Os, or holes) is not supported; give rw \
-                             without it",
-                            o.at
-                        ));
-                    }
-                    rw = Some((v.to_string(), o.at.clone()));
+                "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),
+                // fio's default; `identical` repeats the last offset between seeks.
+                "rw_sequencer" if v.eq_ignore_ascii_case("sequential") => {}
+                "rw_sequencer" => {
+                    return Err(format!(
+                        "{}: rw_sequencer={v}: iogauge continues sequentially between seeks (fio's sequential); \
+                         remove it",
+                        o.at
+                    ));
                 }
                 "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
                 "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
@@ -277,20 +330,7 @@ impl FioJob {
                 "directory" => self.directory = Some(v.to_string()),
                 "direct" => self.direct = flag(o)?,
                 "buffered" => self.direct = !flag(o)?,
-                "ioengine" => {
-                    self.engine = match v.to_ascii_lowercase().as_str() {
-                        "io_uring" | "libaio" | "posixaio" => Engine::Async,
-                        "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Engine::Sync,
-                        "null" => Engine::Null,
-                        other => {
-                            return Err(format!(
-                                "{}: ioengine={other}: iogauge runs io_uring (for io_uring, libaio, posixaio), \
-                                 psync (sync, psync, vsync, pvsync, pvsync2) or null",
-                                o.at
-                            ));
-                        }
-                    }
-                }
+                "ioengine" => self.engine = Engine::of(v).map_err(|e| format!("{}: ioengine={v}: {e}", o.at))?,
                 "rate_iops" => {
                     if v.contains(',') {
                         return Err(format!("{}: rate_iops={v}: one rate for reads and writes together", o.at));
@@ -315,6 +355,8 @@ impl FioJob {
                     self.log_dir = Some(dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
                 }
                 "log_avg_msec" => self.log_avg_ms = num(v)?,
+                // iogauge's logs always give each I/O's offset.
+                "log_offset" => {}
                 "stonewall" | "wait_for_previous" | "new_group" => self.stonewall = flag(o)?,
                 // Reporting and process model: no bearing on what runs (iogauge reports the
                 // group's totals and each worker anyway).
@@ -332,10 +374,10 @@ impl FioJob {
             }
         }
         if let Some((rw, at)) = rw {
-            let (read, random) = pattern(&rw).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
-            self.random = random;
+            let p = pattern(&rw).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
+            (self.random, self.seek_every, self.skip) = (p.random, p.seek_every, p.skip);
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
-            self.read = read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
+            self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
         }
         Ok(())
     }
@@ -351,13 +393,11 @@ impl FioJob {
             ));
         }
         let line = |size, share, read| SpecLine {
-            size,
-            share,
-            read,
-            random: self.random,
-            align: None,
             delay_ms: (delay_ms / 1000) as u32,
             burst: self.thinktime_blocks,
+            seek_every: self.seek_every,
+            skip: self.skip,
+            ..SpecLine::new(size, share, read, self.random)
         };
         let lines: Vec<SpecLine> = if self.sizes[0] == self.sizes[1] || self.read == 100 || self.read == 0 {
             let sizes = if self.read == 0 { &self.sizes[1] } else { &self.sizes[0] };
@@ -483,45 +523,7 @@ fn same<T: PartialEq + std::fmt::Debug>(jobs: &[FioJob], what: &str, f: impl Fn(
 
 fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     let mut job = Job::default();
-    let name = file.display();
-    job.test.buffered = !same(jobs, "direct", |j| j.direct)?;
-    job.test.verify = same(jobs, "verify", |j| j.verify)?;
-    job.test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
-    job.test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
-    job.test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
-    job.test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
-        true => EngineKind::Psync,
-        false => EngineKind::IoUring,
-    };
-    // How the test ends: fio runs `runtime` with time_based; without it, each job does its
-    // size (or io_size / number_ios) once, ending early at runtime.
-    let time_based = same(jobs, "time_based", |j| j.time_based)?;
-    let runtime = same(jobs, "runtime", |j| j.runtime)?;
-    let copies = |j: &FioJob| j.numjobs as u64;
-    if time_based {
-        job.test.time = runtime.ok_or_else(|| format!("{name}: time_based without runtime: give runtime"))?;
-    } else {
-        let ios = jobs.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
-        let bytes = jobs.iter().map(|j| j.io_size.or(j.size).map(|b| b * copies(j))).sum::<Option<u64>>();
-        // A runtime without time_based caps a job that ends on its size.
-        match (ios, bytes, runtime) {
-            (Some(n), _, t) => (job.test.ios, job.test.max_time) = (Some(n), t),
-            (None, Some(b), t) => (job.test.bytes, job.test.max_time) = (Some(b), t),
-            (None, None, Some(t)) => job.test.time = t,
-            (None, None, None) => {
-                return Err(format!(
-                    "{name}: no size, io_size, number_ios or runtime: fio would not know when to stop"
-                ));
-            }
-        }
-    }
-    if !job.test.counted() && !job.test.ramp.is_zero() && !time_based {
-        return Err(format!("{name}: ramp_time needs time_based"));
-    }
-    if let Some(s) = jobs.iter().filter_map(|j| j.size.map(|s| s / j.targets(0).len() as u64)).max() {
-        job.test.file_size = s;
-    }
-
+    settings(jobs, file, &mut job.test)?;
     // Groups: a stonewall starts one; each group after the first must be the same workers
     // with one specification of its own.
     let mut groups: Vec<Vec<&FioJob>> = Vec::new();
@@ -531,73 +533,8 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
             _ => groups.push(vec![j]),
         }
     }
-    let workers = |g: &[&FioJob]| -> Result<Vec<WorkerConfig>, String> {
-        let mut out = Vec::new();
-        for j in g {
-            let targets = j.targets(0);
-            let files = targets.len() as u32;
-            let outstanding = if j.engine == Engine::Sync { 1 } else { j.iodepth };
-            if outstanding % files != 0 {
-                return Err(format!(
-                    "{}: iodepth={} over {files} files: iogauge keeps the same outstanding I/Os on each target; give \
-                     an iodepth that is a multiple of the files",
-                    j.at, j.iodepth
-                ));
-            }
-            let per_copy = j.file_per_copy();
-            let base = WorkerConfig {
-                outstanding: outstanding / files,
-                working_set: j.size.map(|s| s / files as u64),
-                offset: j.offset,
-                rate_iops: j.rate_iops,
-                ..WorkerConfig::default()
-            };
-            if per_copy {
-                // fio gives each copy its own file.
-                for c in 0..j.numjobs {
-                    let name = Some(if j.numjobs > 1 { format!("{}.{c}", j.name) } else { j.name.clone() });
-                    out.push(WorkerConfig { name, targets: j.targets(c), ..base.clone() });
-                }
-            } else {
-                out.push(WorkerConfig {
-                    name: Some(j.name.clone()),
-                    count: j.numjobs,
-                    targets: targets.clone(),
-                    ..base
-                });
-            }
-        }
-        Ok(out)
-    };
-    let unnamed = |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
-    let first = workers(&groups[0])?;
-    let mut specs: Vec<AccessSpec> = Vec::new();
-    let mut run = Vec::new();
-    for (k, g) in groups.iter().enumerate() {
-        if k > 0 && unnamed(&workers(g)?) != unnamed(&first) {
-            return Err(format!(
-                "{}: [{}] starts a group (stonewall) with other workers than the first group's: iogauge runs groups \
-                 one after another only as the same workers with another rw/bs",
-                g[0].at, g[0].name
-            ));
-        }
-        let group_specs = g.iter().map(|j| j.spec()).collect::<Result<Vec<_>, _>>()?;
-        for s in &group_specs {
-            if !specs.iter().any(|x| x.name == s.name) {
-                specs.push(s.clone());
-            }
-        }
-        let all_same = group_specs.iter().all(|s| s.lines == group_specs[0].lines);
-        if groups.len() > 1 && !all_same {
-            return Err(format!(
-                "{}: the jobs of a group (between stonewalls) run different rw/bs: iogauge runs one specification per \
-                 group",
-                g[0].at
-            ));
-        }
-        run.push(group_specs);
-    }
-    job.workers = first;
+    job.workers = workers(&groups[0])?;
+    let (specs, run) = specifications(&groups, &job.workers)?;
     if groups.len() > 1 {
         job.test.run = run.iter().map(|g| g[0].name.clone()).collect();
     } else {
@@ -613,6 +550,119 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     }
     job.specs = specs;
     Ok(job)
+}
+
+/// The `[test]` settings every job must share: direct, verify, logs, ramp, engine, and how
+/// the test ends.
+fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(), String> {
+    let name = file.display();
+    test.buffered = !same(jobs, "direct", |j| j.direct)?;
+    test.verify = same(jobs, "verify", |j| j.verify)?;
+    test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
+    test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
+    test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
+    test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
+        true => EngineKind::Psync,
+        false => EngineKind::IoUring,
+    };
+    // How the test ends: fio runs `runtime` with time_based; without it, each job does its
+    // size (or io_size / number_ios) once, ending early at runtime.
+    let time_based = same(jobs, "time_based", |j| j.time_based)?;
+    let runtime = same(jobs, "runtime", |j| j.runtime)?;
+    let copies = |j: &FioJob| j.numjobs as u64;
+    if time_based {
+        test.time = runtime.ok_or_else(|| format!("{name}: time_based without runtime: give runtime"))?;
+    } else {
+        let ios = jobs.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
+        let bytes = jobs.iter().map(|j| j.io_size.or(j.size).map(|b| b * copies(j))).sum::<Option<u64>>();
+        // A runtime without time_based caps a job that ends on its size.
+        match (ios, bytes, runtime) {
+            (Some(n), _, t) => (test.ios, test.max_time) = (Some(n), t),
+            (None, Some(b), t) => (test.bytes, test.max_time) = (Some(b), t),
+            (None, None, Some(t)) => test.time = t,
+            (None, None, None) => {
+                return Err(format!(
+                    "{name}: no size, io_size, number_ios or runtime: fio would not know when to stop"
+                ));
+            }
+        }
+    }
+    if !test.counted() && !test.ramp.is_zero() && !time_based {
+        return Err(format!("{name}: ramp_time needs time_based"));
+    }
+    if let Some(s) = jobs.iter().filter_map(|j| j.size.map(|s| s / j.targets(0).len() as u64)).max() {
+        test.file_size = s;
+    }
+    Ok(())
+}
+
+/// The workers of one group of jobs: a job's `numjobs` copies are one entry with a `count`,
+/// or one entry each when every copy has its own file.
+fn workers(group: &[&FioJob]) -> Result<Vec<WorkerConfig>, String> {
+    let mut out = Vec::new();
+    for j in group {
+        let targets = j.targets(0);
+        let files = targets.len() as u32;
+        let outstanding = if j.engine == Engine::Sync { 1 } else { j.iodepth };
+        if outstanding % files != 0 {
+            return Err(format!(
+                "{}: iodepth={} over {files} files: iogauge keeps the same outstanding I/Os on each target; give \
+                 an iodepth that is a multiple of the files",
+                j.at, j.iodepth
+            ));
+        }
+        let base = WorkerConfig {
+            outstanding: outstanding / files,
+            working_set: j.size.map(|s| s / files as u64),
+            offset: j.offset,
+            rate_iops: j.rate_iops,
+            ..WorkerConfig::default()
+        };
+        if j.file_per_copy() {
+            for c in 0..j.numjobs {
+                let name = Some(if j.numjobs > 1 { format!("{}.{c}", j.name) } else { j.name.clone() });
+                out.push(WorkerConfig { name, targets: j.targets(c), ..base.clone() });
+            }
+        } else {
+            out.push(WorkerConfig { name: Some(j.name.clone()), count: j.numjobs, targets, ..base });
+        }
+    }
+    Ok(out)
+}
+
+/// Every group's specifications (a group after the first must be `first`'s workers with one
+/// specification), and the distinct ones in order of first use.
+fn specifications(
+    groups: &[Vec<&FioJob>],
+    first: &[WorkerConfig],
+) -> Result<(Vec<AccessSpec>, Vec<Vec<AccessSpec>>), String> {
+    let unnamed = |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
+    let mut specs: Vec<AccessSpec> = Vec::new();
+    let mut run = Vec::new();
+    for (k, g) in groups.iter().enumerate() {
+        if k > 0 && unnamed(&workers(g)?) != unnamed(first) {
+            return Err(format!(
+                "{}: [{}] starts a group (stonewall) with other workers than the first group's: iogauge runs groups \
+                 one after another only as the same workers with another rw/bs",
+                g[0].at, g[0].name
+            ));
+        }
+        let group_specs = g.iter().map(|j| j.spec()).collect::<Result<Vec<_>, _>>()?;
+        for s in &group_specs {
+            if !specs.iter().any(|x| x.name == s.name) {
+                specs.push(s.clone());
+            }
+        }
+        if groups.len() > 1 && !group_specs.iter().all(|s| s.lines == group_specs[0].lines) {
+            return Err(format!(
+                "{}: the jobs of a group (between stonewalls) run different rw/bs: iogauge runs one specification per \
+                 group",
+                g[0].at
+            ));
+        }
+        run.push(group_specs);
+    }
+    Ok((specs, run))
 }
 
 #[cfg(test)]

@@ -226,15 +226,12 @@ fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>, String> {
                 )));
             }
             spec.lines.push(SpecLine {
-                size: n[0],
-                share: pct(n[1], "% of size")?,
-                read: pct(n[2], "% reads")?,
-                random: pct(n[3], "% random")?,
                 // Iometer's 0 is "sector boundaries"; iogauge's default aligns random offsets to
                 // the transfer size rounded up to the block size (docs/interop.md).
                 align: (n[6] != 0).then_some(n[6]),
                 delay_ms: n[4].min(u32::MAX as u64) as u32,
                 burst: n[5].clamp(1, u32::MAX as u64) as u32,
+                ..SpecLine::new(n[0], pct(n[1], "% of size")?, pct(n[2], "% reads")?, pct(n[3], "% random")?)
             });
         }
         spec.validate().map_err(|e| lines.err(e))?;

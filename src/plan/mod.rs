@@ -472,6 +472,13 @@ fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> std::result:
                 ));
             }
         }
+        if info.direct && l.skip.unsigned_abs() % lbs != 0 {
+            return Err(format!(
+                "{at}: skip {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT)",
+                human_size(l.skip.unsigned_abs()),
+                info.path
+            ));
+        }
         if l.size > ws {
             return Err(format!(
                 "{at}: transfer size {} is larger than the working set of {} ({}); enlarge the working set or the target",

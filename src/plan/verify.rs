@@ -81,14 +81,15 @@ pub fn block_size(share: &Share, targets: &[TargetInfo]) -> Result<Option<(u64, 
     Ok(Some((b, warnings)))
 }
 
-/// The largest block (a multiple of 512 bytes) dividing every transfer size, alignment and
-/// working-set start of the workers on real targets.
+/// The largest block (a multiple of 512 bytes) dividing every transfer size, alignment, skip
+/// and working-set start of the workers on real targets.
 fn common_block(workers: &[Worker], runs: &[Workload]) -> Result<u64> {
     let mut b = 0;
     for r in runs {
         for (w, s) in workers.iter().zip(&r.specs).filter(|(w, _)| real(w)) {
             for l in s.lines.iter().filter(|l| l.share > 0) {
                 b = gcd(b, gcd(l.size, l.align.unwrap_or(l.size)));
+                b = gcd(b, l.skip.unsigned_abs());
             }
             b = gcd(b, w.offset);
         }

@@ -1,6 +1,8 @@
 //! Which I/O a worker issues next: the access specification's line (by its share), the
 //! direction (by its read percentage), and the offset, random (uniform over the line's aligned
-//! places in the working set) or sequential (where the last sequential I/O on the target ended).
+//! places in the working set) or sequential (where the last sequential I/O on the target ended,
+//! plus the line's `skip`). A line with `seek_every` N draws random-or-sequential for the
+//! first I/O of each run of N; the rest continue sequentially after it.
 
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
@@ -18,6 +20,10 @@ pub(super) struct Line {
     /// The worker pauses this long after each `burst` I/Os of this line (0: never).
     pub(super) delay_ns: u64,
     pub(super) burst: u32,
+    /// I/Os per run; 1: every I/O drawn.
+    seek_every: u32,
+    /// Bytes between a sequential I/O's end and the next one's start.
+    skip: i64,
 }
 
 struct TargetState {
@@ -26,10 +32,32 @@ struct TargetState {
     next_seq: u64,
 }
 
+impl TargetState {
+    /// The next sequential offset for a `size`-byte I/O, `skip` bytes after the last one.
+    #[inline(always)]
+    fn next_sequential(&mut self, size: u64, skip: i64) -> u64 {
+        let o = self.next_seq;
+        // One comparison for both sides: below the start wraps round to a huge distance.
+        let o = if o.wrapping_sub(self.start) > self.end - self.start - size { self.wrap(size, skip) } else { o };
+        self.next_seq = (o + size).wrapping_add_signed(skip);
+        o
+    }
+
+    /// Where a sequential stream that left the working set starts again: at the start going
+    /// forwards; going backwards, as if the last I/O had ended at the end (fio's wrap).
+    #[cold]
+    fn wrap(&self, size: u64, skip: i64) -> u64 {
+        let back = self.end.wrapping_add_signed(skip);
+        if skip < 0 && back >= self.start && back <= self.end - size { back } else { self.start }
+    }
+}
+
 /// Random offsets of one line on one target: `start + k x align` for k in `0..count`.
 struct Placement {
     count: u64,
     align: u64,
+    /// I/Os of this line on this target until the next draw (runs of `seek_every`).
+    until_draw: u32,
 }
 
 /// Chooses each I/O: line, direction, offset.
@@ -64,6 +92,8 @@ impl Generator {
                     random_below: pct_below(l.random),
                     delay_ns: l.delay_ms as u64 * 1_000_000,
                     burst: l.burst,
+                    seek_every: l.seek_every,
+                    skip: l.skip,
                 }
             })
             .collect();
@@ -72,7 +102,7 @@ impl Generator {
             for l in &spec.lines {
                 let lbs = info.logical_block;
                 let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
-                placements.push(Placement { count: (ws.size - l.size) / align + 1, align });
+                placements.push(Placement { count: (ws.size - l.size) / align + 1, align, until_draw: 1 });
             }
         }
         let targets = plan
@@ -96,18 +126,38 @@ impl Generator {
         let l = &self.lines[li];
         let write = (r & 0xffff_ffff) >= l.read_below;
         let random = (self.rng.next_u64() >> 32) < l.random_below;
+        if l.seek_every > 1 {
+            return (li, write, self.in_runs(target, li, random));
+        }
         let t = &mut self.targets[target];
-        let size = l.size as u64;
         let offset = if random {
             let p = &self.placements[target * self.lines.len() + li];
             t.start + self.rng.below(p.count) * p.align
         } else {
-            // Sequential: continue where the last sequential I/O on this target ended.
-            let o = if t.next_seq + size > t.end { t.start } else { t.next_seq };
-            t.next_seq = o + size;
-            o
+            // Sequential: continue where the last sequential I/O on this target ended
+            // (Iometer's sequential stream runs beside the random I/Os).
+            t.next_sequential(l.size as u64, l.skip)
         };
         (li, write, offset)
+    }
+
+    /// The offset of an I/O of a line with runs of `seek_every`: the first of each run on a
+    /// target is random if `drawn`, the rest follow the one before. Apart from `next`, so a
+    /// specification without runs pays one branch for them.
+    #[inline(never)]
+    fn in_runs(&mut self, target: usize, li: usize, drawn: bool) -> u64 {
+        let l = &self.lines[li];
+        let p = &mut self.placements[target * self.lines.len() + li];
+        let t = &mut self.targets[target];
+        p.until_draw -= 1;
+        if p.until_draw > 0 || !drawn {
+            p.until_draw = if p.until_draw == 0 { l.seek_every } else { p.until_draw };
+            return t.next_sequential(l.size as u64, l.skip);
+        }
+        p.until_draw = l.seek_every;
+        let o = t.start + self.rng.below(p.count) * p.align;
+        t.next_seq = (o + l.size as u64).wrapping_add_signed(l.skip);
+        o
     }
 }
 
@@ -115,22 +165,26 @@ impl Generator {
 mod tests {
     use super::*;
     use crate::plan::WorkingSet;
-    use crate::spec::find_builtin;
+    use crate::spec::{SpecLine, find_builtin};
     use crate::targets;
 
     fn setup(spec: &str, start: u64, size: u64, lbs: u64) -> Generator {
-        let spec = find_builtin(spec).unwrap();
+        with_lines(find_builtin(spec).unwrap(), start, size, lbs, 1)
+    }
+
+    /// A generator over `targets` targets, each with the same working set.
+    fn with_lines(spec: AccessSpec, start: u64, size: u64, lbs: u64, targets: usize) -> Generator {
         let plan = WorkerPlan {
             name: "w".into(),
             spec: spec.clone(),
             outstanding: 1,
-            targets: vec![WorkingSet { target: 0, start, size }],
+            targets: (0..targets).map(|target| WorkingSet { target, start, size }).collect(),
             rate_iops: None,
             rate_mbps: None,
         };
         let mut info = targets::inspect("null", 0, false).unwrap();
         info.logical_block = lbs;
-        Generator::new(&spec, &plan, &[info], 7)
+        Generator::new(&spec, &plan, &vec![info; targets], 7)
     }
 
     #[test]
@@ -195,5 +249,68 @@ mod tests {
         }
         assert!((reads as f64 / n as f64 - 0.95).abs() < 0.005);
         assert!((randoms as f64 / n as f64 - 0.75).abs() < 0.005, "{randoms}");
+    }
+
+    fn one_line(line: SpecLine) -> AccessSpec {
+        AccessSpec { name: "t".into(), description: String::new(), lines: vec![line] }
+    }
+
+    #[test]
+    fn runs_of_seek_every_follow_each_seek_on_each_target() {
+        let (start, size) = (1 << 20, 64 << 20);
+        let spec = one_line(SpecLine { seek_every: 8, ..SpecLine::new(4096, 100, 100, 100) });
+        let mut g = with_lines(spec.clone(), start, size, 512, 1);
+        let mut prev = None;
+        let mut seeks = 0;
+        for i in 0..80_000 {
+            let (_, _, off) = g.next(0);
+            assert!(off >= start && off + 4096 <= start + size);
+            if i % 8 == 0 {
+                // A run's first I/O is a new random offset (the same as the last end with
+                // probability 1/16384).
+                seeks += u32::from(Some(off) != prev.map(|p| p + 4096));
+            } else {
+                let p = prev.unwrap();
+                // Inside a run: right after the last I/O, or back at the start after the end.
+                assert!(off == p + 4096 || (off == start && p + 8192 > start + size), "{i}: {p} -> {off}");
+            }
+            prev = Some(off);
+        }
+        assert!(seeks >= 9_990, "{seeks} seeks in 10,000 runs");
+        // Two targets: each has runs of its own, whatever the order they are used in.
+        let mut g = with_lines(spec, start, size, 512, 2);
+        let mut last = [None::<u64>; 2];
+        let mut n = [0u32; 2];
+        for i in 0..8000 {
+            let t = (i * 7 / 3) % 2;
+            let (_, _, off) = g.next(t);
+            if n[t] % 8 != 0 && off != start {
+                assert_eq!(Some(off), last[t].map(|p| p + 4096), "target {t}, its I/O {}", n[t]);
+            }
+            (last[t], n[t]) = (Some(off), n[t] + 1);
+        }
+    }
+
+    #[test]
+    fn skip_leaves_holes_forwards_and_reads_backwards() {
+        let (start, size) = (8192, 64 << 10);
+        let mut g =
+            with_lines(one_line(SpecLine { skip: 4096, ..SpecLine::new(4096, 100, 100, 0) }), start, size, 512, 1);
+        let offs: Vec<u64> = (0..10).map(|_| g.next(0).2).collect();
+        // Every other 4 KiB block, then back to the start.
+        let holes: Vec<u64> = (0..8).map(|k| start + k * 8192).chain([start, start + 8192]).collect();
+        assert_eq!(offs, holes);
+        // Backwards: 4 KiB reads stepping 8 KiB back from each end: from the start, then as
+        // if the last I/O had ended at the end (fio's wrap), down to the start again.
+        let mut g =
+            with_lines(one_line(SpecLine { skip: -8192, ..SpecLine::new(4096, 100, 100, 0) }), start, size, 512, 1);
+        let offs: Vec<u64> = (0..18).map(|_| g.next(0).2).collect();
+        let end = start + size;
+        let back: Vec<u64> = [start]
+            .into_iter()
+            .chain((1..=15).map(|k| end - 4096 - k * 4096))
+            .chain([end - 8192, end - 12288])
+            .collect();
+        assert_eq!(offs, back);
     }
 }
