@@ -11,6 +11,18 @@ use crate::study::doc::StudyDoc;
 /// The summary table of a document: a row per workload, read and write apart when it has
 /// both, the `detail` rows under it; errors, notes and warnings under the table.
 pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
+    let mut out = grid(&rows(doc, detail));
+    set_up(doc, &mut out);
+    in_flight(doc, &mut out);
+    failures(doc, &mut out);
+    for w in &doc.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out.into_bytes()
+}
+
+/// A row per workload (its read and write apart when it mixes them, then `detail`'s parts).
+fn rows(doc: &ResultDoc, detail: Detail) -> Vec<Vec<String>> {
     let errors = doc.results.iter().any(|r| r.totals.metrics.errors > 0);
     let mut rows = vec![
         ["workload", "IOPS", "MB/s", "avg ms", "p99 ms", "max ms", "CPU %", "own %", "IOPS/CPU%"]
@@ -46,7 +58,11 @@ pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
             add(format!("  {name}"), part.of(Dir::All), no_cpu());
         }
     }
-    let mut out = grid(&rows);
+    rows
+}
+
+/// What ran: workers, outstanding I/Os, time, targets, managers.
+fn set_up(doc: &ResultDoc, out: &mut String) {
     if let Some(r) = doc.results.first() {
         let mut targets: Vec<&str> = r.targets.iter().map(|t| t.path.as_str()).collect();
         targets.dedup();
@@ -70,6 +86,11 @@ pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
             );
         }
     }
+}
+
+/// Each workload's pace against its rate, or the I/Os really in flight when well under the
+/// asked depth.
+fn in_flight(doc: &ResultDoc, out: &mut String) {
     for r in &doc.results {
         // An open loop keeps in flight what its rate needs; a closed one should keep all.
         if let Some(p) = findings::pace(doc, r) {
@@ -80,6 +101,10 @@ pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
             let _ = writeln!(out, "{}: {mean:.1} of {asked} I/Os in flight on average (IOPS x avg ms){why}", r.spec);
         }
     }
+}
+
+/// I/O errors, the first failed I/O, and what verification found.
+fn failures(doc: &ResultDoc, out: &mut String) {
     for r in &doc.results {
         for e in &r.totals.metrics.error_kinds {
             let _ = writeln!(out, "{}: {} I/O error(s): {}", r.spec, e.count, e.text);
@@ -108,10 +133,6 @@ pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
             }
         }
     }
-    for w in &doc.warnings {
-        let _ = writeln!(out, "warning: {w}");
-    }
-    out.into_bytes()
 }
 
 /// IOPS, MB/s, avg, p99 and max response time of some I/Os.

@@ -194,22 +194,7 @@ impl Ran {
             stonewall_s: (stonewall_ns.saturating_sub(start)) as f64 / 1e9,
             min_xfer_bytes: self.outcomes.iter().map(|o| o.stonewall.0).min().unwrap_or(0),
         };
-        let first_error = self
-            .outcomes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| Some((i, o.failure.as_ref()?)))
-            .min_by_key(|(_, f)| f.at_ns)
-            .map(|(i, f)| FirstError {
-                manager: 0,
-                worker: format!("thread {}", i + 1),
-                path: f.path.display().to_string(),
-                offset: f.offset,
-                write: f.write,
-                errno: f.errno,
-                text: errno_text(f.errno),
-                at_s: f.at_ns.saturating_sub(start) as f64 / 1e9,
-            });
+        let first_error = self.first_error(start);
         let totals = Totals { metrics, outstanding: s.works.len() as u64, cpu };
         let unix_ns = self.started_at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         WorkloadResult {
@@ -234,6 +219,25 @@ impl Ran {
             verify: None,
             fs: Some(fs),
         }
+    }
+
+    /// The first failed I/O of any thread, timed from the phase's start.
+    fn first_error(&self, start: u64) -> Option<FirstError> {
+        self.outcomes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| Some((i, o.failure.as_ref()?)))
+            .min_by_key(|(_, f)| f.at_ns)
+            .map(|(i, f)| FirstError {
+                manager: 0,
+                worker: format!("thread {}", i + 1),
+                path: f.path.display().to_string(),
+                offset: f.offset,
+                write: f.write,
+                errno: f.errno,
+                text: errno_text(f.errno),
+                at_s: f.at_ns.saturating_sub(start) as f64 / 1e9,
+            })
     }
 }
 

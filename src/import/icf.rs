@@ -435,26 +435,7 @@ fn to_job(
     if workers.is_empty() {
         return Err(err("no worker has both a target and an access specification: nothing would run".into()));
     }
-    let mut unmapped: Vec<&str> = Vec::new();
-    for t in workers.iter().flat_map(|w| &w.targets) {
-        if map_target(t, &import.map_target).is_none() && !unmapped.contains(&t.as_str()) {
-            unmapped.push(t);
-        }
-    }
-    if !unmapped.is_empty() {
-        return Err(err(format!(
-            "targets need a Linux path: {}; give --map-target NAME=PATH for each (e.g. --map-target '{}=/dev/sdb')",
-            unmapped.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", "),
-            unmapped[0]
-        )));
-    }
-    for w in &workers {
-        for s in w.specs.iter().filter(|s| *s != IDLE) {
-            if !specs.iter().any(|x| &x.name == s) {
-                return Err(err(format!("worker \"{}\" is assigned \"{s}\", which the file does not define", w.name)));
-            }
-        }
-    }
+    check_names(&workers, &specs, import).map_err(err)?;
 
     job.test.time = match (setup.run_time, import.time) {
         (_, Some(t)) => t,
@@ -512,6 +493,31 @@ fn to_job(
     job.specs = specs;
     job.study = study(&setup, &mut job, &workers).map_err(err)?;
     Ok(job)
+}
+
+/// Every target has a Linux path and every assigned specification is defined.
+fn check_names(workers: &[&IcfWorker], specs: &[AccessSpec], import: &Import) -> Result<(), String> {
+    let mut unmapped: Vec<&str> = Vec::new();
+    for t in workers.iter().flat_map(|w| &w.targets) {
+        if map_target(t, &import.map_target).is_none() && !unmapped.contains(&t.as_str()) {
+            unmapped.push(t);
+        }
+    }
+    if !unmapped.is_empty() {
+        return Err(format!(
+            "targets need a Linux path: {}; give --map-target NAME=PATH for each (e.g. --map-target '{}=/dev/sdb')",
+            unmapped.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", "),
+            unmapped[0]
+        ));
+    }
+    for w in workers {
+        for s in w.specs.iter().filter(|s| *s != IDLE) {
+            if !specs.iter().any(|x| &x.name == s) {
+                return Err(format!("worker \"{}\" is assigned \"{s}\", which the file does not define", w.name));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `[study]` of a cycling test type; none for NORMAL.

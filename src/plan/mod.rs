@@ -292,6 +292,36 @@ fn check(share: Share) -> Result<Checked> {
     for p in &paths {
         targets.push(targets::inspect(p, s.file_size, s.buffered)?);
     }
+    let mut warnings = target_warnings(&targets, s)?;
+    for wc in &share.workers {
+        check_worker(wc, &targets, s.engine, &mut warnings)?;
+    }
+    for run in &share.workloads {
+        for (wc, spec) in share.workers.iter().zip(&run.specs) {
+            for t in &wc.targets {
+                check_spec(find(&targets, t), wc, spec).map_err(|m| input(format!("{}: {m}", wc.name)))?;
+            }
+        }
+    }
+    check_resources(&share)?;
+    for t in &targets {
+        if share.writes_to(&t.path) {
+            safety::check_write(t, &s.allow_write, &s.allow_mounted_write)?;
+        }
+    }
+    let verify_block = match s.verifying() {
+        true => verify::block_size(&share, &targets)?.map(|(block, said)| {
+            warnings.extend(said);
+            block
+        }),
+        false => None,
+    };
+    Ok(Checked { share, targets, warnings, verify_block })
+}
+
+/// Warnings about the targets themselves: one target under two names (refused when verifying),
+/// a test file of an earlier run reused at another size.
+fn target_warnings(targets: &[TargetInfo], s: &TestSettings) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
     // Two names for one device or file are one target (identity, not names): a verified test
     // would check each name's writes apart and call the other's corruption.
@@ -320,54 +350,38 @@ fn check(share: Share) -> Result<Checked> {
             format_size(s.file_size)
         ));
     }
-    for wc in &share.workers {
-        let kinds: Vec<TargetKind> = wc.targets.iter().map(|t| find(&targets, t).kind).collect();
-        if kinds.contains(&TargetKind::Null) && kinds.iter().any(|k| *k != TargetKind::Null) {
-            return Err(input(format!(
-                "{}: the null target cannot share a worker with real targets; give it a worker of its own",
-                wc.name
-            )));
-        }
-        let slots = wc.outstanding as u64 * wc.targets.len() as u64;
-        if slots > MAX_SLOTS_PER_WORKER {
-            return Err(input(format!(
-                "{}: {} targets x {} outstanding = {slots} I/Os in flight; one worker can keep at most {MAX_SLOTS_PER_WORKER}: use more workers",
-                wc.name,
-                wc.targets.len(),
-                wc.outstanding
-            )));
-        }
-        if s.engine == EngineKind::Psync && slots > 1 && kinds[0] != TargetKind::Null {
-            let msg = format!(
-                "psync keeps 1 I/O in flight per worker: {} asked for {slots}; use the io_uring engine for more",
-                wc.name
-            );
-            if !warnings.contains(&msg) {
-                warnings.push(msg);
-            }
+    Ok(warnings)
+}
+
+/// A worker's targets and depth: the null target alone, at most MAX_SLOTS_PER_WORKER I/Os in
+/// flight, and a warning when psync cannot keep what was asked in flight.
+fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warnings: &mut Vec<String>) -> Result<()> {
+    let kinds: Vec<TargetKind> = wc.targets.iter().map(|t| find(targets, t).kind).collect();
+    if kinds.contains(&TargetKind::Null) && kinds.iter().any(|k| *k != TargetKind::Null) {
+        return Err(input(format!(
+            "{}: the null target cannot share a worker with real targets; give it a worker of its own",
+            wc.name
+        )));
+    }
+    let slots = wc.outstanding as u64 * wc.targets.len() as u64;
+    if slots > MAX_SLOTS_PER_WORKER {
+        return Err(input(format!(
+            "{}: {} targets x {} outstanding = {slots} I/Os in flight; one worker can keep at most {MAX_SLOTS_PER_WORKER}: use more workers",
+            wc.name,
+            wc.targets.len(),
+            wc.outstanding
+        )));
+    }
+    if engine == EngineKind::Psync && slots > 1 && kinds[0] != TargetKind::Null {
+        let msg = format!(
+            "psync keeps 1 I/O in flight per worker: {} asked for {slots}; use the io_uring engine for more",
+            wc.name
+        );
+        if !warnings.contains(&msg) {
+            warnings.push(msg);
         }
     }
-    for run in &share.workloads {
-        for (wc, spec) in share.workers.iter().zip(&run.specs) {
-            for t in &wc.targets {
-                check_spec(find(&targets, t), wc, spec).map_err(|m| input(format!("{}: {m}", wc.name)))?;
-            }
-        }
-    }
-    check_resources(&share)?;
-    for t in &targets {
-        if share.writes_to(&t.path) {
-            safety::check_write(t, &s.allow_write, &s.allow_mounted_write)?;
-        }
-    }
-    let verify_block = match s.verifying() {
-        true => verify::block_size(&share, &targets)?.map(|(block, said)| {
-            warnings.extend(said);
-            block
-        }),
-        false => None,
-    };
-    Ok(Checked { share, targets, warnings, verify_block })
+    Ok(())
 }
 
 /// Checks that this manager can make its workers' threads and their I/O buffers before it
