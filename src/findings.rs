@@ -11,6 +11,8 @@ use crate::result::{ResultDoc, WorkloadResult};
 const BUSY_HOST_PCT: f64 = 20.0;
 /// /proc/stat counts in 10 ms ticks: over a shorter window than this, CPU shares are noise.
 const CPU_WINDOW_S: f64 = 2.0;
+/// Below this a CPU % is not given at all: one 10 ms tick is 2 % of a CPU over 0.5 s.
+pub const CPU_MIN_S: f64 = 0.5;
 /// A rate-limited worker short of this share of its asked rate did not reach it.
 const RATE_REACHED: f64 = 0.95;
 

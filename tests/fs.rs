@@ -399,6 +399,13 @@ fn the_page_cache_is_said_and_can_be_emptied() {
     assert!(cached < 8 * MIB, "without, from the page cache: {cached} bytes read from the device");
     let (_, doc) = read_from_device(&["--direct"]);
     assert!(!doc["warnings"].to_string().contains("fit in this host's memory"), "direct reads miss the cache");
+    // Phases of a few ms are below the kernel's 10 ms CPU ticks: no CPU % rather than 0 or 100.
+    let out = iogauge(&["fs", "--dir", m.path(), "--size", "1M", "--tests", "write", "--no-history"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let cpu = text.split("CPU utilisation of the host (%)").nth(1).unwrap_or_else(|| panic!("{text}"));
+    let row = cpu.lines().find(|l| l.starts_with("Initial write")).unwrap();
+    assert_eq!(row.split_whitespace().last(), Some("-"), "{text}");
+    assert!(text.contains("\"-\" for a phase shorter than 0.5 s"), "{text}");
 }
 
 /// A job file's `[fs]` section runs with `iogauge study`, repeated as its `[study]` says; what
