@@ -30,6 +30,23 @@ impl Rng {
     }
 }
 
+/// rand's interface, so rand_distr's laws (Zipf, Normal) draw from the worker's own stream.
+impl rand_core::RngCore for Rng {
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        Rng::next_u64(self)
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        for chunk in dest.chunks_mut(8) {
+            chunk.copy_from_slice(&Rng::next_u64(self).to_le_bytes()[..chunk.len()]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,12 @@
 //! Access specifications, as Iometer defines them, and the built-in ones taken from the seeds.
+//! A line's `distribution` (where its random offsets fall) is `crate::distribution`.
 //!
 //! A specification is a list of lines; each I/O picks a line with probability `share` %, then is
 //! a read with probability `read` % and random (else sequential) with probability `random` %.
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::distribution::{Distribution, Zone};
 
 use crate::units::{format_size, serde_size};
 
@@ -45,6 +48,10 @@ pub struct SpecLine {
     /// `rw=write:4k`); negative steps back (`-8K` after 4 KiB reads is backwards reading).
     #[serde(default, skip_serializing_if = "is_zero_i64", with = "serde_size::signed")]
     pub skip: i64,
+    /// Where random offsets fall (`uniform`, `zipf:1.2`, `pareto:0.2`, `normal:10`,
+    /// `zoned:80/20:20/80`); default uniform.
+    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    pub distribution: Distribution,
 }
 
 fn hundred() -> u32 {
@@ -67,7 +74,18 @@ impl SpecLine {
     /// A line of `size`-byte transfers taking `share` % of the I/Os, `read` % reads and
     /// `random` % random, with every other setting at its default.
     pub fn new(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
-        SpecLine { size, share, read, random, align: None, delay_ms: 0, burst: 1, seek_every: 1, skip: 0 }
+        SpecLine {
+            size,
+            share,
+            read,
+            random,
+            align: None,
+            delay_ms: 0,
+            burst: 1,
+            seek_every: 1,
+            skip: 0,
+            distribution: Distribution::Uniform,
+        }
     }
 }
 
@@ -147,6 +165,15 @@ impl AccessSpec {
         };
         let lines = self.lines.iter().map(|l| SpecLine { size, ..l.clone() }).collect();
         AccessSpec { name, description: self.description.clone(), lines }
+    }
+}
+
+impl AccessSpec {
+    /// The specification with every line's random offsets following `law`, named for it
+    /// (`oltp-8k@zipf:1.2`).
+    pub fn with_distribution(&self, law: &Distribution) -> AccessSpec {
+        let lines = self.lines.iter().map(|l| SpecLine { distribution: law.clone(), ..l.clone() }).collect();
+        AccessSpec { name: format!("{}@{law}", self.name), description: self.description.clone(), lines }
     }
 }
 

@@ -179,7 +179,7 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\nrw=write:4x\n", "is not a size"),
         ("[a]\nrw=randread:8\nrw_sequencer=identical\n", "rw_sequencer=identical"),
         ("[a]\nrw=randtrim\n", "trims are not supported"),
-        ("[a]\nrandom_distribution=zipf:1.2\n", "random_distribution=zipf:1.2"),
+        ("[a]\nrandom_distribution=zoned_abs:50/1g\n", "random_distribution"),
         ("[a]\nbs=4x\n", "is not a size"),
         ("[a]\nnumber_ios=${NOT_SET_ANYWHERE}\n", "NOT_SET_ANYWHERE"),
         ("[a]\nfilename=/dev/null:/dev/zero\niodepth=3\nioengine=libaio\n", "multiple of the files"),

@@ -159,3 +159,68 @@ fn a_job_file_takes_the_workload_flags() {
     assert_eq!(doc["results"][0]["spec"], "streaming-write-8k");
     assert_eq!(doc["results"][0]["totals"]["outstanding"], 4);
 }
+
+/// How often each 4 KiB place of the first `places` was hit, from a per-I/O log.
+fn hits(dir: &std::path::Path, places: usize) -> Vec<u64> {
+    let log = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("_clat.1.log"));
+    let mut n = vec![0u64; places];
+    for line in std::fs::read_to_string(log.unwrap()).unwrap().lines() {
+        let offset: u64 = line.split(',').nth(4).unwrap().trim().parse().unwrap();
+        n[(offset / 4096) as usize] += 1;
+    }
+    n
+}
+
+#[test]
+fn skewed_offsets_follow_their_law() {
+    // A million random reads on the null target, each place's hits read back from the log.
+    let dir = scratch("distribution");
+    let logs = dir.join("zoned");
+    let doc = json(&[
+        "run",
+        "--target",
+        "null",
+        "--rw",
+        "randread",
+        "--bs",
+        "4K",
+        "--distribution",
+        "zoned:80/20:20/80",
+        "--ios",
+        "1000000",
+        "--working-set",
+        "4M",
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--no-history",
+    ]);
+    assert_eq!(doc["results"][0]["spec"], "random-read-4k@zoned:80/20:20/80");
+    let n = hits(&logs, 1024);
+    assert_eq!(n.iter().sum::<u64>(), 1_000_000);
+    let hot = n[..205].iter().sum::<u64>() as f64 / 1e6;
+    assert!((hot - 0.8).abs() < 0.005, "the first 20 % took {hot} of the I/Os");
+    // fio's random_distribution, from a job file: zipf's hottest tenth takes its share.
+    let logs = dir.join("zipf");
+    let job = dir.join("z.fio");
+    let text = format!(
+        "[z]\nioengine=null\nrw=randread\nbs=4k\nsize=4m\nnumber_ios=1000000\nrandom_distribution=zipf:1.2\n\
+         write_lat_log={}/z\n",
+        logs.display()
+    );
+    std::fs::write(&job, text).unwrap();
+    let doc = json(&["run", job.to_str().unwrap(), "--no-history"]);
+    assert_eq!(doc["config"]["spec"][0]["lines"][0]["distribution"], "zipf:1.2");
+    let mut n = hits(&logs, 1024);
+    n.sort_unstable_by(|a, b| b.cmp(a));
+    let weights: Vec<f64> = (1..=1024).map(|k| (k as f64).powf(-1.2)).collect();
+    let predicted = weights[..102].iter().sum::<f64>() / weights.iter().sum::<f64>();
+    let hot = n[..102].iter().sum::<u64>() as f64 / 1e6;
+    assert!((hot - predicted).abs() < 0.005, "hottest tenth: {hot}, zipf's law {predicted}");
+    // Refused in one line: a law that is not one.
+    let out = iogauge(&["run", "--target", "null", "--distribution", "zipf:0", "--no-history"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("theta must be above 0"));
+}

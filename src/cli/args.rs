@@ -623,6 +623,9 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
     } else if a.job.is_none() {
         job.test.run = vec!["random-read-4k".into()];
     }
+    if let Some(law) = &a.workload.distribution {
+        job.set_distribution(law)?;
+    }
     a.flags.settings.apply(&mut job)?;
     resolve_flags(&job)
 }

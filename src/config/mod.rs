@@ -58,6 +58,35 @@ pub struct Job {
     pub fs: Option<FsConfig>,
 }
 
+impl Job {
+    /// Every specification the job runs (its run list's and its workers' own) with its random
+    /// offsets following `law`: each a new inline `[[spec]]` named for it (`--distribution`).
+    pub fn set_distribution(&mut self, law: &crate::spec::Distribution) -> crate::error::Result<()> {
+        let mut renamed: Vec<(String, String)> = Vec::new();
+        let names = self.test.run.iter().chain(self.workers.iter().filter_map(|w| w.spec.as_ref()));
+        for name in names.cloned().collect::<Vec<_>>() {
+            if renamed.iter().any(|(old, _)| *old == name) {
+                continue;
+            }
+            let spec = match self.specs.iter().find(|s| s.name == name) {
+                Some(s) => s.clone(),
+                None => crate::spec::find_builtin(&name)?,
+            };
+            let skewed = spec.with_distribution(law);
+            renamed.push((name, skewed.name.clone()));
+            self.specs.push(skewed);
+        }
+        let rename = |name: &mut String| {
+            if let Some((_, new)) = renamed.iter().find(|(old, _)| old == name) {
+                *name = new.clone();
+            }
+        };
+        self.test.run.iter_mut().for_each(rename);
+        self.workers.iter_mut().filter_map(|w| w.spec.as_mut()).for_each(rename);
+        Ok(())
+    }
+}
+
 /// The `[test]` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::Import;
 use crate::config::{EngineKind, Job, TestSettings, WorkerConfig};
-use crate::spec::{AccessSpec, SpecLine};
+use crate::spec::{AccessSpec, Distribution, SpecLine};
 use crate::units::{parse_duration, parse_size};
 
 /// One `key[=value]` of a section, where it was written.
@@ -178,6 +178,8 @@ struct FioJob {
     seek_every: u32,
     /// `rw=write:4k`: a hole after each sequential I/O (negative: backwards).
     skip: i64,
+    /// `random_distribution`.
+    distribution: Distribution,
     verify: bool,
     /// `write_*_log`: where the logs go.
     log_dir: Option<PathBuf>,
@@ -281,6 +283,7 @@ impl FioJob {
             thinktime_blocks: 1,
             seek_every: 1,
             skip: 0,
+            distribution: Distribution::Uniform,
             verify: false,
             log_dir: None,
             log_avg_ms: 0,
@@ -339,14 +342,7 @@ impl FioJob {
                 }
                 "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
                 "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
-                "random_distribution" => {
-                    if !v.eq_ignore_ascii_case("random") {
-                        return Err(format!(
-                            "{}: random_distribution={v}: only random (uniform) offsets are supported yet",
-                            o.at
-                        ));
-                    }
-                }
+                "random_distribution" => self.distribution = v.parse().map_err(bad)?,
                 "verify" => self.verify = !matches!(v, "0" | "null" | ""),
                 // fio's logs: iogauge writes lat, clat, bw and iops together, named by worker,
                 // in the directory of the prefix.
@@ -397,6 +393,7 @@ impl FioJob {
             burst: self.thinktime_blocks,
             seek_every: self.seek_every,
             skip: self.skip,
+            distribution: self.distribution.clone(),
             ..SpecLine::new(size, share, read, self.random)
         };
         let lines: Vec<SpecLine> = if self.sizes[0] == self.sizes[1] || self.read == 100 || self.read == 0 {

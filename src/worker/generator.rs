@@ -4,6 +4,7 @@
 //! plus the line's `skip`). A line with `seek_every` N draws random-or-sequential for the
 //! first I/O of each run of N; the rest continue sequentially after it.
 
+use super::law::Law;
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
 use crate::spec::AccessSpec;
@@ -22,6 +23,8 @@ pub(super) struct Line {
     pub(super) burst: u32,
     /// I/Os per run; 1: every I/O drawn.
     seek_every: u32,
+    /// Runs or a skewed law: the I/O is chosen apart from the plain path (`special`).
+    special: bool,
     /// Bytes between a sequential I/O's end and the next one's start.
     skip: i64,
 }
@@ -58,6 +61,8 @@ struct Placement {
     align: u64,
     /// I/Os of this line on this target until the next draw (runs of `seek_every`).
     until_draw: u32,
+    /// Which place a random I/O takes.
+    law: Law,
 }
 
 /// Chooses each I/O: line, direction, offset.
@@ -93,6 +98,7 @@ impl Generator {
                     delay_ns: l.delay_ms as u64 * 1_000_000,
                     burst: l.burst,
                     seek_every: l.seek_every,
+                    special: l.seek_every > 1 || !l.distribution.is_uniform(),
                     skip: l.skip,
                 }
             })
@@ -102,7 +108,9 @@ impl Generator {
             for l in &spec.lines {
                 let lbs = info.logical_block;
                 let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
-                placements.push(Placement { count: (ws.size - l.size) / align + 1, align, until_draw: 1 });
+                let count = (ws.size - l.size) / align + 1;
+                let law = Law::new(&l.distribution, count, seed ^ placements.len() as u64);
+                placements.push(Placement { count, align, until_draw: 1, law });
             }
         }
         let targets = plan
@@ -126,8 +134,8 @@ impl Generator {
         let l = &self.lines[li];
         let write = (r & 0xffff_ffff) >= l.read_below;
         let random = (self.rng.next_u64() >> 32) < l.random_below;
-        if l.seek_every > 1 {
-            return (li, write, self.in_runs(target, li, random));
+        if l.special {
+            return (li, write, self.special(target, li, random));
         }
         let t = &mut self.targets[target];
         let offset = if random {
@@ -141,11 +149,12 @@ impl Generator {
         (li, write, offset)
     }
 
-    /// The offset of an I/O of a line with runs of `seek_every`: the first of each run on a
-    /// target is random if `drawn`, the rest follow the one before. Apart from `next`, so a
-    /// specification without runs pays one branch for them.
+    /// The offset of an I/O of a line with runs of `seek_every` or a skewed law: the first of
+    /// each run on a target is random if `drawn`, the rest follow the one before; a random
+    /// one takes its place by the law. Apart from `next`, so a plain specification pays one
+    /// branch for them.
     #[inline(never)]
-    fn in_runs(&mut self, target: usize, li: usize, drawn: bool) -> u64 {
+    fn special(&mut self, target: usize, li: usize, drawn: bool) -> u64 {
         let l = &self.lines[li];
         let p = &mut self.placements[target * self.lines.len() + li];
         let t = &mut self.targets[target];
@@ -155,7 +164,7 @@ impl Generator {
             return t.next_sequential(l.size as u64, l.skip);
         }
         p.until_draw = l.seek_every;
-        let o = t.start + self.rng.below(p.count) * p.align;
+        let o = t.start + p.law.draw(&mut self.rng, p.count) * p.align;
         t.next_seq = (o + l.size as u64).wrapping_add_signed(l.skip);
         o
     }

@@ -35,6 +35,7 @@ use crate::verify::checker::Checker;
 mod arrival;
 mod generator;
 pub mod io_log;
+mod law;
 
 use arrival::Arrival;
 use generator::Generator;

@@ -1,0 +1,247 @@
+//! Which of a line's `count` aligned places a random I/O takes, by the line's distribution.
+//! Uniform is drawn in the generator itself; the skewed laws here cost a few floating-point
+//! operations per I/O and only for the lines that ask for them.
+
+use rand_distr::{Distribution as _, Normal, Zipf};
+
+use crate::rng::Rng;
+use crate::spec::Distribution;
+
+/// A fixed permutation of `0..count` (k -> (a k + b) mod count, a prime to count), so a law's
+/// hottest places are spread over the working set, as fio scatters them, without merging any
+/// two (a hash modulo count would, changing the law).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Scatter {
+    count: u64,
+    a: u64,
+    b: u64,
+}
+
+impl Scatter {
+    fn new(count: u64, seed: u64) -> Scatter {
+        let gcd = |mut x: u64, mut y: u64| {
+            while y != 0 {
+                (x, y) = (y, x % y);
+            }
+            x
+        };
+        // A step near count / golden ratio keeps neighbouring ranks far apart.
+        let mut a = ((count as f64 * 0.618_033_988_75) as u64).max(1);
+        while gcd(a, count) != 1 {
+            a += 1;
+        }
+        Scatter { count, a, b: seed % count.max(1) }
+    }
+
+    /// The place of the law's `rank`-th value (0 the hottest).
+    pub(super) fn place(&self, rank: u64) -> u64 {
+        ((self.a as u128 * rank as u128 + self.b as u128) % self.count as u128) as u64
+    }
+}
+
+/// A line's law on one target, ready to draw.
+pub(super) enum Law {
+    Uniform,
+    Zipf(Zipf<f64>, Scatter),
+    Pareto {
+        pow: f64,
+        count: u64,
+        scatter: Scatter,
+    },
+    Normal {
+        normal: Normal<f64>,
+        count: u64,
+    },
+    /// Per zone: (cumulative share of I/Os scaled to 2^32, first place, places).
+    Zoned(Vec<(u64, u64, u64)>),
+}
+
+/// A uniform number in [0, 1) with 53 random bits.
+fn unit(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+impl Law {
+    /// The law of `d` over `count` places (`seed` sets where the hot places land).
+    pub(super) fn new(d: &Distribution, count: u64, seed: u64) -> Law {
+        let n = count as f64;
+        match d {
+            Distribution::Uniform => Law::Uniform,
+            // Validated: theta > 0 and count >= 1 make both constructors succeed.
+            Distribution::Zipf(theta) => Law::Zipf(Zipf::new(n, *theta).unwrap(), Scatter::new(count, seed)),
+            Distribution::Pareto(h) => {
+                Law::Pareto { pow: h.ln() / (1.0 - h).ln(), count, scatter: Scatter::new(count, seed) }
+            }
+            Distribution::Normal { stddev_pct, center_pct } => {
+                Law::Normal { normal: Normal::new(n * center_pct / 100.0, n * stddev_pct / 100.0).unwrap(), count }
+            }
+            Distribution::Zoned(zones) => {
+                let (mut io, mut range, mut out) = (0.0, 0.0, Vec::new());
+                for z in zones {
+                    let first = (n * range / 100.0).round() as u64;
+                    (io, range) = (io + z.io_pct, range + z.range_pct);
+                    let end = ((n * range / 100.0).round() as u64).min(count);
+                    // A zone that takes I/Os has a place to put them, however small.
+                    let first = first.min(count - 1);
+                    let places = end.saturating_sub(first).max(u64::from(z.io_pct > 0.0));
+                    out.push(((io / 100.0 * (1u64 << 32) as f64) as u64, first, places));
+                }
+                Law::Zoned(out)
+            }
+        }
+    }
+
+    /// The place of the next random I/O, in `0..count`.
+    #[inline]
+    pub(super) fn draw(&self, rng: &mut Rng, count: u64) -> u64 {
+        match self {
+            Law::Uniform => rng.below(count),
+            Law::Zipf(zipf, scatter) => scatter.place(zipf.sample(rng) as u64 - 1),
+            Law::Pareto { pow, count, scatter } => {
+                // P(rank < x count) = x^(1/pow): a share h of the places takes 1 - h of the I/Os.
+                scatter.place(((*count as f64 * unit(rng).powf(*pow)) as u64).min(count - 1))
+            }
+            Law::Normal { normal, count } => loop {
+                let x = normal.sample(rng);
+                if x >= 0.0 && x < *count as f64 {
+                    break x as u64;
+                }
+            },
+            Law::Zoned(zones) => {
+                let r = rng.next_u64() >> 32;
+                let &(_, first, places) = zones.iter().find(|z| r < z.0 && z.2 > 0).unwrap_or(zones.last().unwrap());
+                first + rng.below(places)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DRAWS: u64 = 1_000_000;
+
+    /// How often each place was drawn.
+    fn counts(d: &str, count: u64) -> (Law, Vec<u64>) {
+        let law = Law::new(&d.parse().unwrap(), count, 11);
+        let mut rng = Rng::new(5, 0);
+        let mut n = vec![0u64; count as usize];
+        for _ in 0..DRAWS {
+            n[law.draw(&mut rng, count) as usize] += 1;
+        }
+        (law, n)
+    }
+
+    /// Chi-square of observed against expected counts per bin, bins merged until each
+    /// expects at least 5; passes below df + 5 sqrt(2 df) (far beyond p = 0.001).
+    fn chi_square_fits(observed: &[u64], expected: &[f64]) -> Result<(), String> {
+        let (mut chi2, mut df, mut o, mut e) = (0.0, 0usize, 0.0, 0.0);
+        for (&ob, &ex) in observed.iter().zip(expected) {
+            (o, e) = (o + ob as f64, e + ex);
+            if e >= 5.0 {
+                (chi2, df, o, e) = (chi2 + (o - e) * (o - e) / e, df + 1, 0.0, 0.0);
+            }
+        }
+        let df = df.saturating_sub(1) as f64;
+        let limit = df + 5.0 * (2.0 * df).sqrt();
+        if chi2 < limit { Ok(()) } else { Err(format!("chi-square {chi2:.1} over {df} degrees of freedom")) }
+    }
+
+    /// Share of the draws on the hottest tenth of the places.
+    fn hottest_tenth(n: &[u64]) -> f64 {
+        let mut sorted = n.to_vec();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        sorted[..n.len() / 10].iter().sum::<u64>() as f64 / DRAWS as f64
+    }
+
+    fn by_rank(law: &Law, n: &[u64]) -> Vec<u64> {
+        let scatter = match law {
+            Law::Zipf(_, s) | Law::Pareto { scatter: s, .. } => *s,
+            _ => unreachable!(),
+        };
+        (0..n.len() as u64).map(|r| n[scatter.place(r) as usize]).collect()
+    }
+
+    #[test]
+    fn scatter_is_a_permutation() {
+        for count in [1u64, 2, 7, 1000, 4096, 65_537] {
+            let s = Scatter::new(count, 99);
+            let mut seen = vec![false; count as usize];
+            for r in 0..count {
+                let p = s.place(r) as usize;
+                assert!(!seen[p], "{count}: {p} twice");
+                seen[p] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn zipf_follows_its_law() {
+        let (theta, count) = (1.2, 1000u64);
+        let (law, n) = counts("zipf:1.2", count);
+        let weights: Vec<f64> = (1..=count).map(|k| (k as f64).powf(-theta)).collect();
+        let total: f64 = weights.iter().sum();
+        let expected: Vec<f64> = weights.iter().map(|w| w / total * DRAWS as f64).collect();
+        chi_square_fits(&by_rank(&law, &n), &expected).unwrap();
+        let predicted = weights[..100].iter().sum::<f64>() / total;
+        let hot = hottest_tenth(&n);
+        assert!((hot - predicted).abs() < 0.005, "hottest 10 %: {hot} vs {predicted}");
+    }
+
+    #[test]
+    fn pareto_follows_its_law() {
+        let (h, count) = (0.2f64, 10_000u64);
+        let (law, n) = counts("pareto:0.2", count);
+        // P(rank < x count) = x^(ln(1-h)/ln h).
+        let cdf = |r: f64| (r / count as f64).powf((1.0 - h).ln() / h.ln());
+        let bins = 50;
+        let ranks = by_rank(&law, &n);
+        let step = count as usize / bins;
+        let observed: Vec<u64> = ranks.chunks(step).map(|c| c.iter().sum()).collect();
+        let expected: Vec<f64> =
+            (0..bins).map(|b| (cdf(((b + 1) * step) as f64) - cdf((b * step) as f64)) * DRAWS as f64).collect();
+        chi_square_fits(&observed, &expected).unwrap();
+        let hot20: f64 = ranks[..2000].iter().sum::<u64>() as f64 / DRAWS as f64;
+        assert!((hot20 - 0.8).abs() < 0.003, "20 % of the places take {hot20} of the I/Os, the 80/20 rule");
+        assert!((hottest_tenth(&n) - cdf(1000.0)).abs() < 0.005);
+    }
+
+    /// erf, Abramowitz and Stegun 7.1.26 (error below 1.5e-7).
+    fn erf(x: f64) -> f64 {
+        let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+        let poly =
+            t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+        (1.0 - poly * (-x * x).exp()).copysign(x)
+    }
+
+    #[test]
+    fn normal_follows_its_law_cut_at_the_ends() {
+        let count = 10_000u64;
+        for (d, mean, sd) in [("normal:10", 0.5, 0.1), ("normal:20:10", 0.1, 0.2)] {
+            let (_, n) = counts(d, count);
+            let phi = |x: f64| 0.5 * (1.0 + erf((x - mean) / (sd * 2f64.sqrt())));
+            let inside = phi(1.0) - phi(0.0);
+            let bins = 100;
+            let step = count as usize / bins;
+            let observed: Vec<u64> = n.chunks(step).map(|c| c.iter().sum()).collect();
+            let expected: Vec<f64> = (0..bins)
+                .map(|b| (phi((b + 1) as f64 / bins as f64) - phi(b as f64 / bins as f64)) / inside * DRAWS as f64)
+                .collect();
+            chi_square_fits(&observed, &expected).unwrap_or_else(|e| panic!("{d}: {e}"));
+        }
+    }
+
+    #[test]
+    fn zones_take_their_shares_uniformly() {
+        let count = 10_000u64;
+        let (_, n) = counts("zoned:60/10:30/20:10/70", count);
+        let share = |a: usize, b: usize| n[a..b].iter().sum::<u64>() as f64 / DRAWS as f64;
+        for (a, b, want) in [(0, 1000, 0.6), (1000, 3000, 0.3), (3000, 10_000, 0.1)] {
+            assert!((share(a, b) - want).abs() < 0.003, "{a}..{b}: {} vs {want}", share(a, b));
+            let expected = vec![want * DRAWS as f64 / (b - a) as f64; b - a];
+            chi_square_fits(&n[a..b], &expected).unwrap_or_else(|e| panic!("zone {a}..{b}: {e}"));
+        }
+        assert!((hottest_tenth(&n) - 0.6).abs() < 0.003);
+    }
+}
