@@ -229,17 +229,6 @@ fn a_buffered_job_goes_through_the_page_cache_on_a_device_too() {
     assert!(warnings.contains("page cache"), "{warnings}");
 }
 
-/// Offsets of a per-I/O latency log (fio's with `log_offset=1`, or iogauge's), in log order.
-fn logged_offsets(dir: &Path) -> Vec<u64> {
-    let log = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("_clat.1.log"))
-        .unwrap_or_else(|| panic!("no _clat.1.log in {}", dir.display()));
-    let text = std::fs::read_to_string(log).unwrap();
-    text.lines().map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap()).collect()
-}
-
 #[test]
 fn offset_modifiers_run_as_fio_runs_them() {
     // fio's `rw=...:N`: a sequential pattern leaves a hole of N after each I/O (negative:

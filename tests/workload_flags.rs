@@ -162,13 +162,8 @@ fn a_job_file_takes_the_workload_flags() {
 
 /// How often each 4 KiB place of the first `places` was hit, from a per-I/O log.
 fn hits(dir: &std::path::Path, places: usize) -> Vec<u64> {
-    let log = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("_clat.1.log"));
     let mut n = vec![0u64; places];
-    for line in std::fs::read_to_string(log.unwrap()).unwrap().lines() {
-        let offset: u64 = line.split(',').nth(4).unwrap().trim().parse().unwrap();
+    for offset in logged_offsets(dir) {
         n[(offset / 4096) as usize] += 1;
     }
     n

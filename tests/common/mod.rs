@@ -221,3 +221,15 @@ impl Drop for FaultFs {
         let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
     }
 }
+
+/// The offsets of a per-I/O latency log in `dir` (`*_clat.1.log`: fio's with `log_offset=1`,
+/// or iogauge's), in log order.
+pub fn logged_offsets(dir: &Path) -> Vec<u64> {
+    let log = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("_clat.1.log"))
+        .unwrap_or_else(|| panic!("no _clat.1.log in {}", dir.display()));
+    let text = std::fs::read_to_string(log).unwrap();
+    text.lines().map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap()).collect()
+}
