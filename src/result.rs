@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Job;
 use crate::cpu::CpuUsage;
 use crate::host::{HostInfo, ManagerInfo};
-use crate::stats::{DirStats, IoStats};
+use crate::stats::{DirStats, IoStats, Op};
 use crate::targets::TargetInfo;
 use crate::verify::block::VerifyResult;
 
@@ -172,8 +172,11 @@ pub struct FirstError {
     pub path: String,
     /// Where on the target.
     pub offset: u64,
-    /// A write (else a read).
+    /// A write (else a read, trim or flush: see `op`).
     pub write: bool,
+    /// What it did (absent from documents written before trims and flushes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<Op>,
     /// errno (0: a short transfer).
     pub errno: i32,
     /// What it means.
@@ -184,7 +187,7 @@ pub struct FirstError {
 
 impl std::fmt::Display for FirstError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = if self.write { "writing" } else { "reading" };
+        let what = self.op.unwrap_or(Op::data(self.write)).doing();
         write!(f, "{} {what} {} at offset {} ({})", self.text, self.path, self.offset, self.worker)
     }
 }
@@ -385,6 +388,38 @@ pub struct Metrics {
     pub errors: u64,
     pub read_errors: u64,
     pub write_errors: u64,
+    /// Trims: counted in `ios` and the response times, not in `bytes` (nothing transferred).
+    #[serde(default)]
+    pub trim_ios: u64,
+    #[serde(default)]
+    pub trim_bytes: u64,
+    #[serde(default)]
+    pub trim_iops: f64,
+    #[serde(default)]
+    pub trim_mbps: f64,
+    #[serde(default)]
+    pub trim_mibps: f64,
+    #[serde(default)]
+    pub avg_trim_response_ms: Option<f64>,
+    #[serde(default)]
+    pub max_trim_response_ms: Option<f64>,
+    #[serde(default)]
+    pub trim_percentiles_ms: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub trim_errors: u64,
+    /// Flushes: counted in `ios` and the response times; no bytes.
+    #[serde(default)]
+    pub flush_ios: u64,
+    #[serde(default)]
+    pub flush_iops: f64,
+    #[serde(default)]
+    pub avg_flush_response_ms: Option<f64>,
+    #[serde(default)]
+    pub max_flush_response_ms: Option<f64>,
+    #[serde(default)]
+    pub flush_percentiles_ms: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub flush_errors: u64,
     pub error_kinds: Vec<ErrorKind>,
     /// The raw counters and histograms these figures come from.
     pub raw: IoStats,
@@ -423,15 +458,13 @@ pub fn errno_text(errno: i32) -> String {
     }
 }
 
-/// Which I/Os some figures count: all, the reads or the writes.
+/// Which I/Os some figures count: all, or one operation's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dir {
-    /// Reads and writes.
+    /// Every operation.
     All,
-    /// Reads only.
-    Read,
-    /// Writes only.
-    Write,
+    /// One operation only.
+    Only(Op),
 }
 
 /// One direction's figures of a [`Metrics`], for the rows of tables.
@@ -467,7 +500,7 @@ impl Metrics {
                 max_response_ms: m.max_response_ms,
                 errors: m.errors,
             },
-            Dir::Read => DirFigures {
+            Dir::Only(Op::Read) => DirFigures {
                 iops: m.read_iops,
                 mbps: m.read_mbps,
                 mibps: m.read_mibps,
@@ -476,7 +509,7 @@ impl Metrics {
                 max_response_ms: m.max_read_response_ms,
                 errors: m.read_errors,
             },
-            Dir::Write => DirFigures {
+            Dir::Only(Op::Write) => DirFigures {
                 iops: m.write_iops,
                 mbps: m.write_mbps,
                 mibps: m.write_mibps,
@@ -485,33 +518,56 @@ impl Metrics {
                 max_response_ms: m.max_write_response_ms,
                 errors: m.write_errors,
             },
+            Dir::Only(Op::Trim) => DirFigures {
+                iops: m.trim_iops,
+                mbps: m.trim_mbps,
+                mibps: m.trim_mibps,
+                avg_response_ms: m.avg_trim_response_ms,
+                percentiles_ms: &m.trim_percentiles_ms,
+                max_response_ms: m.max_trim_response_ms,
+                errors: m.trim_errors,
+            },
+            Dir::Only(Op::Flush) => DirFigures {
+                iops: m.flush_iops,
+                mbps: 0.0,
+                mibps: 0.0,
+                avg_response_ms: m.avg_flush_response_ms,
+                percentiles_ms: &m.flush_percentiles_ms,
+                max_response_ms: m.max_flush_response_ms,
+                errors: m.flush_errors,
+            },
         }
     }
 
-    /// Whether it holds both reads and writes (a table then shows each apart).
-    pub fn mixed(&self) -> bool {
-        self.read_ios > 0 && self.write_ios > 0
+    /// The operations a table shows apart under its totals: every one it holds, when there
+    /// are several or any is a trim or flush (their MB/s are not the totals').
+    pub fn ops(&self) -> Vec<Op> {
+        let ops: Vec<Op> = Op::ALL.into_iter().filter(|&op| self.raw.of(op).ios > 0).collect();
+        let plain = ops.len() == 1 && !matches!(ops[0], Op::Trim | Op::Flush);
+        if plain { Vec::new() } else { ops }
     }
 
     /// Figures for `raw` over `secs` seconds.
     pub fn new(raw: &IoStats, secs: f64) -> Metrics {
-        let all = raw.both();
+        let all = raw.all();
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let (r, w) = (&raw.read, &raw.write);
+        let (r, w, t, f) = (&raw.read, &raw.write, &raw.trim, &raw.flush);
+        // Bytes transferred: a trim's bytes are given back, not moved.
+        let bytes = r.bytes + w.bytes;
         Metrics {
             ios: all.ios,
             read_ios: r.ios,
             write_ios: w.ios,
-            bytes: all.bytes,
+            bytes,
             read_bytes: r.bytes,
             write_bytes: w.bytes,
             iops: per_s(all.ios),
             read_iops: per_s(r.ios),
             write_iops: per_s(w.ios),
-            mbps: per_s(all.bytes) / 1e6,
+            mbps: per_s(bytes) / 1e6,
             read_mbps: per_s(r.bytes) / 1e6,
             write_mbps: per_s(w.bytes) / 1e6,
-            mibps: per_s(all.bytes) / 1048576.0,
+            mibps: per_s(bytes) / 1048576.0,
             read_mibps: per_s(r.bytes) / 1048576.0,
             write_mibps: per_s(w.bytes) / 1048576.0,
             avg_response_ms: avg(&all),
@@ -527,6 +583,21 @@ impl Metrics {
             errors: all.errors,
             read_errors: r.errors,
             write_errors: w.errors,
+            trim_ios: t.ios,
+            trim_bytes: t.bytes,
+            trim_iops: per_s(t.ios),
+            trim_mbps: per_s(t.bytes) / 1e6,
+            trim_mibps: per_s(t.bytes) / 1048576.0,
+            avg_trim_response_ms: avg(t),
+            max_trim_response_ms: max(t),
+            trim_percentiles_ms: percentiles(t),
+            trim_errors: t.errors,
+            flush_ios: f.ios,
+            flush_iops: per_s(f.ios),
+            avg_flush_response_ms: avg(f),
+            max_flush_response_ms: max(f),
+            flush_percentiles_ms: percentiles(f),
+            flush_errors: f.errors,
             error_kinds: raw
                 .errnos
                 .iter()

@@ -2,7 +2,8 @@
 //! A line's `distribution` (where its random offsets fall) is `crate::distribution`.
 //!
 //! A specification is a list of lines; each I/O picks a line with probability `share` %, then is
-//! a read with probability `read` % and random (else sequential) with probability `random` %.
+//! a read with probability `read` %, a trim with `trim` %, a flush with `flush` % and else a
+//! write, and random (else sequential) with probability `random` %.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +28,25 @@ pub struct SpecLine {
     pub share: u32,
     /// Percentage of reads.
     pub read: u32,
+    /// Percentage of trims (discards); writes are what reads, trims and flushes leave.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trim: u32,
+    /// Percentage of flushes (fdatasync, or fsync with `fsync`) of the I/O's target.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush: u32,
+    /// A flush of a target after every this many writes to it (fio's `fdatasync=N`); 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush_every: u32,
+    /// Flushes are fsync (metadata too) rather than fdatasync.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fsync: bool,
+    /// Writes are on stable media when they complete (`RWF_DSYNC`: FUA where the device has
+    /// it): a database log's writes (seed 004's SQL Server log).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fua: bool,
+    /// Each trim is followed by a write of the blocks it trimmed (fio's `trimwrite`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub write_trimmed: bool,
     /// Percentage of random I/Os; the rest are sequential.
     pub random: u32,
     /// Alignment of random offsets in bytes; default: the transfer size rounded up to the
@@ -69,6 +89,9 @@ fn is_one(n: &u32) -> bool {
 fn is_zero_i64(n: &i64) -> bool {
     *n == 0
 }
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 impl SpecLine {
     /// A line of `size`-byte transfers taking `share` % of the I/Os, `read` % reads and
@@ -78,6 +101,12 @@ impl SpecLine {
             size,
             share,
             read,
+            trim: 0,
+            flush: 0,
+            flush_every: 0,
+            fsync: false,
+            fua: false,
+            write_trimmed: false,
             random,
             align: None,
             delay_ms: 0,
@@ -86,6 +115,40 @@ impl SpecLine {
             skip: 0,
             distribution: Distribution::Uniform,
         }
+    }
+
+    /// Percentage of writes: what reads, trims and flushes leave.
+    pub fn write(&self) -> u32 {
+        100u32.saturating_sub(self.read + self.trim + self.flush)
+    }
+
+    /// Whether it changes what a target holds (writes or trims).
+    pub fn changes_data(&self) -> bool {
+        self.share > 0 && (self.write() > 0 || self.trim > 0)
+    }
+
+    /// Checks the operations' percentages and options against each other.
+    fn check_ops(&self) -> Result<(), String> {
+        let (read, trim, flush) = (self.read, self.trim, self.flush);
+        if read + trim + flush > 100 {
+            return Err(format!(
+                "read {read} % + trim {trim} % + flush {flush} % = {} %: at most 100 (writes are the rest)",
+                read + trim + flush
+            ));
+        }
+        let writes = self.write() > 0 || self.write_trimmed;
+        let refusal = if self.write_trimmed && trim == 0 {
+            Some("write_trimmed writes what trims trimmed: give trim > 0")
+        } else if self.flush_every > 0 && !writes {
+            Some("flush_every counts writes, and this line has none")
+        } else if self.fua && !writes {
+            Some("fua makes writes stable, and this line has none")
+        } else if self.fsync && flush == 0 && self.flush_every == 0 {
+            Some("fsync says how to flush, and this line has no flush or flush_every")
+        } else {
+            None
+        };
+        refusal.map_or(Ok(()), |r| Err(r.to_string()))
     }
 }
 
@@ -126,6 +189,7 @@ impl AccessSpec {
                     return Err(format!("{at}: {what} = {v} %, must be 0 to 100"));
                 }
             }
+            l.check_ops().map_err(|e| format!("{at}: {e}"))?;
             if let Some(a) = l.align {
                 if a == 0 || a % 512 != 0 {
                     return Err(format!("{at}: align {a} must be a positive multiple of 512"));
@@ -149,9 +213,15 @@ impl AccessSpec {
         self.lines.iter().map(|l| l.size).max().unwrap_or(0)
     }
 
-    /// Whether any line writes.
+    /// Whether any line changes what a target holds (writes or trims): the safety rules
+    /// apply.
     pub fn writes(&self) -> bool {
-        self.lines.iter().any(|l| l.share > 0 && l.read < 100)
+        self.lines.iter().any(SpecLine::changes_data)
+    }
+
+    /// Whether any line trims.
+    pub fn trims(&self) -> bool {
+        self.lines.iter().any(|l| l.share > 0 && l.trim > 0)
     }
 
     /// The specification with every line at transfer size `size` (a study's size cycle),
@@ -397,6 +467,30 @@ mod tests {
         s.lines[0].share = 11;
         assert!(s.validate().unwrap_err().contains("sum to 101 %"));
         assert!(find_builtin("nope").unwrap_err().to_string().contains("unknown access specification 'nope'"));
+    }
+
+    #[test]
+    fn operations_are_checked_against_each_other() {
+        let spec = |l: SpecLine| AccessSpec { name: "t".into(), description: String::new(), lines: vec![l] };
+        let base = SpecLine::new(4096, 100, 50, 100);
+        for (line, says) in [
+            (SpecLine { trim: 40, flush: 20, ..base.clone() }, "= 110 %: at most 100"),
+            (SpecLine { write_trimmed: true, ..base.clone() }, "give trim > 0"),
+            (SpecLine { flush_every: 8, ..SpecLine::new(4096, 100, 100, 100) }, "has none"),
+            (SpecLine { fua: true, read: 90, trim: 10, ..base.clone() }, "fua makes writes stable"),
+            (SpecLine { fsync: true, ..base.clone() }, "no flush or flush_every"),
+        ] {
+            let e = spec(line).validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        let ok = SpecLine { trim: 10, flush: 5, flush_every: 4, fsync: true, fua: true, ..base };
+        assert_eq!(ok.write(), 35);
+        spec(ok.clone()).validate().unwrap();
+        assert!(spec(ok).trims());
+        // A trim-only line changes data: the safety rules apply to it as to writes.
+        let trims = spec(SpecLine { trim: 100, ..SpecLine::new(4096, 100, 0, 100) });
+        assert!(trims.writes() && trims.trims());
+        assert!(!spec(SpecLine { flush: 10, ..SpecLine::new(4096, 100, 90, 100) }).writes());
     }
 
     #[test]

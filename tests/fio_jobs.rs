@@ -173,12 +173,12 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     let dir = scratch("fio-bad");
     let base = "[global]\nioengine=null\nnumber_ios=100\n";
     for (body, says) in [
-        ("[a]\nrw=randread\nfsync=32\n", "option fsync in [a] is not supported"),
+        ("[a]\nrw=randread\nfadvise_hint=0\n", "option fadvise_hint in [a] is not supported"),
         ("[a]\nioengine=rbd\n", "ioengine=rbd"),
         ("[a]\nrw=randread:0\n", "give the I/Os per new random offset"),
         ("[a]\nrw=write:4x\n", "is not a size"),
         ("[a]\nrw=randread:8\nrw_sequencer=identical\n", "rw_sequencer=identical"),
-        ("[a]\nrw=randtrim\n", "trims are not supported"),
+        ("[a]\nrw=randwrite\nsync=often\n", "sync=often: give 0, 1"),
         ("[a]\nrandom_distribution=zoned_abs:50/1g\n", "random_distribution"),
         ("[a]\nbs=4x\n", "is not a size"),
         ("[a]\nnumber_ios=${NOT_SET_ANYWHERE}\n", "NOT_SET_ANYWHERE"),
@@ -201,10 +201,12 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     let doc = json(&["run", dir.join("cap.fio").to_str().unwrap()]);
     assert!(num(&doc, "results/0/totals/ios") == 5000.0 && num(&doc, "results/0/duration_s") < 1.0);
     // --ignore-unknown runs without the option, with a warning naming it.
-    std::fs::write(dir.join("j.fio"), format!("{base}[a]\nrw=randread\nfsync=32\n")).unwrap();
+    std::fs::write(dir.join("j.fio"), format!("{base}[a]\nrw=randread\nfadvise_hint=0\n")).unwrap();
     let out = iogauge_in(&dir, &["run", "j.fio", "--ignore-unknown", "-q", "--no-history"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: j.fio:6: option fsync in [a] is not supported"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warning: j.fio:6: option fadvise_hint in [a] is not supported")
+    );
 }
 
 #[test]

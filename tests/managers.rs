@@ -100,7 +100,7 @@ targets = ["{dev}"]
     for m in &r.managers {
         all += &m.totals.metrics.raw;
     }
-    assert_eq!(all.both().histogram.total(), 40000);
+    assert_eq!(all.all().histogram.total(), 40000);
     let merged = Metrics::new(&all, r.duration_s);
     assert_eq!(r.totals.metrics.percentiles_ms, merged.percentiles_ms);
     assert_eq!(r.totals.metrics.max_response_ms, merged.max_response_ms);

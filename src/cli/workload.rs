@@ -18,6 +18,10 @@ pub struct SpecFlags {
     /// % of I/Os that read (default 100; fio: --rwmixread).
     #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(0..=100))]
     pub read: Option<u32>,
+    /// % of I/Os that trim (discard) their blocks; writes are what reads and trims leave
+    /// (default 0; fio: --rw randtrim, trimwrite).
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub trim: Option<u32>,
     /// % of I/Os at random offsets, the rest sequential (default 100).
     #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(0..=100))]
     pub random: Option<u32>,
@@ -43,6 +47,7 @@ impl SpecFlags {
     pub fn any(&self) -> bool {
         self.bs.is_some()
             || self.read.is_some()
+            || self.trim.is_some()
             || self.random.is_some()
             || self.align.is_some()
             || self.rw.is_some()
@@ -53,8 +58,8 @@ impl SpecFlags {
     /// where one fits (`random-read-16k`), else e.g. `16k-read70-random100`.
     pub fn spec(&self) -> Result<AccessSpec> {
         let pattern = self.pattern()?;
-        let (read, random) = (pattern.read.unwrap_or(100), pattern.random);
-        let plain = (pattern.seek_every, pattern.skip, self.align) == (1, 0, None);
+        let (read, random, trim) = (pattern.read.unwrap_or(100), pattern.random, pattern.trim);
+        let plain = (pattern.seek_every, pattern.skip, self.align, trim) == (1, 0, None, 0);
         let sizes = match &self.bs {
             Some(bs) => mix(bs)?,
             None => vec![(4096, 100)],
@@ -69,11 +74,24 @@ impl SpecFlags {
         if let (Some(family), [(size, _)], true) = (family, sizes.as_slice(), plain) {
             return find_builtin(&format!("{family}-{}", format_size(*size)));
         }
+        if let ([(size, _)], 100) = (sizes.as_slice(), trim) {
+            // fio's trim patterns: random-trim-64k, streaming-trim-then-write-4k.
+            let how = if random == 100 { "random" } else { "streaming" };
+            let then = if pattern.write_trimmed { "-then-write" } else { "" };
+            let name = format!("{how}-trim{then}-{}", format_size(*size).to_lowercase());
+            let line = SpecLine { trim, write_trimmed: pattern.write_trimmed, ..SpecLine::new(*size, 100, 0, random) };
+            return Ok(AccessSpec { name, description: "from the command line".into(), lines: vec![line] });
+        }
         let sizes_name: Vec<String> = match sizes.as_slice() {
             [(size, _)] => vec![format_size(*size)],
             _ => sizes.iter().map(|(s, p)| format!("{}:{p}", format_size(*s))).collect(),
         };
-        let mut name = format!("{}-read{read}-random{random}", sizes_name.join(",")).to_lowercase();
+        let trims = match (trim, pattern.write_trimmed) {
+            (0, _) => String::new(),
+            (t, false) => format!("-trim{t}"),
+            (t, true) => format!("-trim{t}-then-write"),
+        };
+        let mut name = format!("{}-read{read}{trims}-random{random}", sizes_name.join(",")).to_lowercase();
         if let Some(a) = self.align {
             name.push_str(&format!("-align{}", format_size(a).to_lowercase()));
         }
@@ -90,6 +108,8 @@ impl SpecFlags {
                 align: self.align,
                 seek_every: pattern.seek_every,
                 skip: pattern.skip,
+                trim,
+                write_trimmed: pattern.write_trimmed,
                 ..SpecLine::new(size, share, read, random)
             })
             .collect();
@@ -111,9 +131,19 @@ impl SpecFlags {
         }
         let asked_read = self.read.or(self.rwmixread);
         let Some(rw) = &self.rw else {
-            let (read, random) = (asked_read.unwrap_or(100), self.random.unwrap_or(100));
-            return Ok(fio::Pattern { read: Some(read), random, seek_every: 1, skip: 0 });
+            let trim = self.trim.unwrap_or(0);
+            let read = asked_read.unwrap_or(100 - trim);
+            if read + trim > 100 {
+                return Err(input(format!("--read {read} and --trim {trim} make more than 100 %: lower one")));
+            }
+            let random = self.random.unwrap_or(100);
+            return Ok(fio::Pattern { read: Some(read), random, seek_every: 1, skip: 0, trim, write_trimmed: false });
         };
+        if self.trim.is_some() {
+            return Err(input(format!(
+                "--trim and --rw {rw} both say what to do: give --rw randtrim, or --trim with --read"
+            )));
+        }
         let pattern = fio::pattern(rw).map_err(|e| input(format!("--rw {rw}: {e}")))?;
         let random = pattern.random;
         if let Some(r) = self.random {
@@ -184,6 +214,7 @@ mod tests {
             rw: rw.map(Into::into),
             rwmixread: mix,
             distribution: None,
+            trim: None,
         }
     }
 
@@ -209,6 +240,24 @@ mod tests {
     }
 
     #[test]
+    fn trims_from_fio_patterns_and_from_a_percentage() {
+        let trims = |f: &SpecFlags| {
+            let s = f.spec().unwrap();
+            (s.name, s.lines.iter().map(|l| (l.read, l.trim, l.write(), l.random, l.write_trimmed)).collect::<Vec<_>>())
+        };
+        let f = |rw| flags(Some("64k"), None, None, Some(rw), None);
+        assert_eq!(trims(&f("randtrim")), ("random-trim-64k".into(), vec![(0, 100, 0, 100, false)]));
+        assert_eq!(trims(&f("trim")), ("streaming-trim-64k".into(), vec![(0, 100, 0, 0, false)]));
+        assert_eq!(trims(&f("trimwrite")), ("streaming-trim-then-write-64k".into(), vec![(0, 100, 0, 0, true)]));
+        assert_eq!(trims(&f("randtrimwrite")).1, vec![(0, 100, 0, 100, true)]);
+        // --trim beside --read: writes are the rest; without --read, reads are.
+        let mixed = SpecFlags { trim: Some(10), ..flags(Some("8k"), Some(60), None, None, None) };
+        assert_eq!(trims(&mixed), ("8k-read60-trim10-random100".into(), vec![(60, 10, 30, 100, false)]));
+        let no_read = SpecFlags { trim: Some(25), ..flags(Some("8k"), None, None, None, None) };
+        assert_eq!(trims(&no_read).1, vec![(75, 25, 0, 100, false)]);
+    }
+
+    #[test]
     fn size_mixes_in_both_forms() {
         let want = vec![(4096, 60, 100, 100), (65536, 40, 100, 100)];
         let (name, got) = lines(&flags(Some("4K:60,64K:40"), None, None, None, None));
@@ -222,7 +271,8 @@ mod tests {
             (flags(None, Some(70), None, Some("randread"), None), "use --rw randrw"),
             (flags(None, None, Some(50), Some("randread"), None), "contradicts --rw randread"),
             (flags(None, Some(70), None, None, Some(60)), "say different things"),
-            (flags(None, None, None, Some("randtrim"), None), "trims are not supported"),
+            (SpecFlags { trim: Some(10), ..flags(None, None, None, Some("randread"), None) }, "give --rw randtrim"),
+            (SpecFlags { trim: Some(40), ..flags(None, Some(70), None, None, None) }, "more than 100 %"),
             (flags(None, None, None, Some("sequential"), None), "use read, write"),
             (flags(Some("4K:60,64K:30"), None, None, None, None), "sum to 90 %"),
             (flags(Some("4k,8k"), None, None, None, None), "READ,WRITE form"),

@@ -1,19 +1,39 @@
 //! io_uring: batched submission and completion, registered files and buffers, and the
 //! cheapest task-running mode the kernel offers. Every optional feature is probed and dropped
 //! if the kernel refuses it; none is a reason to fail.
+//!
+//! Flushes are `IORING_OP_FSYNC`, FUA writes carry `RWF_DSYNC`. Trims are the block layer's
+//! own discard command (`BLOCK_URING_CMD_DISCARD`, Linux 6.12) on a device whose kernel has
+//! it, a punched hole (`IORING_OP_FALLOCATE`) in a file, else `BLKDISCARD` on the worker's
+//! thread, completing at once.
 
 use std::os::fd::RawFd;
 
 use io_uring::{IoUring, opcode, squeue, types};
 
 use super::io_wq::{self, IoWq};
-use super::{Abandoned, Completion, Engine, Io};
+use super::{Abandoned, Completion, Engine, Io, is_block_device, trim_now};
+use crate::stats::Op;
 
 /// The kernel's limit on submission-queue entries.
 const MAX_SQ: u32 = 32768;
 
 /// `statfs` f_type of a FUSE filesystem.
 const FUSE_SUPER_MAGIC: libc::__fsword_t = 0x6573_5546;
+
+/// `BLOCK_URING_CMD_DISCARD` (linux/fs.h: `_IO(0x12, 0)`).
+const BLOCK_URING_CMD_DISCARD: u32 = 0x1200;
+
+/// How a target's trims are done.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum TrimBy {
+    /// The block layer's discard command, asynchronous.
+    Command,
+    /// A hole punched in a file, asynchronous.
+    Hole,
+    /// `BLKDISCARD` on the worker's thread (a kernel without the command).
+    Ioctl,
+}
 
 /// An io_uring instance owned by one worker thread.
 pub struct UringEngine {
@@ -27,6 +47,10 @@ pub struct UringEngine {
     io_wq: Option<IoWq>,
     /// Entries built by `queue`, pushed to the ring in one go at submit (one ring sync per batch).
     pending: Vec<squeue::Entry>,
+    /// Per target: how it is trimmed.
+    trim_by: Vec<TrimBy>,
+    /// Trims done on this thread at queue time, handed back at the next submit.
+    done_now: Vec<Completion>,
     features: Vec<&'static str>,
 }
 
@@ -57,20 +81,20 @@ impl UringEngine {
         let mut features = Vec::new();
         // DEFER_TASKRUN (6.1) runs completion work only when we reap, on our thread: no
         // interrupts of the worker, fewer wake-ups. COOP_TASKRUN (5.19) is the next best.
-        let ring = match IoUring::builder().setup_cqsize(cq).setup_single_issuer().setup_defer_taskrun().build(entries)
-        {
-            Ok(r) => {
-                features.extend(["single_issuer", "defer_taskrun"]);
-                r
-            }
-            Err(_) => match IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().build(entries) {
+        let mut ring =
+            match IoUring::builder().setup_cqsize(cq).setup_single_issuer().setup_defer_taskrun().build(entries) {
                 Ok(r) => {
-                    features.push("coop_taskrun");
+                    features.extend(["single_issuer", "defer_taskrun"]);
                     r
                 }
-                Err(_) => IoUring::builder().setup_cqsize(cq).build(entries)?,
-            },
-        };
+                Err(_) => match IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().build(entries) {
+                    Ok(r) => {
+                        features.push("coop_taskrun");
+                        r
+                    }
+                    Err(_) => IoUring::builder().setup_cqsize(cq).build(entries)?,
+                },
+            };
         let fixed_files = ring.submitter().register_files(&fds).is_ok();
         if fixed_files {
             features.push("fixed_files");
@@ -95,19 +119,53 @@ impl UringEngine {
             features.push("io_wq_for_fuse");
         }
         let io_wq = if via_io_wq.contains(&true) { IoWq::hold(&ring, slots) } else { None };
-        let pending = Vec::with_capacity(slots);
-        Ok(UringEngine { ring, fds, fixed_files, fixed_buffers, via_io_wq, io_wq, pending, features })
+        let trim_by: Vec<TrimBy> = fds
+            .iter()
+            .map(|&fd| match is_block_device(fd) {
+                false => TrimBy::Hole,
+                true if discard_command(&mut ring, fd) => TrimBy::Command,
+                true => TrimBy::Ioctl,
+            })
+            .collect();
+        if trim_by.contains(&TrimBy::Command) {
+            features.push("discard_command");
+        }
+        let (pending, done_now) = (Vec::with_capacity(slots), Vec::with_capacity(slots));
+        Ok(UringEngine {
+            ring,
+            fds,
+            fixed_files,
+            fixed_buffers,
+            via_io_wq,
+            io_wq,
+            pending,
+            trim_by,
+            done_now,
+            features,
+        })
     }
 
     fn entry(&self, io: &Io) -> squeue::Entry {
         let (buf, len, off) = (io.buf, io.len, io.offset);
+        let dsync = if io.fua { libc::RWF_DSYNC } else { 0 };
+        let datasync = if io.fsync { types::FsyncFlags::empty() } else { types::FsyncFlags::DATASYNC };
         macro_rules! op {
             ($fd:expr) => {
-                match (self.fixed_buffers, io.write) {
-                    (true, false) => opcode::ReadFixed::new($fd, buf, len, io.region).offset(off).build(),
-                    (true, true) => opcode::WriteFixed::new($fd, buf, len, io.region).offset(off).build(),
-                    (false, false) => opcode::Read::new($fd, buf, len).offset(off).build(),
-                    (false, true) => opcode::Write::new($fd, buf, len).offset(off).build(),
+                match (io.op, self.fixed_buffers) {
+                    (Op::Read, true) => opcode::ReadFixed::new($fd, buf, len, io.region).offset(off).build(),
+                    (Op::Write, true) => {
+                        opcode::WriteFixed::new($fd, buf, len, io.region).offset(off).rw_flags(dsync).build()
+                    }
+                    (Op::Read, false) => opcode::Read::new($fd, buf, len).offset(off).build(),
+                    (Op::Write, false) => opcode::Write::new($fd, buf, len).offset(off).rw_flags(dsync).build(),
+                    (Op::Flush, _) => opcode::Fsync::new($fd).flags(datasync).build(),
+                    (Op::Trim, _) if self.trim_by[io.target as usize] == TrimBy::Command => {
+                        discard(self.fds[io.target as usize], off, len)
+                    }
+                    (Op::Trim, _) => {
+                        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+                        opcode::Fallocate::new($fd, len as u64).offset(off).mode(mode).build()
+                    }
                 }
             };
         }
@@ -115,6 +173,37 @@ impl UringEngine {
             if self.fixed_files { op!(types::Fixed(io.target)) } else { op!(types::Fd(self.fds[io.target as usize])) };
         let e = e.user_data(io.slot as u64);
         if self.via_io_wq[io.target as usize] { e.flags(squeue::Flags::ASYNC) } else { e }
+    }
+}
+
+/// The block layer's discard of `len` bytes at `offset`: the start in `addr`, the length in
+/// `addr3`, the first 8 bytes of the command area. (On the plain descriptor: a registered
+/// one would need a type the io-uring crate does not name.)
+fn discard(fd: RawFd, offset: u64, len: u32) -> squeue::Entry {
+    let mut cmd = [0u8; 16];
+    cmd[..8].copy_from_slice(&(len as u64).to_le_bytes());
+    opcode::UringCmd16::new(types::Fd(fd), BLOCK_URING_CMD_DISCARD).addr(Some(offset)).cmd(cmd).build()
+}
+
+/// Whether the kernel has the block layer's discard command for `fd`: asked to discard
+/// nothing, a kernel that has it refuses the empty range (EINVAL) and discards nothing; one
+/// without answers EOPNOTSUPP (so does a device that cannot discard, or one opened read-only:
+/// EBADF; their trims then fail as `BLKDISCARD` says).
+fn discard_command(ring: &mut IoUring, fd: RawFd) -> bool {
+    let probe = discard(fd, 0, 0).user_data(u64::MAX);
+    // SAFETY: the entry points at no memory.
+    if unsafe { ring.submission().push(&probe) }.is_err() || ring.submit_and_wait(1).is_err() {
+        return false;
+    }
+    ring.completion().next().is_some_and(|c| c.result() == -libc::EINVAL)
+}
+
+impl UringEngine {
+    /// A trim on a kernel without the discard command: done here, handed back at the submit.
+    #[cold]
+    fn trim_now(&mut self, io: &Io) {
+        let result = trim_now(self.fds[io.target as usize], true, io.offset, io.len);
+        self.done_now.push(Completion { slot: io.slot, result });
     }
 }
 
@@ -133,6 +222,9 @@ impl Engine for UringEngine {
 
     #[inline]
     fn queue(&mut self, io: &Io) {
+        if io.op == Op::Trim && self.trim_by[io.target as usize] == TrimBy::Ioctl {
+            return self.trim_now(io);
+        }
         let e = self.entry(io);
         self.pending.push(e);
     }
@@ -143,6 +235,7 @@ impl Engine for UringEngine {
         timeout: Option<std::time::Duration>,
         out: &mut Vec<Completion>,
     ) -> std::io::Result<()> {
+        out.append(&mut self.done_now);
         let mut start = 0;
         loop {
             // While io-wq is held to one thread per CPU, waits end in time to look at it again.

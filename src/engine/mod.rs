@@ -15,6 +15,7 @@ use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::os::fd::RawFd;
 
 use crate::config::EngineKind;
+use crate::stats::Op;
 
 /// One I/O for an engine to do.
 #[derive(Debug, Clone, Copy)]
@@ -23,11 +24,16 @@ pub struct Io {
     pub slot: u32,
     /// Index of the target in the worker's list.
     pub target: u32,
-    /// Write (else read).
-    pub write: bool,
-    /// Byte offset on the target.
+    /// What it does.
+    pub op: Op,
+    /// A write that is on stable media when it completes (RWF_DSYNC: a FUA write where the
+    /// device has FUA, else a write and a cache flush).
+    pub fua: bool,
+    /// A flush that is a full fsync (metadata too), not an fdatasync.
+    pub fsync: bool,
+    /// Byte offset on the target (reads, writes, trims).
     pub offset: u64,
-    /// Bytes to transfer.
+    /// Bytes to transfer or trim (0 for a flush).
     pub len: u32,
     /// Memory to transfer from or to; inside buffer region `region`.
     pub buf: *mut u8,
@@ -35,7 +41,8 @@ pub struct Io {
     pub region: u16,
 }
 
-/// A finished I/O: the slot and the kernel's result (bytes, or a negative errno).
+/// A finished I/O: the slot and the kernel's result (bytes, or a negative errno; a trim
+/// gives 0 or its length, a flush 0).
 #[derive(Debug, Clone, Copy)]
 pub struct Completion {
     /// The slot given in [`Io::slot`].
@@ -129,6 +136,35 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<D
             end(ring.map_err(|e| format!("cannot set up io_uring: {e}"))?, driver)
         }
     })
+}
+
+/// `BLKDISCARD` (linux/fs.h: `_IO(0x12, 119)`): discard a byte range of a block device.
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+/// Whether `fd` is a block device (trims are discards there, punched holes in a file).
+pub(crate) fn is_block_device(fd: RawFd) -> bool {
+    // SAFETY: stat is plain data (all zeroes is valid); fstat only writes into it.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFBLK
+    }
+}
+
+/// Trims `len` bytes at `offset` now, on the calling thread: `BLKDISCARD` on a block device,
+/// a hole punched in a file (its size kept). Returns 0 or -errno, as the kernel's completions.
+pub(crate) fn trim_now(fd: RawFd, block: bool, offset: u64, len: u32) -> i32 {
+    // SAFETY: BLKDISCARD reads two u64 (start, length) from the pointer; fallocate takes plain
+    // integers.
+    let r = unsafe {
+        if block {
+            let range: [u64; 2] = [offset, len as u64];
+            libc::ioctl(fd, BLKDISCARD, range.as_ptr())
+        } else {
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t)
+        }
+    };
+    if r < 0 { -std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { 0 }
 }
 
 /// A zeroed, page-aligned allocation (O_DIRECT needs aligned memory), freed on drop.

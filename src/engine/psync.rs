@@ -1,21 +1,47 @@
 //! pread/pwrite, one I/O at a time: for kernels without io_uring. A worker using it keeps one
 //! I/O in flight whatever its outstanding I/Os say; the result carries a warning saying so.
+//! Trims are `BLKDISCARD` or a punched hole, flushes fdatasync or fsync, FUA writes pwritev2
+//! with `RWF_DSYNC`.
 
 use std::os::fd::RawFd;
 
-use super::{Completion, Engine, Io};
+use super::{Completion, Engine, Io, is_block_device, trim_now};
+use crate::stats::Op;
 
 /// Synchronous positional I/O.
 pub struct PsyncEngine {
     fds: Vec<RawFd>,
+    /// Per target: a block device.
+    block: Vec<bool>,
     queued: Option<Io>,
 }
 
 impl PsyncEngine {
     /// An engine over the worker's open targets (`fds` indexed by [`Io::target`]).
     pub fn new(fds: Vec<RawFd>) -> Self {
-        PsyncEngine { fds, queued: None }
+        let block = fds.iter().map(|&fd| is_block_device(fd)).collect();
+        PsyncEngine { fds, block, queued: None }
     }
+}
+
+/// Does `io` on `fd` now: bytes transferred (0 for a trim or flush), or -errno.
+fn do_io(fd: RawFd, block: bool, io: &Io) -> i32 {
+    let (buf, len, off) = (io.buf, io.len as usize, io.offset as libc::off_t);
+    // SAFETY: io.buf points at io.len bytes of the worker's buffers, which outlive the call.
+    let n = unsafe {
+        match io.op {
+            Op::Read => libc::pread(fd, buf.cast(), len, off),
+            Op::Write if io.fua => {
+                let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+                libc::pwritev2(fd, &iov, 1, off, libc::RWF_DSYNC)
+            }
+            Op::Write => libc::pwrite(fd, buf.cast(), len, off),
+            Op::Trim => return trim_now(fd, block, io.offset, io.len),
+            Op::Flush if io.fsync => libc::fsync(fd) as isize,
+            Op::Flush => libc::fdatasync(fd) as isize,
+        }
+    };
+    if n < 0 { -std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { n as i32 }
 }
 
 impl Engine for PsyncEngine {
@@ -37,24 +63,15 @@ impl Engine for PsyncEngine {
         let Some(io) = self.queued.take() else {
             return Ok(());
         };
-        let fd = self.fds[io.target as usize];
-        let n = loop {
-            // SAFETY: io.buf points at io.len bytes of the worker's buffers, which outlive the call.
-            let n = unsafe {
-                if io.write {
-                    libc::pwrite(fd, io.buf.cast(), io.len as usize, io.offset as libc::off_t)
-                } else {
-                    libc::pread(fd, io.buf.cast(), io.len as usize, io.offset as libc::off_t)
-                }
-            };
+        let (fd, block) = (self.fds[io.target as usize], self.block[io.target as usize]);
+        let result = loop {
+            let n = do_io(fd, block, &io);
             // The signal that wakes workers at the end of a test may interrupt a slow file
             // system's transfer: that is not the storage failing, so do it again.
-            if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            if n != -libc::EINTR {
                 break n;
             }
         };
-        let result =
-            if n < 0 { -std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { n as i32 };
         out.push(Completion { slot: io.slot, result });
         Ok(())
     }

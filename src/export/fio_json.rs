@@ -29,8 +29,15 @@ fn pattern(spec: &AccessSpec, options: &mut Map<String, Value>) {
     let share = |f: fn(&crate::spec::SpecLine) -> u32| {
         spec.lines.iter().map(|l| (f(l) * l.share) as u64).sum::<u64>().div_ceil(100) as u32
     };
-    let (read, random) = (share(|l| l.read), share(|l| l.random));
+    let (read, random, trim) = (share(|l| l.read), share(|l| l.random), share(|l| l.trim));
+    let then_write = spec.lines.iter().all(|l| l.write_trimmed);
     let rw = match (read, random) {
+        _ if trim == 100 => match (random, then_write) {
+            (0, false) => "trim",
+            (_, false) => "randtrim",
+            (0, true) => "trimwrite",
+            (_, true) => "randtrimwrite",
+        },
         (100, 0) => "read",
         (0, 0) => "write",
         (100, _) => "randread",
@@ -181,11 +188,12 @@ fn job(doc: &ResultDoc, k: usize, r: &WorkloadResult, w: &WorkerResult) -> Value
     let names: Vec<String> = w.targets.iter().map(|t| t.path.replace(':', "\\:")).collect();
     options.insert("filename".into(), names.join(":").into());
     let secs = r.duration_s;
-    let (read, write) = (&w.metrics.raw.read, &w.metrics.raw.write);
+    let raw = &w.metrics.raw;
+    let (read, write, trim) = (&raw.read, &raw.write, &raw.trim);
     // The workload's time series is this job's when it is the only worker.
     let alone = (r.workers.len() == 1).then_some(r);
     let ios = w.metrics.ios.max(1) as f64;
-    let (ns, us, ms) = distribution(&w.metrics.raw.both());
+    let (ns, us, ms) = distribution(&w.metrics.raw.all());
     let mut level = Map::new();
     for d in DEPTHS {
         level.insert(d.to_string(), if depth >= d && depth < d * 2 { 100.0 } else { 0.0 }.into());
@@ -194,7 +202,6 @@ fn job(doc: &ResultDoc, k: usize, r: &WorkloadResult, w: &WorkerResult) -> Value
     // iogauge measures its own CPU, not each worker thread's: shared evenly over the workers.
     let cpu = &r.totals.cpu;
     let per_worker = |s: f64| if secs > 0.0 { 100.0 * s / secs / r.workers.len().max(1) as f64 } else { 0.0 };
-    let empty = DirStats::default();
     json!({
         "jobname": w.name,
         "groupid": k,
@@ -204,8 +211,8 @@ fn job(doc: &ResultDoc, k: usize, r: &WorkloadResult, w: &WorkerResult) -> Value
         "job options": options,
         "read": direction(read, secs, alone, read.ios as f64 / ios),
         "write": direction(write, secs, alone, write.ios as f64 / ios),
-        "trim": direction(&empty, secs, None, 0.0),
-        "sync": {"total_ios": 0, "lat_ns": latency(&empty, false)},
+        "trim": direction(trim, secs, alone, trim.ios as f64 / ios),
+        "sync": {"total_ios": raw.flush.ios, "lat_ns": latency(&raw.flush, false)},
         "job_runtime": (secs * 1000.0).round() as u64,
         "usr_cpu": per_worker(cpu.own_user_s),
         "sys_cpu": per_worker(cpu.own_cpu_s - cpu.own_user_s),

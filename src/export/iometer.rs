@@ -203,7 +203,7 @@ impl Row {
 
     /// The 21 latency bins: completed I/Os per range of response time.
     fn bins(&mut self, m: &Metrics) {
-        let all = m.raw.both();
+        let all = m.raw.all();
         let mut lo = 0;
         for (b, &hi) in BIN_EDGES_US.iter().enumerate() {
             self.0[59 + b] = all.histogram.count_between(lo * 1000, hi * 1000).to_string();

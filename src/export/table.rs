@@ -50,9 +50,8 @@ fn rows(doc: &ResultDoc, detail: Detail) -> Vec<Vec<String>> {
             rows.push(row);
         };
         add(r.spec.clone(), m.of(Dir::All), host);
-        if m.mixed() {
-            add("  read".into(), m.of(Dir::Read), no_cpu());
-            add("  write".into(), m.of(Dir::Write), no_cpu());
+        for op in m.ops() {
+            add(format!("  {}", op.name()), m.of(Dir::Only(op)), no_cpu());
         }
         for (name, part) in r.parts(detail) {
             add(format!("  {name}"), part.of(Dir::All), no_cpu());

@@ -13,7 +13,7 @@ use crate::result::{
     errno_text,
 };
 use crate::run::{LiveStatus, Observer, Phase, timestamp};
-use crate::stats::IoStats;
+use crate::stats::{IoStats, Op};
 
 /// A test as the threads ended it.
 pub(super) struct Ran {
@@ -234,6 +234,7 @@ impl Ran {
                 path: f.path.display().to_string(),
                 offset: f.offset,
                 write: f.write,
+                op: Some(Op::data(f.write)),
                 errno: f.errno,
                 text: errno_text(f.errno),
                 at_s: f.at_ns.saturating_sub(start) as f64 / 1e9,

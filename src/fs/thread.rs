@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::config::{DataPattern, FsTest};
 use crate::engine::AlignedBuf;
 use crate::rng::Rng;
-use crate::stats::IoStats;
+use crate::stats::{IoStats, Op};
 
 /// What every thread of a test shares.
 pub(super) struct Shared {
@@ -117,7 +117,7 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
     out.start_ns = now();
     let writes = w.test.writes();
     let fail = |out: &mut Outcome, path: &PathBuf, offset: u64, e: std::io::Error| {
-        out.stats.record_error(writes, e.raw_os_error().unwrap_or(0));
+        out.stats.record_error(Op::data(writes), e.raw_os_error().unwrap_or(0));
         out.failure = Some(Failure {
             path: path.clone(),
             offset,
@@ -150,13 +150,13 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
                 fail(&mut out, path, offset, e);
                 break 'files;
             }
-            out.stats.dir(writes).record(w.record, t1 - t0);
+            out.stats.of_mut(Op::data(writes)).record(w.record, t1 - t0);
             live.ios.fetch_add(1, Relaxed);
             live.bytes.fetch_add(w.record, Relaxed);
             live.response_ns.fetch_add(t1 - t0, Relaxed);
             if !stonewalled && shared.first_done_ns.load(Relaxed) != 0 {
                 stonewalled = true;
-                let d = out.stats.dir(writes);
+                let d = out.stats.of_mut(Op::data(writes));
                 out.stonewall = (d.bytes, d.ios, t1);
             }
         }
@@ -176,7 +176,7 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
     if out.end_ns == 0 {
         out.end_ns = now();
     }
-    let d = out.stats.dir(writes);
+    let d = out.stats.of_mut(Op::data(writes));
     if !stonewalled {
         out.stonewall = (d.bytes, d.ios, out.end_ns);
     }

@@ -46,6 +46,10 @@ pub struct Pattern {
     pub seek_every: u32,
     /// A sequential pattern's `:SIZE`: the hole after each I/O, negative backwards.
     pub skip: i64,
+    /// % of trims (100 for fio's trim patterns, else 0).
+    pub trim: u32,
+    /// Each trim is followed by a write of its blocks (`trimwrite`, `randtrimwrite`).
+    pub write_trimmed: bool,
 }
 
 /// fio's `rw` (also `--rw`), with its postfix as fio reads it: for a random pattern the I/Os
@@ -56,19 +60,24 @@ pub fn pattern(rw: &str) -> Result<Pattern, String> {
         Some((p, n)) => (p, Some(n.trim())),
         None => (rw, None),
     };
-    let (read, random) = match name.trim().to_ascii_lowercase().as_str() {
-        "read" => (Some(100), 0),
-        "write" => (Some(0), 0),
-        "randread" => (Some(100), 100),
-        "randwrite" => (Some(0), 100),
-        "rw" | "readwrite" => (None, 0),
-        "randrw" => (None, 100),
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err("trims are not supported yet; use read, write, rw or their rand forms".into());
+    let (read, random, trim, write_trimmed) = match name.trim().to_ascii_lowercase().as_str() {
+        "read" => (Some(100), 0, 0, false),
+        "write" => (Some(0), 0, 0, false),
+        "randread" => (Some(100), 100, 0, false),
+        "randwrite" => (Some(0), 100, 0, false),
+        "rw" | "readwrite" => (None, 0, 0, false),
+        "randrw" => (None, 100, 0, false),
+        "trim" => (Some(0), 0, 100, false),
+        "randtrim" => (Some(0), 100, 100, false),
+        "trimwrite" => (Some(0), 0, 100, true),
+        "randtrimwrite" => (Some(0), 100, 100, true),
+        _ => {
+            return Err("use read, write, randread, randwrite, rw (readwrite), randrw, trim, randtrim, trimwrite \
+                        or randtrimwrite"
+                .into());
         }
-        _ => return Err("use read, write, randread, randwrite, rw (readwrite) or randrw".into()),
     };
-    let mut p = Pattern { read, random, seek_every: 1, skip: 0 };
+    let mut p = Pattern { read, random, seek_every: 1, skip: 0, trim, write_trimmed };
     match postfix {
         None => {}
         Some(n) if random > 0 => {
@@ -180,6 +189,14 @@ struct FioJob {
     skip: i64,
     /// `random_distribution`.
     distribution: Distribution,
+    /// `rw=trim`...: every I/O a trim; with `trimwrite`, each followed by a write of its blocks.
+    trim: u32,
+    write_trimmed: bool,
+    /// `fsync=N` / `fdatasync=N`: a flush every N writes, fsync or fdatasync.
+    flush_every: u32,
+    fsync: bool,
+    /// `sync=1|sync|dsync`: every write stable when it completes.
+    fua: bool,
     verify: bool,
     /// `write_*_log`: where the logs go.
     log_dir: Option<PathBuf>,
@@ -284,6 +301,11 @@ impl FioJob {
             seek_every: 1,
             skip: 0,
             distribution: Distribution::Uniform,
+            trim: 0,
+            write_trimmed: false,
+            flush_every: 0,
+            fsync: false,
+            fua: false,
             verify: false,
             log_dir: None,
             log_avg_ms: 0,
@@ -343,6 +365,17 @@ impl FioJob {
                 "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
                 "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
                 "random_distribution" => self.distribution = v.parse().map_err(bad)?,
+                "fsync" | "fdatasync" => {
+                    (self.flush_every, self.fsync) = (num(v)?.min(u32::MAX as u64) as u32, o.key == "fsync");
+                }
+                // O_SYNC / O_DSYNC: each write stable when it completes, as RWF_DSYNC makes it.
+                "sync" => {
+                    self.fua = match v.trim() {
+                        "" | "1" | "sync" | "dsync" => true,
+                        "0" | "none" => false,
+                        _ => return Err(format!("{}: sync={v}: give 0, 1, none, sync or dsync", o.at)),
+                    }
+                }
                 "verify" => self.verify = !matches!(v, "0" | "null" | ""),
                 // fio's logs: iogauge writes lat, clat, bw and iops together, named by worker,
                 // in the directory of the prefix.
@@ -372,6 +405,7 @@ impl FioJob {
         if let Some((rw, at)) = rw {
             let p = pattern(&rw).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
             (self.random, self.seek_every, self.skip) = (p.random, p.seek_every, p.skip);
+            (self.trim, self.write_trimmed) = (p.trim, p.write_trimmed);
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
             self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
         }
@@ -388,13 +422,22 @@ impl FioJob {
                 self.at, delay_ms
             ));
         }
-        let line = |size, share, read| SpecLine {
-            delay_ms: (delay_ms / 1000) as u32,
-            burst: self.thinktime_blocks,
-            seek_every: self.seek_every,
-            skip: self.skip,
-            distribution: self.distribution.clone(),
-            ..SpecLine::new(size, share, read, self.random)
+        // fio flushes and syncs only what writes: a read job of a [global] with fsync=N has none.
+        let line = |size, share, read: u32| {
+            let writes = read + self.trim < 100 || self.write_trimmed;
+            SpecLine {
+                delay_ms: (delay_ms / 1000) as u32,
+                burst: self.thinktime_blocks,
+                seek_every: self.seek_every,
+                skip: self.skip,
+                distribution: self.distribution.clone(),
+                trim: self.trim,
+                write_trimmed: self.write_trimmed,
+                flush_every: if writes { self.flush_every } else { 0 },
+                fsync: writes && self.flush_every > 0 && self.fsync,
+                fua: writes && self.fua,
+                ..SpecLine::new(size, share, read, self.random)
+            }
         };
         let lines: Vec<SpecLine> = if self.sizes[0] == self.sizes[1] || self.read == 100 || self.read == 0 {
             let sizes = if self.read == 0 { &self.sizes[1] } else { &self.sizes[0] };

@@ -235,6 +235,12 @@ fn create(mut p: Checked) -> Result<Checked> {
             }
             *t = created;
         }
+        let trims = |(wc, spec): (&crate::config::Worker, &crate::spec::AccessSpec)| {
+            spec.trims() && wc.targets.contains(&t.path)
+        };
+        if p.share.workloads.iter().any(|run| p.share.workers.iter().zip(&run.specs).any(trims)) {
+            targets::check_trim(t)?;
+        }
         if t.kind != TargetKind::Null && !t.direct {
             p.warnings.push(format!(
                 "{} is accessed through the page cache (buffered): numbers may come from memory, not the storage",

@@ -34,6 +34,13 @@ pub fn check_test(test: &Test, managers: usize) -> Result<()> {
                     run a test that writes (iogauge verify re-reads a target after one)",
         ));
     }
+    if let Some(spec) = test.workloads.iter().flat_map(|r| &r.specs).find(|s| s.trims()) {
+        return Err(input(format!(
+            "--verify: specification '{}' trims, and what a trimmed block reads back is the device's choice \
+             (zeroes, old data or anything), so it cannot be checked; verify a test without trims",
+            spec.name
+        )));
+    }
     if let (Some(j), true) = (&test.settings.journal, managers > 1) {
         if !j.to_string_lossy().contains("{rank}") {
             return Err(input(format!(

@@ -415,7 +415,7 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
         p
     });
-    let histogram = series(&|r| histogram_points(&r.totals.metrics.raw.both().histogram));
+    let histogram = series(&|r| histogram_points(&r.totals.metrics.raw.all().histogram));
     fn time(r: &crate::result::WorkloadResult, what: fn(&crate::result::Interval) -> Option<f64>) -> Vec<(f64, f64)> {
         r.intervals.iter().filter_map(|i| Some((i.t_s, what(i)?))).collect()
     }

@@ -276,9 +276,8 @@ fn run_table(label: &str, d: &ResultDoc, detail: Detail) -> String {
         let host =
             [format!("{:.1}", cpu.all.utilization_pct), format!("{:.1}", cpu.own_pct), thousands(cpu.effectiveness)];
         rows.push(result_row(r.spec.clone(), m.of(Dir::All), host));
-        if m.mixed() {
-            rows.push(result_row(format!("{}: reads", r.spec), m.of(Dir::Read), Default::default()));
-            rows.push(result_row(format!("{}: writes", r.spec), m.of(Dir::Write), Default::default()));
+        for op in m.ops() {
+            rows.push(result_row(format!("{}: {}s", r.spec, op.name()), m.of(Dir::Only(op)), Default::default()));
         }
         for (name, part) in r.parts(detail) {
             rows.push(result_row(format!("{}: {name}", r.spec), part.of(Dir::All), Default::default()));

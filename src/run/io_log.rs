@@ -1,6 +1,7 @@
 //! The writers of `--log-dir`: each worker's completions as fio writes its logs
 //! (`write_lat_log`, `write_bw_log`, `write_iops_log`), so fio's plotting tools read them.
-//! Lines are `time_ms, value, ddir, bs, offset` (ddir 0 read, 1 write): with `--log-avg 0`
+//! Lines are `time_ms, value, ddir, bs, offset` (ddir 0 read, 1 write, 2 trim; flushes are
+//! not logged, as fio logs no syncs): with `--log-avg 0`
 //! one per I/O (value: its latency in ns, 1 I/O, its KiB/s = bs / latency), else one per
 //! direction and window (the mean latency, I/Os per second, KiB/s; bs and offset 0), times
 //! from the start of recording. Each file is written beside its name and renamed when whole.
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::thread::JoinHandle;
 
+use crate::stats::Op;
 use crate::worker::Control;
 use crate::worker::io_log::{Entry, LogChunks};
 
@@ -39,9 +41,9 @@ impl Files {
     }
 
     /// One line in every file: its value of `values` (lat, clat, bw, iops).
-    fn line(&mut self, ms: u64, values: [u64; 4], write: bool, bs: u32, offset: u64) -> std::io::Result<()> {
+    fn line(&mut self, ms: u64, values: [u64; 4], op: Op, bs: u32, offset: u64) -> std::io::Result<()> {
         for ((f, _, _), v) in self.out.iter_mut().zip(values) {
-            writeln!(f, "{ms}, {v}, {}, {bs}, {offset}", u8::from(write))?;
+            writeln!(f, "{ms}, {v}, {}, {bs}, {offset}", op as u8)?;
         }
         Ok(())
     }
@@ -54,6 +56,9 @@ impl Files {
         Ok(())
     }
 }
+
+/// The operations logged, by fio's ddir (its index here).
+const LOGGED: [Op; 3] = [Op::Read, Op::Write, Op::Trim];
 
 /// One direction's completions in the current window.
 #[derive(Default, Clone, Copy)]
@@ -68,27 +73,30 @@ struct Window {
 fn write(chunks: LogChunks, dir: &Path, stem: &str, number: usize, avg_ns: u64, ctl: &Control) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("writing the I/O log {}: {e}", dir.join(stem).display());
     let mut files = Files::create(dir, stem, number).map_err(fail)?;
-    let (mut window, mut sums) = (0u64, [Window::default(); 2]);
+    let (mut window, mut sums) = (0u64, [Window::default(); 3]);
     // A window's line: its mean latency, I/Os and KiB per second, at its end.
-    let flush = |files: &mut Files, window: u64, sums: &mut [Window; 2]| -> std::io::Result<()> {
+    let flush = |files: &mut Files, window: u64, sums: &mut [Window; 3]| -> std::io::Result<()> {
         let secs = avg_ns as f64 / 1e9;
         for (dir, w) in sums.iter().enumerate().filter(|(_, w)| w.ios > 0) {
             let lat = w.response_ns / w.ios;
             let values = [lat, lat, (w.bytes as f64 / 1024.0 / secs) as u64, (w.ios as f64 / secs).round() as u64];
-            files.line((window + 1) * avg_ns / 1_000_000, values, dir == 1, 0, 0)?;
+            files.line((window + 1) * avg_ns / 1_000_000, values, LOGGED[dir], 0, 0)?;
         }
-        *sums = [Window::default(); 2];
+        *sums = [Window::default(); 3];
         Ok(())
     };
     let mut last_ns = 0;
     for chunk in chunks.full.iter() {
         for e in &chunk {
             last_ns = e.at_ns;
-            let Entry { at_ns, response_ns, offset, len, write } = *e;
+            let Entry { at_ns, response_ns, offset, len, op } = *e;
+            if op == Op::Flush {
+                continue;
+            }
             if avg_ns == 0 {
                 let kib_per_s = len as u64 * 1_000_000_000 / 1024 / response_ns.max(1);
                 files
-                    .line(at_ns / 1_000_000, [response_ns, response_ns, kib_per_s, 1], write, len, offset)
+                    .line(at_ns / 1_000_000, [response_ns, response_ns, kib_per_s, 1], op, len, offset)
                     .map_err(fail)?;
                 continue;
             }
@@ -96,7 +104,7 @@ fn write(chunks: LogChunks, dir: &Path, stem: &str, number: usize, avg_ns: u64, 
                 flush(&mut files, window, &mut sums).map_err(fail)?;
                 window += 1;
             }
-            let w = &mut sums[usize::from(write)];
+            let w = &mut sums[op as usize];
             (w.ios, w.bytes, w.response_ns) = (w.ios + 1, w.bytes + len as u64, w.response_ns + response_ns);
         }
         let mut chunk = chunk;

@@ -10,7 +10,7 @@ use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{
     FirstError, Interval, ManagerResult, Metrics, TargetResult, Totals, WorkerResult, WorkloadResult, errno_text,
 };
-use crate::stats::IoStats;
+use crate::stats::{IoStats, Op};
 use crate::verify::block::VerifyResult;
 use crate::worker::WorkerOutcome;
 
@@ -153,7 +153,8 @@ impl Ended<'_> {
             worker: plan.name.clone(),
             path: self.prep.targets[plan.targets[f.target].target].path.clone(),
             offset: f.offset,
-            write: f.write,
+            write: f.op == Op::Write,
+            op: Some(f.op),
             errno: f.errno,
             text: errno_text(f.errno),
             at_s: (f.at_ns as f64 - record_start_ns as f64) / 1e9,

@@ -10,7 +10,61 @@ use serde::{Deserialize, Serialize};
 
 pub use histogram::Histogram;
 
-/// Completed I/Os of one direction (reads or writes).
+/// What an I/O does: the four operations an access specification mixes, each counted and
+/// timed apart. A trim (discard) gives blocks back to the device; a flush (fdatasync or fsync)
+/// asks it to make the writes completed before it stable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum Op {
+    /// Reads data.
+    #[default]
+    Read = 0,
+    /// Writes data.
+    Write = 1,
+    /// Discards blocks (BLKDISCARD on a device, a punched hole in a file).
+    Trim = 2,
+    /// Makes completed writes stable (fdatasync or fsync); transfers no data.
+    Flush = 3,
+}
+
+impl Op {
+    /// Every operation, in the order tables list them.
+    pub const ALL: [Op; 4] = [Op::Read, Op::Write, Op::Trim, Op::Flush];
+
+    /// A read, or a write if `write`.
+    #[inline(always)]
+    pub fn data(write: bool) -> Op {
+        if write { Op::Write } else { Op::Read }
+    }
+
+    /// Its name in documents and tables: `read`, `write`, `trim`, `flush`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+            Op::Flush => "flush",
+        }
+    }
+
+    /// What doing it is called in a message: `reading`, `writing`...
+    pub fn doing(self) -> &'static str {
+        match self {
+            Op::Read => "reading",
+            Op::Write => "writing",
+            Op::Trim => "trimming",
+            Op::Flush => "flushing",
+        }
+    }
+
+    /// Whether it changes what the target holds (writes and trims: the safety rules apply).
+    pub fn changes_data(self) -> bool {
+        matches!(self, Op::Write | Op::Trim)
+    }
+}
+
+/// Completed I/Os of one operation (reads, writes, trims or flushes).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirStats {
     /// Successful I/Os.
@@ -65,38 +119,62 @@ pub struct IoStats {
     pub read: DirStats,
     /// Writes.
     pub write: DirStats,
+    /// Trims (absent from documents written before trims were counted).
+    #[serde(default)]
+    pub trim: DirStats,
+    /// Flushes (no bytes).
+    #[serde(default)]
+    pub flush: DirStats,
     /// Errors by errno (negative kernel result), sorted; a short transfer counts as errno 0.
     pub errnos: Vec<(i32, u64)>,
 }
 
 impl IoStats {
-    /// The stats of one direction.
+    /// The stats of one operation.
     #[inline(always)]
-    pub fn dir(&mut self, write: bool) -> &mut DirStats {
-        if write { &mut self.write } else { &mut self.read }
+    pub fn of_mut(&mut self, op: Op) -> &mut DirStats {
+        match op {
+            Op::Read => &mut self.read,
+            Op::Write => &mut self.write,
+            Op::Trim => &mut self.trim,
+            Op::Flush => &mut self.flush,
+        }
+    }
+
+    /// The stats of one operation.
+    pub fn of(&self, op: Op) -> &DirStats {
+        match op {
+            Op::Read => &self.read,
+            Op::Write => &self.write,
+            Op::Trim => &self.trim,
+            Op::Flush => &self.flush,
+        }
     }
 
     /// Counts a failed I/O: `errno` positive, or 0 for a short transfer.
-    pub fn record_error(&mut self, write: bool, errno: i32) {
-        self.dir(write).errors += 1;
+    pub fn record_error(&mut self, op: Op, errno: i32) {
+        self.of_mut(op).errors += 1;
         match self.errnos.binary_search_by_key(&errno, |e| e.0) {
             Ok(i) => self.errnos[i].1 += 1,
             Err(i) => self.errnos.insert(i, (errno, 1)),
         }
     }
 
-    /// Reads and writes together, for the "all I/Os" figures.
-    pub fn both(&self) -> DirStats {
+    /// Every operation together, for the "all I/Os" figures.
+    pub fn all(&self) -> DirStats {
         let mut d = self.read.clone();
-        d += &self.write;
+        for op in [Op::Write, Op::Trim, Op::Flush] {
+            d += self.of(op);
+        }
         d
     }
 }
 
 impl AddAssign<&IoStats> for IoStats {
     fn add_assign(&mut self, o: &IoStats) {
-        self.read += &o.read;
-        self.write += &o.write;
+        for op in Op::ALL {
+            *self.of_mut(op) += o.of(op);
+        }
         for &(errno, n) in &o.errnos {
             match self.errnos.binary_search_by_key(&errno, |e| e.0) {
                 Ok(i) => self.errnos[i].1 += n,
@@ -114,16 +192,20 @@ mod tests {
     fn merge_keeps_min_max_and_errors() {
         let mut a = IoStats::default();
         a.read.record(4096, 500);
-        a.record_error(true, libc::EIO);
+        a.record_error(Op::Write, libc::EIO);
         let mut b = IoStats::default();
         b.read.record(4096, 300);
         b.read.record(4096, 900);
-        b.record_error(true, libc::EIO);
-        b.record_error(false, libc::ENOSPC);
+        b.record_error(Op::Write, libc::EIO);
+        b.record_error(Op::Read, libc::ENOSPC);
+        b.trim.record(1 << 20, 2000);
+        b.record_error(Op::Flush, libc::EIO);
         a += &b;
+        assert_eq!((a.trim.ios, a.trim.bytes, a.flush.errors), (1, 1 << 20, 1));
+        assert_eq!((a.all().ios, a.all().response_max_ns), (4, 2000));
         assert_eq!((a.read.ios, a.read.bytes, a.read.response_sum_ns), (3, 12288, 1700));
         assert_eq!((a.read.response_min_ns, a.read.response_max_ns), (300, 900));
-        assert_eq!(a.errnos, vec![(libc::EIO, 2), (libc::ENOSPC, 1)]);
+        assert_eq!(a.errnos, vec![(libc::EIO, 3), (libc::ENOSPC, 1)]);
         assert_eq!((a.read.errors, a.write.errors), (1, 2));
         let mut empty = IoStats::default();
         empty += &a;

@@ -414,6 +414,36 @@ pub fn open(info: &TargetInfo, write: bool) -> Result<File> {
     Ok(f)
 }
 
+/// Whether target `info` can be trimmed; the refusal names it and says why. A block device
+/// says so in sysfs (`queue/discard_max_bytes`, a partition's in its disk's); a file (opened
+/// for writing: call this only once the safety rules allow it) is asked to punch a hole past
+/// its end, which holds no data, so a file system without holes refuses and nothing changes.
+pub fn check_trim(info: &TargetInfo) -> Result<()> {
+    let refuse = |why: String| input(format!("target {} cannot trim: {why}; run it without trims", info.path));
+    match (info.kind, info.identity) {
+        (TargetKind::Block, Some(Identity::Device(rdev))) => {
+            let base = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
+            let max = sysfs(format!("{base}/queue/discard_max_bytes"))
+                .or_else(|| sysfs(format!("{base}/../queue/discard_max_bytes")));
+            match max.and_then(|m| m.parse::<u64>().ok()) {
+                Some(0) => Err(refuse("the device does not discard (its queue/discard_max_bytes is 0)".into())),
+                _ => Ok(()),
+            }
+        }
+        (TargetKind::File, _) => {
+            let f = open(info, true)?;
+            let end = f.metadata().map_err(|e| refuse(e.to_string()))?.len();
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            // SAFETY: fallocate takes plain integers; past the end it punches nothing.
+            match unsafe { libc::fallocate(f.as_raw_fd(), mode, end as libc::off_t, 4096) } {
+                0 => Ok(()),
+                _ => Err(refuse(format!("its file system punches no holes ({})", std::io::Error::last_os_error()))),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Makes directory `dir` for an output if it is missing, and checks that it takes files,
 /// leaving nothing behind: one check for every output that is a directory (`--log-dir`,
 /// `--fio-json DIR`).

@@ -1,21 +1,35 @@
 //! Which I/O a worker issues next: the access specification's line (by its share), the
-//! direction (by its read percentage), and the offset, random (uniform over the line's aligned
+//! operation (by its read, trim and flush percentages, or a flush every N writes), and the
+//! offset, random (uniform over the line's aligned
 //! places in the working set) or sequential (where the last sequential I/O on the target ended,
 //! plus the line's `skip`). A line with `seek_every` N draws random-or-sequential for the
-//! first I/O of each run of N; the rest continue sequentially after it.
+//! first I/O of each run of N; the rest continue sequentially after it. A line of reads and
+//! writes alone, uniform and without runs, takes the plain path; any other is chosen apart
+//! (`special`), so the plain one pays a branch for them.
 
 use super::law::Law;
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
 use crate::spec::AccessSpec;
+use crate::stats::Op;
 use crate::targets::TargetInfo;
 
 /// One line of the spec, precomputed for the hot path.
 pub(super) struct Line {
     /// Transfer size (bytes).
     pub(super) size: u32,
-    /// A read when the low 32 random bits are below this.
+    /// A read when the low 32 random bits are below this...
     read_below: u64,
+    /// ...else a trim below this, a flush below `flush_below`, else a write.
+    trim_below: u64,
+    flush_below: u64,
+    /// A flush of the target after every this many writes to it (0: never).
+    flush_every: u32,
+    /// Each trim is followed by a write of the same blocks.
+    write_trimmed: bool,
+    /// Writes carry RWF_DSYNC; flushes are fsync.
+    pub(super) fua: bool,
+    pub(super) fsync: bool,
     /// Random when the next 32 random bits are below this.
     random_below: u64,
     /// The worker pauses this long after each `burst` I/Os of this line (0: never).
@@ -23,7 +37,8 @@ pub(super) struct Line {
     pub(super) burst: u32,
     /// I/Os per run; 1: every I/O drawn.
     seek_every: u32,
-    /// Runs or a skewed law: the I/O is chosen apart from the plain path (`special`).
+    /// Runs, a skewed law, trims or flushes: the I/O is chosen apart from the plain path
+    /// (`special`).
     special: bool,
     /// Bytes between a sequential I/O's end and the next one's start.
     skip: i64,
@@ -33,6 +48,8 @@ struct TargetState {
     start: u64,
     end: u64,
     next_seq: u64,
+    /// Writes since its last flush (for `flush_every`).
+    writes_unflushed: u32,
 }
 
 impl TargetState {
@@ -63,6 +80,8 @@ struct Placement {
     until_draw: u32,
     /// Which place a random I/O takes.
     law: Law,
+    /// The offset of a trim whose write comes next (`write_trimmed`).
+    trimmed: Option<u64>,
 }
 
 /// Chooses each I/O: line, direction, offset.
@@ -91,14 +110,21 @@ impl Generator {
             .map(|l| {
                 cum += l.share;
                 line_below.push(pct_below(cum));
+                let ops = l.trim > 0 || l.flush > 0 || l.flush_every > 0;
                 Line {
                     size: l.size as u32,
                     read_below: pct_below(l.read),
+                    trim_below: pct_below(l.read + l.trim),
+                    flush_below: pct_below(l.read + l.trim + l.flush),
+                    flush_every: l.flush_every,
+                    write_trimmed: l.write_trimmed,
+                    fua: l.fua,
+                    fsync: l.fsync,
                     random_below: pct_below(l.random),
                     delay_ns: l.delay_ms as u64 * 1_000_000,
                     burst: l.burst,
                     seek_every: l.seek_every,
-                    special: l.seek_every > 1 || !l.distribution.is_uniform(),
+                    special: ops || l.seek_every > 1 || !l.distribution.is_uniform(),
                     skip: l.skip,
                 }
             })
@@ -110,20 +136,20 @@ impl Generator {
                 let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
                 let count = (ws.size - l.size) / align + 1;
                 let law = Law::new(&l.distribution, count, seed ^ placements.len() as u64);
-                placements.push(Placement { count, align, until_draw: 1, law });
+                placements.push(Placement { count, align, until_draw: 1, law, trimmed: None });
             }
         }
         let targets = plan
             .targets
             .iter()
-            .map(|ws| TargetState { start: ws.start, end: ws.start + ws.size, next_seq: ws.start })
+            .map(|ws| TargetState { start: ws.start, end: ws.start + ws.size, next_seq: ws.start, writes_unflushed: 0 })
             .collect();
         Generator { rng: Rng::new(seed, 0), lines, line_below, targets, placements }
     }
 
-    /// The next I/O on `target`: (line index, write, offset).
+    /// The next I/O on `target`: (line index, operation, offset; 0 for a flush).
     #[inline(always)]
-    pub(super) fn next(&mut self, target: usize) -> (usize, bool, u64) {
+    pub(super) fn next(&mut self, target: usize) -> (usize, Op, u64) {
         let r = self.rng.next_u64();
         let li = if self.lines.len() == 1 {
             0
@@ -132,11 +158,12 @@ impl Generator {
             self.line_below.iter().position(|&b| x < b).unwrap_or(self.lines.len() - 1)
         };
         let l = &self.lines[li];
-        let write = (r & 0xffff_ffff) >= l.read_below;
+        let x = r & 0xffff_ffff;
         let random = (self.rng.next_u64() >> 32) < l.random_below;
         if l.special {
-            return (li, write, self.special(target, li, random));
+            return self.special(target, li, x, random);
         }
+        let op = Op::data(x >= l.read_below);
         let t = &mut self.targets[target];
         let offset = if random {
             let p = &self.placements[target * self.lines.len() + li];
@@ -146,15 +173,51 @@ impl Generator {
             // (Iometer's sequential stream runs beside the random I/Os).
             t.next_sequential(l.size as u64, l.skip)
         };
-        (li, write, offset)
+        (li, op, offset)
     }
 
-    /// The offset of an I/O of a line with runs of `seek_every` or a skewed law: the first of
-    /// each run on a target is random if `drawn`, the rest follow the one before; a random
-    /// one takes its place by the law. Apart from `next`, so a plain specification pays one
-    /// branch for them.
+    /// The next I/O of a line with trims, flushes, runs of `seek_every` or a skewed law. Its
+    /// operation: the write of the blocks the last trim trimmed (`write_trimmed`), a flush
+    /// when the target has had `flush_every` writes, else by the percentages (`x`, 32 random
+    /// bits). Its offset: the first of each run on a target is random if `drawn`, the rest
+    /// follow the one before; a random one takes its place by the law.
     #[inline(never)]
-    fn special(&mut self, target: usize, li: usize, drawn: bool) -> u64 {
+    fn special(&mut self, target: usize, li: usize, x: u64, drawn: bool) -> (usize, Op, u64) {
+        let l = &self.lines[li];
+        let (t, p) = (&mut self.targets[target], &mut self.placements[target * self.lines.len() + li]);
+        let op = if let Some(o) = p.trimmed.take() {
+            t.writes_unflushed += 1;
+            return (li, Op::Write, o);
+        } else if l.flush_every > 0 && t.writes_unflushed >= l.flush_every {
+            Op::Flush
+        } else if x < l.read_below {
+            Op::Read
+        } else if x < l.trim_below {
+            Op::Trim
+        } else if x < l.flush_below {
+            Op::Flush
+        } else {
+            Op::Write
+        };
+        match op {
+            Op::Flush => {
+                t.writes_unflushed = 0;
+                return (li, op, 0);
+            }
+            Op::Write => t.writes_unflushed += 1,
+            _ => {}
+        }
+        let write_trimmed = op == Op::Trim && l.write_trimmed;
+        let offset = self.offset(target, li, drawn);
+        if write_trimmed {
+            self.placements[target * self.lines.len() + li].trimmed = Some(offset);
+        }
+        (li, op, offset)
+    }
+
+    /// The offset of a special line's I/O: runs of `seek_every`, holes, a skewed law.
+    #[inline(always)]
+    fn offset(&mut self, target: usize, li: usize, drawn: bool) -> u64 {
         let l = &self.lines[li];
         let p = &mut self.placements[target * self.lines.len() + li];
         let t = &mut self.targets[target];
@@ -203,8 +266,8 @@ mod tests {
         let n = 1_000_000;
         let mut buckets = [0u32; 64];
         for _ in 0..n {
-            let (_, write, off) = g.next(0);
-            assert!(!write);
+            let (_, op, off) = g.next(0);
+            assert_eq!(op, Op::Read);
             assert_eq!(off % 8192, start % 8192);
             assert!(off >= start && off + 8192 <= start + size, "{off}");
             buckets[((off - start) * 64 / size) as usize] += 1;
@@ -221,8 +284,8 @@ mod tests {
         let mut g = setup("streaming-write-64k", start, size, 512);
         let mut expect = start;
         for _ in 0..35 {
-            let (_, write, off) = g.next(0);
-            assert!(write);
+            let (_, op, off) = g.next(0);
+            assert_eq!(op, Op::Write);
             assert_eq!(off, expect);
             expect = if off + 65536 + 65536 > start + size { start } else { off + 65536 };
         }
@@ -235,8 +298,8 @@ mod tests {
         let n = 1_000_000;
         let mut per_line = vec![0u32; spec.lines.len()];
         for _ in 0..n {
-            let (li, write, _) = g.next(0);
-            assert!(!write);
+            let (li, op, _) = g.next(0);
+            assert_eq!(op, Op::Read);
             per_line[li] += 1;
         }
         for (l, c) in spec.lines.iter().zip(per_line) {
@@ -246,8 +309,8 @@ mod tests {
         let mut g = setup("web-file-server-4k", 0, 1 << 30, 512);
         let (mut reads, mut randoms, mut next_seq) = (0, 0, 0);
         for _ in 0..n {
-            let (_, write, off) = g.next(0);
-            reads += u32::from(!write);
+            let (_, op, off) = g.next(0);
+            reads += u32::from(op == Op::Read);
             // A sequential I/O lands where the previous sequential one ended; a random one
             // lands there with probability 1/262144.
             if off == next_seq {
@@ -321,5 +384,62 @@ mod tests {
             .chain([end - 8192, end - 12288])
             .collect();
         assert_eq!(offs, back);
+    }
+
+    #[test]
+    fn operations_follow_their_shares_and_flushes_come_every_n_writes() {
+        let (start, size) = (0, 64 << 20);
+        let line = SpecLine { trim: 10, flush: 5, ..SpecLine::new(4096, 100, 60, 100) };
+        let mut g = with_lines(one_line(line), start, size, 512, 1);
+        let n = 1_000_000;
+        let mut count = [0u32; 4];
+        for _ in 0..n {
+            let (_, op, off) = g.next(0);
+            count[op as usize] += 1;
+            assert!(op == Op::Flush && off == 0 || off + 4096 <= size);
+        }
+        for (op, pct) in [(Op::Read, 60.0), (Op::Write, 25.0), (Op::Trim, 10.0), (Op::Flush, 5.0)] {
+            let got = count[op as usize] as f64 / n as f64 * 100.0;
+            assert!((got - pct).abs() < 0.2, "{op:?}: {got} % for {pct} %");
+        }
+        // Every 8 writes to a target, its flush, on each target apart.
+        let line = SpecLine { flush_every: 8, ..SpecLine::new(4096, 100, 50, 100) };
+        let mut g = with_lines(one_line(line), start, size, 512, 2);
+        let mut writes = [0u32; 2];
+        for i in 0..100_000 {
+            let t = i % 2;
+            let (_, op, _) = g.next(t);
+            match op {
+                Op::Write => writes[t] += 1,
+                Op::Flush => {
+                    assert_eq!(writes[t], 8, "target {t}: a flush after {} writes", writes[t]);
+                    writes[t] = 0;
+                }
+                _ => assert!(writes[t] < 8, "target {t}: a read where its flush was due"),
+            }
+        }
+    }
+
+    #[test]
+    fn write_trimmed_writes_each_trimmed_block_next() {
+        let (start, size) = (1 << 20, 64 << 20);
+        for random in [0, 100] {
+            let line = SpecLine { trim: 100, write_trimmed: true, ..SpecLine::new(8192, 100, 0, random) };
+            let mut g = with_lines(one_line(line), start, size, 512, 1);
+            let mut prev_trim = None;
+            for i in 0..10_000 {
+                let (_, op, off) = g.next(0);
+                if i % 2 == 0 {
+                    assert_eq!(op, Op::Trim);
+                    if random == 0 {
+                        // Sequential trims step over the blocks written after them.
+                        assert_eq!(off, start + (i / 2 * 8192) % size);
+                    }
+                    prev_trim = Some(off);
+                } else {
+                    assert_eq!((op, Some(off)), (Op::Write, prev_trim));
+                }
+            }
+        }
     }
 }

@@ -4,6 +4,8 @@
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
+use crate::stats::Op;
+
 /// Entries per chunk: 64 Ki x 32 bytes, 2 MiB, about a tenth of a second of a fast worker.
 const CHUNK: usize = 64 * 1024;
 
@@ -22,8 +24,8 @@ pub struct Entry {
     pub offset: u64,
     /// Bytes.
     pub len: u32,
-    /// A write (else a read).
-    pub write: bool,
+    /// What it did.
+    pub op: Op,
 }
 
 /// The worker's end: fills chunks and hands them over.

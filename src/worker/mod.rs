@@ -28,7 +28,7 @@ use crate::config::{Arrivals, DataPattern, EngineKind};
 use crate::data;
 use crate::engine::{self, AlignedBuf, Completion, Engine, Io};
 use crate::plan::WorkerPlan;
-use crate::stats::IoStats;
+use crate::stats::{IoStats, Op};
 use crate::targets::{self, TargetInfo, TargetKind};
 use crate::verify::checker::Checker;
 
@@ -154,8 +154,8 @@ pub struct FailedIo {
     pub target: usize,
     /// Where it was.
     pub offset: u64,
-    /// A write (else a read).
-    pub write: bool,
+    /// What it did.
+    pub op: Op,
     /// errno (0: a short transfer).
     pub errno: i32,
     /// When it completed (ns from the epoch).
@@ -193,7 +193,7 @@ struct SlotMeta {
     offset: u64,
     len: u32,
     target: u32,
-    write: bool,
+    op: Op,
 }
 
 /// Runs a worker to the end of the test. Meets the main thread at the barrier twice whatever
@@ -353,12 +353,13 @@ fn draw_apart(
     g: &mut Generator,
     target: usize,
     qd: usize,
-    first: (usize, bool, u64),
-) -> Option<(usize, bool, u64)> {
+    first: (usize, Op, u64),
+) -> Option<(usize, Op, u64)> {
     let mine = target * qd..(target + 1) * qd;
     let mut io = first;
     for _ in 0..16 {
-        if !c.overlaps(mine.clone(), io.2, g.lines[io.0].size) {
+        // A flush touches no blocks.
+        if io.1 == Op::Flush || !c.overlaps(mine.clone(), io.2, g.lines[io.0].size) {
             return Some(io);
         }
         io = g.next(target);
@@ -399,9 +400,14 @@ fn verified_issue(
 /// A verified I/O completed: a write updates the map, a read is checked. True on a mismatch.
 #[inline(never)]
 fn verified_completion(c: &mut Checker, slot: u32, m: &SlotMeta, slot_buf: *const u8, ok: bool) -> bool {
-    if m.write {
-        c.write_done(slot, m.target, ok);
-        return false;
+    match m.op {
+        Op::Write => {
+            c.write_done(slot, m.target, ok);
+            return false;
+        }
+        // Flushes have no blocks; a test that verifies has no trims (plan refuses them).
+        Op::Flush | Op::Trim => return false,
+        Op::Read => {}
     }
     let data = if ok {
         // SAFETY: the slot's read completed (the kernel no longer writes its buffer), which
@@ -595,10 +601,10 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             }
             let Some(slot) = free.pop_front() else { return };
             let target = slot as usize / self.qd;
-            let (mut li, mut write, mut offset) = self.s.generator.next(target);
+            let (mut li, mut op, mut offset) = self.s.generator.next(target);
             if let (true, Some(c)) = (VERIFY, &self.s.checker) {
-                match draw_apart(c, &mut self.s.generator, target, self.qd, (li, write, offset)) {
-                    Some(io) => (li, write, offset) = io,
+                match draw_apart(c, &mut self.s.generator, target, self.qd, (li, op, offset)) {
+                    Some(io) => (li, op, offset) = io,
                     None => {
                         free.push_front(slot);
                         return;
@@ -606,24 +612,26 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 }
             }
             let line = &self.s.generator.lines[li];
-            let (len, delay_ns, burst) = (line.size, line.delay_ns, line.burst);
-            // SAFETY: the read buffer holds slots x max_size bytes.
-            let slot_buf = unsafe { self.read_base.add(slot as usize * self.s.max_size) };
-            let (mut buf, mut region) = if write {
+            let (delay_ns, burst, fua, fsync) = (line.delay_ns, line.burst, line.fua, line.fsync);
+            let len = if op == Op::Flush { 0 } else { line.size };
+            // The read buffer holds slots x max_size bytes (none without reads: never used).
+            let slot_buf = self.read_base.wrapping_add(slot as usize * self.s.max_size);
+            let (mut buf, mut region) = if op == Op::Write {
                 self.writes = (self.writes + 1) % (WRITE_WINDOW / 4096);
                 // SAFETY: the write buffer is max_size + WRITE_WINDOW long.
                 (unsafe { self.write_base.add(self.writes * 4096) }, 1)
             } else {
                 (slot_buf, 0)
             };
-            if let (true, Some(c)) = (VERIFY, &mut self.s.checker) {
-                let t = target as u32;
+            if let (true, Some(c), false) = (VERIFY, &mut self.s.checker, op == Op::Flush) {
+                let (t, write) = (target as u32, op == Op::Write);
                 (buf, region) = (verified_issue(c, slot, t, write, offset, len, buf, slot_buf, self.now), 0);
             }
-            self.engine.queue(&Io { slot, target: target as u32, write, offset, len, buf, region });
+            let target = target as u32;
+            self.engine.queue(&Io { slot, target, op, fua, fsync, offset, len, buf, region });
             let submit_ns = self.arrivals.as_mut().map_or(self.now, |a| a.take(len));
             let issued = self.issued;
-            self.s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target: target as u32, write };
+            self.s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target, op };
             self.in_flight += 1;
             self.issued += 1;
             self.issued_bytes += len as u64;
@@ -695,7 +703,8 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             let m = self.s.meta[c.slot as usize];
             let response = now - m.submit_ns;
             let stats = &mut self.s.stats[m.target as usize];
-            let ok = c.result == m.len as i32;
+            // A trim's completion is 0 (the kernel's) or its length (the null target's).
+            let ok = c.result == m.len as i32 || (c.result == 0 && m.op == Op::Trim);
             if ok && response > self.io_timeout_ns {
                 // It came back, but after a stall longer than io_timeout: an error too (the
                 // psync engine cannot give up an I/O, only see how long it took).
@@ -711,11 +720,10 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             }
             if ok {
                 if recording {
-                    stats.dir(m.write).record(m.len as u64, response);
+                    stats.of_mut(m.op).record(m.len as u64, response);
                     if let Some(log) = &mut self.s.log {
-                        let (at_ns, response_ns, offset, len, write) =
-                            (now - start_ns, response, m.offset, m.len, m.write);
-                        log.push(io_log::Entry { at_ns, response_ns, offset, len, write });
+                        let (at_ns, response_ns, offset, len, op) = (now - start_ns, response, m.offset, m.len, m.op);
+                        log.push(io_log::Entry { at_ns, response_ns, offset, len, op });
                     }
                 }
                 self.total_ios += 1;
@@ -755,9 +763,9 @@ fn failed(
     stop_on_error: bool,
     ctl: &Control,
 ) {
-    stats.record_error(m.write, errno);
+    stats.record_error(m.op, errno);
     if first.is_none() {
-        *first = Some(FailedIo { target: m.target as usize, offset: m.offset, write: m.write, errno, at_ns: now });
+        *first = Some(FailedIo { target: m.target as usize, offset: m.offset, op: m.op, errno, at_ns: now });
     }
     if stop_on_error {
         ctl.record_end_ns.fetch_min(now, Relaxed);
@@ -785,15 +793,15 @@ fn give_up(s: &mut SetUp, free: &VecDeque<u32>, now: u64) -> Vec<usize> {
     let stuck: Vec<u32> = (0..s.meta.len() as u32).filter(|&i| !idle[i as usize]).collect();
     for &slot in &stuck {
         let m = s.meta[slot as usize];
-        s.stats[m.target as usize].record_error(m.write, libc::ETIMEDOUT);
+        s.stats[m.target as usize].record_error(m.op, libc::ETIMEDOUT);
         if let Some(c) = &mut s.checker {
             verified_completion(c, slot, &m, std::ptr::null(), false);
         }
     }
     if let (None, Some(&oldest)) = (s.first_error, stuck.iter().min_by_key(|&&i| s.meta[i as usize].issued)) {
         let m = s.meta[oldest as usize];
-        let (target, offset, write) = (m.target as usize, m.offset, m.write);
-        s.first_error = Some(FailedIo { target, offset, write, errno: libc::ETIMEDOUT, at_ns: now });
+        let (target, offset, op) = (m.target as usize, m.offset, m.op);
+        s.first_error = Some(FailedIo { target, offset, op, errno: libc::ETIMEDOUT, at_ns: now });
     }
     let mut targets: Vec<usize> = stuck.iter().map(|&i| s.meta[i as usize].target as usize).collect();
     targets.sort_unstable();
