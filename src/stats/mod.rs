@@ -57,11 +57,6 @@ impl Op {
             Op::Flush => "flushing",
         }
     }
-
-    /// Whether it changes what the target holds (writes and trims: the safety rules apply).
-    pub fn changes_data(self) -> bool {
-        matches!(self, Op::Write | Op::Trim)
-    }
 }
 
 /// Completed I/Os of one operation (reads, writes, trims or flushes).
