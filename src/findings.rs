@@ -4,7 +4,7 @@
 //! prints all three.
 
 use crate::format::thousands;
-use crate::result::{ResultDoc, WorkloadResult};
+use crate::result::{Metrics, ResultDoc, WorkloadResult};
 
 /// Other processes' share of the host's CPU above which CPU % and IOPS/CPU% are not the
 /// storage path's (and above iogauge's own).
@@ -48,25 +48,37 @@ impl Pace {
     }
 }
 
-/// The pace of workload `r`'s rate-limited workers (None if it has none).
+/// The pace of workload `r`'s rate-limited workers (None if it has none). The test's caps over
+/// all workers (`test.rate_iops`, `test.rate_mbps`) are asked of the totals; a worker's own
+/// caps of that worker.
 pub fn pace(doc: &ResultDoc, r: &WorkloadResult) -> Option<Pace> {
     let mut p = Pace { asked_iops: 0.0, asked_mbps: 0.0, iops: 0.0, mbps: 0.0, short: Vec::new() };
-    for w in &r.workers {
-        let Some(c) = doc.config.workers.iter().find(|c| c.name.as_deref() == Some(w.name.as_str())) else {
-            continue;
-        };
-        let (m, mut best) = (&w.metrics, None::<f64>);
-        if let Some(asked) = c.rate_iops {
+    let (all_iops, all_mbps) = (doc.config.test.rate_iops, doc.config.test.rate_mbps);
+    let ask = |p: &mut Pace, name: &str, m: &Metrics, iops: Option<f64>, mbps: Option<f64>| {
+        let mut best = None::<f64>;
+        if let Some(asked) = iops {
             (p.asked_iops, p.iops) = (p.asked_iops + asked, p.iops + m.iops);
             best = Some(best.unwrap_or(0.0).max(m.iops / asked));
         }
-        if let Some(asked) = c.rate_mbps {
+        if let Some(asked) = mbps {
             (p.asked_mbps, p.mbps) = (p.asked_mbps + asked, p.mbps + m.mbps);
             best = Some(best.unwrap_or(0.0).max(m.mbps / asked));
         }
         if let Some(b) = best.filter(|b| *b < RATE_REACHED) {
-            p.short.push((w.name.clone(), b * 100.0));
+            p.short.push((name.to_string(), b * 100.0));
         }
+    };
+    if all_iops.is_some() || all_mbps.is_some() {
+        ask(&mut p, "all workers", &r.totals.metrics, all_iops, all_mbps);
+    }
+    for w in &r.workers {
+        let Some(c) = doc.config.workers.iter().find(|c| c.name.as_deref() == Some(w.name.as_str())) else {
+            continue;
+        };
+        // Under a test's cap of the same measure, the worker's own is reported through the total.
+        let iops = c.rate_iops.filter(|_| all_iops.is_none());
+        let mbps = c.rate_mbps.filter(|_| all_mbps.is_none());
+        ask(&mut p, &w.name, &w.metrics, iops, mbps);
     }
     (p.asked_iops > 0.0 || p.asked_mbps > 0.0).then_some(p)
 }

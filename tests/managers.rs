@@ -143,7 +143,7 @@ targets = ["{dev}"]
 }
 
 /// Two ranks record over the same window: the starts differ by the reported skew, and every
-/// manager records the whole time. The workers are paced (4000 IOPS, an open loop) as on a real
+/// manager records the whole time. The workers are paced (8000 IOPS over both, an open loop) as on a real
 /// device, where they wait for I/O: a null worker unpaced keeps a CPU busy, and two of them
 /// beside the suite's other test on this 2-CPU machine delay a rank's main thread by a
 /// scheduler slice (up to 37 ms seen), which the skew would then measure instead of iogauge.
@@ -155,11 +155,11 @@ fn two_ranks_record_over_the_same_window() {
         ramp = "1s"
         time = "2s"
         interval = "500ms"
+        rate_iops = 8000
         [[worker]]
         targets = ["null"]
         spec = "random-read-4k"
         outstanding = 8
-        rate_iops = 4000
     "#;
     std::fs::write(dir.join("paced.toml"), job).unwrap();
     let mut c = mpirun(&dir, 2, &["run", "paced.toml"]);
@@ -187,6 +187,8 @@ fn two_ranks_record_over_the_same_window() {
     let ios = r.totals.metrics.ios as f64;
     assert!((from_series - ios).abs() / ios < 0.05, "series {from_series} vs totals {ios}");
     assert_eq!(r.intervals.len(), 4);
+    // The test's cap is over all managers' workers: each rank takes half.
+    assert!((ios / 2.0 / 8000.0 - 1.0).abs() < 0.03, "{ios} I/Os in 2 s, asked 8000 per second in all");
 }
 
 /// A rank whose target is missing stops every rank before any I/O, and rank 0 says which.

@@ -139,6 +139,41 @@ fn rate_flags_cap_each_worker() {
 }
 
 #[test]
+fn a_total_rate_caps_all_workers_together() {
+    // Three workers share 60 MB/s evenly; a worker's own cap below its share still paces it.
+    let dir = scratch("totalrate");
+    let job = dir.join("j.toml");
+    std::fs::write(
+        &job,
+        "[test]\nrate_mbps = 60\nramp = \"200ms\"\ntime = \"3s\"\n\
+         [[worker]]\ncount = 2\ntargets = [\"null\"]\nspec = \"random-read-64k\"\noutstanding = 4\n\
+         [[worker]]\nname = \"slow\"\ntargets = [\"null\"]\nspec = \"random-read-8k\"\nrate_mbps = 5\n",
+    )
+    .unwrap();
+    let doc = json(&["run", job.to_str().unwrap(), "--no-history"]);
+    let mbps = |w: &Value| w["mbps"].as_f64().unwrap();
+    let workers = doc["results"][0]["workers"].as_array().unwrap();
+    for w in &workers[..2] {
+        assert!((mbps(w) / 20.0 - 1.0).abs() < 0.05, "a third of 60 MB/s: {w}");
+    }
+    assert!((mbps(&workers[2]) / 5.0 - 1.0).abs() < 0.05, "its own 5 MB/s: {}", workers[2]);
+    assert_eq!(doc["config"]["test"]["rate_mbps"], 60.0);
+    // On the command line, over the flags' workers; the table says what was asked of all.
+    let out = ok(&[
+        "run", "--target", "null", "--workers", "4", "--total-rate-iops", "2000", "--ramp", "200ms", "--time",
+        "2s", "--no-history",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("rate asked 2,000 IOPS, achieved"), "{text}");
+    let doc = json(&[
+        "run", "--target", "null", "--workers", "4", "--total-rate-iops", "2000", "--ramp", "200ms", "--time",
+        "2s", "--no-history",
+    ]);
+    let iops = totals(&doc)["iops"].as_f64().unwrap();
+    assert!((iops / 2000.0 - 1.0).abs() < 0.03, "{iops} IOPS in all");
+}
+
+#[test]
 fn a_job_file_takes_the_workload_flags() {
     let dir = scratch("jobflags");
     let job = dir.join("j.toml");

@@ -168,6 +168,13 @@ pub struct SettingFlags {
     /// Seed of the offset and mix generators.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Cap all workers together at N I/Os per second, shared evenly among them (an open
+    /// loop; `rate_iops` in a job's [test]).
+    #[arg(long, value_name = "N")]
+    pub total_rate_iops: Option<f64>,
+    /// Cap all workers together at N MB/s (10^6 bytes/s), shared evenly among them.
+    #[arg(long, value_name = "N")]
+    pub total_rate_mbps: Option<f64>,
     /// What a failed I/O does: stop (the test ends there, the default) or continue (counted).
     #[arg(long, value_name = "stop|continue")]
     pub on_error: Option<OnError>,
@@ -558,6 +565,12 @@ impl SettingFlags {
         }
         if let Some(v) = self.on_error {
             t.on_error = v;
+        }
+        if self.total_rate_iops.is_some() {
+            t.rate_iops = self.total_rate_iops;
+        }
+        if self.total_rate_mbps.is_some() {
+            t.rate_mbps = self.total_rate_mbps;
         }
         if let Some(v) = self.sync_timeout {
             t.sync_timeout = v;

@@ -133,6 +133,13 @@ pub struct TestSettings {
     pub seed: u64,
     /// How rate-limited workers (`rate_iops`) space their I/Os.
     pub arrivals: Arrivals,
+    /// A cap of I/Os per second over all workers (of every manager), shared evenly among
+    /// them; a worker's own `rate_iops` still applies (the slower pace wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
+    /// A cap of MB/s (10^6 bytes/s) over all workers, shared evenly as `rate_iops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
     /// What a failed I/O does: stop the test there (the default), or be counted and go on.
     pub on_error: OnError,
     /// Under MPI, only the first N managers (ranks) run workers; the others wait.
@@ -226,6 +233,8 @@ impl Default for TestSettings {
             allow_mounted_write: Vec::new(),
             seed: 0x0106_a09e,
             arrivals: Arrivals::Uniform,
+            rate_iops: None,
+            rate_mbps: None,
             on_error: OnError::Stop,
             managers: None,
             sync_timeout: Duration::from_secs(60),

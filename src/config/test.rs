@@ -333,6 +333,11 @@ fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
     if t.sync_timeout < Duration::from_secs(1) {
         return err("sync_timeout", "sync_timeout must be at least 1s");
     }
+    for (key, rate) in [("rate_iops", t.rate_iops), ("rate_mbps", t.rate_mbps)] {
+        if let Some(r) = rate.filter(|r| !(*r > 0.0 && r.is_finite())) {
+            return err(key, &format!("{key} = {r}: give a positive rate"));
+        }
+    }
     if t.file_size < 1 << 20 {
         return err("file_size", "file_size must be at least 1M");
     }

@@ -511,6 +511,16 @@ fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> std::result:
     Ok(())
 }
 
+/// A worker's rate: its own cap, or its even share of the test's cap over all `workers`
+/// (every manager's), whichever is slower.
+fn slower(own: Option<f64>, all: Option<f64>, workers: usize) -> Option<f64> {
+    let share = all.map(|r| r / workers.max(1) as f64);
+    match (own, share) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Each worker's plan for workload `r` of a checked share.
 fn plan_workload(share: &Share, targets: &[TargetInfo], verify_block: Option<u64>, r: usize) -> Vec<WorkerPlan> {
     let mut plans = share
@@ -521,8 +531,8 @@ fn plan_workload(share: &Share, targets: &[TargetInfo], verify_block: Option<u64
             name: wc.name.clone(),
             spec: spec.clone(),
             outstanding: wc.outstanding,
-            rate_iops: wc.rate_iops,
-            rate_mbps: wc.rate_mbps,
+            rate_iops: slower(wc.rate_iops, share.settings.rate_iops, share.all_workers),
+            rate_mbps: slower(wc.rate_mbps, share.settings.rate_mbps, share.all_workers),
             targets: wc
                 .targets
                 .iter()
