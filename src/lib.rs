@@ -35,6 +35,7 @@ pub mod import;
 pub mod job;
 pub mod managers;
 pub(crate) mod model;
+pub(crate) mod placement;
 pub mod plan;
 pub(crate) mod profile;
 pub(crate) mod report;

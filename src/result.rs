@@ -301,6 +301,12 @@ pub struct WorkerResult {
     pub engine: String,
     /// Outstanding I/Os per target.
     pub outstanding: u32,
+    /// The CPUs its thread ran on (its affinity: `cpus` if given, else the process's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
+    /// The NUMA nodes of those CPUs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numa_nodes: Vec<u32>,
     /// The measurements.
     #[serde(flatten)]
     pub metrics: Metrics,

@@ -160,14 +160,34 @@ fn a_total_rate_caps_all_workers_together() {
     assert_eq!(doc["config"]["test"]["rate_mbps"], 60.0);
     // On the command line, over the flags' workers; the table says what was asked of all.
     let out = ok(&[
-        "run", "--target", "null", "--workers", "4", "--total-rate-iops", "2000", "--ramp", "200ms", "--time",
-        "2s", "--no-history",
+        "run",
+        "--target",
+        "null",
+        "--workers",
+        "4",
+        "--total-rate-iops",
+        "2000",
+        "--ramp",
+        "200ms",
+        "--time",
+        "2s",
+        "--no-history",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("rate asked 2,000 IOPS, achieved"), "{text}");
     let doc = json(&[
-        "run", "--target", "null", "--workers", "4", "--total-rate-iops", "2000", "--ramp", "200ms", "--time",
-        "2s", "--no-history",
+        "run",
+        "--target",
+        "null",
+        "--workers",
+        "4",
+        "--total-rate-iops",
+        "2000",
+        "--ramp",
+        "200ms",
+        "--time",
+        "2s",
+        "--no-history",
     ]);
     let iops = totals(&doc)["iops"].as_f64().unwrap();
     assert!((iops / 2000.0 - 1.0).abs() < 0.03, "{iops} IOPS in all");

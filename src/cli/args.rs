@@ -238,6 +238,10 @@ pub struct WorkerFlags {
     /// Cap each worker at N MB/s (10^6 bytes/s; an open loop, as rate_mbps in a job).
     #[arg(long, value_name = "N")]
     pub rate_mbps: Option<f64>,
+    /// Run the workers on these CPUs only (e.g. 0-3,8; each worker may use all of them, as
+    /// fio's cpus_allowed).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
 }
 
 impl WorkerFlags {
@@ -250,6 +254,7 @@ impl WorkerFlags {
             || self.offset.is_some()
             || self.rate_iops.is_some()
             || self.rate_mbps.is_some()
+            || self.cpus.is_some()
     }
 
     /// The workers these flags describe: `workers` identical workers, each on every target.
@@ -267,6 +272,12 @@ impl WorkerFlags {
             offset: self.offset.unwrap_or(0),
             rate_iops: self.rate_iops,
             rate_mbps: self.rate_mbps,
+            cpus: match &self.cpus {
+                Some(list) => {
+                    crate::placement::parse_cpu_list(list).map_err(|e| input(format!("--cpus {list}: {e}")))?
+                }
+                None => Vec::new(),
+            },
             ..WorkerConfig::default()
         }])
     }
@@ -605,8 +616,8 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
         Some(path) => {
             if a.flags.workers.any() {
                 return Err(input(format!(
-                    "--target, --workers, --outstanding, --stroke, --working-set, --offset, --rate-iops and \
-                     --rate-mbps cannot be combined with job file {}: edit its [[worker]] sections",
+                    "--target, --workers, --outstanding, --stroke, --working-set, --offset, --rate-iops, \
+                     --rate-mbps and --cpus cannot be combined with job file {}: edit its [[worker]] sections",
                     path.display()
                 )));
             }

@@ -291,6 +291,9 @@ pub struct WorkerConfig {
     /// slower of the two paces each I/O).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_mbps: Option<f64>,
+    /// The CPUs its thread may run on (fio's `cpus_allowed`); default: the process's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
 }
 
 fn one() -> u32 {
@@ -318,6 +321,7 @@ impl Default for WorkerConfig {
             offset: 0,
             rate_iops: None,
             rate_mbps: None,
+            cpus: Vec::new(),
         }
     }
 }

@@ -48,6 +48,8 @@ pub struct Worker {
     pub rate_iops: Option<f64>,
     /// Open-loop arrivals at this many MB/s (10^6 bytes/s).
     pub rate_mbps: Option<f64>,
+    /// The CPUs its thread may run on (empty: the process's).
+    pub cpus: Vec<u32>,
 }
 
 // Both conversions destructure every field, so a field added to one type and not the other
@@ -68,9 +70,23 @@ impl Worker {
             offset,
             rate_iops,
             rate_mbps,
+            cpus,
         } = entry.clone();
         let targets = if targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { targets };
-        Worker { name, spec, outstanding, targets, hosts, ranks, stroke, working_set, offset, rate_iops, rate_mbps }
+        Worker {
+            name,
+            spec,
+            outstanding,
+            targets,
+            hosts,
+            ranks,
+            stroke,
+            working_set,
+            offset,
+            rate_iops,
+            rate_mbps,
+            cpus,
+        }
     }
 
     /// The worker as an entry of its own (`count = 1`), for the result's `config`.
@@ -87,6 +103,7 @@ impl Worker {
             offset,
             rate_iops,
             rate_mbps,
+            cpus,
         } = self.clone();
         WorkerConfig {
             name: Some(name),
@@ -101,6 +118,7 @@ impl Worker {
             offset,
             rate_iops,
             rate_mbps,
+            cpus,
         }
     }
 }

@@ -161,6 +161,8 @@ impl Ran {
                 spec: w0.test.name().into(),
                 engine: "psync".into(),
                 outstanding: 1,
+                cpus: Vec::new(),
+                numa_nodes: Vec::new(),
                 targets: vec![directory(s.dir, w.files.len() as u64 * w.file_bytes, 1, &metrics)],
                 metrics,
             });

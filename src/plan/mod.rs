@@ -11,6 +11,7 @@ use crate::config::{EngineKind, Test, TestSettings, Worker, Workload};
 use crate::error::{Result, input};
 use crate::host::{self, ManagerInfo};
 use crate::managers::{self, Group, Manager};
+use crate::placement;
 use crate::spec::AccessSpec;
 use crate::targets::{self, TargetInfo, TargetKind, safety};
 use crate::units::{format_size, human_size};
@@ -281,6 +282,8 @@ pub struct WorkerPlan {
     pub rate_iops: Option<f64>,
     /// Open-loop arrival rate in MB/s (10^6 bytes/s), if any.
     pub rate_mbps: Option<f64>,
+    /// The CPUs its thread may run on (empty: the process's).
+    pub cpus: Vec<u32>,
 }
 
 /// Inspects targets, checks every workload against them and checks safety; writes nothing.
@@ -376,6 +379,15 @@ fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warning
             wc.name,
             wc.targets.len(),
             wc.outstanding
+        )));
+    }
+    let usable = placement::usable_cpus();
+    if let Some(c) = wc.cpus.iter().find(|c| !usable.contains(c)) {
+        return Err(input(format!(
+            "{}: CPU {c} of its cpus is not one this process may use on {} (CPUs {}); give CPUs of that list",
+            wc.name,
+            host::name(),
+            placement::cpu_list(&usable)
         )));
     }
     if engine == EngineKind::Psync && slots > 1 && kinds[0] != TargetKind::Null {
@@ -533,6 +545,7 @@ fn plan_workload(share: &Share, targets: &[TargetInfo], verify_block: Option<u64
             outstanding: wc.outstanding,
             rate_iops: slower(wc.rate_iops, share.settings.rate_iops, share.all_workers),
             rate_mbps: slower(wc.rate_mbps, share.settings.rate_mbps, share.all_workers),
+            cpus: wc.cpus.clone(),
             targets: wc
                 .targets
                 .iter()

@@ -114,6 +114,8 @@ impl Ended<'_> {
                 spec: plan.spec.name.clone(),
                 engine: o.engine.clone(),
                 outstanding: plan.outstanding,
+                cpus: o.cpus.clone(),
+                numa_nodes: crate::placement::nodes_of_cpus(&o.cpus),
                 metrics: Metrics::new(&wsum, secs),
                 targets,
             });

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::DataPattern;
 use crate::data;
 use crate::error::{Result, input, runtime};
+use crate::placement;
 use crate::verify::map::TargetFacts;
 
 /// The extended attribute that marks a file iogauge created (and so may overwrite).
@@ -54,6 +55,10 @@ pub struct TargetInfo {
     pub exists: bool,
     /// A file iogauge created (so it may write it without --allow-write).
     pub created_by_iogauge: bool,
+    /// The NUMA node of the device (of a file: of the device its file system is on), where
+    /// the machine says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<u32>,
     /// What the path led to when inspected (None: the null target, or a file still to create).
     #[serde(skip)]
     pub identity: Option<Identity>,
@@ -111,6 +116,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             model: "null (no I/O)".into(),
             exists: true,
             created_by_iogauge: false,
+            numa_node: None,
             identity: None,
         });
     }
@@ -140,6 +146,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             model: device_model(libc::major(rdev), libc::minor(rdev)),
             exists: true,
             created_by_iogauge: false,
+            numa_node: placement::node_of_device(libc::major(rdev), libc::minor(rdev)),
             identity: Some(identity),
         })
     } else if ft.is_file() {
@@ -153,6 +160,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             model: file_model(meta.dev()),
             exists: true,
             created_by_iogauge: has_created_mark(path),
+            numa_node: placement::node_of_device(libc::major(meta.dev()), libc::minor(meta.dev())),
             identity: Some(Identity::from_meta(&meta)),
         })
     } else {
@@ -177,6 +185,7 @@ fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
         model: file_model(pmeta.dev()),
         exists: false,
         created_by_iogauge: true,
+        numa_node: placement::node_of_device(libc::major(pmeta.dev()), libc::minor(pmeta.dev())),
         identity: None,
     })
 }

@@ -253,6 +253,7 @@ mod tests {
             targets: (0..targets).map(|target| WorkingSet { target, start, size }).collect(),
             rate_iops: None,
             rate_mbps: None,
+            cpus: Vec::new(),
         };
         let mut info = targets::inspect("null", 0, false).unwrap();
         info.logical_block = lbs;

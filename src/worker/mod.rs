@@ -27,6 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::config::{Arrivals, DataPattern, EngineKind};
 use crate::data;
 use crate::engine::{self, AlignedBuf, Completion, Engine, Io};
+use crate::placement;
 use crate::plan::WorkerPlan;
 use crate::stats::{IoStats, Op};
 use crate::targets::{self, TargetInfo, TargetKind};
@@ -176,6 +177,8 @@ pub struct WorkerOutcome {
     pub first_error: Option<FailedIo>,
     /// Its verification state, maps and mismatches (with `--verify`).
     pub checker: Option<Checker>,
+    /// The CPUs its thread ran on (its affinity).
+    pub cpus: Vec<u32>,
     /// Targets (plan order) on which I/Os it gave up still wait in the kernel's io-wq threads
     /// for a filesystem that does not answer: its thread cannot end, nor the process exit,
     /// until they do.
@@ -201,7 +204,14 @@ struct SlotMeta {
 pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let checker = job.checker.take();
     let log = job.log.take();
-    let set_up = SetUp::new(&job, checker).map(|s| SetUp { log, ..s });
+    // Pinned before its buffers are allocated, so their pages come from its own node.
+    let pinned = match job.plan.cpus.as_slice() {
+        [] => Ok(()),
+        cpus => placement::pin_thread(cpus)
+            .map_err(|e| format!("{}: cannot run on CPUs {}: {e}", job.plan.name, placement::cpu_list(cpus))),
+    };
+    let cpus = placement::thread_cpus().unwrap_or_default();
+    let set_up = pinned.and_then(|_| SetUp::new(&job, checker)).map(|s| SetUp { log, ..s });
     if set_up.is_err() {
         ctl.failed.store(true, Relaxed);
     }
@@ -214,6 +224,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         error,
         first_error: None,
         checker: None,
+        cpus: Vec::new(),
         held: Vec::new(),
     };
     let mut s = match set_up {
@@ -259,6 +270,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
             error: None,
             first_error: s.first_error,
             checker: s.checker,
+            cpus,
             held,
         },
         Err(e) => {
@@ -271,6 +283,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
                 error: Some(e),
                 first_error,
                 checker,
+                cpus,
                 held,
             }
         }
