@@ -1,7 +1,7 @@
 //! Where a line's random offsets fall: uniform (Iometer's), or skewed as real systems make
 //! them, with fio's parameters (`random_distribution`): `zipf:THETA`, `pareto:H`,
 //! `normal:STDDEV_PCT[:CENTER_PCT]` and `zoned:IO_PCT/RANGE_PCT:...` (hot spots, vdbench's
-//! hotband).
+//! hotband); or every place once per pass (`lfsr`, fio's `random_generator=lfsr`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,6 +38,9 @@ pub enum Distribution {
     },
     /// Zones of the working set taking given shares of the I/Os, uniform within each.
     Zoned(Vec<Zone>),
+    /// Every place exactly once per pass over the working set, in a scrambled order that
+    /// changes each pass (fio's `random_generator=lfsr`: no offset repeats until all were done).
+    Lfsr,
 }
 
 impl Distribution {
@@ -57,9 +60,11 @@ impl FromStr for Distribution {
     fn from_str(text: &str) -> Result<Self, String> {
         let t = text.trim().to_ascii_lowercase();
         let (law, args) = t.split_once(':').unwrap_or((t.as_str(), ""));
-        let usage = "give uniform, zipf:THETA, pareto:H, normal:STDDEV_PCT[:CENTER_PCT] or zoned:IO/RANGE:IO/RANGE...";
+        let usage =
+            "give uniform, lfsr, zipf:THETA, pareto:H, normal:STDDEV_PCT[:CENTER_PCT] or zoned:IO/RANGE:IO/RANGE...";
         match (law, args.is_empty()) {
             ("uniform" | "random", true) => Ok(Distribution::Uniform),
+            ("lfsr" | "once", true) => Ok(Distribution::Lfsr),
             ("zipf", false) => {
                 let theta = number(args, "zipf's theta")?;
                 if !(theta > 0.0 && theta <= 100.0) {
@@ -117,6 +122,7 @@ impl fmt::Display for Distribution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Distribution::Uniform => write!(f, "uniform"),
+            Distribution::Lfsr => write!(f, "lfsr"),
             Distribution::Zipf(theta) => write!(f, "zipf:{theta}"),
             Distribution::Pareto(h) => write!(f, "pareto:{h}"),
             Distribution::Normal { stddev_pct, center_pct } => write!(f, "normal:{stddev_pct}:{center_pct}"),
@@ -146,9 +152,15 @@ mod tests {
 
     #[test]
     fn read_as_written_and_written_back() {
-        for text in
-            ["uniform", "zipf:1.2", "pareto:0.2", "normal:10:50", "zoned:80/20:20/80", "zoned:60/10:30/20:10/70"]
-        {
+        for text in [
+            "uniform",
+            "lfsr",
+            "zipf:1.2",
+            "pareto:0.2",
+            "normal:10:50",
+            "zoned:80/20:20/80",
+            "zoned:60/10:30/20:10/70",
+        ] {
             let d: Distribution = text.parse().unwrap();
             assert_eq!(d.to_string(), text);
         }

@@ -224,6 +224,57 @@ fn hits(dir: &std::path::Path, places: usize) -> Vec<u64> {
     n
 }
 
+/// Each of `passes` consecutive runs of `places` offsets takes every 4 KiB place exactly once.
+fn each_pass_covers(offsets: &[u64], places: usize, passes: usize) {
+    assert_eq!(offsets.len(), places * passes);
+    for (i, pass) in offsets.chunks(places).enumerate() {
+        let mut seen = vec![false; places];
+        for &o in pass {
+            assert!(!std::mem::replace(&mut seen[(o / 4096) as usize], true), "pass {i} repeats offset {o}");
+        }
+    }
+    assert_ne!(offsets[..places], offsets[places..2 * places], "each pass has its own order");
+}
+
+#[test]
+fn lfsr_takes_every_block_once_per_pass() {
+    // 2^20 random reads over 2^18 places: four passes, read back from the per-I/O log.
+    let dir = scratch("lfsr");
+    let logs = dir.join("flags");
+    let doc = json(&[
+        "run",
+        "--target",
+        "null",
+        "--rw",
+        "randread",
+        "--bs",
+        "4K",
+        "--distribution",
+        "lfsr",
+        "--ios",
+        "1048576",
+        "--working-set",
+        "1G",
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--no-history",
+    ]);
+    assert_eq!(doc["results"][0]["spec"], "random-read-4k@lfsr");
+    each_pass_covers(&logged_offsets(&logs), 1 << 18, 4);
+    // fio's random_generator=lfsr in a job file, on a line that writes too.
+    let logs = dir.join("fio");
+    let job = dir.join("l.fio");
+    let text = format!(
+        "[l]\nioengine=null\nrw=randrw\nbs=4k\nsize=4m\nnumber_ios=3072\nrandom_generator=lfsr\n\
+         write_lat_log={}/l\n",
+        logs.display()
+    );
+    std::fs::write(&job, text).unwrap();
+    let doc = json(&["run", job.to_str().unwrap(), "--no-history"]);
+    assert_eq!(doc["config"]["spec"][0]["lines"][0]["distribution"], "lfsr");
+    each_pass_covers(&logged_offsets(&logs), 1024, 3);
+}
+
 #[test]
 fn skewed_offsets_follow_their_law() {
     // A million random reads on the null target, each place's hits read back from the log.

@@ -189,6 +189,8 @@ struct FioJob {
     skip: i64,
     /// `random_distribution`.
     distribution: Distribution,
+    /// `random_generator=lfsr`: a uniform law takes every block once per pass.
+    lfsr: bool,
     /// `rw=trim`...: every I/O a trim; with `trimwrite`, each followed by a write of its blocks.
     trim: u32,
     write_trimmed: bool,
@@ -301,6 +303,7 @@ impl FioJob {
             seek_every: 1,
             skip: 0,
             distribution: Distribution::Uniform,
+            lfsr: false,
             trim: 0,
             write_trimmed: false,
             flush_every: 0,
@@ -365,6 +368,13 @@ impl FioJob {
                 "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
                 "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
                 "random_distribution" => self.distribution = v.parse().map_err(bad)?,
+                "random_generator" => {
+                    self.lfsr = match v.trim() {
+                        "lfsr" => true,
+                        "tausworthe" | "tausworthe64" => false,
+                        _ => return Err(bad(format!("{v}: give lfsr, tausworthe or tausworthe64"))),
+                    }
+                }
                 "fsync" | "fdatasync" => {
                     (self.flush_every, self.fsync) = (num(v)?.min(u32::MAX as u64) as u32, o.key == "fsync");
                 }
@@ -430,7 +440,11 @@ impl FioJob {
                 burst: self.thinktime_blocks,
                 seek_every: self.seek_every,
                 skip: self.skip,
-                distribution: self.distribution.clone(),
+                // fio's lfsr serves the uniform law; a skewed one draws as it always does.
+                distribution: match &self.distribution {
+                    Distribution::Uniform if self.lfsr => Distribution::Lfsr,
+                    d => d.clone(),
+                },
                 trim: self.trim,
                 write_trimmed: self.write_trimmed,
                 flush_every: if writes { self.flush_every } else { 0 },

@@ -54,6 +54,64 @@ pub(super) enum Law {
     },
     /// Per zone: (cumulative share of I/Os scaled to 2^32, first place, places).
     Zoned(Vec<(u64, u64, u64)>),
+    Lfsr(Pass),
+}
+
+/// Every place of `0..count` once per pass, in a keyed order: the pass's i-th place is a
+/// permutation of i, a Feistel network over the next power of 4 at or above `count` that walks
+/// on past values >= `count` (cycle walking: fewer than 4 steps on average). A Feistel network
+/// is a permutation whatever its round function, so coverage is exact; its keys change each
+/// pass. fio's lfsr gives the same guarantee with a shift register, whose consecutive values
+/// are shifts of one another; these are not.
+pub(super) struct Pass {
+    count: u64,
+    /// Bits in each half of the network's input.
+    half: u32,
+    keys: [u64; 4],
+    /// Index of the next place in this pass.
+    next: u64,
+}
+
+impl Pass {
+    fn new(count: u64) -> Pass {
+        let bits = 64 - count.saturating_sub(1).leading_zeros();
+        Pass { count, half: bits.div_ceil(2).max(1), keys: [0; 4], next: 0 }
+    }
+
+    /// One trip through the network: a permutation of `0..4^half`.
+    fn encrypt(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half) - 1;
+        let (mut l, mut r) = (x >> self.half, x & mask);
+        for k in self.keys {
+            (l, r) = (r, l ^ (mix(r ^ k) & mask));
+        }
+        (l << self.half) | r
+    }
+
+    /// The place of the pass's `i`-th I/O.
+    fn place(&self, i: u64) -> u64 {
+        let mut x = self.encrypt(i);
+        while x >= self.count {
+            x = self.encrypt(x);
+        }
+        x
+    }
+
+    fn draw(&mut self, rng: &mut Rng) -> u64 {
+        if self.next == 0 {
+            self.keys = [rng.next_u64(), rng.next_u64(), rng.next_u64(), rng.next_u64()];
+        }
+        let p = self.place(self.next);
+        self.next = (self.next + 1) % self.count;
+        p
+    }
+}
+
+/// splitmix64's finaliser: every input bit moves about half the output bits.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// A uniform number in [0, 1) with 53 random bits.
@@ -67,6 +125,7 @@ impl Law {
         let n = count as f64;
         match d {
             Distribution::Uniform => Law::Uniform,
+            Distribution::Lfsr => Law::Lfsr(Pass::new(count)),
             // Validated: theta > 0 and count >= 1 make both constructors succeed.
             Distribution::Zipf(theta) => Law::Zipf(Zipf::new(n, *theta).unwrap(), Scatter::new(count, seed)),
             Distribution::Pareto(h) => {
@@ -93,13 +152,14 @@ impl Law {
 
     /// The place of the next random I/O, in `0..count`.
     #[inline]
-    pub(super) fn draw(&self, rng: &mut Rng, count: u64) -> u64 {
+    pub(super) fn draw(&mut self, rng: &mut Rng, count: u64) -> u64 {
         match self {
             Law::Uniform => rng.below(count),
+            Law::Lfsr(pass) => pass.draw(rng),
             Law::Zipf(zipf, scatter) => scatter.place(zipf.sample(rng) as u64 - 1),
             Law::Pareto { pow, count, scatter } => {
                 // P(rank < x count) = x^(1/pow): a share h of the places takes 1 - h of the I/Os.
-                scatter.place(((*count as f64 * unit(rng).powf(*pow)) as u64).min(count - 1))
+                scatter.place(((*count as f64 * unit(rng).powf(*pow)) as u64).min(*count - 1))
             }
             Law::Normal { normal, count } => loop {
                 let x = normal.sample(rng);
@@ -124,7 +184,7 @@ mod tests {
 
     /// How often each place was drawn.
     fn counts(d: &str, count: u64) -> (Law, Vec<u64>) {
-        let law = Law::new(&d.parse().unwrap(), count, 11);
+        let mut law = Law::new(&d.parse().unwrap(), count, 11);
         let mut rng = Rng::new(5, 0);
         let mut n = vec![0u64; count as usize];
         for _ in 0..DRAWS {
@@ -161,6 +221,28 @@ mod tests {
             _ => unreachable!(),
         };
         (0..n.len() as u64).map(|r| n[scatter.place(r) as usize]).collect()
+    }
+
+    #[test]
+    fn lfsr_takes_every_place_once_per_pass() {
+        for count in [1u64, 2, 3, 7, 1000, 4097, 1 << 16, 1_000_003] {
+            let mut law = Law::new(&Distribution::Lfsr, count, 11);
+            let mut rng = Rng::new(5, 0);
+            let mut passes = Vec::new();
+            for _ in 0..3 {
+                let pass: Vec<u64> = (0..count).map(|_| law.draw(&mut rng, count)).collect();
+                let mut sorted = pass.clone();
+                sorted.sort_unstable();
+                assert!(sorted.iter().enumerate().all(|(i, &p)| p == i as u64), "pass over {count} places not exact");
+                passes.push(pass);
+            }
+            if count > 3 {
+                assert_ne!(passes[0], passes[1], "each pass its own order");
+                // Scrambled: few neighbours in a row (a sequential stream would be all of them).
+                let steps = passes[0].windows(2).filter(|w| w[1] == w[0] + 1).count();
+                assert!(steps as u64 <= 2 + count / 50, "{steps} sequential steps in {count}");
+            }
+        }
     }
 
     #[test]
