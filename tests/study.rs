@@ -404,3 +404,40 @@ fn study_document_validates_against_its_schema() {
     broken["points"][0]["summary"][0].as_object_mut().unwrap().remove("mbps");
     assert!(check(&broken).is_err(), "a summary missing a field does not validate");
 }
+
+/// `--distribution` reaches every point of a study and every workload of a profile: each
+/// specification renamed NAME@LAW, its lines drawing by the law.
+#[test]
+fn distribution_flag_reaches_studies_and_profiles() {
+    let s = study(
+        "seed001-stroke",
+        &["--target", "null", "--distribution", "pareto:0.2", "--time", "200ms", "--ramp", "0s", "--repeat", "1"],
+    );
+    let points = s["points"].as_array().unwrap();
+    assert_eq!(points.len(), 10);
+    for p in points {
+        let run = &p["runs"][0];
+        assert_eq!(run["results"][0]["spec"], "oltp-8k@pareto:0.2", "{}", p["params"]);
+        let lines = run["config"]["spec"][0]["lines"].as_array().unwrap();
+        assert!(lines.iter().all(|l| l["distribution"] == "pareto:0.2"), "{lines:?}");
+    }
+    let doc = json(&[
+        "profile",
+        "--target",
+        "null",
+        "--distribution",
+        "lfsr",
+        "--time",
+        "200ms",
+        "--ramp",
+        "0s",
+        "--no-history",
+    ]);
+    let specs: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["spec"].as_str().unwrap()).collect();
+    assert!(specs.len() == 7 && specs.iter().all(|s| s.ends_with("@lfsr")), "{specs:?}");
+    // A file-system study has no offsets to place: refused in one line.
+    let dir = scratch("fsdist");
+    let out = iogauge(&["study", "seed002-filesystem", "--dir", dir.to_str().unwrap(), "--distribution", "lfsr"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("file-system study"));
+}

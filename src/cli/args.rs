@@ -14,6 +14,7 @@ use crate::error::{Result, input};
 use crate::import::Import;
 use crate::job;
 use crate::profile;
+use crate::spec::Distribution;
 use crate::units::{parse_duration, parse_size};
 
 /// iogauge: storage I/O workload generator and performance characterisation for Linux.
@@ -175,6 +176,11 @@ pub struct SettingFlags {
     /// Cap all workers together at N MB/s (10^6 bytes/s), shared evenly among them.
     #[arg(long, value_name = "N")]
     pub total_rate_mbps: Option<f64>,
+    /// Where random offsets fall: uniform (default), lfsr (each block once per pass),
+    /// zipf:THETA, pareto:H, normal:STDDEV_PCT[:CENTER_PCT] or zoned:IO/RANGE:...
+    /// (zoned:80/20:20/80), for every specification the test runs (each renamed NAME@LAW).
+    #[arg(long, value_name = "LAW")]
+    pub distribution: Option<Distribution>,
     /// What a failed I/O does: stop (the test ends there, the default) or continue (counted).
     #[arg(long, value_name = "stop|continue")]
     pub on_error: Option<OnError>,
@@ -601,6 +607,9 @@ impl SettingFlags {
         }
         t.allow_write.extend(self.allow_write.iter().cloned());
         t.allow_mounted_write.extend(self.allow_mounted_write.iter().cloned());
+        if let Some(law) = &self.distribution {
+            c.set_distribution(law)?;
+        }
         Ok(())
     }
 }
@@ -646,9 +655,6 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
         job.test.run = a.specs.clone();
     } else if a.job.is_none() {
         job.test.run = vec!["random-read-4k".into()];
-    }
-    if let Some(law) = &a.workload.distribution {
-        job.set_distribution(law)?;
     }
     a.flags.settings.apply(&mut job)?;
     resolve_flags(&job)

@@ -113,6 +113,11 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         )));
     }
     if job.fs.is_some() {
+        if a.settings.distribution.is_some() {
+            return Err(input(format!(
+                "--distribution places random offsets on block targets; {name} is a file-system study, which has none"
+            )));
+        }
         if let Some(r) = a.repeat {
             job.study.get_or_insert_with(Default::default).repeat = r;
         }

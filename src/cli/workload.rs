@@ -5,7 +5,7 @@ use clap::Args;
 
 use crate::error::{Result, input};
 use crate::import::fio;
-use crate::spec::{AccessSpec, Distribution, SpecLine, find_builtin};
+use crate::spec::{AccessSpec, SpecLine, find_builtin};
 use crate::units::{format_size, parse_size};
 
 /// The flags that describe one access specification.
@@ -32,11 +32,6 @@ pub struct SpecFlags {
     /// (randread:8, a new random offset every 8 I/Os; write:4K, a 4 KiB hole after each I/O).
     #[arg(long, value_name = "PATTERN")]
     pub rw: Option<String>,
-    /// Where random offsets fall: uniform (default), zipf:THETA, pareto:H,
-    /// normal:STDDEV_PCT[:CENTER_PCT] or zoned:IO/RANGE:... (zoned:80/20:20/80); with --spec
-    /// or a job file, for every specification it runs.
-    #[arg(long, value_name = "LAW")]
-    pub distribution: Option<Distribution>,
     /// fio's % of reads in rw/randrw (default 50), as --read.
     #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(0..=100))]
     pub rwmixread: Option<u32>,
@@ -213,7 +208,6 @@ mod tests {
             align: None,
             rw: rw.map(Into::into),
             rwmixread: mix,
-            distribution: None,
             trim: None,
         }
     }
