@@ -226,7 +226,7 @@ impl Default for TestSettings {
             run: Vec::new(),
             engine: EngineKind::IoUring,
             interval: Duration::from_secs(1),
-            data: DataPattern::Random,
+            data: Content::Random.into(),
             file_size: 1 << 30,
             buffered: false,
             allow_write: Vec::new(),
@@ -348,44 +348,97 @@ impl FromStr for EngineKind {
     }
 }
 
-/// What written blocks contain.
+/// What written blocks contain: their bytes, and the share of them that repeat earlier ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DataPattern {
-    /// Pseudo-random bytes: incompressible, not deduplicable within a buffer.
+pub struct DataPattern {
+    /// The bytes of each block.
+    pub content: Content,
+    /// % of written 4 KiB blocks that repeat an earlier block of the worker (fio's
+    /// dedupe_percentage); the others are each unlike any other.
+    pub dedupe_pct: u8,
+}
+
+/// The bytes of written blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// Pseudo-random bytes: incompressible.
     Random,
-    /// One byte repeated.
+    /// One byte repeated: every block the same.
     Repeat(u8),
     /// Each 4 KiB chunk is this % zeros and the rest random (fio's buffer_compress_percentage).
     Compressible(u8),
 }
 
+impl From<Content> for DataPattern {
+    fn from(content: Content) -> Self {
+        DataPattern { content, dedupe_pct: 0 }
+    }
+}
+
+impl DataPattern {
+    /// Whether blocks are identical by design (a repeated byte, all zeros), so none can be
+    /// made unique or repeat another.
+    pub fn all_alike(&self) -> bool {
+        matches!(self.content, Content::Repeat(_) | Content::Compressible(100))
+    }
+}
+
 impl FromStr for DataPattern {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("unknown data pattern '{s}': use random, repeat, repeat:0xNN or compress:PCT");
-        match s.split_once(':') {
-            None if s == "random" => Ok(DataPattern::Random),
-            None if s == "repeat" => Ok(DataPattern::Repeat(0xa5)),
-            Some(("repeat", b)) => {
-                let b = b.trim_start_matches("0x");
-                u8::from_str_radix(b, 16).map(DataPattern::Repeat).map_err(|_| bad())
+        let bad = || {
+            format!(
+                "unknown data pattern '{s}': use random, repeat, repeat:0xNN or compress:PCT, optionally with \
+                 dedupe:PCT (compress:50,dedupe:30)"
+            )
+        };
+        let pct = |p: &str| p.trim().trim_end_matches('%').parse::<u8>().ok().filter(|p| *p <= 100);
+        let (mut content, mut dedupe) = (None, None);
+        for part in s.split(',').map(str::trim) {
+            let (c, d) = match part.split_once(':') {
+                None if part == "random" => (Some(Content::Random), None),
+                None if part == "repeat" => (Some(Content::Repeat(0xa5)), None),
+                Some(("repeat", b)) => (
+                    Some(u8::from_str_radix(b.trim_start_matches("0x"), 16).map(Content::Repeat).map_err(|_| bad())?),
+                    None,
+                ),
+                Some(("compress", p)) => (Some(Content::Compressible(pct(p).ok_or_else(bad)?)), None),
+                Some(("dedupe", p)) => (None, Some(pct(p).ok_or_else(bad)?)),
+                _ => return Err(bad()),
+            };
+            if (c.is_some() && content.is_some()) || (d.is_some() && dedupe.is_some()) {
+                return Err(format!("data pattern '{s}': give one content and at most one dedupe:PCT"));
             }
-            Some(("compress", p)) => match p.trim_end_matches('%').parse::<u8>() {
-                Ok(p) if p <= 100 => Ok(DataPattern::Compressible(p)),
-                _ => Err(bad()),
-            },
-            _ => Err(bad()),
+            (content, dedupe) = (content.or(c), dedupe.or(d));
+        }
+        let p = DataPattern { content: content.unwrap_or(Content::Random), dedupe_pct: dedupe.unwrap_or(0) };
+        if p.dedupe_pct > 0 && p.all_alike() {
+            return Err(format!(
+                "data pattern '{s}': every block of {} is the same already; dedupe goes with random or compress:PCT below 100",
+                p.content
+            ));
+        }
+        Ok(p)
+    }
+}
+
+impl std::fmt::Display for Content {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Content::Random => f.write_str("random"),
+            Content::Repeat(b) => write!(f, "repeat:0x{b:02x}"),
+            Content::Compressible(p) => write!(f, "compress:{p}"),
         }
     }
 }
 
 impl std::fmt::Display for DataPattern {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DataPattern::Random => f.write_str("random"),
-            DataPattern::Repeat(b) => write!(f, "repeat:0x{b:02x}"),
-            DataPattern::Compressible(p) => write!(f, "compress:{p}"),
+        write!(f, "{}", self.content)?;
+        if self.dedupe_pct > 0 {
+            write!(f, ",dedupe:{}", self.dedupe_pct)?;
         }
+        Ok(())
     }
 }
 
@@ -432,9 +485,15 @@ mod tests {
 
     #[test]
     fn data_patterns_round_trip() {
-        for p in [DataPattern::Random, DataPattern::Repeat(0), DataPattern::Compressible(50)] {
-            assert_eq!(p.to_string().parse::<DataPattern>().unwrap(), p);
+        for text in ["random", "repeat:0x00", "compress:50", "random,dedupe:30", "compress:50,dedupe:25"] {
+            assert_eq!(text.parse::<DataPattern>().unwrap().to_string(), text);
         }
-        assert!("compress:101".parse::<DataPattern>().is_err());
+        let p: DataPattern = "dedupe:30, compress:40".parse().unwrap();
+        assert_eq!(p, DataPattern { content: Content::Compressible(40), dedupe_pct: 30 });
+        for bad in
+            ["compress:101", "dedupe:30,dedupe:20", "random,compress:5", "repeat,dedupe:10", "compress:100,dedupe:5"]
+        {
+            assert!(bad.parse::<DataPattern>().is_err(), "{bad}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use crate::config::{DataPattern, FsTest};
+use crate::config::{Content, FsTest};
 use crate::engine::AlignedBuf;
 use crate::rng::Rng;
 use crate::stats::{IoStats, Op};
@@ -106,7 +106,7 @@ fn open(path: &PathBuf, w: &Work) -> std::io::Result<File> {
 /// Runs `w` as thread `index`: waits at the barrier, then does every record of every file.
 pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
     let mut buf = AlignedBuf::new(w.record as usize);
-    crate::data::fill(buf.as_mut_slice(), DataPattern::Random, w.seed);
+    crate::data::fill(buf.as_mut_slice(), Content::Random, w.seed);
     let mut rng = Rng::new(w.seed, index as u64);
     let records = w.file_bytes / w.record;
     let live = &shared.live[index];

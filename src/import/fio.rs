@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Import;
-use crate::config::{EngineKind, Job, TestSettings, WorkerConfig};
+use crate::config::{Content, DataPattern, EngineKind, Job, TestSettings, WorkerConfig};
 use crate::spec::{AccessSpec, Distribution, SpecLine};
 use crate::units::{parse_duration, parse_size};
 
@@ -202,6 +202,8 @@ struct FioJob {
     verify: bool,
     /// `write_*_log`: where the logs go.
     log_dir: Option<PathBuf>,
+    /// `buffer_compress_percentage` and `dedupe_percentage`: what written blocks hold.
+    data: DataPattern,
     /// `log_avg_msec`.
     log_avg_ms: u64,
     /// Starts a new group, run after the ones before it.
@@ -311,6 +313,7 @@ impl FioJob {
             fua: false,
             verify: false,
             log_dir: None,
+            data: Content::Random.into(),
             log_avg_ms: 0,
             stonewall: false,
         }
@@ -387,6 +390,19 @@ impl FioJob {
                     }
                 }
                 "verify" => self.verify = !matches!(v, "0" | "null" | ""),
+                "buffer_compress_percentage" => {
+                    self.data.content = match num(v)? {
+                        0 => Content::Random,
+                        p @ 1..=100 => Content::Compressible(p as u8),
+                        _ => return Err(bad("give 0 to 100".into())),
+                    }
+                }
+                "dedupe_percentage" => {
+                    self.data.dedupe_pct =
+                        num(v)?.try_into().ok().filter(|p| *p <= 100).ok_or_else(|| bad("give 0 to 100".into()))?
+                }
+                // iogauge makes every written block afresh (data::Blocks): as fio's refilled buffers.
+                "refill_buffers" | "scramble_buffers" => {}
                 // fio's logs: iogauge writes lat, clat, bw and iops together, named by worker,
                 // in the directory of the prefix.
                 "write_lat_log" | "write_bw_log" | "write_iops_log" => {
@@ -612,6 +628,13 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     let name = file.display();
     test.buffered = !same(jobs, "direct", |j| j.direct)?;
     test.verify = same(jobs, "verify", |j| j.verify)?;
+    test.data = same(jobs, "buffer_compress_percentage and dedupe_percentage", |j| j.data)?;
+    if test.data.dedupe_pct > 0 && test.data.all_alike() {
+        return Err(format!(
+            "{name}: dedupe_percentage={} with buffer_compress_percentage=100: every block is zeros already",
+            test.data.dedupe_pct
+        ));
+    }
     test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
     test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
     test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::Import;
-use crate::config::{DataPattern, Job, Steps, StudyConfig, TargetsIn, Value, WorkerConfig};
+use crate::config::{Content, Job, Steps, StudyConfig, TargetsIn, Value, WorkerConfig};
 use crate::spec::{AccessSpec, SpecLine};
 
 /// The oldest version whose access specifications are written as today (AccessSpecList.cpp
@@ -451,7 +451,7 @@ fn to_job(
     // Iometer's data patterns: 0 repeating bytes (a byte per I/O, A then B...; iogauge
     // repeats one), 1 pseudo-random, 2 full random.
     if workers[0].pattern == 0 {
-        job.test.data = DataPattern::Repeat(b'A');
+        job.test.data = Content::Repeat(b'A').into();
     }
 
     // Every worker steps through its own list of specifications together (access_index):

@@ -353,7 +353,7 @@ pub fn prepare(
     let fail = |what: &str, e: std::io::Error| runtime(format!("creating test file {path}: {what}: {e}"));
     let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| fail("create", e))?;
     let mut chunk = vec![0u8; 1 << 20];
-    data::fill(&mut chunk, pattern, 0x5eed);
+    data::fill(&mut chunk, pattern.content, 0x5eed);
     let mut left = info.size;
     while left > 0 {
         let n = left.min(chunk.len() as u64) as usize;

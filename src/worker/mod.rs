@@ -47,10 +47,6 @@ const REAP_FRACTION: usize = 4;
 /// An open loop spins rather than sleeps through gaps shorter than this.
 const SPIN_NS: u64 = 100_000;
 
-/// Writes take their data from a window of this size in the write buffer, starting at a
-/// different 4 KiB step each time, so consecutive blocks do not carry identical bytes.
-const WRITE_WINDOW: usize = 1 << 20;
-
 /// A worker's running totals (all completions, ramp-up included), for the live line and the
 /// interval samples. On its own cache line so workers do not slow each other down.
 #[repr(align(64))]
@@ -296,6 +292,8 @@ struct SetUp {
     generator: Generator,
     read_buf: Option<AlignedBuf>,
     write_buf: Option<AlignedBuf>,
+    /// What each write's blocks hold (None: alike by design, or no write buffer).
+    blocks: Option<data::Blocks>,
     max_size: usize,
     meta: Vec<SlotMeta>,
     stats: Vec<IoStats>,
@@ -320,16 +318,26 @@ impl SetUp {
         // Verified writes are stamped in their slot's own buffer, so verification needs one
         // even for a test without reads.
         let read_buf = (!null && (reads || checker.is_some())).then(|| AlignedBuf::new(slots * max_size));
+        // A write's data is in its slot's own part of the write buffer: made its blocks
+        // (`data::Blocks`) when issued, while no other I/O uses it.
         let write_buf = (!null && writes).then(|| {
-            let mut b = AlignedBuf::new(max_size + WRITE_WINDOW);
-            data::fill(b.as_mut_slice(), job.data, job.seed ^ job.index as u64);
+            let mut b = AlignedBuf::new(slots * max_size);
+            for (i, region) in b.as_mut_slice().chunks_mut(max_size).enumerate() {
+                data::fill(region, job.data.content, job.seed ^ (job.index * slots + i) as u64);
+            }
             b
         });
+        // Every run's blocks its own, on every worker and rank: a store that dedupes must not
+        // find them written before.
+        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let salt = unix ^ (u64::from(std::process::id()) << 40) ^ ((job.index as u64) << 20);
+        let blocks = write_buf.as_ref().and_then(|_| data::Blocks::new(job.data, salt));
         Ok(SetUp {
             files,
             generator: Generator::new(spec, &job.plan, &job.targets, job.seed.wrapping_add(job.index as u64)),
             read_buf,
             write_buf,
+            blocks,
             max_size,
             meta: vec![SlotMeta::default(); slots],
             stats: vec![IoStats::default(); job.targets.len()],
@@ -392,15 +400,15 @@ fn verified_issue(
     write: bool,
     offset: u64,
     len: u32,
-    window: *mut u8,
+    written: *mut u8,
     slot_buf: *mut u8,
     now: u64,
 ) -> *mut u8 {
     if write {
         // SAFETY: the slot's buffer (max_size bytes) is not in flight and nothing else refers
-        // to it; the window holds at least max_size bytes.
+        // to it; `written`, the slot's part of the write buffer, holds max_size bytes.
         let data = unsafe {
-            std::ptr::copy_nonoverlapping(window, slot_buf, len as usize);
+            std::ptr::copy_nonoverlapping(written, slot_buf, len as usize);
             std::slice::from_raw_parts_mut(slot_buf, len as usize)
         };
         c.issue_write(slot, target, data, offset, now);
@@ -487,8 +495,6 @@ struct Drive<'a, E: Engine, const VERIFY: bool> {
     in_flight: usize,
     issued: u64,
     issued_bytes: u64,
-    /// The 4 KiB step of the write window the next write starts at.
-    writes: usize,
     /// Completed I/Os, bytes and response time, ramp-up included (for [`Live`]).
     total_ios: u64,
     total_bytes: u64,
@@ -538,7 +544,6 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             in_flight: 0,
             issued: 0,
             issued_bytes: 0,
-            writes: 0,
             total_ios: 0,
             total_bytes: 0,
             total_resp: 0,
@@ -627,12 +632,17 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             let line = &self.s.generator.lines[li];
             let (delay_ns, burst, fua, fsync) = (line.delay_ns, line.burst, line.fua, line.fsync);
             let len = if op == Op::Flush { 0 } else { line.size };
-            // The read buffer holds slots x max_size bytes (none without reads: never used).
+            // Each buffer holds slots x max_size bytes (none without reads or writes: never
+            // used; the null target has neither).
             let slot_buf = self.read_base.wrapping_add(slot as usize * self.s.max_size);
             let (mut buf, mut region) = if op == Op::Write {
-                self.writes = (self.writes + 1) % (WRITE_WINDOW / 4096);
-                // SAFETY: the write buffer is max_size + WRITE_WINDOW long.
-                (unsafe { self.write_base.add(self.writes * 4096) }, 1)
+                let data = self.write_base.wrapping_add(slot as usize * self.s.max_size);
+                if let Some(b) = &mut self.s.blocks {
+                    // SAFETY: the slot's part of the write buffer (max_size >= len bytes) is in
+                    // no I/O in flight: its last one completed before the slot was freed.
+                    b.prepare(unsafe { std::slice::from_raw_parts_mut(data, len as usize) });
+                }
+                (data, 1)
             } else {
                 (slot_buf, 0)
             };
