@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Job;
 use crate::cpu::CpuUsage;
 use crate::host::{HostInfo, ManagerInfo};
-use crate::stats::{DirStats, IoStats, Op};
+use crate::stats::{DirStats, Histogram, IoStats, Op};
 use crate::targets::TargetInfo;
 use crate::verify::block::VerifyResult;
 
@@ -348,6 +348,14 @@ pub struct Interval {
     pub avg_response_ms: Option<f64>,
     /// CPU utilisation % of the machine.
     pub cpu_pct: f64,
+    /// Percentiles of the response times of the I/Os completed in the sample (ms; the keys of
+    /// `totals.percentiles_ms`), from `histogram`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentiles_ms: BTreeMap<String, f64>,
+    /// Those response times (every operation's), whole, so samples of several managers merge
+    /// exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<Histogram>,
 }
 
 /// Errors of one kind.
@@ -444,11 +452,17 @@ fn max(d: &DirStats) -> Option<f64> {
 }
 
 fn percentiles(d: &DirStats) -> BTreeMap<String, f64> {
+    percentiles_of(&d.histogram, Some((d.response_min_ns, d.response_max_ns)))
+}
+
+/// The [`PERCENTILES`] of `h` in ms; bucket midpoints can lie outside what was seen, so they
+/// are clamped to the exact extremes where known.
+pub fn percentiles_of(h: &Histogram, extremes: Option<(u64, u64)>) -> BTreeMap<String, f64> {
     PERCENTILES
         .iter()
         .filter_map(|&(k, q)| {
-            // Bucket midpoints can lie outside what was seen: clamp to the exact extremes.
-            let v = d.histogram.quantile(q)?.clamp(d.response_min_ns, d.response_max_ns);
+            let v = h.quantile(q)?;
+            let v = extremes.map_or(v, |(lo, hi)| v.clamp(lo, hi));
             Some((k.to_string(), ms(v as f64)))
         })
         .collect()
@@ -664,6 +678,10 @@ impl WorkloadResult {
                         sum.iops += b;
                         sum.mbps += iv.mbps;
                         sum.cpu_pct += iv.cpu_pct;
+                        if let (Some(h), Some(o)) = (&mut sum.histogram, &iv.histogram) {
+                            *h += o;
+                            sum.percentiles_ms = percentiles_of(h, None);
+                        }
                     }
                 }
             }

@@ -3,14 +3,15 @@
 or stops answering where told.
 
     faultfs.py MOUNTPOINT SIZE_MIB [--eio START-END]... [--hang START-END]...
-               [--flip START-END]... [--lose START-END]... [--delay MS]
+               [--flip START-END]... [--lose START-END]... [--delay MS [--delay-after S]]
 
 Offsets are in bytes. An I/O touching an --eio range fails with EIO; one touching a --hang
 range never answers (until the filesystem is unmounted or killed). Silent data faults, for
 verification: a read touching a --flip range returns its data with one byte inverted (100
 bytes into the range, or into the read if it starts later); a write touching a --lose range
 succeeds but is stored only every second time (lost writes). --delay makes every read and
-write take MS milliseconds more, as a device that sleeps (requests are served in parallel).
+write take MS milliseconds more, as a device that sleeps (requests are served in parallel);
+with --delay-after, only from S seconds after it said "ready" (a device that slows down).
 Every I/O goes to the filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
 "ready" on stdout once mounted.
 """
@@ -35,8 +36,9 @@ def ranges(args, flag):
 
 
 class FaultFS(Operations):
-    def __init__(self, size, eio, hang, flip, lose, delay):
+    def __init__(self, size, eio, hang, flip, lose, delay, delay_from):
         self.delay = delay
+        self.delay_from = delay_from
         self.data = bytearray(size)
         self.eio = eio
         self.hang = hang
@@ -50,7 +52,7 @@ class FaultFS(Operations):
         return any(offset < hi and offset + length > lo for lo, hi in zones)
 
     def check(self, offset, length):
-        if self.delay:
+        if self.delay and time.monotonic() >= self.delay_from:
             time.sleep(self.delay)
         if self.hit(self.hang, offset, length):
             threading.Event().wait()  # never answers
@@ -112,7 +114,10 @@ def main():
     mount, size = sys.argv[1], int(sys.argv[2]) << 20
     arg = lambda flag: ranges(sys.argv, flag)
     delay = float(sys.argv[sys.argv.index("--delay") + 1]) / 1000 if "--delay" in sys.argv else 0
-    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay)
+    after = float(sys.argv[sys.argv.index("--delay-after") + 1]) if "--delay-after" in sys.argv else 0
+    # "ready" is said 0.3 s from now.
+    delay_from = time.monotonic() + 0.3 + after
+    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay, delay_from)
     threading.Timer(0.3, lambda: print("ready", flush=True)).start()
     FUSE(fs, mount, foreground=True, nothreads=False, direct_io=True, allow_other=False)
 

@@ -187,6 +187,12 @@ fn two_ranks_record_over_the_same_window() {
     let ios = r.totals.metrics.ios as f64;
     assert!((from_series - ios).abs() / ios < 0.05, "series {from_series} vs totals {ios}");
     assert_eq!(r.intervals.len(), 4);
+    // Each interval's histogram is both managers' I/Os of it, merged exactly.
+    for iv in &r.intervals[..3] {
+        let h = iv.histogram.as_ref().expect("an interval keeps its histogram");
+        assert!((h.total() as f64 - iv.iops * iv.duration_s).abs() < 0.5, "{} vs {}", h.total(), iv.iops * iv.duration_s);
+        assert!(iv.percentiles_ms.contains_key("p99"));
+    }
     // The test's cap is over all managers' workers: each rank takes half.
     assert!((ios / 2.0 / 8000.0 - 1.0).abs() < 0.03, "{ios} I/Os in 2 s, asked 8000 per second in all");
 }

@@ -222,6 +222,7 @@ fn the_report_renders_in_a_real_browser_with_every_point() {
         "Response time histogram",
         "IOPS over time",
         "Average response time over time",
+        "99th percentile response time over time",
         "CPU utilisation over time",
     ];
     let charts = svgs(&html);

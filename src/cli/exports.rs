@@ -291,10 +291,11 @@ impl Observer for ExportManager {
         };
         let total = s.total_s.map_or(String::new(), |t| format!("/{t:.0}"));
         let avg = s.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}"));
+        let p99 = s.p99_response_ms.map_or("-".into(), |v| format!("{v:.3}"));
         let mut out = std::io::stdout().lock();
         let _ = write!(
             out,
-            "\r\x1b[K{} {phase} {:.0}{total} s  IOPS {}  MB/s {:.1}  avg {avg} ms  CPU {:.0} %",
+            "\r\x1b[K{} {phase} {:.0}{total} s  IOPS {}  MB/s {:.1}  avg {avg} ms  p99 {p99} ms  CPU {:.0} %",
             s.spec,
             s.elapsed_s,
             crate::format::thousands(s.iops),

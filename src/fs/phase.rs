@@ -74,6 +74,8 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
                 iops: iv.iops,
                 mbps: iv.mbps,
                 avg_response_ms: iv.avg_response_ms,
+                // A file-system test times whole files' operations, not I/Os: no percentiles.
+                p99_response_ms: None,
                 cpu_pct: iv.cpu_pct,
             });
             samples.push(now);
@@ -121,6 +123,8 @@ fn interval(a: &Sample, b: &Sample, t0: Duration) -> Interval {
         mbps: (b.counts.1 - a.counts.1) as f64 / secs / 1e6,
         avg_response_ms: (ios > 0).then(|| (b.counts.2 - a.counts.2) as f64 / ios as f64 / 1e6),
         cpu_pct: cpu::utilization(&a.cpu, &b.cpu),
+        percentiles_ms: Default::default(),
+        histogram: None,
     }
 }
 

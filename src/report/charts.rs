@@ -421,6 +421,7 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
     }
     let iops_t = series(&|r| time(r, |i| Some(i.iops)));
     let resp_t = series(&|r| time(r, |i| i.avg_response_ms));
+    let p99_t = series(&|r| time(r, |i| i.percentiles_ms.get("p99").copied()));
     let cpu_t = series(&|r| time(r, |i| Some(i.cpu_pct)));
     let secs = || Axis { label: "Time into the recorded run (s)".into(), scale: Scale::Linear };
     let resp_axis = || Axis { label: "Response time (ms)".into(), scale: Scale::Log10 };
@@ -441,6 +442,7 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
     let over_time = [
         chart("IOPS over time", secs(), IOPS, Scale::Linear, iops_t),
         chart("Average response time over time", secs(), AVG_MS, Scale::Linear, resp_t),
+        chart("99th percentile response time over time", secs(), "p99 response time (ms)", Scale::Linear, p99_t),
         chart("CPU utilisation over time", secs(), "CPU utilisation (% of all CPUs)", Scale::Percent, cpu_t),
     ];
     out.extend(over_time.into_iter().filter(|c| c.series.iter().any(|s| s.points.len() > 1)));

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::TestSettings;
 use crate::cpu::{self, CpuSnapshot};
 use crate::managers::Group;
-use crate::result::Interval;
+use crate::result::{Interval, percentiles_of};
+use crate::stats::Histogram;
+use crate::stats::histogram::LIVE_BUCKETS;
 use crate::worker::{Control, Live};
 
 /// Which part of a run the live status describes.
@@ -37,6 +39,8 @@ pub struct LiveStatus<'a> {
     pub mbps: f64,
     /// Mean response time over the last interval.
     pub avg_response_ms: Option<f64>,
+    /// The 99th percentile of response times over the last interval.
+    pub p99_response_ms: Option<f64>,
     /// CPU utilisation over the last interval.
     pub cpu_pct: f64,
 }
@@ -61,19 +65,24 @@ pub struct Silent;
 
 impl Observer for Silent {}
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Sums {
     ios: u64,
     bytes: u64,
     response_ns: u64,
+    /// Every worker's response-time histogram, added up (LIVE_BUCKETS counts).
+    latency: Vec<u64>,
 }
 
 fn sum_live(live: &[Live]) -> Sums {
-    live.iter().fold(Sums::default(), |s, l| Sums {
-        ios: s.ios + l.ios.load(Relaxed),
-        bytes: s.bytes + l.bytes.load(Relaxed),
-        response_ns: s.response_ns + l.response_ns.load(Relaxed),
-    })
+    let mut s = Sums { latency: vec![0; LIVE_BUCKETS], ..Sums::default() };
+    for l in live {
+        s.ios += l.ios.load(Relaxed);
+        s.bytes += l.bytes.load(Relaxed);
+        s.response_ns += l.response_ns.load(Relaxed);
+        l.latency.add_to(&mut s.latency);
+    }
+    s
 }
 
 /// A point of the monitor's timeline.
@@ -248,16 +257,18 @@ impl Monitor<'_> {
     /// or (counted) every worker is done.
     fn tell(&mut self, sample: &Sample, m: &Mark, recording: bool) -> bool {
         let stop = self.ctl.stop.load(Relaxed);
-        let d = [sample.ios, sample.bytes, sample.response_ns];
+        let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
+        let mut d = vec![sample.ios, sample.bytes, sample.response_ns, cpu_milli, u64::from(stop)];
+        d.extend(sample.latency.counts());
         // A counted run ends at a different boundary on each manager: only timed runs meet.
         let (all, stopped, cpu_pct) = if self.clock.timed() {
-            let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
-            let s = self.group.sum(&[d[0], d[1], d[2], cpu_milli, u64::from(stop)], "an interval");
+            let s = self.group.sum(&d, "an interval");
             let (stopped, cpu) = (s[4] > 0, s[3] as f64 / 1000.0 / self.group.all().len() as f64);
             (s, stopped, cpu)
         } else {
-            (d.to_vec(), stop || self.all_done(), sample.cpu_pct)
+            (d, stop || self.all_done(), sample.cpu_pct)
         };
+        let latency = Histogram::from_counts(all[5..].to_vec());
         let dt = sample.seconds;
         let (ramp, time) = (self.clock.ramp_ns, self.clock.time_ns);
         self.observer.interval(&LiveStatus {
@@ -268,6 +279,7 @@ impl Monitor<'_> {
             iops: all[0] as f64 / dt,
             mbps: all[1] as f64 / dt / 1e6,
             avg_response_ms: (all[0] > 0).then(|| all[2] as f64 / all[0] as f64 / 1e6),
+            p99_response_ms: latency.quantile(0.99).map(|ns| ns as f64 / 1e6),
             cpu_pct,
         });
         stopped
@@ -301,16 +313,20 @@ struct Sample {
     bytes: u64,
     response_ns: u64,
     cpu_pct: f64,
+    /// Response times of the I/Os completed in it.
+    latency: Histogram,
 }
 
 impl Sample {
     fn between(prev: &Mark, m: &Mark) -> Sample {
+        let (now, before) = (&m.sums.latency, &prev.sums.latency);
         Sample {
             seconds: (m.at_ns - prev.at_ns).max(1) as f64 / 1e9,
             ios: m.sums.ios - prev.sums.ios,
             bytes: m.sums.bytes - prev.sums.bytes,
             response_ns: m.sums.response_ns - prev.sums.response_ns,
             cpu_pct: cpu::utilization(&prev.cpu, &m.cpu),
+            latency: Histogram::from_counts(now.iter().zip(before).map(|(a, b)| a - b).collect()),
         }
     }
 
@@ -324,6 +340,8 @@ impl Sample {
             mbps: self.bytes as f64 / dt / 1e6,
             avg_response_ms: (self.ios > 0).then(|| self.response_ns as f64 / self.ios as f64 / 1e6),
             cpu_pct: self.cpu_pct,
+            percentiles_ms: percentiles_of(&self.latency, None),
+            histogram: Some(self.latency.clone()),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! percentiles over merged histograms are exactly those of one histogram holding every sample.
 
 use std::ops::AddAssign;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use serde::{Deserialize, Serialize};
 
@@ -132,6 +133,53 @@ impl AddAssign<&Histogram> for Histogram {
             *a += b;
         }
         self.total += other.total;
+    }
+}
+
+impl Histogram {
+    /// Its bucket counts (up to the last non-empty one).
+    pub fn counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.counts.iter().copied()
+    }
+
+    /// A histogram of the given bucket counts (as [`LiveHistogram::add_to`] collects them).
+    pub fn from_counts(counts: Vec<u64>) -> Self {
+        let total = counts.iter().sum();
+        Histogram { counts, total }
+    }
+}
+
+/// Buckets of a [`LiveHistogram`]: every latency up to 2^40 ns (18 minutes); longer ones
+/// count in the last.
+pub const LIVE_BUCKETS: usize = (41 - 7) * SUB + SUB;
+
+/// A histogram one thread records into while another reads it, for the time series: per
+/// interval, the reader takes the difference of two readings. Its one writer adds with a plain
+/// load and store (no locked instruction: as cheap as [`Histogram::record`]); a reading during
+/// a write may miss that write, which the next reading then holds.
+pub struct LiveHistogram {
+    counts: Box<[AtomicU64]>,
+}
+
+impl Default for LiveHistogram {
+    fn default() -> Self {
+        LiveHistogram { counts: (0..LIVE_BUCKETS).map(|_| AtomicU64::new(0)).collect() }
+    }
+}
+
+impl LiveHistogram {
+    /// Counts one value. Only one thread may call this.
+    #[inline(always)]
+    pub fn record(&self, v: u64) {
+        let c = &self.counts[index(v).min(LIVE_BUCKETS - 1)];
+        c.store(c.load(Relaxed) + 1, Relaxed);
+    }
+
+    /// Adds its counts to `counts` (LIVE_BUCKETS long).
+    pub fn add_to(&self, counts: &mut [u64]) {
+        for (sum, c) in counts.iter_mut().zip(self.counts.iter()) {
+            *sum += c.load(Relaxed);
+        }
     }
 }
 

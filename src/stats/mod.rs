@@ -8,7 +8,7 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
-pub use histogram::Histogram;
+pub use histogram::{Histogram, LiveHistogram};
 
 /// What an I/O does: the four operations an access specification mixes, each counted and
 /// timed apart. A trim (discard) gives blocks back to the device; a flush (fdatasync or fsync)

@@ -29,7 +29,7 @@ use crate::data;
 use crate::engine::{self, AlignedBuf, Completion, Engine, Io};
 use crate::placement;
 use crate::plan::WorkerPlan;
-use crate::stats::{IoStats, Op};
+use crate::stats::{IoStats, LiveHistogram, Op};
 use crate::targets::{self, TargetInfo, TargetKind};
 use crate::verify::checker::Checker;
 
@@ -58,6 +58,8 @@ pub struct Live {
     pub bytes: AtomicU64,
     /// Sum of response times (ns).
     pub response_ns: AtomicU64,
+    /// Every response time, for each interval's percentiles.
+    pub latency: LiveHistogram,
     /// The worker's thread (pthread_t) while it runs I/O, 0 otherwise: the main thread
     /// interrupts its wait for completions with [`wake`] when the test stops.
     pub thread: AtomicU64,
@@ -752,6 +754,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 self.total_ios += 1;
                 self.total_bytes += m.len as u64;
                 self.total_resp += response;
+                self.live.latency.record(response);
             } else {
                 // Errors count whenever they happen: a failing device must not look clean
                 // because it failed during ramp-up.

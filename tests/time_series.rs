@@ -1,0 +1,110 @@
+//! The time series (issue 23): each interval's response-time percentiles, from a histogram of
+//! its own I/Os that merges exactly, in the JSON, the live line and the report. Checked against
+//! a device that slows down at a known time (tests/faultfs.py with --delay-after) and against
+//! each interval's own count of I/Os.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// The I/Os an interval's histogram holds.
+fn histogram_total(iv: &Value) -> u64 {
+    iv["histogram"]["buckets"].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum()
+}
+
+#[test]
+fn interval_percentiles_follow_a_device_that_slows_down() {
+    // Reads take 20 ms more from 1.5 s after the filesystem is ready: recording starts within
+    // about 0.1 s of that, so the first second is fast and the last one slow.
+    let fs = FaultFs::new(&["--delay", "20", "--delay-after", "1.5"]);
+    let doc = json(&[
+        "run",
+        "--target",
+        &fs.disk(),
+        "--rw",
+        "randread",
+        "--bs",
+        "4K",
+        "--qd",
+        "4",
+        "--ramp",
+        "0s",
+        "--time",
+        "3s",
+        "--interval",
+        "500ms",
+        "--no-history",
+    ]);
+    let r = &doc["results"][0];
+    let intervals = r["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 6);
+    let keys: Vec<&String> = r["totals"]["percentiles_ms"].as_object().unwrap().keys().collect();
+    for iv in intervals {
+        let p = iv["percentiles_ms"].as_object().unwrap();
+        assert_eq!(p.keys().collect::<Vec<_>>(), keys, "the totals' percentiles, per interval");
+    }
+    let p = |i: usize, k: &str| intervals[i]["percentiles_ms"][k].as_f64().unwrap();
+    for i in 0..2 {
+        assert!(p(i, "p99") < 15.0, "interval {i} is before the slow-down: p99 {} ms", p(i, "p99"));
+    }
+    for i in 4..6 {
+        assert!(p(i, "p50") >= 19.8, "interval {i} is after it: p50 {} ms", p(i, "p50"));
+    }
+    // Each interval's histogram holds exactly its own I/Os (the last is trimmed to the window).
+    for iv in &intervals[..5] {
+        let ios = iv["iops"].as_f64().unwrap() * iv["duration_s"].as_f64().unwrap();
+        assert!(
+            (histogram_total(iv) as f64 - ios).abs() < 0.5,
+            "{} I/Os in the histogram, {ios} counted",
+            histogram_total(iv)
+        );
+    }
+}
+
+#[test]
+fn interval_histograms_add_up_to_the_run() {
+    let doc = json(&[
+        "run",
+        "--target",
+        "null",
+        "--workers",
+        "2",
+        "--qd",
+        "8",
+        "--ramp",
+        "0s",
+        "--time",
+        "2s",
+        "--interval",
+        "250ms",
+        "--no-history",
+    ]);
+    let r = &doc["results"][0];
+    let intervals = r["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 8);
+    let all: u64 = intervals.iter().map(histogram_total).sum();
+    let ios = r["totals"]["ios"].as_u64().unwrap();
+    // The samples come from the workers' running counts, at most a batch of completions away
+    // from the recording window's edges.
+    assert!(all.abs_diff(ios) as f64 / (ios as f64) < 0.001, "{all} in the intervals, {ios} recorded");
+}
+
+#[test]
+fn the_live_line_shows_p99() {
+    // The live line is for a terminal: `script` gives the run one. Every read takes 5 ms more.
+    let fs = FaultFs::new(&["--delay", "5"]);
+    let dir = scratch("live");
+    let cmd = format!(
+        "{} run --target {} --qd 2 --ramp 0s --time 1500ms --interval 500ms --no-history",
+        bin(),
+        fs.disk()
+    );
+    let out =
+        std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).current_dir(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = text.split('\r').find(|l| l.contains("recording")).unwrap_or_else(|| panic!("no live line: {text:?}"));
+    let p99: f64 = line.split("p99 ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((5.0..50.0).contains(&p99), "{line}");
+}
