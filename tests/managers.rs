@@ -190,7 +190,12 @@ fn two_ranks_record_over_the_same_window() {
     // Each interval's histogram is both managers' I/Os of it, merged exactly.
     for iv in &r.intervals[..3] {
         let h = iv.histogram.as_ref().expect("an interval keeps its histogram");
-        assert!((h.total() as f64 - iv.iops * iv.duration_s).abs() < 0.5, "{} vs {}", h.total(), iv.iops * iv.duration_s);
+        assert!(
+            (h.total() as f64 - iv.iops * iv.duration_s).abs() < 0.5,
+            "{} vs {}",
+            h.total(),
+            iv.iops * iv.duration_s
+        );
         assert!(iv.percentiles_ms.contains_key("p99"));
     }
     // The test's cap is over all managers' workers: each rank takes half.

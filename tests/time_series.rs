@@ -95,11 +95,8 @@ fn the_live_line_shows_p99() {
     // The live line is for a terminal: `script` gives the run one. Every read takes 5 ms more.
     let fs = FaultFs::new(&["--delay", "5"]);
     let dir = scratch("live");
-    let cmd = format!(
-        "{} run --target {} --qd 2 --ramp 0s --time 1500ms --interval 500ms --no-history",
-        bin(),
-        fs.disk()
-    );
+    let cmd =
+        format!("{} run --target {} --qd 2 --ramp 0s --time 1500ms --interval 500ms --no-history", bin(), fs.disk());
     let out =
         std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).current_dir(&dir).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

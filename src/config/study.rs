@@ -41,6 +41,65 @@ pub struct StudyConfig {
     /// vdbench's curve: the uncontrolled maximum, then open-loop runs at these % of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<Curve>,
+    /// Steady state (SNIA PTS, fio's `ss`): every point again, round after round, until a
+    /// measure settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+}
+
+/// The `steady` of a study: rounds of every point until the tracked measure stays within an
+/// excursion and a slope over a window of rounds (SNIA's Solid State Storage Performance Test
+/// Specification), after a preconditioning of the targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Steady {
+    /// What must settle: `iops`, `mbps` or `avg_ms` (the mean response time).
+    #[serde(default = "iops")]
+    pub measure: String,
+    /// The workload tracked, by name as the results give it (`pts-read0-4k`); none: every
+    /// workload of every point must settle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<String>,
+    /// Over the window, the largest value less the smallest stays within this % of their mean.
+    #[serde(default = "twenty")]
+    pub excursion_pct: f64,
+    /// And the least-squares line through them rises or falls across the window by at most
+    /// this % of their mean.
+    #[serde(default = "ten")]
+    pub slope_pct: f64,
+    /// Rounds in the window.
+    #[serde(default = "five")]
+    pub window: u32,
+    /// The rounds run at most, steady or not.
+    #[serde(default = "twenty_five")]
+    pub max_rounds: u32,
+    /// Before the first round: `sequential` (write each working set `passes` times in 128 KiB
+    /// sequential writes, the PTS's workload-independent preconditioning), `workload` (the
+    /// tracked workload, or the first, for as many bytes) or `none`.
+    #[serde(default = "sequential")]
+    pub precondition: String,
+    /// How many times preconditioning writes each working set.
+    #[serde(default = "two")]
+    pub passes: u32,
+}
+
+fn iops() -> String {
+    "iops".into()
+}
+fn ten() -> f64 {
+    10.0
+}
+fn five() -> u32 {
+    5
+}
+fn twenty_five() -> u32 {
+    25
+}
+fn sequential() -> String {
+    "sequential".into()
+}
+fn two() -> u32 {
+    2
 }
 
 impl Default for StudyConfig {
@@ -57,6 +116,7 @@ impl Default for StudyConfig {
             outstanding: None,
             limit: None,
             curve: None,
+            steady: None,
         }
     }
 }

@@ -141,8 +141,11 @@ fn figures(f: DirFigures) -> [String; 5] {
 }
 
 /// The study's table: the median of each point's repeats, their spread (with repeats), and
-/// the warnings.
+/// the warnings; a steady-state study's, its window's means.
 pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
+    if let Some(st) = &doc.steady {
+        return steady_to_bytes(doc, st);
+    }
     // A point with several workloads is a heading over a row for each.
     let grouped = doc.points.iter().any(|p| p.summary.len() > 1);
     let first = if grouped { "point / workload" } else { "point and workload" };
@@ -195,6 +198,66 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
     let mut out = grid(&rows);
     let _ =
         writeln!(out, "{} point(s) x {} run(s); figures are medians of the runs", doc.points.len(), doc.study.repeat);
+    tail(doc, &mut out);
+    out.into_bytes()
+}
+
+/// A steady-state study: per point, a row of each workload's measure averaged over the window
+/// (SNIA's PTS tables: transfer sizes down, read/write mixes across), and the verdict.
+fn steady_to_bytes(doc: &StudyDoc, st: &crate::study::steady::SteadyResult) -> Vec<u8> {
+    let mut specs: Vec<String> = Vec::new();
+    let mut points: Vec<crate::study::Point> = Vec::new();
+    for r in &st.table {
+        let s = match r.params.size {
+            Some(size) => crate::spec::name_without_size(&r.spec, size).to_string(),
+            None => r.spec.clone(),
+        };
+        if !specs.contains(&s) {
+            specs.push(s);
+        }
+        if !points.contains(&r.params) {
+            points.push(r.params.clone());
+        }
+    }
+    let unit = match st.measure.as_str() {
+        "mbps" => "MB/s",
+        "avg_ms" => "avg ms",
+        _ => "IOPS",
+    };
+    let mut rows = vec![std::iter::once(format!("{unit}, mean of the window")).chain(specs.iter().cloned()).collect()];
+    for p in &points {
+        let mut row = vec![p.label()];
+        for s in &specs {
+            let r = st.table.iter().find(|r| {
+                &r.params == p && p.size.map_or(r.spec.as_str(), |z| crate::spec::name_without_size(&r.spec, z)) == s
+            });
+            row.push(r.map_or("-".into(), |r| match st.measure.as_str() {
+                "mbps" => format!("{:.1}", r.mbps),
+                "avg_ms" => opt_ms(r.avg_response_ms),
+                _ => thousands(r.iops),
+            }));
+        }
+        rows.push(row);
+    }
+    let mut out = grid(&rows);
+    if let Some(p) = &st.precondition {
+        let _ = writeln!(
+            out,
+            "preconditioned: {} x {} ({} MB in {:.1} s, {:.1} MB/s)",
+            p.spec,
+            p.passes,
+            p.bytes / 1_000_000,
+            p.duration_s,
+            p.mbps
+        );
+    }
+    let _ = writeln!(out, "{}", st.answer);
+    tail(doc, &mut out);
+    out.into_bytes()
+}
+
+/// What every study table ends with: search answers, IOzone's tables, the warnings.
+fn tail(doc: &StudyDoc, out: &mut String) {
     for s in &doc.searches {
         let _ = writeln!(out, "{}", s.answer);
     }
@@ -203,5 +266,4 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
     for w in &doc.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
-    out.into_bytes()
 }

@@ -198,6 +198,7 @@ pub fn run_study(job: &Job, observer: &mut dyn StudyObserver) -> Result<StudyDoc
         points: Vec::new(),
         searches: Vec::new(),
         curves: Vec::new(),
+        steady: None,
         warnings: checked.warnings.clone(),
         interrupted: true,
     };

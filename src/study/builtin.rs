@@ -2,11 +2,14 @@
 //! seed's own workloads, depths and cycles, on the user's targets.
 
 use crate::config::{FsConfig, Job, WorkerConfig};
-use crate::config::{Limit, Steps, StudyConfig, Value};
+use std::time::Duration;
+
+use crate::config::{Limit, Steady, Steps, StudyConfig, Value};
 use crate::error::{Result, input};
+use crate::spec::{AccessSpec, SpecLine};
 
 /// Name and description of every built-in study.
-pub const BUILTINS: [(&str, &str); 7] = [
+pub const BUILTINS: [(&str, &str); 8] = [
     (
         "baseline",
         "seed 000's JBOD baseline: one target's streaming read and write MB/s and random 4K IOPS, as [storage] drive figures",
@@ -22,6 +25,10 @@ pub const BUILTINS: [(&str, &str); 7] = [
         "seed 003: 2 workers per target x 64 outstanding, random 512 B-8 KiB reads, writes and the 70/30 mix, over 1..N targets",
     ),
     ("seed004-suite", "seed 004: its twelve access specifications, three runs each, the median"),
+    (
+        "snia-iops",
+        "SNIA PTS IOPS test: 512 B..1 MiB x read/write mixes 100/0..0/100, random, 32 outstanding, in rounds until 4K random write IOPS are steady",
+    ),
     (
         "seed002-filesystem",
         "seed 002 (IOzone): write, rewrite, read, re-read at 1, 2, 4, 8 threads, the same total size; --dir DIR [--total SIZE]",
@@ -47,6 +54,10 @@ fn unknown(name: &str) -> crate::error::Error {
         known.join(", ")
     ))
 }
+
+/// The PTS IOPS test's read shares (%) and transfer sizes (bytes), in its order.
+const SNIA_READ_PCT: [u32; 7] = [100, 95, 65, 50, 35, 5, 0];
+const SNIA_SIZES: [u64; 8] = [1 << 20, 128 << 10, 64 << 10, 32 << 10, 16 << 10, 8 << 10, 4 << 10, 512];
 
 /// The baseline's workloads: streaming read, streaming write, random read, random write.
 const BASELINE: [&str; 4] = ["streaming-read-1m", "streaming-write-1m", "random-read-4k", "random-write-4k"];
@@ -165,6 +176,34 @@ pub fn builtin(name: &str, given: &Given) -> Result<Job> {
             c.workers = vec![worker(2, 64)];
             study.targets = range(1.0, n, Some(1.0), None);
         }
+        "snia-iops" => {
+            // SNIA's Solid State Storage PTS, IOPS test: every transfer size and read/write
+            // mix, 1 minute each, a round of all of them repeated until 4 KiB random writes
+            // are steady (5 rounds within 20 % and a slope of 10 %), after writing the device
+            // twice in 128 KiB sequential writes.
+            c.specs = SNIA_READ_PCT
+                .iter()
+                .map(|&read| AccessSpec {
+                    name: format!("pts-read{read}-4k"),
+                    description: format!("SNIA PTS IOPS: {read}/{} read/write, random", 100 - read),
+                    lines: vec![SpecLine::new(4096, 100, read, 100)],
+                })
+                .collect();
+            c.test.run = c.specs.iter().map(|s| s.name.clone()).collect();
+            (c.test.time, c.test.ramp) = (Duration::from_secs(60), Duration::ZERO);
+            c.workers = vec![worker(1, 32)];
+            study.size = Some(Steps::List(SNIA_SIZES.iter().map(|&s| Value(s as f64)).collect()));
+            study.steady = Some(Steady {
+                measure: "iops".into(),
+                track: Some("pts-read0-4k".into()),
+                excursion_pct: 20.0,
+                slope_pct: 10.0,
+                window: 5,
+                max_rounds: 25,
+                precondition: "sequential".into(),
+                passes: 2,
+            });
+        }
         "seed004-suite" => {
             c.test.run = names(&[
                 "web-file-server-4k",
@@ -209,6 +248,7 @@ mod tests {
                 "seed000-streaming" => 2 * 12, // 2 target counts x 512 B..1 MiB
                 "seed003-scaling" => 2,
                 "seed001-stroke" => 10,
+                "snia-iops" => 8, // transfer sizes; each runs the 7 mixes, round after round
                 _ => 1,
             };
             assert_eq!(points.len(), expected, "{name}");

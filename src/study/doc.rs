@@ -36,6 +36,9 @@ pub struct StudyDoc {
     /// With a `curve`: one curve per outer point and access specification.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub curves: Vec<CurveResult>,
+    /// With `steady`: the rounds, the tracked measures, whether and when they settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<super::steady::SteadyResult>,
     /// Things to know when reading the numbers (repeats that disagree, among others).
     pub warnings: Vec<String>,
     /// True while points remain to run (the document is written after every point).

@@ -22,6 +22,7 @@ pub(crate) mod doc;
 pub(crate) mod run;
 pub mod search;
 pub(crate) mod stats;
+pub(crate) mod steady;
 
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +62,9 @@ pub struct Point {
     /// A file-system study's test (`write`, `read`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<String>,
+    /// A steady-state study's round (from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
 }
 
 impl Point {
@@ -90,6 +94,9 @@ impl Point {
         }
         if let Some(v) = self.threads {
             parts.push(format!("threads={v}"));
+        }
+        if let Some(v) = self.round {
+            parts.push(format!("round={v}"));
         }
         // A file-system point's test is its workload's name, so the label leaves it out.
         if parts.is_empty() { "as configured".into() } else { parts.join(" ") }
@@ -185,6 +192,9 @@ fn check_search(s: &StudyConfig) -> Result<(), ConfigError> {
         if l.max_outstanding == 0 || l.max_outstanding > 65536 {
             return Err(err("limit", format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding)));
         }
+    }
+    if let Some(st) = &s.steady {
+        steady::check(st, s).map_err(|m| err("steady", m))?;
     }
     if let Some(c) = &s.curve {
         if s.limit.is_some() {

@@ -5,8 +5,9 @@ use std::time::{Instant, SystemTime};
 
 use super::doc::{self, CurveResult, PointResult, SCHEMA, SearchResult, StudyDoc};
 use super::stats::{CV_WARN, Spread};
+use super::steady::{Preconditioned, SteadyResult};
 use super::{Point, apply, search};
-use crate::config::{Job, Limit, StudyConfig};
+use crate::config::{Job, Limit, Steady, StudyConfig};
 use crate::error::{Error, Result, input, runtime};
 use crate::managers::Group;
 use crate::plan;
@@ -163,6 +164,7 @@ pub fn run_study(
         points: Vec::new(),
         searches: Vec::new(),
         curves: Vec::new(),
+        steady: None,
         warnings: Vec::new(),
         interrupted: true,
     };
@@ -202,8 +204,11 @@ pub struct Studied {
     pub maps: Vec<BlockMap>,
 }
 
-/// The study's points: cycled, searched or on a curve.
+/// The study's points: cycled, searched, on a curve, or in rounds until steady.
 fn run_points(r: &mut Runner, study: &StudyConfig, points: &[Point]) -> Result<()> {
+    if let Some(st) = &study.steady {
+        return rounds(r, st, points);
+    }
     match (&study.limit, &study.curve) {
         (None, None) => {
             for (i, point) in points.iter().enumerate() {
@@ -263,6 +268,90 @@ fn run_points(r: &mut Runner, study: &StudyConfig, points: &[Point]) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Preconditions the targets, then runs every point round after round until the tracked
+/// measure settles (or `max_rounds`); the document says whether and when after each round.
+fn rounds(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
+    if let Some(track) = &st.track {
+        let mut names = Vec::new();
+        for p in points {
+            let test = apply(&r.base, p).map_err(|e| input(e.message))?;
+            names.extend(test.workloads.iter().map(|w| w.name.clone()));
+        }
+        if !names.contains(track) {
+            names.dedup();
+            return Err(input(format!(
+                "[study] steady: track = \"{track}\" is not a workload of this study; give one of {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let pre = precondition(r, st, &points[0])?;
+    r.doc.steady = Some(SteadyResult::new(st, pre));
+    for round in 1..=st.max_rounds {
+        let mut indexes = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            let p = Point { round: Some(round), ..p.clone() };
+            let label = format!("round {round} point {}/{} {}", i + 1, points.len(), p.label());
+            indexes.push(r.measure(&p, None, &label)?);
+        }
+        let steady = r.doc.steady.as_mut().expect("set above");
+        steady.rounds.push(indexes);
+        steady.update(st, &r.doc.points);
+        let reached = steady.reached;
+        r.observer.point_done(&r.doc)?;
+        if reached {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Writes every working set of the first point `st.passes` times before the rounds: in 128 KiB
+/// sequential writes, or with the tracked (else the first) workload. None when asked for none,
+/// or on the null target (which keeps nothing).
+fn precondition(r: &mut Runner, st: &Steady, point: &Point) -> Result<Option<Preconditioned>> {
+    if st.precondition == "none" {
+        return Ok(None);
+    }
+    let mut job = r.base.clone();
+    let spec = match st.precondition.as_str() {
+        "sequential" => "streaming-write-128k".to_string(),
+        _ => {
+            let test = apply(&r.base, point).map_err(|e| input(e.message))?;
+            let names: Vec<String> = test.workloads.iter().map(|w| w.name.clone()).collect();
+            st.track.clone().filter(|t| names.contains(t)).unwrap_or_else(|| names[0].clone())
+        }
+    };
+    let mut test = apply(&job, point).map_err(|e| input(e.message))?;
+    if st.precondition == "sequential" {
+        job.test.run = vec![spec.clone()];
+        job.workers.iter_mut().for_each(|w| w.spec = None);
+        test = apply(&job, point).map_err(|e| input(e.message))?;
+    } else {
+        test.workloads.retain(|w| w.name == spec);
+        test.workloads.truncate(1);
+    }
+    let mut prep = plan::prepare_for(r.group, test)?;
+    if prep.targets.iter().any(|t| t.kind == crate::targets::TargetKind::Null) {
+        r.doc.warnings.push("the null target keeps no data: not preconditioned".into());
+        return Ok(None);
+    }
+    let mine: u64 = prep.plans[0].iter().flat_map(|p| &p.targets).map(|ws| ws.size).sum();
+    let bytes = r.group.sum(&[mine * st.passes as u64], "preconditioning")[0];
+    (prep.share.settings.bytes, prep.share.settings.ios) = (Some(bytes), None);
+    let label = format!("precondition: {spec} x {}", st.passes);
+    let tested = run::run_test(&prep, r.group, &mut PointObserver { inner: &mut *r.observer, label })?;
+    let result = tested.doc.results.first();
+    Ok(Some(Preconditioned {
+        pattern: st.precondition.clone(),
+        spec,
+        passes: st.passes,
+        bytes: result.map_or(0, |w| w.totals.metrics.bytes),
+        duration_s: result.map_or(0.0, |w| w.duration_s),
+        mbps: result.map_or(0.0, |w| w.totals.metrics.mbps),
+    }))
 }
 
 /// "oltp-8k: 6,740 IOPS at 19.6 ms avg with 48 outstanding; 49 outstanding gave 20.1 ms".

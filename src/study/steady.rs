@@ -1,0 +1,269 @@
+//! Steady state, as SNIA's Solid State Storage Performance Test Specification (PTS) defines it
+//! and fio's `ss` tests it: a study runs every point again, round after round, until the
+//! tracked measure of the last `window` rounds stays within an excursion (largest less
+//! smallest, as a % of their mean) and a slope (the least-squares line's rise or fall across
+//! the window, as a % of their mean). Flash and thin-provisioned arrays change under
+//! sustained writes (garbage collection, full caches): a figure taken before steady state is
+//! the fresh device's, not the one users live with.
+
+use serde::{Deserialize, Serialize};
+
+use super::Point;
+use super::doc::{PointResult, SpecSummary};
+use crate::config::{Steady, StudyConfig};
+use crate::format::thousands;
+
+/// The measures steady state can track.
+const MEASURES: [&str; 3] = ["iops", "mbps", "avg_ms"];
+
+/// Checks a study's `steady` against the rest of its `[study]` section.
+pub fn check(st: &Steady, s: &StudyConfig) -> Result<(), String> {
+    if !MEASURES.contains(&st.measure.as_str()) {
+        return Err(format!("measure = \"{}\": give iops, mbps or avg_ms", st.measure));
+    }
+    for (key, v) in [("excursion_pct", st.excursion_pct), ("slope_pct", st.slope_pct)] {
+        if !(v > 0.0 && v <= 100.0) {
+            return Err(format!("{key} = {v}: give a % above 0 and at most 100"));
+        }
+    }
+    if st.window < 2 {
+        return Err(format!("window = {}: give at least 2 rounds (SNIA's PTS uses 5)", st.window));
+    }
+    if st.max_rounds < st.window || st.max_rounds > 1000 {
+        return Err(format!("max_rounds = {}: give {} (the window) to 1000", st.max_rounds, st.window));
+    }
+    if !["sequential", "workload", "none"].contains(&st.precondition.as_str()) {
+        return Err(format!("precondition = \"{}\": give sequential, workload or none", st.precondition));
+    }
+    if st.passes == 0 || st.passes > 100 {
+        return Err(format!("passes = {}: give 1 to 100", st.passes));
+    }
+    if s.limit.is_some() || s.curve.is_some() {
+        return Err("steady state repeats cycled points: it does not go with a limit search or a curve".into());
+    }
+    if s.repeat != 1 {
+        return Err(format!(
+            "repeat = {}: the rounds are the repeats of a steady-state study; remove repeat",
+            s.repeat
+        ));
+    }
+    Ok(())
+}
+
+/// A workload of one point, round by round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tracked {
+    /// The point (its cycled parameters; the round aside).
+    pub params: Point,
+    /// The workload's name.
+    pub spec: String,
+    /// The tracked measure in each round.
+    pub values: Vec<f64>,
+}
+
+/// How the values of a window fare against the criteria.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    /// Their mean.
+    pub mean: f64,
+    /// Largest less smallest, % of the mean.
+    pub excursion_pct: f64,
+    /// The least-squares line's change across the window, % of the mean.
+    pub slope_pct: f64,
+    /// The line: value at the window's first round, and change per round.
+    pub intercept: f64,
+    /// Change per round.
+    pub slope: f64,
+}
+
+/// Fits `values` (one per round, at least 2).
+pub fn fit(values: &[f64]) -> Fit {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let x_mean = (n - 1.0) / 2.0;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (i, v) in values.iter().enumerate() {
+        let dx = i as f64 - x_mean;
+        sxy += dx * (v - mean);
+        sxx += dx * dx;
+    }
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let pct = |x: f64| if mean > 0.0 { x / mean * 100.0 } else { f64::INFINITY };
+    Fit {
+        mean,
+        excursion_pct: pct(hi - lo),
+        slope_pct: pct(slope.abs() * (n - 1.0)),
+        intercept: mean - slope * x_mean,
+        slope,
+    }
+}
+
+/// Means of a workload at a point over the window's rounds: the figures the study reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SteadyRow {
+    /// The point (its cycled parameters; the round aside).
+    pub params: Point,
+    /// The workload's name.
+    pub spec: String,
+    /// Mean IOPS over the window.
+    pub iops: f64,
+    /// Mean MB/s over the window.
+    pub mbps: f64,
+    /// Mean of the rounds' mean response times (ms).
+    pub avg_response_ms: Option<f64>,
+}
+
+/// What preconditioning did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Preconditioned {
+    /// `sequential` or `workload`.
+    pub pattern: String,
+    /// The workload run.
+    pub spec: String,
+    /// Times each working set was written.
+    pub passes: u32,
+    /// Bytes written in all.
+    pub bytes: u64,
+    /// How long it took (s).
+    pub duration_s: f64,
+    /// Its throughput (10^6 bytes/s).
+    pub mbps: f64,
+}
+
+/// A steady-state study's outcome, updated after every round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SteadyResult {
+    /// `iops`, `mbps` or `avg_ms`.
+    pub measure: String,
+    /// Preconditioning, if any ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<Preconditioned>,
+    /// Each round's points (indexes in `points`).
+    pub rounds: Vec<Vec<usize>>,
+    /// The workloads that must settle, round by round.
+    pub tracked: Vec<Tracked>,
+    /// Whether the tracked measures settled.
+    pub reached: bool,
+    /// The window: its first and last round (from 1); when not reached, the last rounds run.
+    pub window: Option<[u32; 2]>,
+    /// The worst excursion and slope over the tracked workloads in that window (%).
+    pub excursion_pct: Option<f64>,
+    /// The worst slope (%).
+    pub slope_pct: Option<f64>,
+    /// Every point and workload averaged over the window.
+    pub table: Vec<SteadyRow>,
+    /// One line: whether and when steady state was reached.
+    pub answer: String,
+}
+
+impl SteadyResult {
+    /// Before the first round.
+    pub fn new(st: &Steady, precondition: Option<Preconditioned>) -> Self {
+        SteadyResult {
+            measure: st.measure.clone(),
+            precondition,
+            rounds: Vec::new(),
+            tracked: Vec::new(),
+            reached: false,
+            window: None,
+            excursion_pct: None,
+            slope_pct: None,
+            table: Vec::new(),
+            answer: "no round run".into(),
+        }
+    }
+
+    /// Takes in the rounds run so far (`rounds`, in `points`).
+    pub fn update(&mut self, st: &Steady, points: &[PointResult]) {
+        let of = |i: usize| &points[i];
+        let first = &self.rounds[0];
+        // The series: every (point, workload) of a round, or the one tracked.
+        let mut tracked = Vec::new();
+        let mut table = Vec::new();
+        let n = self.rounds.len();
+        let w = (st.window as usize).min(n);
+        let window = &self.rounds[n - w..];
+        for (j, &p) in first.iter().enumerate() {
+            for (k, s) in of(p).summary.iter().enumerate() {
+                let at = |round: &Vec<usize>| of(round[j]).summary.get(k);
+                let params = Point { round: None, ..of(p).params.clone() };
+                let mean = |f: &dyn Fn(&SpecSummary) -> Option<f64>| {
+                    let v: Vec<f64> = window.iter().filter_map(|r| f(at(r)?)).collect();
+                    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+                };
+                table.push(SteadyRow {
+                    params: params.clone(),
+                    spec: s.spec.clone(),
+                    iops: mean(&|s| Some(s.iops.median)).unwrap_or(0.0),
+                    mbps: mean(&|s| Some(s.mbps.median)).unwrap_or(0.0),
+                    avg_response_ms: mean(&|s| s.avg_response_ms.map(|v| v.median)),
+                });
+                if st.track.as_ref().is_none_or(|t| *t == s.spec) {
+                    let values = self.rounds.iter().map(|r| at(r).and_then(|s| value(s, &st.measure)).unwrap_or(0.0));
+                    tracked.push(Tracked { params, spec: s.spec.clone(), values: values.collect() });
+                }
+            }
+        }
+        let fits: Vec<Fit> = tracked.iter().map(|t| fit(&t.values[n - w..])).collect();
+        let worst = |f: fn(&Fit) -> f64| fits.iter().map(f).fold(0.0, f64::max);
+        let (excursion, slope) = (worst(|f| f.excursion_pct), worst(|f| f.slope_pct));
+        self.reached = w == st.window as usize && excursion <= st.excursion_pct && slope <= st.slope_pct;
+        self.window = (w >= 2).then(|| [(n - w + 1) as u32, n as u32]);
+        (self.excursion_pct, self.slope_pct) = if w >= 2 { (Some(excursion), Some(slope)) } else { (None, None) };
+        let what = match &st.track {
+            Some(t) => format!("{} of {t}", st.measure),
+            None => format!("{} of every workload", st.measure),
+        };
+        self.answer = match (self.reached, self.window) {
+            (true, Some([a, b])) => format!(
+                "steady state reached at round {b} (window: rounds {a}-{b}): {what} within {excursion:.1} % (limit {}) and a slope of {slope:.1} % (limit {}){}",
+                st.excursion_pct,
+                st.slope_pct,
+                tracked_mean(&tracked, &fits)
+            ),
+            (false, Some([a, b])) if n as u32 >= st.max_rounds => format!(
+                "steady state not reached in {n} rounds: over rounds {a}-{b}, {what} varied by {excursion:.1} % (limit {}) with a slope of {slope:.1} % (limit {})",
+                st.excursion_pct, st.slope_pct
+            ),
+            _ => format!("{n} of at most {} rounds run; steady state not reached yet", st.max_rounds),
+        };
+        self.tracked = tracked;
+        self.table = table;
+    }
+}
+
+/// " (mean 12,345 IOPS)" for one tracked workload.
+fn tracked_mean(tracked: &[Tracked], fits: &[Fit]) -> String {
+    match (tracked, fits) {
+        ([_], [f]) => format!(" (mean {})", thousands(f.mean)),
+        _ => String::new(),
+    }
+}
+
+/// The value of `measure` in a workload's summary.
+pub fn value(s: &SpecSummary, measure: &str) -> Option<f64> {
+    match measure {
+        "iops" => Some(s.iops.median),
+        "mbps" => Some(s.mbps.median),
+        _ => s.avg_response_ms.map(|v| v.median),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fit_is_least_squares_and_the_criteria_are_snias() {
+        // A flat window: no slope, excursion (max - min) / mean.
+        let f = fit(&[100.0, 110.0, 90.0, 100.0, 100.0]);
+        assert!((f.mean - 100.0).abs() < 1e-9 && (f.excursion_pct - 20.0).abs() < 1e-9);
+        assert!(f.slope_pct.abs() < 1e-9);
+        // A straight line 100, 102 ... 108: slope 2 per round, 8 across 4 steps = 7.69 % of 104.
+        let f = fit(&[100.0, 102.0, 104.0, 106.0, 108.0]);
+        assert!((f.slope - 2.0).abs() < 1e-9 && (f.intercept - 100.0).abs() < 1e-9);
+        assert!((f.slope_pct - 8.0 / 104.0 * 100.0).abs() < 1e-9);
+        assert!((f.excursion_pct - 8.0 / 104.0 * 100.0).abs() < 1e-9);
+    }
+}

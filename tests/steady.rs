@@ -1,0 +1,134 @@
+//! Steady state (issue 23): a study runs its points round after round until the tracked
+//! measure settles (SNIA PTS's excursion and slope over a window), after preconditioning.
+//! Checked against a device whose speed is known (a FUSE file that slows to 5 ms per I/O at a
+//! known time: 4 outstanding I/Os then make 800 IOPS by Little's law) and against the kernel's
+//! count of bytes written.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// Sectors the kernel has written to block device `name` (/sys/block/NAME/stat, field 7).
+fn sectors_written(name: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    s.split_whitespace().nth(6).unwrap().parse().unwrap()
+}
+
+fn study_doc(dir: &std::path::Path, job: &str, extra: &[&str]) -> Value {
+    std::fs::write(dir.join("s.toml"), job).unwrap();
+    let mut args = vec!["study", "s.toml", "--json", "s.json", "--no-history"];
+    args.extend(extra);
+    ok_in(dir, &args);
+    validate_study(&dir.join("s.json")).unwrap();
+    serde_json::from_slice(&std::fs::read(dir.join("s.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn steady_state_waits_for_a_device_that_settles() {
+    // Fast until 0.5 s after the filesystem is ready, then 5 ms per read from then on.
+    let fs = FaultFs::new(&["--delay", "5", "--delay-after", "0.5"]);
+    let dir = scratch("steady");
+    let job = format!(
+        "[test]\nrun = [\"random-read-4k\"]\ntime = \"300ms\"\nramp = \"0s\"\n\
+         [[worker]]\ntargets = [\"{}\"]\noutstanding = 4\n\
+         [study]\nsteady = {{ window = 3, max_rounds = 12, excursion_pct = 40, precondition = \"none\" }}\n",
+        fs.disk()
+    );
+    let doc = study_doc(&dir, &job, &[]);
+    let st = &doc["steady"];
+    assert_eq!(st["reached"], true, "{}", st["answer"]);
+    let values: Vec<f64> = st["tracked"][0]["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let [a, b] = [st["window"][0].as_u64().unwrap() as usize, st["window"][1].as_u64().unwrap() as usize];
+    assert_eq!(b, values.len(), "the study stops at the round that settles it");
+    assert_eq!(b - a + 1, 3);
+    // The window holds only rounds of the slow device: 4 in flight / 5 ms = 800 IOPS at most
+    // (Little's law; the FUSE server serves fewer at once).
+    for v in &values[a - 1..b] {
+        assert!(*v <= 800.0 && *v < values[0] / 5.0, "round IOPS {v} in the window {values:?}");
+    }
+    // And it began at the first round it could: the one before it was not yet slow, or the
+    // window would have started earlier.
+    assert!(values[0] > 1000.0, "the first round ran before the slow-down: {values:?}");
+    let mean = values[a - 1..b].iter().sum::<f64>() / 3.0;
+    let spread = values[a - 1..b].iter().fold(0.0f64, |m, v| m.max((v - mean).abs()));
+    assert!(spread * 2.0 / mean <= 0.4, "{values:?}");
+    assert_eq!(doc["points"].as_array().unwrap().len(), b, "one point per round");
+    assert_eq!(doc["points"][0]["params"]["round"], 1);
+    // Criteria it cannot meet: the rounds stop at max_rounds and the study says so.
+    let job = job.replace(
+        "window = 3, max_rounds = 12, excursion_pct = 40",
+        "window = 2, max_rounds = 3, excursion_pct = 0.001",
+    );
+    let doc = study_doc(&dir, &job, &[]);
+    assert_eq!(doc["steady"]["reached"], false);
+    assert!(
+        doc["steady"]["answer"].as_str().unwrap().contains("not reached in 3 rounds"),
+        "{}",
+        doc["steady"]["answer"]
+    );
+    assert_eq!(doc["points"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn preconditioning_writes_each_working_set_the_times_asked() {
+    let lo = LoopDev::new(32 << 20);
+    let dir = scratch("precondition");
+    let job = format!(
+        "[test]\nrun = [\"random-read-4k\", \"random-write-4k\"]\ntime = \"200ms\"\nramp = \"0s\"\n\
+         [[worker]]\ntargets = [\"{}\"]\noutstanding = 8\n\
+         [study]\nsize = [\"4K\", \"16K\"]\nsteady = {{ track = \"random-write-4k\", window = 2, max_rounds = 4, passes = 3 }}\n",
+        lo.dev
+    );
+    let before = sectors_written(lo.name());
+    let doc = study_doc(&dir, &job, &["--allow-write", &lo.dev]);
+    let after = sectors_written(lo.name());
+    let st = &doc["steady"];
+    assert_eq!(st["precondition"]["bytes"], 3 * (32u64 << 20));
+    assert_eq!(st["precondition"]["spec"], "streaming-write-128k");
+    // The kernel saw the preconditioning and every round's writes, and nothing else.
+    let rounds: u64 = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["runs"][0]["results"].as_array().unwrap())
+        .map(|r| r["totals"]["write_bytes"].as_u64().unwrap())
+        .sum();
+    let written = (after - before) * 512;
+    assert!(written >= 3 * (32 << 20) + rounds, "kernel {written} bytes, iogauge {} + {rounds}", 3 * (32u64 << 20));
+    assert!(written - (3 * (32 << 20) + rounds) < 4 << 20, "only the I/Os after recording ended: {written}");
+    // The table holds each point and workload, the tracked one named in the answer.
+    assert_eq!(st["table"].as_array().unwrap().len(), 4);
+    assert!(st["answer"].as_str().unwrap().contains("random-write-4k"));
+    // A workload that is not in the study is refused before any I/O.
+    let bad = job.replace("track = \"random-write-4k\"", "track = \"random-write-8k\"");
+    std::fs::write(dir.join("bad.toml"), bad).unwrap();
+    let out = iogauge_in(&dir, &["study", "bad.toml", "--allow-write", &lo.dev, "--no-history"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("track = \"random-write-8k\" is not a workload") && err.contains("random-write-16k"), "{err}");
+}
+
+#[test]
+fn snia_iops_runs_the_whole_matrix_in_one_command() {
+    let out = ok(&["study", "snia-iops", "--target", "null", "--time", "30ms", "--json", "-", "--no-history", "-q"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let st = &doc["steady"];
+    assert_eq!(st["reached"], true, "{}", st["answer"]);
+    assert_eq!(st["tracked"].as_array().unwrap().len(), 1);
+    assert_eq!(st["tracked"][0]["spec"], "pts-read0-4k");
+    // 8 transfer sizes x 7 read/write mixes in every round.
+    assert_eq!(st["table"].as_array().unwrap().len(), 56);
+    let rounds = st["rounds"].as_array().unwrap();
+    assert!(rounds.len() >= 5 && rounds.iter().all(|r| r.as_array().unwrap().len() == 8));
+    let sizes: Vec<u64> =
+        doc["points"].as_array().unwrap()[..8].iter().map(|p| p["params"]["size"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, vec![1 << 20, 128 << 10, 64 << 10, 32 << 10, 16 << 10, 8 << 10, 4 << 10, 512]);
+    let mixes: Vec<u64> = doc["points"][0]["runs"][0]["config"]["spec"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["lines"][0]["read"].as_u64().unwrap())
+        .collect();
+    assert_eq!(mixes, vec![100, 95, 65, 50, 35, 5, 0]);
+}
