@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn the_fit_is_least_squares_and_the_criteria_are_snias() {
         // A flat window: no slope, excursion (max - min) / mean.
-        let f = fit(&[100.0, 110.0, 90.0, 100.0, 100.0]);
+        let f = fit(&[100.0, 110.0, 90.0, 90.0, 110.0]);
         assert!((f.mean - 100.0).abs() < 1e-9 && (f.excursion_pct - 20.0).abs() < 1e-9);
         assert!(f.slope_pct.abs() < 1e-9);
         // A straight line 100, 102 ... 108: slope 2 per round, 8 across 4 steps = 7.69 % of 104.
