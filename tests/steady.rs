@@ -100,6 +100,10 @@ fn preconditioning_writes_each_working_set_the_times_asked() {
     // The table holds each point and workload, the tracked one named in the answer.
     assert_eq!(st["table"].as_array().unwrap().len(), 4);
     assert!(st["answer"].as_str().unwrap().contains("random-write-4k"));
+    // The report draws the tracked measure round by round against the criteria.
+    ok_in(&dir, &["report", "s.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(html.contains("<title>Steady state, "), "no steady-state chart");
     // A workload that is not in the study is refused before any I/O.
     let bad = job.replace("track = \"random-write-4k\"", "track = \"random-write-8k\"");
     std::fs::write(dir.join("bad.toml"), bad).unwrap();

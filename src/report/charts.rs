@@ -135,7 +135,12 @@ impl<'a> Rows<'a> {
         let rows: Vec<Row> = studies
             .iter()
             .flat_map(|&(study, d)| {
-                d.points.iter().flat_map(move |p| p.summary.iter().map(move |s| Row { study, point: p, s }))
+                // A steady-state study's cycles are drawn as its last round measured them.
+                let last = d.steady.as_ref().and_then(|s| s.rounds.last());
+                d.points
+                    .iter()
+                    .filter(move |p| last.is_none_or(|l| l.contains(&p.index)))
+                    .flat_map(move |p| p.summary.iter().map(move |s| Row { study, point: p, s }))
             })
             .collect();
         let varying = PARAMS
@@ -255,8 +260,62 @@ pub fn study_charts(studies: &[(&str, &StudyDoc)], styles: &mut Styles) -> Vec<C
             out.extend(scaling_charts(&Rows::new(&cycling(k)), k, styles));
         }
     }
+    let multi = studies.len() > 1;
+    out.extend(studies.iter().flat_map(|(label, d)| steady_chart(label, d, multi, styles)));
     out.retain(|c| !c.is_empty());
     out
+}
+
+/// SNIA PTS's steady-state figure: the tracked measure round by round, and over the window its
+/// mean, the excursion band (mean +- half the allowed excursion) and the least-squares line.
+fn steady_chart(label: &str, d: &StudyDoc, multi: bool, styles: &mut Styles) -> Option<Chart> {
+    let st = d.steady.as_ref()?;
+    let criteria = d.study.steady.as_ref()?;
+    let [a, b] = st.window?;
+    let y = match st.measure.as_str() {
+        "mbps" => MBPS,
+        "avg_ms" => AVG_MS,
+        _ => IOPS,
+    };
+    let mut series = Vec::new();
+    let mut rules = vec![Rule { value: a as f64, label: format!("window {a}-{b}") }];
+    // Every workload tracked is too many lines: the one that varied most stands for them.
+    let excursion = |t: &&crate::study::steady::Tracked| {
+        crate::study::steady::fit(&t.values[a as usize - 1..b as usize]).excursion_pct
+    };
+    let drawn: Vec<_> = match st.tracked.len() {
+        0..=4 => st.tracked.iter().collect(),
+        _ => st.tracked.iter().max_by(|x, y| excursion(x).total_cmp(&excursion(y))).into_iter().collect(),
+    };
+    for t in drawn {
+        let name = if multi { format!("{label} {}", t.spec) } else { t.spec.clone() };
+        let points = t.values.iter().enumerate().map(|(i, v)| ((i + 1) as f64, *v)).collect();
+        series.push(Series { name: name.clone(), style: styles.of(&name), points });
+        let window = &t.values[a as usize - 1..b as usize];
+        let fit = crate::study::steady::fit(window);
+        let half = criteria.excursion_pct / 200.0;
+        let over = |f: &dyn Fn(f64) -> f64| (a..=b).map(|r| (r as f64, f(r as f64))).collect::<Vec<_>>();
+        let band = criteria.excursion_pct / 2.0;
+        for (what, points) in [
+            ("mean".to_string(), over(&|_| fit.mean)),
+            (format!("mean +{band} %"), over(&|_| fit.mean * (1.0 + half))),
+            (format!("mean -{band} %"), over(&|_| fit.mean * (1.0 - half))),
+            ("least squares".to_string(), over(&|r| fit.intercept + fit.slope * (r - a as f64))),
+        ] {
+            let name = format!("{name} {what}");
+            series.push(Series { name: name.clone(), style: styles.of(&name), points });
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    if !st.reached {
+        rules.push(Rule { value: b as f64, label: "not steady".into() });
+    }
+    let x = Axis { label: "Round".into(), scale: Scale::Linear };
+    let title =
+        if st.reached { format!("Steady state, reached at round {b}") } else { "Steady state, not reached".into() };
+    Some(Chart { x_rules: rules, ..chart(&title, x, y, Scale::Linear, series) })
 }
 
 /// IOPS against response time, one curve per series in order of load, with the limit drawn
