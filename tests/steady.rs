@@ -100,6 +100,11 @@ fn preconditioning_writes_each_working_set_the_times_asked() {
     // The table holds each point and workload, the tracked one named in the answer.
     assert_eq!(st["table"].as_array().unwrap().len(), 4);
     assert!(st["answer"].as_str().unwrap().contains("random-write-4k"));
+    // The CSV has a row per point of every round, each saying its round.
+    ok_in(&dir, &["study", "s.toml", "--allow-write", &lo.dev, "--csv", "s.csv", "--no-history", "-q"]);
+    let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",round"));
+    assert!(csv.lines().nth(1).unwrap().ends_with(",1"), "{csv}");
     // The report draws the tracked measure round by round against the criteria.
     ok_in(&dir, &["report", "s.json", "-o", "r.html"]);
     let html = std::fs::read_to_string(dir.join("r.html")).unwrap();

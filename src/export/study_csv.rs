@@ -47,6 +47,10 @@ pub fn to_bytes(doc: &StudyDoc) -> Vec<u8> {
         }
         out.push_str(",own_cpu_pct,io");
     }
+    let steady = doc.steady.is_some();
+    if steady {
+        out.push_str(",round");
+    }
     out.push('\n');
     let opt = |v: Option<String>| v.unwrap_or_default();
     for p in &doc.points {
@@ -92,6 +96,9 @@ pub fn to_bytes(doc: &StudyDoc) -> Vec<u8> {
                 let own: Vec<f64> = p.runs.iter().filter_map(|r| Some(r.results.get(k)?.totals.cpu.own_pct)).collect();
                 let io = p.runs[0].results.get(k).and_then(|r| r.fs.as_ref()).map_or("", |f| f.io.as_str());
                 let _ = write!(out, ",{},{io}", opt((!own.is_empty()).then(|| Spread::of(&own).median.to_string())));
+            }
+            if steady {
+                let _ = write!(out, ",{}", opt(q.round.map(|v| v.to_string())));
             }
             out.push('\n');
         }
