@@ -204,7 +204,7 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
 
 /// A steady-state study: per point, a row of each workload's measure averaged over the window
 /// (SNIA's PTS tables: transfer sizes down, read/write mixes across), and the verdict.
-fn steady_to_bytes(doc: &StudyDoc, st: &crate::study::steady::SteadyResult) -> Vec<u8> {
+fn steady_to_bytes(doc: &StudyDoc, st: &crate::study::doc::SteadyResult) -> Vec<u8> {
     let mut specs: Vec<String> = Vec::new();
     let mut points: Vec<crate::study::Point> = Vec::new();
     for r in &st.table {

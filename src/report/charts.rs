@@ -280,7 +280,7 @@ fn steady_chart(label: &str, d: &StudyDoc, multi: bool, styles: &mut Styles) -> 
     let mut series = Vec::new();
     let mut rules = vec![Rule { value: a as f64, label: format!("window {a}-{b}") }];
     // Every workload tracked is too many lines: the one that varied most stands for them.
-    let excursion = |t: &&crate::study::steady::Tracked| {
+    let excursion = |t: &&crate::study::doc::Tracked| {
         crate::study::steady::fit(&t.values[a as usize - 1..b as usize]).excursion_pct
     };
     let drawn: Vec<_> = match st.tracked.len() {

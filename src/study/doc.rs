@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Point;
 use super::stats::Spread;
-use crate::config::{Job, StudyConfig};
+use crate::config::{Job, Steady, StudyConfig};
 use crate::model::Storage;
 use crate::result::{Headline, ResultDoc};
 use crate::spec::SpecLine;
@@ -38,7 +38,7 @@ pub struct StudyDoc {
     pub curves: Vec<CurveResult>,
     /// With `steady`: the rounds, the tracked measures, whether and when they settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady: Option<super::steady::SteadyResult>,
+    pub steady: Option<SteadyResult>,
     /// Things to know when reading the numbers (repeats that disagree, among others).
     pub warnings: Vec<String>,
     /// True while points remain to run (the document is written after every point).
@@ -241,4 +241,91 @@ fn theory(storage: &Storage, p: &PointResult, k: usize) -> Option<TheoryAt> {
         serde_json::to_value(t.limit).ok()?.as_str()?.to_string()
     };
     Some(TheoryAt { unit: unit.into(), value: t.value, measured_pct: measured / t.value * 100.0, limit })
+}
+
+/// A workload of one point, round by round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tracked {
+    /// The point (its cycled parameters; the round aside).
+    pub params: Point,
+    /// The workload's name.
+    pub spec: String,
+    /// The tracked measure in each round.
+    pub values: Vec<f64>,
+}
+
+/// Means of a workload at a point over the window's rounds: the figures the study reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SteadyRow {
+    /// The point (its cycled parameters; the round aside).
+    pub params: Point,
+    /// The workload's name.
+    pub spec: String,
+    /// Mean IOPS over the window.
+    pub iops: f64,
+    /// Mean MB/s over the window.
+    pub mbps: f64,
+    /// Mean of the rounds' mean response times (ms).
+    pub avg_response_ms: Option<f64>,
+}
+
+/// What preconditioning did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Preconditioned {
+    /// `sequential` or `workload`.
+    pub pattern: String,
+    /// The workload run.
+    pub spec: String,
+    /// Times each working set was written.
+    pub passes: u32,
+    /// Bytes written in all.
+    pub bytes: u64,
+    /// How long it took (s).
+    pub duration_s: f64,
+    /// Its throughput (10^6 bytes/s).
+    pub mbps: f64,
+}
+
+/// A steady-state study's outcome, updated after every round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SteadyResult {
+    /// `iops`, `mbps` or `avg_ms`.
+    pub measure: String,
+    /// Preconditioning, if any ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<Preconditioned>,
+    /// Each round's points (indexes in `points`).
+    pub rounds: Vec<Vec<usize>>,
+    /// The workloads that must settle, round by round.
+    pub tracked: Vec<Tracked>,
+    /// Whether the tracked measures settled.
+    pub reached: bool,
+    /// The window: its first and last round (from 1); when not reached, the last rounds run.
+    pub window: Option<[u32; 2]>,
+    /// The worst excursion and slope over the tracked workloads in that window (%).
+    pub excursion_pct: Option<f64>,
+    /// The worst slope (%).
+    pub slope_pct: Option<f64>,
+    /// Every point and workload averaged over the window.
+    pub table: Vec<SteadyRow>,
+    /// One line: whether and when steady state was reached.
+    pub answer: String,
+}
+
+impl SteadyResult {
+    /// Before the first round.
+    pub fn new(st: &Steady, precondition: Option<Preconditioned>) -> Self {
+        SteadyResult {
+            measure: st.measure.clone(),
+            precondition,
+            rounds: Vec::new(),
+            tracked: Vec::new(),
+            reached: false,
+            window: None,
+            excursion_pct: None,
+            slope_pct: None,
+            table: Vec::new(),
+            answer: "no round run".into(),
+        }
+    }
 }

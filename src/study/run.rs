@@ -4,8 +4,8 @@
 use std::time::{Instant, SystemTime};
 
 use super::doc::{self, CurveResult, PointResult, SCHEMA, SearchResult, StudyDoc};
+use super::doc::{Preconditioned, SteadyResult};
 use super::stats::{CV_WARN, Spread};
-use super::steady::{Preconditioned, SteadyResult};
 use super::{Point, apply, search};
 use crate::config::{Job, Limit, Steady, StudyConfig};
 use crate::error::{Error, Result, input, runtime};
@@ -298,7 +298,7 @@ fn rounds(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
         }
         let steady = r.doc.steady.as_mut().expect("set above");
         steady.rounds.push(indexes);
-        steady.update(st, &r.doc.points);
+        super::steady::update(steady, st, &r.doc.points);
         let reached = steady.reached;
         r.observer.point_done(&r.doc)?;
         if reached {

@@ -6,10 +6,9 @@
 //! sustained writes (garbage collection, full caches): a figure taken before steady state is
 //! the fresh device's, not the one users live with.
 
-use serde::{Deserialize, Serialize};
 
 use super::Point;
-use super::doc::{PointResult, SpecSummary};
+use super::doc::{PointResult, SpecSummary, SteadyResult, SteadyRow, Tracked};
 use crate::config::{Steady, StudyConfig};
 use crate::format::thousands;
 
@@ -50,17 +49,6 @@ pub fn check(st: &Steady, s: &StudyConfig) -> Result<(), String> {
     Ok(())
 }
 
-/// A workload of one point, round by round.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Tracked {
-    /// The point (its cycled parameters; the round aside).
-    pub params: Point,
-    /// The workload's name.
-    pub spec: String,
-    /// The tracked measure in each round.
-    pub values: Vec<f64>,
-}
-
 /// How the values of a window fare against the criteria.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
@@ -99,138 +87,63 @@ pub fn fit(values: &[f64]) -> Fit {
     }
 }
 
-/// Means of a workload at a point over the window's rounds: the figures the study reports.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SteadyRow {
-    /// The point (its cycled parameters; the round aside).
-    pub params: Point,
-    /// The workload's name.
-    pub spec: String,
-    /// Mean IOPS over the window.
-    pub iops: f64,
-    /// Mean MB/s over the window.
-    pub mbps: f64,
-    /// Mean of the rounds' mean response times (ms).
-    pub avg_response_ms: Option<f64>,
-}
-
-/// What preconditioning did.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Preconditioned {
-    /// `sequential` or `workload`.
-    pub pattern: String,
-    /// The workload run.
-    pub spec: String,
-    /// Times each working set was written.
-    pub passes: u32,
-    /// Bytes written in all.
-    pub bytes: u64,
-    /// How long it took (s).
-    pub duration_s: f64,
-    /// Its throughput (10^6 bytes/s).
-    pub mbps: f64,
-}
-
-/// A steady-state study's outcome, updated after every round.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SteadyResult {
-    /// `iops`, `mbps` or `avg_ms`.
-    pub measure: String,
-    /// Preconditioning, if any ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precondition: Option<Preconditioned>,
-    /// Each round's points (indexes in `points`).
-    pub rounds: Vec<Vec<usize>>,
-    /// The workloads that must settle, round by round.
-    pub tracked: Vec<Tracked>,
-    /// Whether the tracked measures settled.
-    pub reached: bool,
-    /// The window: its first and last round (from 1); when not reached, the last rounds run.
-    pub window: Option<[u32; 2]>,
-    /// The worst excursion and slope over the tracked workloads in that window (%).
-    pub excursion_pct: Option<f64>,
-    /// The worst slope (%).
-    pub slope_pct: Option<f64>,
-    /// Every point and workload averaged over the window.
-    pub table: Vec<SteadyRow>,
-    /// One line: whether and when steady state was reached.
-    pub answer: String,
-}
-
-impl SteadyResult {
-    /// Before the first round.
-    pub fn new(st: &Steady, precondition: Option<Preconditioned>) -> Self {
-        SteadyResult {
-            measure: st.measure.clone(),
-            precondition,
-            rounds: Vec::new(),
-            tracked: Vec::new(),
-            reached: false,
-            window: None,
-            excursion_pct: None,
-            slope_pct: None,
-            table: Vec::new(),
-            answer: "no round run".into(),
-        }
-    }
-
-    /// Takes in the rounds run so far (`rounds`, in `points`).
-    pub fn update(&mut self, st: &Steady, points: &[PointResult]) {
-        let of = |i: usize| &points[i];
-        let first = &self.rounds[0];
-        // The series: every (point, workload) of a round, or the one tracked.
-        let mut tracked = Vec::new();
-        let mut table = Vec::new();
-        let n = self.rounds.len();
-        let w = (st.window as usize).min(n);
-        let window = &self.rounds[n - w..];
-        for (j, &p) in first.iter().enumerate() {
-            for (k, s) in of(p).summary.iter().enumerate() {
-                let at = |round: &Vec<usize>| of(round[j]).summary.get(k);
-                let params = Point { round: None, ..of(p).params.clone() };
-                let mean = |f: &dyn Fn(&SpecSummary) -> Option<f64>| {
-                    let v: Vec<f64> = window.iter().filter_map(|r| f(at(r)?)).collect();
-                    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-                };
-                table.push(SteadyRow {
-                    params: params.clone(),
-                    spec: s.spec.clone(),
-                    iops: mean(&|s| Some(s.iops.median)).unwrap_or(0.0),
-                    mbps: mean(&|s| Some(s.mbps.median)).unwrap_or(0.0),
-                    avg_response_ms: mean(&|s| s.avg_response_ms.map(|v| v.median)),
-                });
-                if st.track.as_ref().is_none_or(|t| *t == s.spec) {
-                    let values = self.rounds.iter().map(|r| at(r).and_then(|s| value(s, &st.measure)).unwrap_or(0.0));
-                    tracked.push(Tracked { params, spec: s.spec.clone(), values: values.collect() });
-                }
+/// Takes in the rounds run so far (`res.rounds`, in `points`): the tracked series, the window,
+/// whether it settled, the table of means and the answer.
+pub fn update(res: &mut SteadyResult, st: &Steady, points: &[PointResult]) {
+    let of = |i: usize| &points[i];
+    let first = &res.rounds[0];
+    // The series: every (point, workload) of a round, or the one tracked.
+    let mut tracked = Vec::new();
+    let mut table = Vec::new();
+    let n = res.rounds.len();
+    let w = (st.window as usize).min(n);
+    let window = &res.rounds[n - w..];
+    for (j, &p) in first.iter().enumerate() {
+        for (k, s) in of(p).summary.iter().enumerate() {
+            let at = |round: &Vec<usize>| of(round[j]).summary.get(k);
+            let params = Point { round: None, ..of(p).params.clone() };
+            let mean = |f: &dyn Fn(&SpecSummary) -> Option<f64>| {
+                let v: Vec<f64> = window.iter().filter_map(|r| f(at(r)?)).collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            table.push(SteadyRow {
+                params: params.clone(),
+                spec: s.spec.clone(),
+                iops: mean(&|s| Some(s.iops.median)).unwrap_or(0.0),
+                mbps: mean(&|s| Some(s.mbps.median)).unwrap_or(0.0),
+                avg_response_ms: mean(&|s| s.avg_response_ms.map(|v| v.median)),
+            });
+            if st.track.as_ref().is_none_or(|t| *t == s.spec) {
+                let values = res.rounds.iter().map(|r| at(r).and_then(|s| value(s, &st.measure)).unwrap_or(0.0));
+                tracked.push(Tracked { params, spec: s.spec.clone(), values: values.collect() });
             }
         }
-        let fits: Vec<Fit> = tracked.iter().map(|t| fit(&t.values[n - w..])).collect();
-        let worst = |f: fn(&Fit) -> f64| fits.iter().map(f).fold(0.0, f64::max);
-        let (excursion, slope) = (worst(|f| f.excursion_pct), worst(|f| f.slope_pct));
-        self.reached = w == st.window as usize && excursion <= st.excursion_pct && slope <= st.slope_pct;
-        self.window = (w >= 2).then(|| [(n - w + 1) as u32, n as u32]);
-        (self.excursion_pct, self.slope_pct) = if w >= 2 { (Some(excursion), Some(slope)) } else { (None, None) };
-        let what = match &st.track {
-            Some(t) => format!("{} of {t}", st.measure),
-            None => format!("{} of every workload", st.measure),
-        };
-        self.answer = match (self.reached, self.window) {
-            (true, Some([a, b])) => format!(
-                "steady state reached at round {b} (window: rounds {a}-{b}): {what} within {excursion:.1} % (limit {}) and a slope of {slope:.1} % (limit {}){}",
-                st.excursion_pct,
-                st.slope_pct,
-                tracked_mean(&tracked, &fits)
-            ),
-            (false, Some([a, b])) if n as u32 >= st.max_rounds => format!(
-                "steady state not reached in {n} rounds: over rounds {a}-{b}, {what} varied by {excursion:.1} % (limit {}) with a slope of {slope:.1} % (limit {})",
-                st.excursion_pct, st.slope_pct
-            ),
-            _ => format!("{n} of at most {} rounds run; steady state not reached yet", st.max_rounds),
-        };
-        self.tracked = tracked;
-        self.table = table;
     }
+    let fits: Vec<Fit> = tracked.iter().map(|t| fit(&t.values[n - w..])).collect();
+    let worst = |f: fn(&Fit) -> f64| fits.iter().map(f).fold(0.0, f64::max);
+    let (excursion, slope) = (worst(|f| f.excursion_pct), worst(|f| f.slope_pct));
+    res.reached = w == st.window as usize && excursion <= st.excursion_pct && slope <= st.slope_pct;
+    res.window = (w >= 2).then(|| [(n - w + 1) as u32, n as u32]);
+    (res.excursion_pct, res.slope_pct) = if w >= 2 { (Some(excursion), Some(slope)) } else { (None, None) };
+    let what = match &st.track {
+        Some(t) => format!("{} of {t}", st.measure),
+        None => format!("{} of every workload", st.measure),
+    };
+    res.answer = match (res.reached, res.window) {
+        (true, Some([a, b])) => format!(
+            "steady state reached at round {b} (window: rounds {a}-{b}): {what} within {excursion:.1} % (limit {}) and a slope of {slope:.1} % (limit {}){}",
+            st.excursion_pct,
+            st.slope_pct,
+            tracked_mean(&tracked, &fits)
+        ),
+        (false, Some([a, b])) if n as u32 >= st.max_rounds => format!(
+            "steady state not reached in {n} rounds: over rounds {a}-{b}, {what} varied by {excursion:.1} % (limit {}) with a slope of {slope:.1} % (limit {})",
+            st.excursion_pct, st.slope_pct
+        ),
+        _ => format!("{n} of at most {} rounds run; steady state not reached yet", st.max_rounds),
+    };
+    res.tracked = tracked;
+    res.table = table;
 }
 
 /// " (mean 12,345 IOPS)" for one tracked workload.
