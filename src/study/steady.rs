@@ -6,7 +6,6 @@
 //! sustained writes (garbage collection, full caches): a figure taken before steady state is
 //! the fresh device's, not the one users live with.
 
-
 use super::Point;
 use super::doc::{PointResult, SpecSummary, SteadyResult, SteadyRow, Tracked};
 use crate::config::{Steady, StudyConfig};
