@@ -109,6 +109,11 @@ fn preconditioning_writes_each_working_set_the_times_asked() {
     ok_in(&dir, &["report", "s.json", "-o", "r.html"]);
     let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
     assert!(html.contains("<title>Steady state, "), "no steady-state chart");
+    // Preconditioning with the tracked workload, where it runs (the second point's size).
+    let job16 = job.replace("track = \"random-write-4k\"", "track = \"random-write-16k\", precondition = \"workload\"");
+    let doc = study_doc(&dir, &job16, &["--allow-write", &lo.dev]);
+    let pre = &doc["steady"]["precondition"];
+    assert_eq!((pre["spec"].as_str(), pre["bytes"].as_u64()), (Some("random-write-16k"), Some(3 * (32u64 << 20))));
     // A workload that is not in the study is refused before any I/O.
     let bad = job.replace("track = \"random-write-4k\"", "track = \"random-write-8k\"");
     std::fs::write(dir.join("bad.toml"), bad).unwrap();

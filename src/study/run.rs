@@ -287,7 +287,7 @@ fn rounds(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
             )));
         }
     }
-    let pre = precondition(r, st, &points[0])?;
+    let pre = precondition(r, st, points)?;
     r.doc.steady = Some(SteadyResult::new(st, pre));
     for round in 1..=st.max_rounds {
         let mut indexes = Vec::new();
@@ -308,31 +308,36 @@ fn rounds(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
     Ok(())
 }
 
-/// Writes every working set of the first point `st.passes` times before the rounds: in 128 KiB
-/// sequential writes, or with the tracked (else the first) workload. None when asked for none,
-/// or on the null target (which keeps nothing).
-fn precondition(r: &mut Runner, st: &Steady, point: &Point) -> Result<Option<Preconditioned>> {
-    if st.precondition == "none" {
-        return Ok(None);
-    }
-    let mut job = r.base.clone();
-    let spec = match st.precondition.as_str() {
-        "sequential" => "streaming-write-128k".to_string(),
+/// Writes every working set `st.passes` times before the rounds: in 128 KiB sequential writes
+/// (at the first point), or with the tracked workload (else the first that writes) where it
+/// runs. None when asked for none, when no workload writes, or on the null target (which keeps
+/// nothing).
+fn precondition(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<Option<Preconditioned>> {
+    let resolve = |job: &Job, p: &Point| apply(job, p).map_err(|e| input(e.message));
+    let (test, spec) = match st.precondition.as_str() {
+        "none" => return Ok(None),
+        "sequential" => {
+            let mut job = r.base.clone();
+            let spec = "streaming-write-128k".to_string();
+            job.test.run = vec![spec.clone()];
+            job.workers.iter_mut().for_each(|w| w.spec = None);
+            (resolve(&job, &points[0])?, spec)
+        }
         _ => {
-            let test = apply(&r.base, point).map_err(|e| input(e.message))?;
-            let names: Vec<String> = test.workloads.iter().map(|w| w.name.clone()).collect();
-            st.track.clone().filter(|t| names.contains(t)).unwrap_or_else(|| names[0].clone())
+            let writes = |w: &crate::config::Workload| w.specs.iter().any(|s| s.writes());
+            let tests = points.iter().map(|p| resolve(&r.base, p)).collect::<Result<Vec<_>>>()?;
+            let pick = |ok: &dyn Fn(&crate::config::Workload) -> bool| {
+                tests.iter().find_map(|t| Some((t.clone(), t.workloads.iter().find(|w| ok(w))?.name.clone())))
+            };
+            let found = pick(&|w| st.track.as_ref() == Some(&w.name) && writes(w)).or_else(|| pick(&|w| writes(w)));
+            let Some((mut test, spec)) = found else {
+                r.doc.warnings.push("no workload of the study writes: not preconditioned".into());
+                return Ok(None);
+            };
+            test.workloads.retain(|w| w.name == spec);
+            (test, spec)
         }
     };
-    let mut test = apply(&job, point).map_err(|e| input(e.message))?;
-    if st.precondition == "sequential" {
-        job.test.run = vec![spec.clone()];
-        job.workers.iter_mut().for_each(|w| w.spec = None);
-        test = apply(&job, point).map_err(|e| input(e.message))?;
-    } else {
-        test.workloads.retain(|w| w.name == spec);
-        test.workloads.truncate(1);
-    }
     let mut prep = plan::prepare_for(r.group, test)?;
     if prep.targets.iter().any(|t| t.kind == crate::targets::TargetKind::Null) {
         r.doc.warnings.push("the null target keeps no data: not preconditioned".into());
