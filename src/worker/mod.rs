@@ -320,20 +320,20 @@ impl SetUp {
         // Verified writes are stamped in their slot's own buffer, so verification needs one
         // even for a test without reads.
         let read_buf = (!null && (reads || checker.is_some())).then(|| AlignedBuf::new(slots * max_size));
-        // A write's data is in its slot's own part of the write buffer: made its blocks
-        // (`data::Blocks`) when issued, while no other I/O uses it.
+        // A write's data is in its slot's own part of the write buffer, made its blocks
+        // (`data::Blocks`) when issued, while no other I/O uses it; blocks alike by design
+        // (a repeated byte, zeros) are filled in once. Every run's blocks are its own, on every
+        // worker and rank: a store that dedupes must not find them written before.
+        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let salt = unix ^ (u64::from(std::process::id()) << 40) ^ ((job.index as u64) << 20);
+        let blocks = (!null && writes).then(|| data::Blocks::new(job.data, salt)).flatten();
         let write_buf = (!null && writes).then(|| {
             let mut b = AlignedBuf::new(slots * max_size);
-            for (i, region) in b.as_mut_slice().chunks_mut(max_size).enumerate() {
-                data::fill(region, job.data.content, job.seed ^ (job.index * slots + i) as u64);
+            if blocks.is_none() {
+                data::fill(b.as_mut_slice(), job.data.content, job.seed);
             }
             b
         });
-        // Every run's blocks its own, on every worker and rank: a store that dedupes must not
-        // find them written before.
-        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        let salt = unix ^ (u64::from(std::process::id()) << 40) ^ ((job.index as u64) << 20);
-        let blocks = write_buf.as_ref().and_then(|_| data::Blocks::new(job.data, salt));
         Ok(SetUp {
             files,
             generator: Generator::new(spec, &job.plan, &job.targets, job.seed.wrapping_add(job.index as u64)),
