@@ -2,7 +2,7 @@
 //! written 4 KiB block unlike any other, or a share of them repeating earlier ones (dedupe).
 
 use crate::config::{Content, DataPattern};
-use crate::rng::Rng;
+use crate::rng::{Rng, mix};
 
 /// The unit of deduplication: storage that dedupes compares blocks of this size (or larger
 /// multiples of it), aligned.
@@ -39,13 +39,6 @@ fn fill_random(buf: &mut [u8], rng: &mut Rng) {
     let rest = words.into_remainder();
     let last = rng.next_u64().to_le_bytes();
     rest.copy_from_slice(&last[..rest.len()]);
-}
-
-/// splitmix64's finaliser: a bijection of u64, so distinct inputs give distinct stamps.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Makes each write's blocks what the pattern asks, fresh for every write: each 4 KiB block

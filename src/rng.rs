@@ -3,6 +3,14 @@
 //! Not cryptographic; chosen because it costs a multiply per number and passes BigCrush, so
 //! offsets are uniform and runs are repeatable from a seed.
 
+/// splitmix64's finaliser: a bijection of u64 in which every input bit moves about half the
+/// output bits, so distinct inputs give distinct, well-spread outputs (keys and stamps).
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// wyrand state.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

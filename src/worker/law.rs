@@ -4,7 +4,7 @@
 
 use rand_distr::{Distribution as _, Normal, Zipf};
 
-use crate::rng::Rng;
+use crate::rng::{Rng, mix};
 use crate::spec::Distribution;
 
 /// A fixed permutation of `0..count` (k -> (a k + b) mod count, a prime to count), so a law's
@@ -105,13 +105,6 @@ impl Pass {
         self.next = (self.next + 1) % self.count;
         p
     }
-}
-
-/// splitmix64's finaliser: every input bit moves about half the output bits.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A uniform number in [0, 1) with 53 random bits.
