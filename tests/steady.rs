@@ -127,10 +127,8 @@ fn preconditioning_writes_each_working_set_the_times_asked() {
 fn snia_iops_runs_the_whole_matrix_in_one_command() {
     // Paced (an open loop), the null target's IOPS are the same each round whatever else the
     // machine does; unpaced, a 60 ms point measures the machine's noise.
-    let out = ok(&[
-        "study", "snia-iops", "--target", "null", "--time", "60ms", "--total-rate-iops", "5000", "--json", "-",
-        "--no-history", "-q",
-    ]);
+    let args = "study snia-iops --target null --time 60ms --total-rate-iops 5000 --json - --no-history -q";
+    let out = ok(&args.split(' ').collect::<Vec<_>>());
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let st = &doc["steady"];
     assert_eq!(st["reached"], true, "{}", st["answer"]);
