@@ -212,6 +212,11 @@ fn fio_plot_draws_iogauges_logs() {
     ok_in(&dir, &["run", "j.toml", "--log-dir", "logs", "--log-avg", "500", "-q", "--no-history"]);
     let iops = log_lines(&dir.join("logs/randread-iodepth-1-numjobs-1_iops.1.log"));
     assert_eq!(iops.len(), 4);
-    assert!(iops.iter().all(|l| l[1].abs_diff(20_000) <= 200), "paced at 20,000 per second: {iops:?}");
+    // An open loop catches up after a stall: a window short of its share gives it to the next
+    // (a 13 ms stall on a busy machine moves 260 I/Os), so each window is near 20,000 and all
+    // four together are exact.
+    assert!(iops.iter().all(|l| l[1].abs_diff(20_000) <= 1000), "paced at 20,000 per second: {iops:?}");
+    let all: u64 = iops.iter().map(|l| l[1]).sum();
+    assert!(all.abs_diff(80_000) <= 200, "paced at 20,000 per second: {iops:?}");
     fio_plot(&dir, &["-i", "logs", "-g", "-t", "iops", "lat", "-r", "randread", "-d", "1", "-n", "1"]);
 }
