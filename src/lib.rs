@@ -35,6 +35,7 @@ pub mod import;
 pub mod job;
 pub mod managers;
 pub(crate) mod model;
+pub(crate) mod net;
 pub(crate) mod placement;
 pub mod plan;
 pub(crate) mod profile;

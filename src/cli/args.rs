@@ -191,6 +191,10 @@ pub struct SettingFlags {
     /// I/O for this long stops (default 30s).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub io_timeout: Option<Duration>,
+    /// Connections each worker opens to each network target (nbd://), its I/Os spread over
+    /// them (default 1).
+    #[arg(long, value_name = "N")]
+    pub connections: Option<u32>,
     /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
     /// and leave a map of the last writes for `iogauge verify`.
     #[arg(long)]
@@ -594,6 +598,9 @@ impl SettingFlags {
         }
         if let Some(v) = self.io_timeout {
             t.io_timeout = v;
+        }
+        if let Some(v) = self.connections {
+            t.connections = v;
         }
         t.verify |= self.verify;
         if let Some(v) = &self.journal {

@@ -154,6 +154,10 @@ pub struct TestSettings {
     /// this long again to complete.
     #[serde(with = "serde_duration")]
     pub io_timeout: Duration,
+    /// Connections each worker opens to each network target (NBD), its I/Os spread over them
+    /// round-robin: the connections per session of seed 000.
+    #[serde(skip_serializing_if = "is_one")]
+    pub connections: u32,
     /// Stamp every written block with a header and checksum, check every read of a block
     /// the test wrote, and leave a map of the last writes for `iogauge verify`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -239,6 +243,7 @@ impl Default for TestSettings {
             managers: None,
             sync_timeout: Duration::from_secs(60),
             io_timeout: Duration::from_secs(30),
+            connections: 1,
             verify: false,
             journal: None,
             log_dir: None,

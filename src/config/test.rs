@@ -348,6 +348,12 @@ fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
     if t.io_timeout < Duration::from_millis(10) {
         return err("io_timeout", "io_timeout must be at least 10ms");
     }
+    if !(1..=64).contains(&t.connections) {
+        return err(
+            "connections",
+            &format!("connections = {}: give 1 to 64 connections per network target", t.connections),
+        );
+    }
     if t.sync_timeout < Duration::from_secs(1) {
         return err("sync_timeout", "sync_timeout must be at least 1s");
     }

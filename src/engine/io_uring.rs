@@ -7,7 +7,8 @@
 //! it, a punched hole (`IORING_OP_FALLOCATE`) in a file, else `BLKDISCARD` on the worker's
 //! thread, completing at once.
 
-use std::os::fd::RawFd;
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
 
 use io_uring::{IoUring, opcode, squeue, types};
 
@@ -52,6 +53,8 @@ pub struct UringEngine {
     /// Trims done on this thread at queue time, handed back at the next submit.
     done_now: Vec<Completion>,
     features: Vec<&'static str>,
+    /// The targets `fds` are of, closed after the ring (fields drop in order).
+    _files: Vec<File>,
 }
 
 /// Closing a ring tears it down in a kernel worker, which keeps the registered files open for
@@ -70,11 +73,12 @@ impl Drop for UringEngine {
 }
 
 impl UringEngine {
-    /// Sets up a ring for `slots` I/Os in flight over `fds`, registering `regions` (pointer,
+    /// Sets up a ring for `slots` I/Os in flight over `files`, registering `regions` (pointer,
     /// length) as fixed buffers when the kernel allows.
     ///
     /// Must be called on the thread that will submit (the ring may be single-issuer).
-    pub fn new(fds: Vec<RawFd>, regions: &[(*mut u8, usize)], slots: usize) -> std::io::Result<Self> {
+    pub fn new(files: Vec<File>, regions: &[(*mut u8, usize)], slots: usize) -> std::io::Result<Self> {
+        let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
         let entries = (slots as u32).next_power_of_two().clamp(8, MAX_SQ);
         // The completion queue holds every I/O in flight, so it can never overflow.
         let cq = (slots as u32).next_power_of_two().max(2 * entries);
@@ -142,6 +146,7 @@ impl UringEngine {
             trim_by,
             done_now,
             features,
+            _files: files,
         })
     }
 
@@ -220,8 +225,10 @@ impl Engine for UringEngine {
         usize::MAX
     }
 
+    /// # Safety
+    /// See [`Engine::queue`]: the kernel holds `io.buf` until the completion is reaped.
     #[inline]
-    fn queue(&mut self, io: &Io) {
+    unsafe fn queue(&mut self, io: &Io) {
         if io.op == Op::Trim && self.trim_by[io.target as usize] == TrimBy::Ioctl {
             return self.trim_now(io);
         }

@@ -1,17 +1,21 @@
 //! I/O engines: one file each, behind one interface (fio's `engines/`).
 //!
-//! A worker hands [`drive`] its open targets and buffers; the engine of the test's kind is made
-//! here, driven by the worker's loop (queue I/Os, submit them and wait for some completions),
-//! and torn down here, including when the kernel still holds I/Os the worker gave up
-//! ([`Engine::abandon`]). Engines never allocate or lock per I/O. A new engine is a file here
-//! and its line in [`drive`].
+//! A worker hands [`drive`] its open targets ([`Target`]) and buffers; the engine of the
+//! targets' kind is made here (io_uring or psync for files and block devices, as the test
+//! asks; null; nbd for NBD exports), driven by the worker's loop (queue I/Os, submit them and
+//! wait for some completions), and torn down here, including when the kernel still holds I/Os
+//! the worker gave up ([`Engine::abandon`]). An engine owns its targets and closes them.
+//! Engines never allocate or lock per I/O. A new engine is a file here and its line in
+//! [`drive`]; a new kind of target is also a [`Target`] variant, which `targets::open` makes.
 
 pub mod io_uring;
 pub mod io_wq;
+pub mod nbd;
 pub mod null;
 pub mod psync;
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::fs::File;
 use std::os::fd::RawFd;
 
 use crate::config::EngineKind;
@@ -55,8 +59,14 @@ pub struct Completion {
 pub trait Engine {
     /// Most I/Os it can have in flight at once (psync: 1).
     fn max_in_flight(&self) -> usize;
-    /// Queues an I/O for the next [`Engine::submit_and_wait`].
-    fn queue(&mut self, io: &Io);
+    /// Queues an I/O for the next [`Engine::submit_and_wait`] (an engine may start it now).
+    ///
+    /// # Safety
+    /// `io.buf` must be valid for `io.len` bytes (read from for a write, written to for a
+    /// read) and used by nothing else until the I/O's completion has been handed back by
+    /// `submit_and_wait`, or, for an I/O given up, for as long as [`Engine::abandon`] says
+    /// (`pins_buffers`: for good).
+    unsafe fn queue(&mut self, io: &Io);
     /// Submits everything queued and waits until at least `min_complete` I/Os (at least one,
     /// at most the number in flight) have completed, `timeout` has passed, or a signal
     /// interrupted the wait ([`crate::worker::wake`]); appends the completions to `out`. Engines that complete at once (null, psync) may return more.
@@ -91,11 +101,22 @@ pub struct Abandoned {
     pub pins_buffers: bool,
 }
 
-/// What an engine is made from: the worker's open targets (by [`Io::target`]), its buffer
-/// regions (pointer, length; [`Io::region`] indexes them), and the most I/Os it keeps in flight.
+/// A worker's target, open: what an engine does I/O on.
+pub enum Target {
+    /// The null target: nothing to open.
+    Null,
+    /// A block device or regular file.
+    File(File),
+    /// An NBD export: one connection or several (`connections`), named for messages.
+    Nbd(Vec<crate::net::nbd::Handle>, String),
+}
+
+/// What an engine is made from: the worker's open targets (by [`Io::target`]; all of one kind,
+/// which the plan checks), its buffer regions (pointer, length; [`Io::region`] indexes them),
+/// and the most I/Os it keeps in flight.
 pub struct Resources {
-    /// Open file descriptors; none for the null target.
-    pub fds: Vec<RawFd>,
+    /// The targets, which the engine owns from now on.
+    pub targets: Vec<Target>,
     /// Buffer regions to register, if the engine can.
     pub regions: Vec<(*mut u8, usize)>,
     /// Slots: outstanding I/Os x targets.
@@ -118,22 +139,42 @@ pub struct Driven<T> {
     pub abandoned: Abandoned,
 }
 
-/// Makes the engine of `kind` (the null engine when there are no files: the null target) over
-/// `res`, runs `driver` on it, and ends it. Fails only when the engine cannot be set up.
+/// Makes the engine for `res`'s targets (files and devices: the engine of `kind`) over `res`,
+/// runs `driver` on it, and ends it. Fails only when the engine cannot be set up.
 pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<Driven<D::Output>, String> {
     fn end<E: Engine, D: Driver>(mut engine: E, driver: D) -> Driven<D::Output> {
         let (output, gave_up) = driver.drive(&mut engine);
         let abandoned = if gave_up.is_empty() { Abandoned::default() } else { engine.abandon(&gave_up) };
         Driven { output, abandoned }
     }
-    if res.fds.is_empty() {
-        return Ok(end(null::NullEngine::default(), driver));
-    }
-    Ok(match kind {
-        EngineKind::Psync => end(psync::PsyncEngine::new(res.fds), driver),
-        EngineKind::IoUring => {
-            let ring = io_uring::UringEngine::new(res.fds, &res.regions, res.slots);
-            end(ring.map_err(|e| format!("cannot set up io_uring: {e}"))?, driver)
+    let Resources { targets, regions, slots } = res;
+    Ok(match targets.first() {
+        None | Some(Target::Null) => end(null::NullEngine::default(), driver),
+        Some(Target::Nbd(..)) => {
+            let (conns, names) = targets
+                .into_iter()
+                .map(|t| match t {
+                    Target::Nbd(c, name) => (c, name),
+                    _ => unreachable!("the plan gives a worker targets of one kind"),
+                })
+                .unzip();
+            end(nbd::NbdEngine::new(conns, names, slots), driver)
+        }
+        Some(Target::File(_)) => {
+            let files: Vec<File> = targets
+                .into_iter()
+                .map(|t| match t {
+                    Target::File(f) => f,
+                    _ => unreachable!("the plan gives a worker targets of one kind"),
+                })
+                .collect();
+            match kind {
+                EngineKind::Psync => end(psync::PsyncEngine::new(files), driver),
+                EngineKind::IoUring => {
+                    let ring = io_uring::UringEngine::new(files, &regions, slots);
+                    end(ring.map_err(|e| format!("cannot set up io_uring: {e}"))?, driver)
+                }
+            }
         }
     })
 }

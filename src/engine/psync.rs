@@ -3,24 +3,28 @@
 //! Trims are `BLKDISCARD` or a punched hole, flushes fdatasync or fsync, FUA writes pwritev2
 //! with `RWF_DSYNC`.
 
-use std::os::fd::RawFd;
+use std::fs::File;
+use std::os::fd::{AsRawFd, RawFd};
 
 use super::{Completion, Engine, Io, is_block_device, trim_now};
 use crate::stats::Op;
 
 /// Synchronous positional I/O.
 pub struct PsyncEngine {
+    /// The targets' descriptors, of `_files`, which the engine owns.
     fds: Vec<RawFd>,
+    _files: Vec<File>,
     /// Per target: a block device.
     block: Vec<bool>,
     queued: Option<Io>,
 }
 
 impl PsyncEngine {
-    /// An engine over the worker's open targets (`fds` indexed by [`Io::target`]).
-    pub fn new(fds: Vec<RawFd>) -> Self {
+    /// An engine over the worker's open targets (indexed by [`Io::target`]).
+    pub fn new(files: Vec<File>) -> Self {
+        let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
         let block = fds.iter().map(|&fd| is_block_device(fd)).collect();
-        PsyncEngine { fds, block, queued: None }
+        PsyncEngine { fds, _files: files, block, queued: None }
     }
 }
 
@@ -49,7 +53,9 @@ impl Engine for PsyncEngine {
         1
     }
 
-    fn queue(&mut self, io: &Io) {
+    /// # Safety
+    /// See [`Engine::queue`]: `io.buf` is used during the next `submit_and_wait` only.
+    unsafe fn queue(&mut self, io: &Io) {
         debug_assert!(self.queued.is_none(), "psync keeps one I/O in flight");
         self.queued = Some(*io);
     }

@@ -299,7 +299,7 @@ fn check(share: Share) -> Result<Checked> {
     }
     let mut targets: Vec<TargetInfo> = Vec::new();
     for p in &paths {
-        targets.push(targets::inspect(p, s.file_size, s.buffered)?);
+        targets.push(targets::inspect(p, s)?);
     }
     let mut warnings = target_warnings(&targets, s)?;
     for wc in &share.workers {
@@ -315,7 +315,7 @@ fn check(share: Share) -> Result<Checked> {
     check_resources(&share)?;
     for t in &targets {
         if share.writes_to(&t.path) {
-            safety::check_write(t, &s.allow_write, &s.allow_mounted_write)?;
+            safety::check_write(t, &s.allow_write, &s.allow_mounted_write, s.io_timeout)?;
         }
     }
     let verify_block = match s.verifying() {
@@ -372,6 +372,13 @@ fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warning
             wc.name
         )));
     }
+    // One engine drives a worker's targets: network targets and local ones need different ones.
+    if kinds.contains(&TargetKind::Nbd) && kinds.iter().any(|k| *k != TargetKind::Nbd) {
+        return Err(input(format!(
+            "{}: an nbd:// target cannot share a worker with files or devices; give each its own worker",
+            wc.name
+        )));
+    }
     let slots = wc.outstanding as u64 * wc.targets.len() as u64;
     if slots > MAX_SLOTS_PER_WORKER {
         return Err(input(format!(
@@ -390,7 +397,7 @@ fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warning
             placement::cpu_list(&usable)
         )));
     }
-    if engine == EngineKind::Psync && slots > 1 && kinds[0] != TargetKind::Null {
+    if engine == EngineKind::Psync && slots > 1 && matches!(kinds[0], TargetKind::Block | TargetKind::File) {
         let msg = format!(
             "psync keeps 1 I/O in flight per worker: {} asked for {slots}; use the io_uring engine for more",
             wc.name
@@ -483,6 +490,7 @@ pub fn working_set(info: &TargetInfo, wc: &Worker) -> std::result::Result<(u64, 
 
 /// Checks a spec's sizes and alignments against a target's block size and working set.
 fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> std::result::Result<(), String> {
+    targets::network::check_ops(info, spec)?;
     let (_, ws) = working_set(info, wc)?;
     let lbs = info.logical_block;
     for (i, l) in spec.lines.iter().enumerate() {

@@ -34,7 +34,7 @@ impl Verification {
             })
             .collect();
         let paths = targets.iter().map(|t| t.path.clone()).collect();
-        let facts = targets.iter().map(|t| crate::targets::facts(&t.path).ok()).collect();
+        let facts = targets.iter().map(crate::targets::facts_of).collect();
         Verification { block, runs: Vec::new(), maps, paths, facts, journal }
     }
 

@@ -1,10 +1,11 @@
-//! Targets: block devices, regular files and the `null` target.
+//! Targets: block devices, regular files, the `null` target, and NBD exports (`network`).
 //!
-//! [`inspect`] learns what a path is without writing anything; [`prepare`] creates and fills a
-//! missing test file (only once every check of the test has passed); [`open`] opens a target
-//! for one worker.
+//! [`inspect`] learns what a target is without writing anything; [`prepare`] creates and fills
+//! a missing test file (only once every check of the test has passed); [`open`] opens a target
+//! for one worker, as what its engine does I/O on ([`crate::engine::Target`]).
 
 mod blkid;
+pub mod network;
 pub mod safety;
 
 use std::fs::{File, OpenOptions};
@@ -15,8 +16,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataPattern;
+use crate::config::{DataPattern, TestSettings};
 use crate::data;
+use crate::engine::Target;
 use crate::error::{Result, input, runtime};
 use crate::placement;
 use crate::verify::map::TargetFacts;
@@ -34,6 +36,8 @@ pub enum TargetKind {
     Block,
     /// A regular file.
     File,
+    /// An NBD export, reached from userspace (libnbd).
+    Nbd,
 }
 
 /// What iogauge learned about a target before running.
@@ -59,6 +63,9 @@ pub struct TargetInfo {
     /// the machine says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa_node: Option<u32>,
+    /// A network target's protocol, server, export, connections and what its server can do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<network::Remote>,
     /// What the path led to when inspected (None: the null target, or a file still to create).
     #[serde(skip)]
     pub identity: Option<Identity>,
@@ -78,6 +85,9 @@ pub enum Identity {
         /// Its inode there.
         ino: u64,
     },
+    /// A network target: a digest of its protocol, resolved server, export (IQN and LUN) and
+    /// size, so two URLs spelling one export differently are one target.
+    Network(u64),
 }
 
 impl Identity {
@@ -103,9 +113,17 @@ impl Identity {
 /// The null target's name.
 pub const NULL: &str = "null";
 
-/// Learns what `path` is, writing nothing. A missing path becomes a file to create of
+/// Learns what target `path` is (a path, `null`, or a network target's URL), writing nothing.
+pub fn inspect(path: &str, s: &TestSettings) -> Result<TargetInfo> {
+    match crate::net::protocol(path) {
+        Some(_) => network::inspect(path, s.connections, s.io_timeout),
+        None => inspect_local(path, s.file_size, s.buffered),
+    }
+}
+
+/// Learns what local `path` is, writing nothing. A missing path becomes a file to create of
 /// `file_size` bytes, if its directory exists.
-pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
+pub fn inspect_local(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
     if path == NULL {
         return Ok(TargetInfo {
             path: path.into(),
@@ -117,6 +135,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             exists: true,
             created_by_iogauge: false,
             numa_node: None,
+            network: None,
             identity: None,
         });
     }
@@ -147,6 +166,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             exists: true,
             created_by_iogauge: false,
             numa_node: placement::node_of_device(libc::major(rdev), libc::minor(rdev)),
+            network: None,
             identity: Some(identity),
         })
     } else if ft.is_file() {
@@ -161,6 +181,7 @@ pub fn inspect(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo>
             exists: true,
             created_by_iogauge: has_created_mark(path),
             numa_node: placement::node_of_device(libc::major(meta.dev()), libc::minor(meta.dev())),
+            network: None,
             identity: Some(Identity::from_meta(&meta)),
         })
     } else {
@@ -186,6 +207,7 @@ fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
         exists: false,
         created_by_iogauge: true,
         numa_node: placement::node_of_device(libc::major(pmeta.dev()), libc::minor(pmeta.dev())),
+        network: None,
         identity: None,
     })
 }
@@ -281,6 +303,14 @@ pub fn memory_filesystem(path: &Path) -> Option<String> {
     }
 }
 
+/// What target `info` is, for a verify map (None: the null target, or a path gone).
+pub fn facts_of(info: &TargetInfo) -> Option<TargetFacts> {
+    match info.kind {
+        TargetKind::Nbd => network::facts(info),
+        _ => facts(&info.path).ok(),
+    }
+}
+
 /// What `path` is now, for a verify map: device number or inode, size, and what names a
 /// device across reboots (WWID, serial, device-mapper UUID, a loop device's backing file).
 pub fn facts(path: &str) -> std::io::Result<TargetFacts> {
@@ -368,7 +398,7 @@ pub fn prepare(
     }
     f.sync_all().map_err(|e| fail("fsync", e))?;
     mark_created(path);
-    inspect(path, info.size, buffered)
+    inspect_local(path, info.size, buffered)
 }
 
 /// Marks the file at `path` as made by iogauge (a file system without user extended
@@ -396,12 +426,22 @@ pub fn filesystem_of(path: &Path) -> String {
         .unwrap_or_else(|| format!("device {dev}"))
 }
 
-/// Opens a target for a worker: read-only unless `write`, O_DIRECT when the target is direct.
+/// Opens a target for a worker, as its engine will do I/O on it: a file or device read-only
+/// unless `write`, a network target's connections (each given `timeout` to connect).
+pub fn open(info: &TargetInfo, write: bool, timeout: std::time::Duration) -> Result<Target> {
+    match info.kind {
+        TargetKind::Null => Ok(Target::Null),
+        TargetKind::Nbd => network::open(info, timeout),
+        TargetKind::Block | TargetKind::File => open_file(info, write).map(Target::File),
+    }
+}
+
+/// Opens a file or device: read-only unless `write`, O_DIRECT when the target is direct.
 ///
 /// O_NOATIME as fio does: otherwise every read updates the inode's access time, a cost per
 /// I/O in the kernel (1 % of a zram read's CPU) that belongs to neither the device nor the
 /// workload. Only the file's owner (or CAP_FOWNER) may ask for it; anyone else opens without.
-pub fn open(info: &TargetInfo, write: bool) -> Result<File> {
+pub fn open_file(info: &TargetInfo, write: bool) -> Result<File> {
     let mut flags = libc::O_CLOEXEC;
     if info.direct {
         flags |= libc::O_DIRECT;
@@ -440,7 +480,7 @@ pub fn check_trim(info: &TargetInfo) -> Result<()> {
             }
         }
         (TargetKind::File, _) => {
-            let f = open(info, true)?;
+            let f = open_file(info, true)?;
             let end = f.metadata().map_err(|e| refuse(e.to_string()))?.len();
             let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
             // SAFETY: fallocate takes plain integers; past the end it punches nothing.

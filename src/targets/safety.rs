@@ -7,7 +7,9 @@
 //! process (itself, a partition, or the disk it is a partition of). `--allow-write DEV` allows
 //! all of that except a mounted filesystem, which needs `--allow-mounted-write DEV` (fio's
 //! `allow_mounted_write`). An existing regular file is refused unless iogauge created it or
-//! `--allow-write` names it.
+//! `--allow-write` names it. A network target (an NBD export) is refused when libblkid finds
+//! anything in its first or last MiB, read over the protocol, unless `--allow-write URL` names
+//! it (the same server and export, however spelt).
 //!
 //! Everything is decided by identity, not by name: devices by their device number (an alias
 //! made with mknod, a symlink, `/dev/../dev/x` are the same device), files by device and inode.
@@ -17,7 +19,7 @@
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 
-use super::{Identity, TargetInfo, TargetKind, blkid};
+use super::{Identity, TargetInfo, TargetKind, blkid, network};
 use crate::error::{Result, input};
 
 /// What makes a target unsafe to write, and which word allows it.
@@ -28,10 +30,17 @@ struct Findings {
     mounted: Vec<String>,
 }
 
-/// Ok if writing to `info` is safe or allowed; else why not and how to allow it.
-pub fn check_write(info: &TargetInfo, allow_write: &[String], allow_mounted_write: &[String]) -> Result<()> {
+/// Ok if writing to `info` is safe or allowed; else why not and how to allow it. A network
+/// target's server gets `timeout` to answer.
+pub fn check_write(
+    info: &TargetInfo,
+    allow_write: &[String],
+    allow_mounted_write: &[String],
+    timeout: std::time::Duration,
+) -> Result<()> {
     let Some(id) = info.identity else { return Ok(()) }; // the null target, or a file to create
-    let allowed = |list: &[String]| list.iter().any(|a| Identity::of_path(a).ok() == Some(id));
+    let allowed =
+        |list: &[String]| list.iter().any(|a| Identity::of_path(a).ok() == Some(id) || network::names(a, info));
     if allowed(allow_mounted_write) {
         return Ok(());
     }
@@ -46,6 +55,8 @@ pub fn check_write(info: &TargetInfo, allow_write: &[String], allow_mounted_writ
         // it (the device's own counters then show the test's I/O alone).
         TargetKind::Block if allowed(allow_write) => Findings { data: Vec::new(), mounted: mounted(id) },
         TargetKind::Block => block_findings(info, id)?,
+        TargetKind::Nbd if allowed(allow_write) => return Ok(()),
+        TargetKind::Nbd => Findings { data: network::signatures(info, timeout)?, mounted: Vec::new() },
     };
     let path = &info.path;
     if !f.mounted.is_empty() {

@@ -255,7 +255,7 @@ mod tests {
             rate_mbps: None,
             cpus: Vec::new(),
         };
-        let mut info = targets::inspect("null", 0, false).unwrap();
+        let mut info = targets::inspect_local("null", 0, false).unwrap();
         info.logical_block = lbs;
         Generator::new(&spec, &plan, &vec![info; targets], 7)
     }

@@ -18,8 +18,6 @@
 //! the depth the application keeps. At 7 or fewer in flight it waits for every completion.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -30,7 +28,7 @@ use crate::engine::{self, AlignedBuf, Completion, Engine, Io};
 use crate::placement;
 use crate::plan::WorkerPlan;
 use crate::stats::{IoStats, LiveHistogram, Op};
-use crate::targets::{self, TargetInfo, TargetKind};
+use crate::targets::{self, TargetInfo};
 use crate::verify::checker::Checker;
 
 mod arrival;
@@ -242,7 +240,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let live = &ctl.live[job.index];
     // SAFETY: pthread_self has no preconditions.
     live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
-    let resources = engine::Resources { fds: s.fds(), regions: s.regions(), slots };
+    let resources = engine::Resources { targets: std::mem::take(&mut s.targets), regions: s.regions(), slots };
     let driven = engine::drive(job.engine, resources, Loop { job: &job, s: &mut s, ctl, epoch });
     let (result, held) = match driven {
         Ok(d) => {
@@ -290,7 +288,8 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
 
 /// A worker's resources, made before the start so the run itself allocates nothing.
 struct SetUp {
-    files: Vec<File>,
+    /// The targets, open, until the engine takes them.
+    targets: Vec<engine::Target>,
     generator: Generator,
     read_buf: Option<AlignedBuf>,
     write_buf: Option<AlignedBuf>,
@@ -307,13 +306,13 @@ struct SetUp {
 impl SetUp {
     fn new(job: &WorkerJob, checker: Option<Checker>) -> Result<Self, String> {
         let spec = &job.plan.spec;
-        let null = job.targets.iter().all(|t| t.kind == TargetKind::Null);
         let writes = spec.writes();
-        let files = if null {
-            Vec::new()
-        } else {
-            job.targets.iter().map(|t| targets::open(t, writes).map_err(|e| e.to_string())).collect::<Result<_, _>>()?
-        };
+        let opened: Vec<engine::Target> = job
+            .targets
+            .iter()
+            .map(|t| targets::open(t, writes, job.io_timeout).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        let null = opened.iter().all(|t| matches!(t, engine::Target::Null));
         let slots = job.plan.outstanding as usize * job.targets.len();
         let max_size = spec.max_transfer() as usize;
         let reads = spec.lines.iter().any(|l| l.share > 0 && l.read > 0);
@@ -335,7 +334,7 @@ impl SetUp {
             b
         });
         Ok(SetUp {
-            files,
+            targets: opened,
             generator: Generator::new(spec, &job.plan, &job.targets, job.seed.wrapping_add(job.index as u64)),
             read_buf,
             write_buf,
@@ -347,10 +346,6 @@ impl SetUp {
             checker,
             log: None,
         })
-    }
-
-    fn fds(&self) -> Vec<i32> {
-        self.files.iter().map(|f| f.as_raw_fd()).collect()
     }
 
     /// Buffer regions in registration order: 0 = read slots, 1 = write data.
@@ -653,7 +648,11 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 (buf, region) = (verified_issue(c, slot, t, write, offset, len, buf, slot_buf, self.now), 0);
             }
             let target = target as u32;
-            self.engine.queue(&Io { slot, target, op, fua, fsync, offset, len, buf, region });
+            // SAFETY: `buf` is the slot's own part of a buffer of slots x max_size bytes (len
+            // <= max_size), which the worker keeps until the engine is gone (or for good, when
+            // the engine says given-up I/Os pin it), and which no other I/O uses until this
+            // slot's completion frees it.
+            unsafe { self.engine.queue(&Io { slot, target, op, fua, fsync, offset, len, buf, region }) };
             let submit_ns = self.arrivals.as_mut().map_or(self.now, |a| a.take(len));
             let issued = self.issued;
             self.s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target, op };

@@ -1,0 +1,172 @@
+//! Network block storage reached from userspace: NBD exports through libnbd ([`nbd`]), the
+//! protocol's own well-kept client library, loaded at run time so that building iogauge needs
+//! only Rust. (iSCSI URLs are read here too; their LUNs are not reached yet.)
+//!
+//! This module reads the targets' URLs: which protocol, which server, export or IQN and LUN
+//! (what names the target whatever the URL's spelling).
+
+pub mod nbd;
+
+use std::net::ToSocketAddrs;
+use std::time::{Duration, Instant};
+
+/// The protocol of a network target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// `nbd://`, `nbds://`, `nbd+unix://`, `nbds+unix://`.
+    Nbd,
+    /// `iscsi://`.
+    Iscsi,
+}
+
+/// The protocol a target names, if it is a URL of one iogauge reaches.
+pub fn protocol(target: &str) -> Option<Protocol> {
+    let scheme = target.split_once("://")?.0;
+    match scheme {
+        "nbd" | "nbds" | "nbd+unix" | "nbds+unix" | "nbd+vsock" | "nbds+vsock" => Some(Protocol::Nbd),
+        "iscsi" => Some(Protocol::Iscsi),
+        _ => None,
+    }
+}
+
+/// What a network target is, whatever the URL's spelling: the protocol, the server (its
+/// resolved address, or the socket's path), and the export (NBD) or IQN and LUN (iSCSI).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Locator {
+    /// `nbd` or `iscsi`.
+    pub protocol: &'static str,
+    /// `ADDRESS:PORT` as resolved, or `unix:PATH`.
+    pub server: String,
+    /// The NBD export's name, or the iSCSI target's IQN.
+    pub export: String,
+    /// The iSCSI LUN (NBD: none).
+    pub lun: Option<u32>,
+}
+
+/// Reads `url` into what it names. The server's
+/// name is resolved, so `localhost` and `127.0.0.1` name one server.
+pub fn locate(url: &str) -> Result<Locator, String> {
+    let bad = |why: &str| format!("target {url}: {why}");
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("not a URL"))?;
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (authority, path) = before_query.split_once('/').unwrap_or((before_query, ""));
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    match protocol(url) {
+        Some(Protocol::Nbd) => {
+            let server = if scheme.ends_with("+unix") {
+                let socket = query.split('&').find_map(|kv| kv.strip_prefix("socket="));
+                format!("unix:{}", socket.ok_or_else(|| bad("an nbd+unix:// URL needs ?socket=PATH"))?)
+            } else {
+                resolve(host_port, 10809).map_err(|e| bad(&e))?
+            };
+            Ok(Locator { protocol: "nbd", server, export: percent_decode(path), lun: None })
+        }
+        Some(Protocol::Iscsi) => {
+            let (iqn, lun) =
+                path.rsplit_once('/').ok_or_else(|| bad("an iscsi:// URL is iscsi://[USER@]HOST[:PORT]/IQN/LUN"))?;
+            let lun = lun.parse::<u32>().map_err(|_| bad(&format!("LUN '{lun}' is not a number")))?;
+            if iqn.is_empty() {
+                return Err(bad("an iscsi:// URL names its target's IQN: iscsi://HOST[:PORT]/IQN/LUN"));
+            }
+            let server = resolve(host_port, 3260).map_err(|e| bad(&e))?;
+            Ok(Locator { protocol: "iscsi", server, export: iqn.to_string(), lun: Some(lun) })
+        }
+        None => Err(bad("not an nbd:// or iscsi:// URL")),
+    }
+}
+
+/// `host[:port]` (an IPv6 address in brackets) as its first resolved address.
+fn resolve(host_port: &str, default_port: u16) -> Result<String, String> {
+    if host_port.is_empty() {
+        return Ok(format!("localhost:{default_port}"));
+    }
+    let with_port = match host_port.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(':') && p.chars().all(|c| c.is_ascii_digit()) => host_port.to_string(),
+        _ => format!("{host_port}:{default_port}"),
+    };
+    let mut addrs = with_port.to_socket_addrs().map_err(|e| format!("cannot resolve {host_port}: {e}"))?;
+    addrs.next().map(|a| a.to_string()).ok_or_else(|| format!("{host_port} resolves to no address"))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).and_then(|&c| hex(c)), b.get(i + 2).and_then(|&c| hex(c))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, ..) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A point in time to give up at.
+pub struct Deadline(Instant);
+
+impl Deadline {
+    /// `d` from now.
+    pub fn after(d: Duration) -> Deadline {
+        Deadline(Instant::now() + d)
+    }
+
+    /// What is left, None once it has passed.
+    pub fn left(&self) -> Option<Duration> {
+        self.0.checked_duration_since(Instant::now()).filter(|d| !d.is_zero())
+    }
+}
+
+/// Polls one socket for `events` for at most `timeout` (None: forever); returns what it saw
+/// (0 on a timeout or an interruption by a signal).
+pub fn poll_one(fd: i32, events: i16, timeout: Option<Duration>) -> std::io::Result<i16> {
+    let mut p = [libc::pollfd { fd, events, revents: 0 }];
+    poll(&mut p, timeout)?;
+    Ok(p[0].revents)
+}
+
+/// poll(2) over `fds` for at most `timeout` (None: forever; rounded up to a millisecond).
+/// Ok(0) on a timeout or when a signal interrupted the wait (the test stops: see
+/// `worker::wake`).
+pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> std::io::Result<usize> {
+    let ms = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
+    // SAFETY: fds is a valid array of pollfd of the given length.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        return if e.raw_os_error() == Some(libc::EINTR) { Ok(0) } else { Err(e) };
+    }
+    Ok(n as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_their_protocol_server_and_export() {
+        let l = locate("nbd://127.0.0.1:10900/disk%201").unwrap();
+        assert_eq!(
+            (l.protocol, l.server.as_str(), l.export.as_str(), l.lun),
+            ("nbd", "127.0.0.1:10900", "disk 1", None)
+        );
+        assert_eq!(locate("nbd://127.0.0.1").unwrap().server, "127.0.0.1:10809");
+        let u = locate("nbd+unix:///e?socket=/tmp/s.sock").unwrap();
+        assert_eq!((u.server.as_str(), u.export.as_str()), ("unix:/tmp/s.sock", "e"));
+        let i = locate("iscsi://u@127.0.0.1/iqn.2026-11.org.example:disk/3").unwrap();
+        assert_eq!(
+            (i.server.as_str(), i.export.as_str(), i.lun),
+            ("127.0.0.1:3260", "iqn.2026-11.org.example:disk", Some(3))
+        );
+        assert!(locate("iscsi://127.0.0.1/iqn.x/lun").unwrap_err().contains("LUN 'lun' is not a number"));
+        assert!(locate("nbd+unix:///e").unwrap_err().contains("socket"));
+        assert_eq!(protocol("/dev/sdb"), None);
+        assert_eq!(protocol("nbds://h/e"), Some(Protocol::Nbd));
+    }
+}

@@ -1,0 +1,371 @@
+//! NBD exports through libnbd, the NBD project's own client library (the one qemu-img, nbdcopy
+//! and fio's `nbd` engine use): URIs, the handshake, structured replies and TLS are libnbd's,
+//! none of it written here.
+//!
+//! libnbd is loaded at run time (`libnbd.so.0`, whose ABI is stable across 1.x) so that building
+//! iogauge needs nothing but Rust; without the library an `nbd://` target is refused in one line.
+//! Each [`Handle`] is one connection, driven by its owner's loop: commands are queued with the
+//! `aio_` calls, the socket is polled by the caller ([`Handle::fd`], [`Handle::wants`]) and
+//! libnbd is told when it is ready ([`Handle::notify`]), which runs the completion callbacks on
+//! the caller's thread.
+
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use libloading::Library;
+
+use super::{Deadline, poll_one};
+
+/// libnbd's `nbd_completion_callback`, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Callback {
+    /// Called once when the command completes, `*error` its errno (0: success).
+    pub callback: Option<unsafe extern "C" fn(user_data: *mut c_void, error: *mut c_int) -> c_int>,
+    /// Handed to `callback`.
+    pub user_data: *mut c_void,
+    /// Called when libnbd is done with `user_data` (unused: iogauge owns it).
+    pub free: Option<unsafe extern "C" fn(*mut c_void)>,
+}
+
+/// `LIBNBD_CMD_FLAG_FUA`.
+pub const FLAG_FUA: u32 = 1;
+/// `LIBNBD_AIO_DIRECTION_READ` / `_WRITE`.
+const DIRECTION_READ: c_uint = 1;
+const DIRECTION_WRITE: c_uint = 2;
+/// `LIBNBD_SIZE_MINIMUM`.
+const SIZE_MINIMUM: c_int = 0;
+
+type H = *mut c_void;
+
+/// The functions iogauge calls, resolved once.
+struct Lib {
+    create: unsafe extern "C" fn() -> H,
+    close: unsafe extern "C" fn(H),
+    get_error: unsafe extern "C" fn() -> *const c_char,
+    get_errno: unsafe extern "C" fn() -> c_int,
+    aio_connect_uri: unsafe extern "C" fn(H, *const c_char) -> c_int,
+    aio_is_ready: unsafe extern "C" fn(H) -> c_int,
+    aio_is_dead: unsafe extern "C" fn(H) -> c_int,
+    aio_is_closed: unsafe extern "C" fn(H) -> c_int,
+    aio_get_fd: unsafe extern "C" fn(H) -> c_int,
+    aio_get_direction: unsafe extern "C" fn(H) -> c_uint,
+    aio_notify_read: unsafe extern "C" fn(H) -> c_int,
+    aio_notify_write: unsafe extern "C" fn(H) -> c_int,
+    aio_pread: unsafe extern "C" fn(H, *mut c_void, usize, u64, Callback, u32) -> i64,
+    aio_pwrite: unsafe extern "C" fn(H, *const c_void, usize, u64, Callback, u32) -> i64,
+    aio_trim: unsafe extern "C" fn(H, u64, u64, Callback, u32) -> i64,
+    aio_flush: unsafe extern "C" fn(H, Callback, u32) -> i64,
+    aio_command_completed: unsafe extern "C" fn(H, u64) -> c_int,
+    get_size: unsafe extern "C" fn(H) -> i64,
+    get_block_size: unsafe extern "C" fn(H, c_int) -> i64,
+    can_trim: unsafe extern "C" fn(H) -> c_int,
+    can_flush: unsafe extern "C" fn(H) -> c_int,
+    can_fua: unsafe extern "C" fn(H) -> c_int,
+    can_multi_conn: unsafe extern "C" fn(H) -> c_int,
+    is_read_only: unsafe extern "C" fn(H) -> c_int,
+    get_export_name: unsafe extern "C" fn(H) -> *mut c_char,
+    get_protocol: unsafe extern "C" fn(H) -> *const c_char,
+    /// Kept loaded for as long as the functions above are used (the whole process).
+    _lib: Library,
+}
+
+// SAFETY: the struct holds function pointers into a library that stays loaded; libnbd's
+// functions may be called from any thread (a handle is used by one thread at a time here).
+unsafe impl Sync for Lib {}
+unsafe impl Send for Lib {}
+
+fn lib() -> Result<&'static Lib, String> {
+    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        // SAFETY: loading libnbd runs no initialisers with preconditions; each symbol below is
+        // declared with the signature <libnbd.h> (1.14) gives it.
+        unsafe {
+            let lib = Library::new("libnbd.so.0")
+                .map_err(|e| format!("cannot load libnbd.so.0 ({e}): install libnbd (Debian: libnbd0)"))?;
+            macro_rules! f {
+                ($name:literal) => {
+                    *lib.get(concat!($name, "\0").as_bytes()).map_err(|e| format!("libnbd: {e}"))?
+                };
+            }
+            Ok(Lib {
+                create: f!("nbd_create"),
+                close: f!("nbd_close"),
+                get_error: f!("nbd_get_error"),
+                get_errno: f!("nbd_get_errno"),
+                aio_connect_uri: f!("nbd_aio_connect_uri"),
+                aio_is_ready: f!("nbd_aio_is_ready"),
+                aio_is_dead: f!("nbd_aio_is_dead"),
+                aio_is_closed: f!("nbd_aio_is_closed"),
+                aio_get_fd: f!("nbd_aio_get_fd"),
+                aio_get_direction: f!("nbd_aio_get_direction"),
+                aio_notify_read: f!("nbd_aio_notify_read"),
+                aio_notify_write: f!("nbd_aio_notify_write"),
+                aio_pread: f!("nbd_aio_pread"),
+                aio_pwrite: f!("nbd_aio_pwrite"),
+                aio_trim: f!("nbd_aio_trim"),
+                aio_flush: f!("nbd_aio_flush"),
+                aio_command_completed: f!("nbd_aio_command_completed"),
+                get_size: f!("nbd_get_size"),
+                get_block_size: f!("nbd_get_block_size"),
+                can_trim: f!("nbd_can_trim"),
+                can_flush: f!("nbd_can_flush"),
+                can_fua: f!("nbd_can_fua"),
+                can_multi_conn: f!("nbd_can_multi_conn"),
+                is_read_only: f!("nbd_is_read_only"),
+                get_export_name: f!("nbd_get_export_name"),
+                get_protocol: f!("nbd_get_protocol"),
+                _lib: lib,
+            })
+        }
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// libnbd's message for the last failed call on this thread.
+fn last_error(l: &Lib) -> String {
+    // SAFETY: nbd_get_error returns a thread-local string valid until the next libnbd call.
+    let p = unsafe { (l.get_error)() };
+    if p.is_null() {
+        "unknown libnbd error".into()
+    } else {
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+/// One connection to an NBD export.
+pub struct Handle {
+    h: H,
+    lib: &'static Lib,
+}
+
+// SAFETY: a handle is used by one thread at a time (made by the planner or a worker, then
+// owned by that worker's engine); libnbd handles may move between threads.
+unsafe impl Send for Handle {}
+
+/// What the server said of its export at the handshake.
+#[derive(Debug, Clone)]
+pub struct Export {
+    /// Bytes.
+    pub size: u64,
+    /// The smallest block the server accepts without read-modify-write (1 if it says nothing).
+    pub min_block: u64,
+    /// The export's name.
+    pub name: String,
+    /// "newstyle-fixed" or "oldstyle".
+    pub protocol: String,
+    /// NBD_CMD_TRIM, NBD_CMD_FLUSH, NBD_CMD_FLAG_FUA, consistent results over several
+    /// connections, a read-only export.
+    pub can_trim: bool,
+    /// See above.
+    pub can_flush: bool,
+    /// See above.
+    pub can_fua: bool,
+    /// See above.
+    pub multi_conn: bool,
+    /// See above.
+    pub read_only: bool,
+}
+
+impl Handle {
+    /// Connects to `uri` (libnbd's URI forms), giving up after `timeout`: a server that accepts
+    /// the connection and then says nothing must not hold iogauge.
+    pub fn connect(uri: &str, timeout: Duration) -> Result<Handle, String> {
+        let lib = lib()?;
+        let c = CString::new(uri).map_err(|_| "the URI holds a NUL byte".to_string())?;
+        // SAFETY: nbd_create has no preconditions; a null return is an error.
+        let h = unsafe { (lib.create)() };
+        if h.is_null() {
+            return Err(last_error(lib));
+        }
+        let handle = Handle { h, lib };
+        // SAFETY: a live handle and a NUL-terminated string libnbd copies.
+        if unsafe { (lib.aio_connect_uri)(h, c.as_ptr()) } < 0 {
+            return Err(last_error(lib));
+        }
+        let deadline = Deadline::after(timeout);
+        // SAFETY (each call below): the handle is live and used only on this thread.
+        while unsafe { (lib.aio_is_ready)(h) } == 0 {
+            if unsafe { (lib.aio_is_dead)(h) | (lib.aio_is_closed)(h) } != 0 {
+                return Err(last_error(lib));
+            }
+            let Some(left) = deadline.left() else {
+                return Err(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64()));
+            };
+            handle.step(Some(left))?;
+        }
+        Ok(handle)
+    }
+
+    /// Waits up to `timeout` for the socket, then lets libnbd read or write what it can.
+    fn step(&self, timeout: Option<Duration>) -> Result<(), String> {
+        let revents = poll_one(self.fd(), self.wants(), timeout).map_err(|e| e.to_string())?;
+        self.notify(revents)
+    }
+
+    /// What the server said of its export.
+    pub fn export(&self) -> Export {
+        let l = self.lib;
+        // SAFETY: each call takes the live handle; strings returned by get_export_name are the
+        // caller's to free, get_protocol's are static.
+        unsafe {
+            let name = (l.get_export_name)(self.h);
+            let export = if name.is_null() {
+                String::new()
+            } else {
+                let s = CStr::from_ptr(name).to_string_lossy().into_owned();
+                libc::free(name.cast());
+                s
+            };
+            let protocol = (l.get_protocol)(self.h);
+            Export {
+                size: (l.get_size)(self.h).max(0) as u64,
+                min_block: (l.get_block_size)(self.h, SIZE_MINIMUM).max(1) as u64,
+                name: export,
+                protocol: if protocol.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(protocol).to_string_lossy().into_owned()
+                },
+                can_trim: (l.can_trim)(self.h) == 1,
+                can_flush: (l.can_flush)(self.h) == 1,
+                can_fua: (l.can_fua)(self.h) == 1,
+                multi_conn: (l.can_multi_conn)(self.h) == 1,
+                read_only: (l.is_read_only)(self.h) == 1,
+            }
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `offset` now, waiting at most `timeout`.
+    pub fn read(&self, buf: &mut [u8], offset: u64, timeout: Duration) -> Result<(), String> {
+        let none = Callback { callback: None, user_data: std::ptr::null_mut(), free: None };
+        // SAFETY: buf outlives the command: this function waits for it to complete, or closes
+        // nothing but returns with the handle marked dead (see below).
+        let cookie = unsafe { (self.lib.aio_pread)(self.h, buf.as_mut_ptr().cast(), buf.len(), offset, none, 0) };
+        if cookie < 0 {
+            return Err(last_error(self.lib));
+        }
+        let deadline = Deadline::after(timeout);
+        loop {
+            // SAFETY: a live handle and a cookie it gave.
+            match unsafe { (self.lib.aio_command_completed)(self.h, cookie as u64) } {
+                1 => return Ok(()),
+                0 => {}
+                _ => return Err(last_error(self.lib)),
+            }
+            let Some(left) = deadline.left() else {
+                // The buffer must not be written after we return: a handle with a command in
+                // flight is closed by its owner (Drop) before the buffer goes.
+                return Err(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64()));
+            };
+            self.step(Some(left))?;
+        }
+    }
+
+    /// The socket to poll.
+    pub fn fd(&self) -> c_int {
+        // SAFETY: a live handle.
+        unsafe { (self.lib.aio_get_fd)(self.h) }
+    }
+
+    /// The poll events libnbd waits for (POLLIN, and POLLOUT while it has bytes to send).
+    pub fn wants(&self) -> i16 {
+        // SAFETY: a live handle.
+        let d = unsafe { (self.lib.aio_get_direction)(self.h) };
+        let mut ev = 0;
+        if d & DIRECTION_READ != 0 {
+            ev |= libc::POLLIN;
+        }
+        if d & DIRECTION_WRITE != 0 {
+            ev |= libc::POLLOUT;
+        }
+        ev
+    }
+
+    /// Tells libnbd what poll saw on its socket: it reads replies (running their completion
+    /// callbacks) and sends what is queued. An error means the connection is gone.
+    pub fn notify(&self, revents: i16) -> Result<(), String> {
+        // SAFETY: a live handle, used on this thread.
+        unsafe {
+            if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 && (self.lib.aio_notify_read)(self.h) < 0 {
+                return Err(last_error(self.lib));
+            }
+            if revents & libc::POLLOUT != 0 && (self.lib.aio_notify_write)(self.h) < 0 {
+                return Err(last_error(self.lib));
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues a read of `len` bytes at `offset` into `buf`; `done` is called when it completes.
+    /// Returns -errno when it cannot be queued (then `done` is never called).
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `len` bytes, and `done.user_data` for the callback, until the
+    /// callback has run or the handle is closed.
+    pub unsafe fn pread(&self, buf: *mut u8, len: usize, offset: u64, done: Callback) -> Result<(), i32> {
+        // SAFETY: the caller keeps buf and the callback's data alive (see above).
+        self.queued(unsafe { (self.lib.aio_pread)(self.h, buf.cast(), len, offset, done, 0) })
+    }
+
+    /// Queues a write; see [`Handle::pread`]. `flags` may hold [`FLAG_FUA`].
+    ///
+    /// # Safety
+    /// As [`Handle::pread`].
+    pub unsafe fn pwrite(
+        &self,
+        buf: *const u8,
+        len: usize,
+        offset: u64,
+        done: Callback,
+        flags: u32,
+    ) -> Result<(), i32> {
+        // SAFETY: as pread.
+        self.queued(unsafe { (self.lib.aio_pwrite)(self.h, buf.cast(), len, offset, done, flags) })
+    }
+
+    /// Queues a trim (NBD_CMD_TRIM); see [`Handle::pread`].
+    ///
+    /// # Safety
+    /// `done.user_data` must stay valid until the callback has run or the handle is closed.
+    pub unsafe fn trim(&self, len: u64, offset: u64, done: Callback) -> Result<(), i32> {
+        // SAFETY: as pread.
+        self.queued(unsafe { (self.lib.aio_trim)(self.h, len, offset, done, 0) })
+    }
+
+    /// Queues a flush (NBD_CMD_FLUSH); see [`Handle::pread`].
+    ///
+    /// # Safety
+    /// As [`Handle::trim`].
+    pub unsafe fn flush(&self, done: Callback) -> Result<(), i32> {
+        // SAFETY: as pread.
+        self.queued(unsafe { (self.lib.aio_flush)(self.h, done, 0) })
+    }
+
+    fn queued(&self, cookie: i64) -> Result<(), i32> {
+        if cookie >= 0 {
+            return Ok(());
+        }
+        // SAFETY: no preconditions; thread-local.
+        let errno = unsafe { (self.lib.get_errno)() };
+        Err(if errno > 0 { errno } else { libc::EIO })
+    }
+
+    /// Why the connection is gone, if it is.
+    pub fn lost(&self) -> Option<String> {
+        // SAFETY: a live handle.
+        let gone = unsafe { (self.lib.aio_is_dead)(self.h) | (self.lib.aio_is_closed)(self.h) } != 0;
+        gone.then(|| last_error(self.lib))
+    }
+}
+
+impl Drop for Handle {
+    /// Closes the connection: libnbd forgets every command in flight (their buffers are no
+    /// longer written) and the socket is closed.
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and not used after this.
+        unsafe { (self.lib.close)(self.h) }
+    }
+}
