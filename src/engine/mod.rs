@@ -107,8 +107,8 @@ pub enum Target {
     Null,
     /// A block device or regular file.
     File(File),
-    /// An NBD export: one connection or several (`connections`), named for messages.
-    Nbd(Vec<crate::net::nbd::Handle>, String),
+    /// An NBD export: one connection or several (`connections`).
+    Nbd(Vec<crate::net::nbd::Handle>),
 }
 
 /// What an engine is made from: the worker's open targets (by [`Io::target`]; all of one kind,
@@ -150,15 +150,15 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<D
     let Resources { targets, regions, slots } = res;
     Ok(match targets.first() {
         None | Some(Target::Null) => end(null::NullEngine::default(), driver),
-        Some(Target::Nbd(..)) => {
-            let (conns, names) = targets
+        Some(Target::Nbd(_)) => {
+            let conns = targets
                 .into_iter()
                 .map(|t| match t {
-                    Target::Nbd(c, name) => (c, name),
+                    Target::Nbd(c) => c,
                     _ => unreachable!("the plan gives a worker targets of one kind"),
                 })
-                .unzip();
-            end(nbd::NbdEngine::new(conns, names, slots), driver)
+                .collect();
+            end(nbd::NbdEngine::new(conns, slots), driver)
         }
         Some(Target::File(_)) => {
             let files: Vec<File> = targets

@@ -36,9 +36,6 @@ pub struct NbdEngine {
     done: Box<Vec<Completion>>,
     /// poll(2)'s array, one entry per connection.
     fds: Vec<libc::pollfd>,
-    /// Why a connection was lost, once one is: the engine then fails.
-    lost: Option<String>,
-    names: Vec<String>,
 }
 
 /// libnbd's completion callback: the command's slot completed with `*error` (0: its length).
@@ -55,9 +52,9 @@ unsafe extern "C" fn completed(user_data: *mut c_void, error: *mut c_int) -> c_i
 }
 
 impl NbdEngine {
-    /// An engine over each target's open connections (`targets[i]` for [`Io::target`] `i`,
-    /// named `names[i]` in messages) for `slots` I/Os in flight.
-    pub fn new(targets: Vec<Vec<Handle>>, names: Vec<String>, slots: usize) -> Self {
+    /// An engine over each target's open connections (`targets[i]` for [`Io::target`] `i`)
+    /// for `slots` I/Os in flight.
+    pub fn new(targets: Vec<Vec<Handle>>, slots: usize) -> Self {
         let mut done = Box::new(Vec::with_capacity(slots));
         let done_ptr: *mut Vec<Completion> = &mut *done;
         let pending = (0..slots).map(|_| Pending { slot: 0, len: 0, done: done_ptr }).collect();
@@ -68,7 +65,7 @@ impl NbdEngine {
             conns.extend(t);
         }
         let fds = conns.iter().map(|c| libc::pollfd { fd: c.fd(), events: 0, revents: 0 }).collect();
-        NbdEngine { conns, targets: ranges, pending, done, fds, lost: None, names }
+        NbdEngine { conns, targets: ranges, pending, done, fds }
     }
 
     /// Moves every reply the connections have into `out`, waiting up to `timeout` (None:
@@ -81,24 +78,15 @@ impl NbdEngine {
         if poll(&mut self.fds, timeout)? == 0 {
             return Ok(false);
         }
-        for i in 0..self.fds.len() {
-            let revents = self.fds[i].revents;
-            if revents != 0 {
-                if let Err(e) = self.conns[i].notify(revents) {
-                    self.lose(i, e);
-                }
+        // A connection that fails here is gone: libnbd fails its commands in flight (their
+        // callbacks run with the error) and every later one at once, so its I/Os count as
+        // failed, as a dead device's do.
+        for (p, c) in self.fds.iter().zip(&self.conns) {
+            if p.revents != 0 {
+                let _ = c.notify(p.revents);
             }
         }
         Ok(true)
-    }
-
-    /// Connection `i` is gone: its commands failed (libnbd completed them with errors).
-    #[cold]
-    fn lose(&mut self, i: usize, why: String) {
-        if self.lost.is_none() {
-            let t = self.targets.iter().position(|&(first, n, _)| i >= first && i < first + n).unwrap_or(0);
-            self.lost = Some(format!("{}: connection lost: {why}", self.names[t]));
-        }
     }
 }
 
@@ -131,12 +119,8 @@ impl Engine for NbdEngine {
             }
         };
         if let Err(errno) = queued {
-            // Not queued: the callback will not run, so the failure completes here.
+            // Not queued (a connection lost): the callback will not run, so it fails here.
             self.done.push(Completion { slot: io.slot, result: -errno });
-            if let Some(why) = conn.lost() {
-                let i = *first;
-                self.lose(i, why);
-            }
         }
     }
 
@@ -149,9 +133,6 @@ impl Engine for NbdEngine {
         let deadline = timeout.map(Deadline::after);
         loop {
             out.append(&mut self.done);
-            if let Some(why) = &self.lost {
-                return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, why.clone()));
-            }
             if out.len() >= min_complete.max(1) {
                 return Ok(());
             }

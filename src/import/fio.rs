@@ -177,6 +177,8 @@ struct FioJob {
     io_size: Option<u64>,
     number_ios: Option<u64>,
     filenames: Vec<String>,
+    /// `uri=` of `ioengine=nbd`: the NBD export (libnbd's URI).
+    uri: Option<String>,
     directory: Option<String>,
     direct: bool,
     engine: Engine,
@@ -218,6 +220,8 @@ enum Engine {
     Sync,
     /// null: no I/O at all.
     Null,
+    /// nbd: an NBD export (`uri=`), asynchronous, iodepth deep.
+    Nbd,
 }
 
 impl Engine {
@@ -227,9 +231,10 @@ impl Engine {
             "io_uring" | "libaio" | "posixaio" => Ok(Engine::Async),
             "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Ok(Engine::Sync),
             "null" => Ok(Engine::Null),
+            "nbd" => Ok(Engine::Nbd),
             _ => Err(
-                "iogauge runs io_uring (for io_uring, libaio, posixaio), psync (sync, psync, vsync, pvsync, pvsync2) \
-                 or null"
+                "iogauge runs io_uring (for io_uring, libaio, posixaio), psync (sync, psync, vsync, pvsync, pvsync2), \
+                 nbd (with uri=) or null"
                     .into(),
             ),
         }
@@ -295,6 +300,7 @@ impl FioJob {
             io_size: None,
             number_ios: None,
             filenames: Vec::new(),
+            uri: None,
             directory: None,
             // fio's defaults: buffered I/O with psync.
             direct: false,
@@ -358,6 +364,7 @@ impl FioJob {
                 "io_size" | "io_limit" => self.io_size = Some(parse_size(v).map_err(bad)?),
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
+                "uri" => self.uri = Some(v.to_string()),
                 "directory" => self.directory = Some(v.to_string()),
                 "direct" => self.direct = flag(o)?,
                 "buffered" => self.direct = !flag(o)?,
@@ -500,14 +507,17 @@ impl FioJob {
     /// Whether each of the `numjobs` copies has a file of its own (fio's `NAME.N.0`): no
     /// `filename` given, and an engine that does I/O.
     fn file_per_copy(&self) -> bool {
-        self.filenames.is_empty() && self.engine != Engine::Null
+        self.filenames.is_empty() && !matches!(self.engine, Engine::Null | Engine::Nbd)
     }
 
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
     /// own file `NAME.N.0` in the directory; `null` for the null engine.
     fn targets(&self, copy: u32) -> Vec<String> {
-        if self.engine == Engine::Null {
-            return vec!["null".into()];
+        match (self.engine, &self.uri) {
+            (Engine::Null, _) => return vec!["null".into()],
+            // fio's nbd engine reaches the export named by uri= (checked to be there).
+            (Engine::Nbd, Some(uri)) => return vec![uri.clone()],
+            _ => {}
         }
         let dir = |f: &str| match &self.directory {
             Some(d) if !f.starts_with('/') => Path::new(d).join(f).display().to_string(),
@@ -592,6 +602,12 @@ fn same<T: PartialEq + std::fmt::Debug>(jobs: &[FioJob], what: &str, f: impl Fn(
 }
 
 fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
+    if let Some(j) = jobs.iter().find(|j| j.engine == Engine::Nbd && j.uri.is_none()) {
+        return Err(format!(
+            "{}: [{}]: ioengine=nbd needs uri=nbd://HOST[:PORT]/EXPORT (the export to reach)",
+            j.at, j.name
+        ));
+    }
     let mut job = Job::default();
     settings(jobs, file, &mut job.test)?;
     // Groups: a stonewall starts one; each group after the first must be the same workers

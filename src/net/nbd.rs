@@ -352,13 +352,6 @@ impl Handle {
         let errno = unsafe { (self.lib.get_errno)() };
         Err(if errno > 0 { errno } else { libc::EIO })
     }
-
-    /// Why the connection is gone, if it is.
-    pub fn lost(&self) -> Option<String> {
-        // SAFETY: a live handle.
-        let gone = unsafe { (self.lib.aio_is_dead)(self.h) | (self.lib.aio_is_closed)(self.h) } != 0;
-        gone.then(|| last_error(self.lib))
-    }
 }
 
 impl Drop for Handle {

@@ -169,7 +169,7 @@ pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
         }
         conns.push(h);
     }
-    Ok(Target::Nbd(conns, info.path.clone()))
+    Ok(Target::Nbd(conns))
 }
 
 /// What names a network target for a verify map: the protocol, server and export, and its size.

@@ -1,0 +1,394 @@
+//! NBD exports reached from userspace (issue 31), against a real server on this machine:
+//! nbdkit (Debian's), whose stats filter counts what it served, whose file plugin keeps what
+//! was written in a file read back here, whose delay filter sets the latency.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{iogauge, num, scratch};
+use serde_json::Value;
+
+/// An nbdkit server on a Unix socket in a scratch directory, killed on drop.
+struct Nbdkit {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Nbdkit {
+    /// Starts `nbdkit ARGS` (plugin, filters and their parameters) with the stats filter.
+    fn start(args: &[&str]) -> Nbdkit {
+        let dir = scratch("nbdkit");
+        let (sock, pid, stats) = (dir.join("s.sock"), dir.join("pid"), dir.join("stats"));
+        let child = Command::new("nbdkit")
+            .args(["-f", "--exit-with-parent", "-U"])
+            .arg(&sock)
+            .arg("-P")
+            .arg(&pid)
+            .arg("--filter=stats")
+            .args(args)
+            .arg(format!("statsfile={}", stats.display()))
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("nbdkit (Debian: nbdkit) is installed");
+        let started = Instant::now();
+        while !pid.exists() {
+            assert!(started.elapsed() < Duration::from_secs(20), "nbdkit did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Nbdkit { child, dir }
+    }
+
+    fn url(&self) -> String {
+        format!("nbd+unix:///?socket={}", self.dir.join("s.sock").display())
+    }
+
+    /// Stops the server and returns what its stats filter counted: (ops, bytes as printed)
+    /// of `what` ("read", "write", "trim", "flush").
+    fn stop(mut self) -> impl Fn(&str) -> (u64, f64) {
+        // SAFETY: kill with a pid we own; SIGTERM makes nbdkit write its stats and exit.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().unwrap();
+        let text = std::fs::read_to_string(self.dir.join("stats")).unwrap_or_default();
+        move |what: &str| {
+            // "read: 94738 ops, 0.615453 s, 370.07 MiB, ...": the count, and the bytes as
+            // printed (to 3 significant places in their unit).
+            let Some(line) = text.lines().find(|l| l.starts_with(&format!("{what}:"))) else { return (0, 0.0) };
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let unit = match f[6].trim_end_matches(',') {
+                "bytes" => 1.0,
+                "KiB" => 1024.0,
+                "MiB" => 1048576.0,
+                "GiB" => 1073741824.0,
+                u => panic!("unit {u}"),
+            };
+            (f[1].parse().unwrap(), f[5].parse::<f64>().unwrap() * unit)
+        }
+    }
+}
+
+impl Drop for Nbdkit {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Whether the server's count equals ours and its bytes as printed (3 places) round ours.
+fn close((ops, bytes): (u64, f64), ours: (u64, f64)) -> bool {
+    ops == ours.0 && (bytes - ours.1).abs() <= ours.1 * 0.005 + 5.0 * 1024.0
+}
+
+fn run_json(args: &[&str]) -> (std::process::Output, Option<Value>) {
+    let out_dir = scratch("nbd-out");
+    let json = out_dir.join("r.json");
+    let mut a = args.to_vec();
+    let j = json.to_str().unwrap().to_string();
+    a.extend(["--json", &j]);
+    let out = iogauge(&a);
+    let doc = std::fs::read(&json).ok().map(|b| serde_json::from_slice(&b).unwrap());
+    (out, doc)
+}
+
+#[test]
+fn nbd_counts_equal_the_servers_own_and_obey_littles_law() {
+    let server = Nbdkit::start(&["memory", "64M"]);
+    let url = server.url();
+    let (out, doc) = run_json(&[
+        "run",
+        "--target",
+        &url,
+        "--bs",
+        "4K",
+        "--read",
+        "70",
+        "--random",
+        "100",
+        "--qd",
+        "16",
+        "--connections",
+        "2",
+        "--ios",
+        "20000",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = doc.unwrap();
+    let served = server.stop();
+    let t = &doc["results"][0]["totals"];
+    let (reads, writes) = (num(t, "read_ios") as u64, num(t, "write_ios") as u64);
+    assert_eq!(reads + writes, 20000);
+    // Before writing, iogauge read the export's first and last MiB (the safety check): two
+    // reads of 1 MiB more than the test's.
+    let read = (reads + 2, num(t, "read_bytes") + (2 << 20) as f64);
+    assert!(close(served("read"), read), "server {:?}, iogauge {read:?}", served("read"));
+    let write = (writes, num(t, "write_bytes"));
+    assert!(close(served("write"), write), "server {:?}, iogauge {write:?}", served("write"));
+    // A closed loop keeps 16 in flight: IOPS x mean response time = 16 (Little's law), but for
+    // the first and last few I/Os of 20,000.
+    let in_flight = num(t, "iops") * num(t, "avg_response_ms") / 1000.0;
+    assert!((in_flight - 16.0).abs() < 16.0 * 0.05, "IOPS x response time = {in_flight}, not 16");
+    let info = &doc["target_info"][0];
+    assert_eq!(info["kind"], "nbd");
+    assert_eq!(info["size"], 64 << 20);
+    assert_eq!(info["network"]["connections"], 2);
+    assert_eq!(info["network"]["protocol"], "nbd");
+    assert!(info["network"]["server"].as_str().unwrap().starts_with("unix:"));
+    let engine = &doc["results"][0]["workers"][0]["engine"];
+    assert_eq!(engine, "nbd (libnbd; 2 connections per target)");
+}
+
+#[test]
+fn every_connection_asked_for_is_opened() {
+    let dir = scratch("nbd-log");
+    let log = dir.join("log");
+    let server = Nbdkit::start(&["--filter=log", "memory", "16M", &format!("logfile={}", log.display())]);
+    let url = server.url();
+    let out =
+        iogauge(&["run", "--target", &url, "--rw", "randread", "--connections", "3", "--qd", "6", "--ios", "3000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    drop(server.stop());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let connects = text.lines().filter(|l| l.contains(" Connect ")).count();
+    // One to inspect the export, then the worker's three.
+    assert_eq!(connects, 4, "{text}");
+}
+
+#[test]
+fn latency_set_by_the_server_is_measured() {
+    // Every read waits 5 ms in the server: no response time is shorter, and with 4 in flight
+    // Little's law holds whatever the machine's load adds.
+    let server = Nbdkit::start(&["--filter=delay", "memory", "16M", "rdelay=5ms"]);
+    let url = server.url();
+    let (out, doc) = run_json(&["run", "--target", &url, "--rw", "randread", "--qd", "4", "--ios", "400"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t = &doc.unwrap()["results"][0]["totals"];
+    assert!(num(t, "min_response_ms") >= 5.0, "min {} ms", num(t, "min_response_ms"));
+    let in_flight = num(t, "iops") * num(t, "avg_response_ms") / 1000.0;
+    assert!((in_flight - 4.0).abs() < 4.0 * 0.05, "IOPS x response time = {in_flight}, not 4");
+    assert_eq!(server.stop()("read").0, 400);
+}
+
+/// CRC-32C (Castagnoli), bit by bit: the checksum of the block headers, written here apart
+/// from iogauge's.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x82F6_3B78 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+#[test]
+fn verified_writes_land_in_the_servers_file_as_stamped() {
+    let dir = scratch("nbd-file");
+    let file = dir.join("disk.img");
+    std::fs::File::create(&file).unwrap().set_len(8 << 20).unwrap();
+    let server = Nbdkit::start(&["file", file.to_str().unwrap()]);
+    let url = server.url();
+    // One sequential pass over two connections, every block stamped, then read back and
+    // checked by iogauge over the protocol.
+    let out = iogauge(&[
+        "run",
+        "--target",
+        &url,
+        "--rw",
+        "write",
+        "--bs",
+        "4K",
+        "--qd",
+        "8",
+        "--connections",
+        "2",
+        "--ios",
+        "2048",
+        "--verify",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    drop(server.stop());
+    // Read back from the server's own file: each 4 KiB block carries its own offset, the
+    // worker's write number (the pass is sequential: block k is write k + 1) and a CRC-32C
+    // of itself that this test computes on its own.
+    let data = std::fs::read(&file).unwrap();
+    let le = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap());
+    for (k, block) in data.chunks(4096).enumerate() {
+        assert_eq!(&block[..8], b"iogauge\x01", "block {k} has no header");
+        assert_eq!(le(&block[8..16]), k as u64 * 4096, "block {k}'s offset");
+        assert_eq!(le(&block[24..32]), k as u64 + 1, "block {k}'s write number");
+        let stored = u32::from_le_bytes(block[44..48].try_into().unwrap());
+        let whole: Vec<u8> = block[..44].iter().chain(&block[48..]).copied().collect();
+        assert_eq!(crc32c(&whole), stored, "block {k}'s checksum");
+    }
+}
+
+#[test]
+fn an_export_holding_ext4_is_refused_and_allowed_by_name() {
+    let dir = scratch("nbd-ext4");
+    let file = dir.join("ext4.img");
+    std::fs::File::create(&file).unwrap().set_len(32 << 20).unwrap();
+    assert!(Command::new("mkfs.ext4").arg("-q").arg(&file).status().unwrap().success());
+    let before = common::digest(&file);
+    let server = Nbdkit::start(&["file", file.to_str().unwrap()]);
+    let url = server.url();
+    let out = iogauge(&["run", "--target", &url, "--rw", "randwrite", "--ios", "100"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ext4 signature") && err.contains("--allow-write"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert_eq!(common::digest(&file), before, "nothing written");
+    // Named by another spelling of the same server and export, it is written.
+    let same = url.replace("nbd+unix:///?", "nbd+unix:///?tls=off&");
+    let out = iogauge(&["run", "--target", &url, "--rw", "randwrite", "--ios", "100", "--allow-write", &same]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(server.stop()("write").0, 100);
+}
+
+#[test]
+fn what_the_server_refuses_is_refused_before_any_io() {
+    let server = Nbdkit::start(&["-r", "memory", "16M"]);
+    let url = server.url();
+    let out = iogauge(&["run", "--target", &url, "--rw", "randwrite", "--ios", "100"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("read-only"), "{err}");
+    assert_eq!(server.stop()("write").0, 0);
+
+    // A server that takes writes and flushes, but neither FUA writes nor trims.
+    let server = Nbdkit::start(&[
+        "eval",
+        "get_size=echo 16777216",
+        "pread=dd if=/dev/zero count=$3 iflag=count_bytes 2>/dev/null",
+        "pwrite=cat >/dev/null",
+        "can_write=exit 0",
+        "can_flush=exit 0",
+        "can_fua=echo none",
+    ]);
+    let dir = scratch("nbd-fua");
+    let job = dir.join("fua.toml");
+    let toml = format!(
+        "[test]\nios = 100\nallow_write = [\"{u}\"]\n[[spec]]\nname = \"stable\"\n\
+         lines = [{{ size = \"4K\", share = 100, read = 0, random = 100, fua = true }}]\n[[worker]]\nspec = \"stable\"\ntargets = [\"{u}\"]\n",
+        u = server.url()
+    );
+    std::fs::write(&job, toml).unwrap();
+    let out = iogauge(&["run", job.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("takes no FUA writes"), "{err}");
+    let url = server.url();
+    let out = iogauge(&["run", "--target", &url, "--rw", "randtrim", "--ios", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("takes no trims"), "{err}");
+    assert_eq!(server.stop()("write").0, 0);
+}
+
+#[test]
+fn unreachable_servers_are_one_line_each() {
+    let dir = scratch("nbd-none");
+    let url = format!("nbd+unix:///?socket={}", dir.join("nobody.sock").display());
+    let out = iogauge(&["run", "--target", &url, "--rw", "randread", "--ios", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot connect") && err.trim().lines().count() == 1, "{err}");
+    // A wrong export name: the server says so at the handshake.
+    let server = Nbdkit::start(&["--filter=exportname", "memory", "16M", "exportname=disk", "exportname-strict=true"]);
+    let wrong = server.url().replace("nbd+unix:///", "nbd+unix:///other");
+    let out = iogauge(&["run", "--target", &wrong, "--rw", "randread", "--ios", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot connect"), "{err}");
+}
+
+/// Runs a 10 s read test and does `fault` to the server 1 s in; returns how long iogauge took
+/// and its result document.
+fn fault_mid_run(fault: i32) -> (Duration, std::process::Output, Value) {
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let url = server.url();
+    let pid = server.child.id() as i32;
+    let out_dir = scratch("nbd-fault");
+    let json = out_dir.join("r.json");
+    let mut c = common::command_in(
+        &out_dir,
+        &[
+            "run",
+            "--target",
+            &url,
+            "--rw",
+            "randread",
+            "--qd",
+            "8",
+            "--ramp",
+            "0",
+            "--time",
+            "10s",
+            "--io-timeout",
+            "1s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let started = Instant::now();
+    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill with the server's pid, which this test owns.
+    unsafe { libc::kill(pid, fault) };
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    // SAFETY: as above (a stopped server must be able to end).
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let doc = serde_json::from_slice(&std::fs::read(&json).expect("the result is saved")).unwrap();
+    (took, out, doc)
+}
+
+#[test]
+fn a_server_killed_mid_run_ends_it_with_the_results_saved() {
+    let (took, out, doc) = fault_mid_run(libc::SIGKILL);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    // Within 2 x io_timeout of the kill (and far from the 10 s asked).
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let t = &doc["results"][0]["totals"];
+    assert!(num(t, "ios") > 0.0 && num(t, "errors") > 0.0, "{t}");
+}
+
+#[test]
+fn a_server_that_stops_answering_ends_the_run_within_two_io_timeouts() {
+    let (took, out, doc) = fault_mid_run(libc::SIGSTOP);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    // 1 s in, then io_timeout (1 s) without a completion stops the test, and the I/Os in
+    // flight get io_timeout again: 3 s, with a second's margin for a loaded machine.
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("stopped answering"), "{said}");
+    assert!(num(&doc["results"][0]["totals"], "errors") > 0.0);
+}
+
+#[test]
+fn a_fio_job_on_ioengine_nbd_runs_on_its_uri() {
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let dir = scratch("nbd-fio");
+    let job = dir.join("nbd.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=nbd\nuri={}\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=5000\n[reader]\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let (out, doc) = run_json(&["run", job.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(num(&doc.unwrap()["results"][0]["totals"], "read_ios"), 5000.0);
+    let served = server.stop()("read");
+    assert!(close(served, (5000, 5000.0 * 4096.0)), "server {served:?}");
+    let job = dir.join("nouri.fio");
+    std::fs::write(&job, "[j]\nioengine=nbd\nrw=read\n").unwrap();
+    let out = iogauge(&["run", job.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ioengine=nbd needs uri="));
+}
