@@ -241,8 +241,8 @@ impl Handle {
     /// Reads `buf.len()` bytes at `offset` now, waiting at most `timeout`.
     pub fn read(&self, buf: &mut [u8], offset: u64, timeout: Duration) -> Result<(), String> {
         let none = Callback { callback: None, user_data: std::ptr::null_mut(), free: None };
-        // SAFETY: buf outlives the command: this function waits for it to complete, or closes
-        // nothing but returns with the handle marked dead (see below).
+        // SAFETY: buf outlives every call that may fill it: this function waits for the read
+        // to complete, or returns an error after which the handle is only dropped (below).
         let cookie = unsafe { (self.lib.aio_pread)(self.h, buf.as_mut_ptr().cast(), buf.len(), offset, none, 0) };
         if cookie < 0 {
             return Err(last_error(self.lib));
@@ -256,8 +256,9 @@ impl Handle {
                 _ => return Err(last_error(self.lib)),
             }
             let Some(left) = deadline.left() else {
-                // The buffer must not be written after we return: a handle with a command in
-                // flight is closed by its owner (Drop) before the buffer goes.
+                // The read is still in flight; libnbd would put its reply into `buf` only
+                // when told to read from the socket again, which no caller does after an
+                // error: they drop the handle.
                 return Err(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64()));
             };
             self.step(Some(left))?;
