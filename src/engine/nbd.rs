@@ -31,8 +31,10 @@ pub struct NbdEngine {
     targets: Vec<(usize, usize, usize)>,
     /// Per slot, at a fixed address (boxed): the callback's `user_data`.
     pending: Box<[Pending]>,
-    /// Completions the callbacks appended, at a fixed address; at most one per slot, so pushing
-    /// never allocates.
+    /// Completions the callbacks appended, at a fixed address (the callbacks hold a pointer
+    /// to the Vec itself, so it is boxed, not just its elements); at most one per slot, so
+    /// pushing never allocates.
+    #[allow(clippy::box_collection)]
     done: Box<Vec<Completion>>,
     /// poll(2)'s array, one entry per connection.
     fds: Vec<libc::pollfd>,
