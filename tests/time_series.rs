@@ -15,8 +15,8 @@ fn histogram_total(iv: &Value) -> u64 {
 
 #[test]
 fn interval_percentiles_follow_a_device_that_slows_down() {
-    // Reads take 20 ms more from 1.5 s after the filesystem is ready: recording starts within
-    // about 0.1 s of that, so the first second is fast and the last one slow.
+    // Reads take 20 ms more from 1.5 s after the first one, which is the run's start (no ramp):
+    // the first second is fast and the last one slow.
     let fs = FaultFs::new(&["--delay", "20", "--delay-after", "1.5"]);
     let doc = json(&[
         "run",
@@ -45,8 +45,9 @@ fn interval_percentiles_follow_a_device_that_slows_down() {
         assert_eq!(p.keys().collect::<Vec<_>>(), keys, "the totals' percentiles, per interval");
     }
     let p = |i: usize, k: &str| intervals[i]["percentiles_ms"][k].as_f64().unwrap();
+    // The median, not the tail: a loaded host's scheduler may stall a few fast reads.
     for i in 0..2 {
-        assert!(p(i, "p99") < 15.0, "interval {i} is before the slow-down: p99 {} ms", p(i, "p99"));
+        assert!(p(i, "p50") < 10.0, "interval {i} is before the slow-down: p50 {} ms", p(i, "p50"));
     }
     for i in 4..6 {
         assert!(p(i, "p50") >= 19.8, "interval {i} is after it: p50 {} ms", p(i, "p50"));
@@ -85,9 +86,11 @@ fn interval_histograms_add_up_to_the_run() {
     assert_eq!(intervals.len(), 8);
     let all: u64 = intervals.iter().map(histogram_total).sum();
     let ios = r["totals"]["ios"].as_u64().unwrap();
-    // The samples come from the workers' running counts, at most a batch of completions away
-    // from the recording window's edges.
-    assert!(all.abs_diff(ios) as f64 / (ios as f64) < 0.001, "{all} in the intervals, {ios} recorded");
+    // The samples come from the workers' running counts, which start at the epoch as
+    // recording does. At its end, each worker is at most its outstanding I/Os away: those in
+    // flight then complete later (counted live, not recorded), or a batch reaped just before it
+    // is recorded but not yet published when the monitor reads (2 workers x 8 outstanding).
+    assert!(all.abs_diff(ios) <= 2 * 8, "{all} in the intervals, {ios} recorded");
 }
 
 #[test]

@@ -147,12 +147,15 @@ fn run_workload(
     let epoch = Instant::now();
     let started = SystemTime::now();
     ctl.epoch.set(epoch).expect("set once");
+    // The counters and the CPU at the epoch, before any worker runs: a monitor thread that
+    // starts late (a loaded host) must not lose the first I/Os from the time series.
+    let first = monitor::mark(&ctl.live, 0);
     ctl.barrier.wait();
     let window = if failed {
         Window::empty(&ctl.live)
     } else {
         let io_timeout = prep.share.settings.io_timeout;
-        let w = Monitor { ctl: &ctl, group, epoch, started, clock: &clock, spec, observer, io_timeout }.watch();
+        let w = Monitor { ctl: &ctl, group, epoch, started, first, clock: &clock, spec, observer, io_timeout }.watch();
         // A worker may be waiting for completions that do not come: interrupt its wait
         // (again, until it has seen the stop) so it drains with a timeout.
         while ctl.finished.load(Relaxed) < n {

@@ -158,6 +158,8 @@ pub(super) struct Monitor<'a> {
     /// The instant the workers' clocks count from, and the wall-clock time then.
     pub(super) epoch: Instant,
     pub(super) started: SystemTime,
+    /// The mark at the epoch, taken before the workers started.
+    pub(super) first: Mark,
     /// Interval, ramp-up and run time.
     pub(super) clock: &'a Clock,
     /// The workload running, for the live line.
@@ -188,7 +190,7 @@ impl Monitor<'_> {
         let (iv, ramp, time) = (self.clock.interval_ns, self.clock.ramp_ns, self.clock.time_ns);
         let mut stalls =
             Stalls { seen: vec![(0, 0); self.ctl.live.len()], limit_ns: self.io_timeout.as_nanos() as u64 };
-        let mut prev = mark(&self.ctl.live, 0);
+        let mut prev = self.first.clone();
         // Recording's start: ns from the epoch, the mark there, and its wall-clock time.
         let mut rec = (ramp == 0).then(|| (0, prev.clone(), self.started));
         let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
