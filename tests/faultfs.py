@@ -3,7 +3,8 @@
 or stops answering where told.
 
     faultfs.py MOUNTPOINT SIZE_MIB [--eio START-END]... [--hang START-END]...
-               [--flip START-END]... [--lose START-END]... [--delay MS [--delay-after S]]
+               [--flip START-END]... [--lose START-END]...
+               [--delay MS [--delay-after S | --delay-from-handle N] [--delay-step MS]]
 
 Offsets are in bytes. An I/O touching an --eio range fails with EIO; one touching a --hang
 range never answers (until the filesystem is unmounted or killed). Silent data faults, for
@@ -11,7 +12,12 @@ verification: a read touching a --flip range returns its data with one byte inve
 bytes into the range, or into the read if it starts later); a write touching a --lose range
 succeeds but is stored only every second time (lost writes). --delay makes every read and
 write take MS milliseconds more, as a device that sleeps (requests are served in parallel);
-with --delay-after, only from S seconds after it said "ready" (a device that slows down).
+with --delay-after, only from S seconds after its first read or write (a device that slows
+down, at a time known from the run's start however late the run starts);
+with --delay-from-handle, only through the N-th open file handle to read or write and later ones
+(one handle per worker and run: a device that slows down between one run and the next,
+whatever the time each takes). --delay-step adds MS more for each handle after that (a device
+slower run after run).
 Every I/O goes to the filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
 "ready" on stdout once mounted.
 """
@@ -36,9 +42,14 @@ def ranges(args, flag):
 
 
 class FaultFS(Operations):
-    def __init__(self, size, eio, hang, flip, lose, delay, delay_from):
+    def __init__(self, size, eio, hang, flip, lose, delay, after, from_handle, step):
         self.delay = delay
-        self.delay_from = delay_from
+        self.after = after
+        self.delay_from = None  # set at the first I/O
+        self.from_handle = from_handle
+        self.step = step
+        self.opens = 0
+        self.handles = {}  # open number -> its number among the handles that did I/O
         self.data = bytearray(size)
         self.eio = eio
         self.hang = hang
@@ -51,9 +62,14 @@ class FaultFS(Operations):
     def hit(self, zones, offset, length):
         return any(offset < hi and offset + length > lo for lo, hi in zones)
 
-    def check(self, offset, length):
-        if self.delay and time.monotonic() >= self.delay_from:
-            time.sleep(self.delay)
+    def check(self, offset, length, fh):
+        # fh numbers the opens; probes that open the file without I/O do not count as handles.
+        with self.mutex:
+            handle = self.handles.setdefault(fh, len(self.handles) + 1)
+            if self.delay_from is None:
+                self.delay_from = time.monotonic() + self.after
+        if self.delay and time.monotonic() >= self.delay_from and handle >= self.from_handle:
+            time.sleep(self.delay + self.step * (handle - self.from_handle))
         if self.hit(self.hang, offset, length):
             threading.Event().wait()  # never answers
         if self.hit(self.eio, offset, length):
@@ -73,10 +89,12 @@ class FaultFS(Operations):
     def open(self, path, flags):
         if path != "/disk":
             raise FuseOSError(errno.ENOENT)
-        return 0
+        with self.mutex:
+            self.opens += 1
+            return self.opens
 
     def read(self, path, size, offset, fh):
-        self.check(offset, size)
+        self.check(offset, size, fh)
         with self.mutex:
             out = bytearray(self.data[offset : offset + size])
         for lo, hi in self.flip:
@@ -86,7 +104,7 @@ class FaultFS(Operations):
         return bytes(out)
 
     def write(self, path, buf, offset, fh):
-        self.check(offset, len(buf))
+        self.check(offset, len(buf), fh)
         if offset + len(buf) > len(self.data):
             raise FuseOSError(errno.ENOSPC)
         with self.mutex:
@@ -113,11 +131,12 @@ class FaultFS(Operations):
 def main():
     mount, size = sys.argv[1], int(sys.argv[2]) << 20
     arg = lambda flag: ranges(sys.argv, flag)
-    delay = float(sys.argv[sys.argv.index("--delay") + 1]) / 1000 if "--delay" in sys.argv else 0
-    after = float(sys.argv[sys.argv.index("--delay-after") + 1]) if "--delay-after" in sys.argv else 0
-    # "ready" is said 0.3 s from now.
-    delay_from = time.monotonic() + 0.3 + after
-    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay, delay_from)
+    option = lambda flag, default: float(sys.argv[sys.argv.index(flag) + 1]) if flag in sys.argv else default
+    delay = option("--delay", 0) / 1000
+    after = option("--delay-after", 0)
+    from_handle = int(option("--delay-from-handle", 1))
+    step = option("--delay-step", 0) / 1000
+    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay, after, from_handle, step)
     threading.Timer(0.3, lambda: print("ready", flush=True)).start()
     FUSE(fs, mount, foreground=True, nothreads=False, direct_io=True, allow_other=False)
 
