@@ -28,6 +28,14 @@ fn measure(dev: &str) -> (f64, f64) {
     (repeated, out.stdout.len() as f64 / bytes.len() as f64)
 }
 
+/// How far the share of repeated blocks may fall from the `share` asked, by chance alone: each
+/// of the device's 4 KiB blocks repeats an earlier one with probability `share`, so the count is
+/// binomial; 4.9 standard deviations either side hold all but one run in a million.
+fn chance(share: f64) -> f64 {
+    let blocks = (DEVICE / 4096) as f64;
+    4.9 * (share * (1.0 - share) / blocks).sqrt()
+}
+
 /// Writes the whole device once, sequentially, with `data`.
 fn write_once(lo: &LoopDev, data: &str, bs: &str) {
     ok(&[
@@ -53,20 +61,25 @@ fn write_once(lo: &LoopDev, data: &str, bs: &str) {
 #[test]
 fn written_blocks_are_unique_or_repeat_the_share_asked() {
     let lo = LoopDev::new(DEVICE);
-    // (pattern, transfer size, share of repeated blocks, compressed / original)
+    // (pattern, transfer size, share of repeated blocks, compressed / original of a new block)
     for (data, bs, repeated, ratio) in [
         ("random", "4K", 0.0, 1.0),
         ("compress:50", "64K", 0.0, 0.5),
-        ("compress:50,dedupe:30", "4K", 0.3, 0.7 * 0.5),
-        ("dedupe:60", "16K", 0.6, 0.4),
-        ("compress:80,dedupe:10", "4K", 0.1, 0.9 * 0.2),
+        ("compress:50,dedupe:30", "4K", 0.3, 0.5),
+        ("dedupe:60", "16K", 0.6, 1.0),
+        ("compress:80,dedupe:10", "4K", 0.1, 0.2),
     ] {
         write_once(&lo, data, bs);
         let (r, z) = measure(&lo.dev);
         eprintln!("{data} at {bs}: {r:.4} of blocks repeated, zstd {z:.4}");
-        assert!((r - repeated).abs() < 0.01, "{data}: {r} of blocks repeat an earlier one, asked {repeated}");
-        // Within 2 % of the asked ratio (a block's 16-byte stamp is 0.4 % of it).
-        assert!((z / ratio - 1.0).abs() < 0.02, "{data}: zstd ratio {z}, asked {ratio}");
+        assert!(
+            (r - repeated).abs() <= chance(repeated),
+            "{data}: {r} of blocks repeat an earlier one, asked {repeated}"
+        );
+        // zstd stores each new block at the asked ratio and a repeat for almost nothing: within
+        // 2 % (a block's 16-byte stamp is 0.4 % of it) of the ratio times the blocks that are new.
+        let want = (1.0 - r) * ratio;
+        assert!((z / want - 1.0).abs() < 0.02, "{data}: zstd ratio {z}, asked {want} ({r} repeated)");
     }
 }
 
@@ -87,8 +100,8 @@ fn fio_jobs_bring_their_compression_and_dedupe() {
     let doc = json(&["run", job.to_str().unwrap(), "--allow-write", &lo.dev, "--no-history"]);
     assert_eq!(doc["config"]["test"]["data"], "compress:60,dedupe:20");
     let (r, z) = measure(&lo.dev);
-    assert!((r - 0.2).abs() < 0.01, "{r} of blocks repeated");
-    assert!((z / (0.8 * 0.4) - 1.0).abs() < 0.02, "zstd ratio {z}");
+    assert!((r - 0.2).abs() <= chance(0.2), "{r} of blocks repeated");
+    assert!((z / ((1.0 - r) * 0.4) - 1.0).abs() < 0.02, "zstd ratio {z} ({r} repeated)");
     // Bad values: one line, exit 2, nothing written.
     for (bad, want) in [("--data=dedupe:120", "unknown data pattern"), ("--data=repeat,dedupe:10", "the same already")]
     {
