@@ -473,7 +473,7 @@ impl engine::Driver for Loop<'_> {
 
 /// The state of one worker's loop on its engine. A struct so the loop reads as its steps
 /// (issue, wait, reap); its methods are inlined into [`Drive::run`], where the fields live in
-/// registers as locals would (tests/cost.rs holds the count of instructions per I/O).
+/// registers as locals would (tests/it/cost.rs holds the count of instructions per I/O).
 struct Drive<'a, E: Engine, const VERIFY: bool> {
     engine: &'a mut E,
     job: &'a WorkerJob,
@@ -562,7 +562,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
     /// I/Os given up.
     fn run(mut self) -> Result<(String, u64, Vec<usize>), String> {
         // The free slots and the completions reaped are locals, not fields: LLVM keeps their
-        // pointers and lengths in registers only so (tests/cost.rs measured 6 more
+        // pointers and lengths in registers only so (tests/it/cost.rs measured 6 more
         // instructions per I/O as fields).
         let slots = self.s.meta.len();
         let mut free: VecDeque<u32> = (0..slots as u32).collect();

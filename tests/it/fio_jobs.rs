@@ -6,7 +6,7 @@
 //! `norandommap`: fio's random map (each block once per pass) cuts an I/O short where the
 //! blocks after its offset were done already, which changes fio's sizes; iogauge has no map.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,8 +1,7 @@
 //! Many managers: real Open MPI jobs (`mpirun`) of 2 and 4 ranks on this machine, each rank on
 //! its own targets. Built only with `--features mpi` (scripts/test does).
-#![cfg(feature = "mpi")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -601,7 +600,7 @@ fn each_manager_verifies_its_own_targets() {
 #[test]
 fn an_iometer_configuration_with_two_managers_runs_on_two_ranks() {
     let dir = scratch("icf-managers");
-    let icf = include_str!("fixtures/iometer-1.1.icf")
+    let icf = include_str!("../fixtures/iometer-1.1.icf")
         .replace("\tCYCLE_OUTSTANDING_IOS\r\n", "\tNORMAL\r\n")
         .replace("\t0          0          2\r\n", "\t0          0          1\r\n");
     // A second manager, HOST2, with the same two workers.

@@ -1,7 +1,7 @@
 //! The history database: every run and study saved, found by filters, given back byte for
 //! byte, compared by id, and never left unreadable by a killed process.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! request, within 80 columns, iogauge's own CPU beside the host's, and the notes that keep
 //! numbers from misleading (a busy host, a rate not reached, I/Os not in flight).
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! faults of the storage during a run (a FUSE filesystem that flips bytes or loses writes) are
 //! caught when read back; a run killed at any moment is verified from its journal.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

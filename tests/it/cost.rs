@@ -3,7 +3,7 @@
 //! instructions (valgrind, on the real binary). Both on the null target, where every cycle is
 //! iogauge's. docs/performance.md has the measured figures these bounds sit above.
 
-mod common;
+use crate::common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;

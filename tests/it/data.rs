@@ -4,7 +4,7 @@
 //! and the real zstd (long-distance matching over the whole device, so it finds every repeat
 //! and every block body it saw before) for the ratio.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

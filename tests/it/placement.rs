@@ -2,7 +2,7 @@
 //! and NUMA nodes of each worker and the node of each target. Checked against the kernel's
 //! own record of where each thread last ran (/proc/PID/task/TID/stat, field 39) and sysfs.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! `iogauge compare`: the % differences are those of the documents' own numbers.
 
-mod common;
+use crate::common;
 
 use common::*;
 

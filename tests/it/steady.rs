@@ -4,7 +4,7 @@
 //! first run: 4 outstanding I/Os then make 800 IOPS by Little's law; or 20 ms more each run)
 //! and against the kernel's count of bytes written.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! full result, the headline is the median of the repeats, and a size sweep on a real device
 //! does exactly the I/O the kernel counts.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

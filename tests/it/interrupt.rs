@@ -1,10 +1,10 @@
 //! Ctrl-C (SIGINT) or SIGTERM during a run: recording stops at once, and the results so far
 //! are printed, written and saved, marked interrupted; the exit status is 130.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use common::*;
 use serde_json::Value;
@@ -32,6 +32,7 @@ fn stop_a_run_with(signal: i32) {
     ];
     let child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
+    let signalled = SystemTime::now();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     let t0 = Instant::now();
@@ -46,9 +47,16 @@ fn stop_a_run_with(signal: i32) {
     assert_eq!(doc["interrupted"], true);
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "the second specification never ran");
-    // About 1 s recorded (1.5 s minus 0.5 s of ramp-up), and the figures are over that time.
+    // Recorded from the end of ramp-up to the signal (about 1 s, less however long a loaded host
+    // took to start it), and the figures are over that time.
     let secs = num(&doc, "results/0/duration_s");
-    assert!((0.7..1.3).contains(&secs), "recorded {secs} s");
+    let started = humantime::parse_rfc3339(doc["results"][0]["started_at"].as_str().unwrap()).unwrap();
+    let until_signal = signalled.duration_since(started).unwrap().as_secs_f64();
+    // started_at is to the millisecond; the signal is seen within the monitor's next tick.
+    assert!(
+        secs > until_signal - 0.002 && secs < until_signal + 0.5,
+        "recorded {secs} s, {until_signal} s to the signal"
+    );
     let (ios, iops) = (num(&doc, "results/0/totals/ios"), num(&doc, "results/0/totals/iops"));
     assert!(ios > 0.0 && ((iops * secs - ios) / ios).abs() < 1e-9, "{ios} I/Os at {iops} IOPS in {secs} s");
     // As Iometer ends an aborted test: no 'End Test, which tells automation all runs are done.
@@ -114,6 +122,7 @@ fn a_second_ctrl_c_leaves_at_once() {
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(1), "took {:?}", t0.elapsed());
+    // Well before the 20 s point would have ended, however loaded the host.
+    assert!(t0.elapsed() < Duration::from_secs(5), "took {:?}", t0.elapsed());
     assert_eq!(status.code(), Some(130));
 }

@@ -1,7 +1,7 @@
 //! The null target as ground truth: exact counts, the spec's mix, totals that add up, and the
 //! documents (JSON against its schema, Iometer's CSV).
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! a study's workers cycle counts workers as the job's `count` does; a workload is named by the
 //! specifications its workers ran; a test file reused at another size than asked is said.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

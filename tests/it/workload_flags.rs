@@ -1,7 +1,7 @@
 //! The workload on the command line (issue 20): Iometer's and fio's words build the access
 //! specification, and the I/Os done follow it (exact counts on the null target, rates paced).
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! kernel's counters, and read by fio's tools (fio_jsonplus_clat2csv from Debian's fio) and by
 //! fio-plot (PyPI) drawing IOPS and latency over queue depth from a study.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

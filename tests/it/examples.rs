@@ -1,6 +1,6 @@
 //! The job files in examples/ are valid, and a result's `config` reruns the same test.
 
-mod common;
+use crate::common;
 
 use common::*;
 

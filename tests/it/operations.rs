@@ -2,7 +2,7 @@
 //! against what the kernel counted on a real loop device (/sys/block/DEV/stat: discards in
 //! fields 12-15, flushes in 16-17) and, for the order of operations, against the per-I/O log.
 
-mod common;
+use crate::common;
 
 use common::{FaultFs, LoopDev, iogauge, json, num, scratch};
 use std::os::unix::fs::MetadataExt;

@@ -4,7 +4,7 @@
 //! default the test stops at the first failed I/O, with `--on-error continue` it goes on; the
 //! results are saved either way and the exit status is 1.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

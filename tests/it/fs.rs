@@ -1,7 +1,7 @@
 //! `iogauge fs` (seed 002, IOzone's throughput mode) on real file systems made here: ext4 and
 //! xfs on loop devices, a small tmpfs, a slow FUSE device under ext4.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

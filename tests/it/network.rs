@@ -2,7 +2,7 @@
 //! nbdkit (Debian's), whose stats filter counts what it served, whose file plugin keeps what
 //! was written in a file read back here, whose delay filter sets the latency.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

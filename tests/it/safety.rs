@@ -1,7 +1,7 @@
 //! Data safety: devices that hold data are refused for writes and stay byte-identical, unless
 //! --allow-write names them. Reads are always allowed.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

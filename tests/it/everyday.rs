@@ -2,7 +2,7 @@
 //! CLI definition, a test file's creation said, a near-miss of `null` warned before a file is
 //! made, an unknown study named, pipes that close early, the live line's phases.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! a device that slows down at a known time (tests/faultfs.py with --delay-after) and against
 //! each interval's own count of I/Os.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

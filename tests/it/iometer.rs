@@ -3,7 +3,7 @@
 //! us from Iometer's source: ManagerList.cpp, Manager.cpp, Worker.cpp), and read the way the
 //! scripts people run on Iometer's files read them.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,7 +11,7 @@ use common::*;
 use regex::Regex;
 use serde_json::Value;
 
-const FIXTURE: &str = include_str!("fixtures/iometer-1.1-cycling.csv");
+const FIXTURE: &str = include_str!("../fixtures/iometer-1.1-cycling.csv");
 
 /// What a cell holds, as far as a consumer of the file can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

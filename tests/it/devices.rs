@@ -1,7 +1,7 @@
 //! Real block devices: iogauge's counts reconcile with the kernel's, and a closed loop obeys
 //! Little's law (IOPS x mean response time = I/Os in flight).
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -2,14 +2,14 @@
 //! written to the format Iometer 1.1 and its 2006 versions save (tests/fixtures/iometer-1.1.icf,
 //! written by us from Iometer's PageSetup.cpp, AccessSpecList.cpp, ManagerList.cpp, Worker.cpp).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
 use common::*;
 use serde_json::Value;
 
-const ICF: &str = include_str!("fixtures/iometer-1.1.icf");
+const ICF: &str = include_str!("../fixtures/iometer-1.1.icf");
 
 /// The fixture with `from` replaced by `to` (each pair in turn).
 fn variant(edits: &[(&str, &str)]) -> String {

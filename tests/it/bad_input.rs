@@ -1,7 +1,7 @@
 //! Every mistake: one line on stderr naming what is wrong, exit status 2, no panic, nothing
 //! written (not even the default test file).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

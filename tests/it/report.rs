@@ -1,7 +1,7 @@
 //! `iogauge report`: rendered in a real browser (Debian's chromium, headless, network off),
 //! and fed the seeds' published numbers to check that the charts plot what they are given.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
