@@ -175,7 +175,7 @@ pub fn validate_study(path: &Path) -> Result<(), String> {
 
 /// SHA-256 of a file (via sha256sum) for byte-identity checks.
 pub fn digest(path: &Path) -> String {
-    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    let out = Command::new("b2sum").arg(path).output().unwrap();
     String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string()
 }
 
