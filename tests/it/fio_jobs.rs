@@ -42,8 +42,25 @@ fn mix(ios: (f64, f64), bytes: (f64, f64)) -> (f64, f64, f64) {
     (ios.0 / (ios.0 + ios.1), per(bytes.0, ios.0), per(bytes.1, ios.1))
 }
 
-fn close(a: f64, b: f64, tol: f64) -> bool {
-    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-9)
+/// Half the range of the transfer sizes `spec` (a workload of iogauge's result) gives reads or
+/// writes: a bound on the standard deviation of one I/O's size.
+fn size_spread(spec: &Value, reads: bool) -> f64 {
+    let sizes: Vec<f64> = spec["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| if reads { l["read"].as_u64() > Some(0) } else { l["read"].as_u64() < Some(100) })
+        .map(|l| num(l, "size"))
+        .collect();
+    let (lo, hi) = sizes.iter().fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+    if sizes.is_empty() { 0.0 } else { (hi - lo) / 2.0 }
+}
+
+/// How far two independent means of `n1` and `n2` draws of standard deviation at most `sd` may
+/// differ by chance: 4.9 standard deviations of the difference, which all but one run in a
+/// million stay within (a normal tail; the draws number thousands).
+fn chance(sd: f64, n1: f64, n2: f64) -> f64 {
+    if n1 == 0.0 || n2 == 0.0 { 0.0 } else { 4.9 * sd * (1.0 / n1 + 1.0 / n2).sqrt() }
 }
 
 const CASES: [(&str, &str); 8] = [
@@ -105,7 +122,8 @@ fn fio_and_iogauge_run_the_same_mix() {
         let workers: Vec<&Value> =
             doc["results"].as_array().unwrap().iter().flat_map(|r| r["workers"].as_array().unwrap()).collect();
         assert_eq!(workers.len(), jobs.len(), "{name}: a worker per fio job");
-        for (j, w) in jobs.iter().zip(&workers) {
+        for (j, w) in jobs.iter().zip(workers) {
+            let spec = doc["config"]["spec"].as_array().unwrap().iter().find(|s| s["name"] == w["spec"]).unwrap();
             // fio's own reading: the job's options over the global ones.
             let opt = |k: &str| j["job options"][k].as_str().or(theirs["global options"][k].as_str()).map(String::from);
             let sync = opt("ioengine").is_some_and(|e| e.contains("sync"));
@@ -115,14 +133,20 @@ fn fio_and_iogauge_run_the_same_mix() {
             if sync {
                 assert!(j["iodepth_level"]["1"].as_f64() > Some(99.0), "{name}: fio kept one I/O in flight");
             }
-            let f = mix(
-                (num(j, "read/total_ios"), num(j, "write/total_ios")),
-                (num(j, "read/io_bytes"), num(j, "write/io_bytes")),
+            let (fr, fw) = (num(j, "read/total_ios"), num(j, "write/total_ios"));
+            let (or, ow) = (num(w, "read_ios"), num(w, "write_ios"));
+            let f = mix((fr, fw), (num(j, "read/io_bytes"), num(j, "write/io_bytes")));
+            let o = mix((or, ow), (num(w, "read_bytes"), num(w, "write_bytes")));
+            // Each I/O a read by the same chance in both tools (a binomial draw)...
+            let p = (fr + or) / (fr + fw + or + ow);
+            let share = chance((p * (1.0 - p)).sqrt(), fr + fw, or + ow);
+            assert!((f.0 - o.0).abs() <= share, "{name}: read share fio {} iogauge {} (+-{share})", f.0, o.0);
+            // ...and of a size drawn from the same mix.
+            let (rs, ws) = (chance(size_spread(spec, true), fr, or), chance(size_spread(spec, false), fw, ow));
+            assert!(
+                (f.1 - o.1).abs() <= rs && (f.2 - o.2).abs() <= ws,
+                "{name}: sizes fio {f:?} iogauge {o:?} (+-{rs}, +-{ws})"
             );
-            let m = *w;
-            let o = mix((num(m, "read_ios"), num(m, "write_ios")), (num(m, "read_bytes"), num(m, "write_bytes")));
-            assert!((f.0 - o.0).abs() < 0.03, "{name}: read share fio {} iogauge {}", f.0, o.0);
-            assert!(close(f.1, o.1, 0.04) && close(f.2, o.2, 0.04), "{name}: sizes fio {f:?} iogauge {o:?}");
         }
     }
 }
