@@ -213,10 +213,12 @@ fn fio_plot_draws_iogauges_logs() {
     let iops = log_lines(&dir.join("logs/randread-iodepth-1-numjobs-1_iops.1.log"));
     assert_eq!(iops.len(), 4);
     // An open loop catches up after a stall: a window short of its share gives it to the next
-    // (a 13 ms stall on a busy machine moves 260 I/Os), so each window is near 20,000 and all
-    // four together are exact.
+    // (a 13 ms stall on a busy machine moves 260 I/Os), so each window is near 20,000, and all
+    // four together never more than 80,000. They are fewer only by the I/Os due before the
+    // worker's own start, from which its arrivals count: its engine is set up after the test's
+    // start (10.5 ms late, 210 I/Os, seen under two busy loops; 1000 is 50 ms).
     assert!(iops.iter().all(|l| l[1].abs_diff(20_000) <= 1000), "paced at 20,000 per second: {iops:?}");
     let all: u64 = iops.iter().map(|l| l[1]).sum();
-    assert!(all.abs_diff(80_000) <= 200, "paced at 20,000 per second: {iops:?}");
+    assert!(all <= 80_000 && 80_000 - all <= 1000, "paced at 20,000 per second: {iops:?}");
     fio_plot(&dir, &["-i", "logs", "-g", "-t", "iops", "lat", "-r", "randread", "-d", "1", "-n", "1"]);
 }

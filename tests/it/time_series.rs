@@ -106,5 +106,7 @@ fn the_live_line_shows_p99() {
     assert!(out.status.success(), "{text}");
     let line = text.split('\r').find(|l| l.contains("recording")).unwrap_or_else(|| panic!("no live line: {text:?}"));
     let p99: f64 = line.split("p99 ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
-    assert!((5.0..50.0).contains(&p99), "{line}");
+    // Every read takes 5 ms or more; a loaded host adds tens of ms to a few (83 ms seen under two
+    // busy loops), never a thousandfold (a figure in µs or ns).
+    assert!((5.0..1000.0).contains(&p99), "{line}");
 }
