@@ -29,11 +29,9 @@ fn measure(dev: &str) -> (f64, f64) {
 }
 
 /// How far the share of repeated blocks may fall from the `share` asked, by chance alone: each
-/// of the device's 4 KiB blocks repeats an earlier one with probability `share`, so the count is
-/// binomial; 4.9 standard deviations either side hold all but one run in a million.
+/// of the device's 4 KiB blocks repeats an earlier one with probability `share` (binomial).
 fn chance(share: f64) -> f64 {
-    let blocks = (DEVICE / 4096) as f64;
-    4.9 * (share * (1.0 - share) / blocks).sqrt()
+    share_bound(share, (DEVICE / 4096) as f64)
 }
 
 /// Writes the whole device once, sequentially, with `data`.

@@ -62,10 +62,9 @@ fn eio_with_continue_is_counted_and_the_test_goes_on() {
     let t = &doc["results"][0]["totals"];
     assert_eq!(num(&doc, "results/0/duration_s"), 2.0);
     let (errors, ios) = (num(t, "errors"), num(t, "ios"));
-    // Each random 4 KiB read falls in the failing MiB with chance 1/64: the errors are binomial,
-    // and 4.9 standard deviations hold all but one run in a million.
+    // Each random 4 KiB read falls in the failing MiB with chance 1/64: the errors are binomial.
     let (n, p) = (errors + ios, 1.0 / 64.0);
-    let chance = 4.9 * (n * p * (1.0 - p)).sqrt();
+    let chance = n * share_bound(p, n);
     assert!((errors - n * p).abs() <= chance, "{errors} errors for {ios} I/Os, {} +- {chance} expected", n * p);
     assert_eq!(num(t, "error_kinds/0/count"), errors);
     assert_eq!(t["error_kinds"][0]["errno"], 5);

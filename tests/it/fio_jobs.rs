@@ -57,10 +57,9 @@ fn size_spread(spec: &Value, reads: bool) -> f64 {
 }
 
 /// How far two independent means of `n1` and `n2` draws of standard deviation at most `sd` may
-/// differ by chance: 4.9 standard deviations of the difference, which all but one run in a
-/// million stay within (a normal tail; the draws number thousands).
+/// differ by chance (the draws number thousands: their difference is normal).
 fn chance(sd: f64, n1: f64, n2: f64) -> f64 {
-    if n1 == 0.0 || n2 == 0.0 { 0.0 } else { 4.9 * sd * (1.0 / n1 + 1.0 / n2).sqrt() }
+    if n1 == 0.0 || n2 == 0.0 { 0.0 } else { ONE_IN_A_MILLION_SD * sd * (1.0 / n1 + 1.0 / n2).sqrt() }
 }
 
 const CASES: [(&str, &str); 8] = [

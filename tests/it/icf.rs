@@ -70,10 +70,9 @@ fn a_cycling_test_runs_as_a_study_on_a_block_device() {
             assert_eq!((num(t, "start_offset"), num(t, "working_set_bytes")), (1048576.0, 8388608.0));
         }
         let (reads, writes) = (num(r, "totals/read_ios"), num(r, "totals/write_ios"));
-        // Each I/O a read with chance 0.75: binomial, and 4.9 standard deviations hold all but
-        // one run in a million.
+        // Each I/O a read with chance 0.75: binomial.
         let share = reads / (reads + writes);
-        let chance = 4.9 * (0.75 * 0.25 / (reads + writes)).sqrt();
+        let chance = share_bound(0.75, reads + writes);
         assert!((share - 0.75).abs() <= chance, "75 % reads, got {share} (+-{chance})");
         ios = (ios.0 + reads as u64, ios.1 + writes as u64);
     }

@@ -173,6 +173,16 @@ pub fn validate_study(path: &Path) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
 
+/// Standard deviations either side of a mean that a normal draw stays within in all but one run
+/// in a million (two-sided tail 1.0e-6): the width of every statistical bound in the tests.
+pub const ONE_IN_A_MILLION_SD: f64 = 4.9;
+
+/// How far the share of `n` independent draws that each succeed with chance `p` may fall from
+/// `p` by chance alone (binomial, at one false failure in a million).
+pub fn share_bound(p: f64, n: f64) -> f64 {
+    ONE_IN_A_MILLION_SD * (p * (1.0 - p) / n).sqrt()
+}
+
 /// BLAKE2b of a file (via b2sum, 3.6x faster than sha256sum here) for byte-identity checks.
 pub fn digest(path: &Path) -> String {
     let out = Command::new("b2sum").arg(path).output().unwrap();
