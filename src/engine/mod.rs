@@ -2,7 +2,7 @@
 //!
 //! A worker hands [`drive`] its open targets ([`Target`]) and buffers; the engine of the
 //! targets' kind is made here (io_uring or psync for files and block devices, as the test
-//! asks; null; nbd for NBD exports), driven by the worker's loop (queue I/Os, submit them and
+//! asks; null; the network engine for NBD exports and iSCSI LUNs), driven by the worker's loop (queue I/Os, submit them and
 //! wait for some completions), and torn down here, including when the kernel still holds I/Os
 //! the worker gave up ([`Engine::abandon`]). An engine owns its targets and closes them.
 //! Engines never allocate or lock per I/O. A new engine is a file here and its line in
@@ -10,7 +10,9 @@
 
 pub mod io_uring;
 pub mod io_wq;
-pub mod nbd;
+mod iscsi;
+mod nbd;
+pub mod network;
 pub mod null;
 pub mod psync;
 
@@ -109,6 +111,8 @@ pub enum Target {
     File(File),
     /// An NBD export: one connection or several (`connections`).
     Nbd(Vec<crate::net::nbd::Handle>),
+    /// An iSCSI LUN: one session or several (`connections`).
+    Iscsi(Vec<crate::net::iscsi::Session>),
 }
 
 /// What an engine is made from: the worker's open targets (by [`Io::target`]; all of one kind,
@@ -148,26 +152,22 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<D
         Driven { output, abandoned }
     }
     let Resources { targets, regions, slots } = res;
+    // The plan gives a worker targets of one kind, so one variant takes them all.
+    fn all<T>(targets: Vec<Target>, take: impl Fn(Target) -> Option<T>) -> Vec<T> {
+        targets.into_iter().map(|t| take(t).expect("the plan gives a worker targets of one kind")).collect()
+    }
     Ok(match targets.first() {
         None | Some(Target::Null) => end(null::NullEngine::default(), driver),
         Some(Target::Nbd(_)) => {
-            let conns = targets
-                .into_iter()
-                .map(|t| match t {
-                    Target::Nbd(c) => c,
-                    _ => unreachable!("the plan gives a worker targets of one kind"),
-                })
-                .collect();
-            end(nbd::NbdEngine::new(conns, slots), driver)
+            let conns = all(targets, |t| if let Target::Nbd(c) = t { Some(c) } else { None });
+            end(network::NetworkEngine::new(conns, slots), driver)
+        }
+        Some(Target::Iscsi(_)) => {
+            let sessions = all(targets, |t| if let Target::Iscsi(s) = t { Some(s) } else { None });
+            end(network::NetworkEngine::new(sessions, slots), driver)
         }
         Some(Target::File(_)) => {
-            let files: Vec<File> = targets
-                .into_iter()
-                .map(|t| match t {
-                    Target::File(f) => f,
-                    _ => unreachable!("the plan gives a worker targets of one kind"),
-                })
-                .collect();
+            let files = all(targets, |t| if let Target::File(f) = t { Some(f) } else { None });
             match kind {
                 EngineKind::Psync => end(psync::PsyncEngine::new(files), driver),
                 EngineKind::IoUring => {
