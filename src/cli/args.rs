@@ -191,7 +191,7 @@ pub struct SettingFlags {
     /// I/O for this long stops (default 30s).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub io_timeout: Option<Duration>,
-    /// Connections each worker opens to each network target (nbd://), its I/Os spread over
+    /// Connections each worker opens to each network target (nbd://; iscsi://: sessions), its I/Os spread over
     /// them (default 1).
     #[arg(long, value_name = "N")]
     pub connections: Option<u32>,
@@ -223,7 +223,7 @@ pub struct SettingFlags {
 /// How workers and targets are laid out (flags form only).
 #[derive(Args, Debug, Default)]
 pub struct WorkerFlags {
-    /// Target: block device, file, or `null` (repeatable; default ./iogauge.tst).
+    /// Target: block device, file, nbd:// or iscsi:// URL (docs/network-targets.md), or `null` (repeatable; default ./iogauge.tst).
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
     /// Workers (threads), each on every target.
@@ -371,7 +371,7 @@ pub struct StudyArgs {
     /// (.icf: a cycling test is a study), or a built-in study's name; none lists the built-in
     /// studies.
     pub job: Option<String>,
-    /// A built-in study's targets: block devices, files or `null` (repeatable).
+    /// A built-in study's targets: block devices, files, nbd:// or iscsi:// URLs, or `null` (repeatable).
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
     /// A built-in file-system study's directory (seed002-filesystem).

@@ -218,7 +218,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Study(a) => study(&a),
         Command::Fs(a) => fs::run(&a.job(), a.outputs.destinations()),
         Command::Convert { file, import } => {
-            let job = job::load(&file, &import.import(&Default::default()))?;
+            let job = job::load(&file, &import.import(&Default::default()))?.without_secrets();
             let toml =
                 toml::to_string(&job).map_err(|e| input(format!("{}: cannot write as TOML: {e}", file.display())))?;
             print!("# iogauge's job for {}\n{toml}", file.display());

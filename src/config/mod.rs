@@ -59,6 +59,18 @@ pub struct Job {
 }
 
 impl Job {
+    /// The job with the passwords its targets' URLs may carry taken out of them (kept in
+    /// this process for the login, [`crate::net::take_secret`]): what is resolved, run and
+    /// recorded, so that no result, message or history entry holds one.
+    pub fn without_secrets(&self) -> Job {
+        let mut job = self.clone();
+        let strip = |list: &mut Vec<String>| list.iter_mut().for_each(|t| *t = crate::net::take_secret(t));
+        job.workers.iter_mut().for_each(|w| strip(&mut w.targets));
+        strip(&mut job.test.allow_write);
+        strip(&mut job.test.allow_mounted_write);
+        job
+    }
+
     /// Every specification the job runs (its run list's and its workers' own) with its random
     /// offsets following `law`: each a new inline `[[spec]]` named for it (`--distribution`).
     pub fn set_distribution(&mut self, law: &crate::spec::Distribution) -> crate::error::Result<()> {

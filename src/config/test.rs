@@ -151,6 +151,7 @@ impl Test {
     /// Resolves `job`: checks its settings and workers, expands counts, names workers, fills
     /// default targets, looks up every specification and builds the workloads.
     pub fn from_job(job: &Job) -> Result<Test, ConfigError> {
+        let job = &job.without_secrets();
         if job.fs.is_some() {
             return Err(at(
                 vec![Seg::Key("fs")],

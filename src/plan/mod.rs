@@ -372,12 +372,16 @@ fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warning
             wc.name
         )));
     }
-    // One engine drives a worker's targets: network targets and local ones need different ones.
-    if kinds.contains(&TargetKind::Nbd) && kinds.iter().any(|k| *k != TargetKind::Nbd) {
-        return Err(input(format!(
-            "{}: an nbd:// target cannot share a worker with files or devices; give each its own worker",
-            wc.name
-        )));
+    // One engine drives a worker's targets: each network protocol and local targets need
+    // different ones.
+    if let Some(net) = kinds.iter().find(|k| k.network()) {
+        if kinds.iter().any(|k| k != net) {
+            return Err(input(format!(
+                "{}: an {}:// target cannot share a worker with targets of another kind; give each its own worker",
+                wc.name,
+                if *net == TargetKind::Iscsi { "iscsi" } else { "nbd" }
+            )));
+        }
     }
     let slots = wc.outstanding as u64 * wc.targets.len() as u64;
     if slots > MAX_SLOTS_PER_WORKER {

@@ -152,7 +152,7 @@ pub fn run_study(
         let test = apply(config, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
         plan::check_for(group, &test).map_err(|e| at_point(e, point))?;
     }
-    let mut job = config.clone();
+    let mut job = config.without_secrets();
     job.study = None;
     let doc = StudyDoc {
         schema: SCHEMA.into(),

@@ -1,4 +1,5 @@
-//! Targets: block devices, regular files, the `null` target, and NBD exports (`network`).
+//! Targets: block devices, regular files, the `null` target, NBD exports and iSCSI LUNs
+//! (`network`).
 //!
 //! [`inspect`] learns what a target is without writing anything; [`prepare`] creates and fills
 //! a missing test file (only once every check of the test has passed); [`open`] opens a target
@@ -38,6 +39,15 @@ pub enum TargetKind {
     File,
     /// An NBD export, reached from userspace (libnbd).
     Nbd,
+    /// An iSCSI LUN, reached from userspace (libiscsi).
+    Iscsi,
+}
+
+impl TargetKind {
+    /// Reached over the network from userspace (an NBD export, an iSCSI LUN).
+    pub fn network(self) -> bool {
+        matches!(self, TargetKind::Nbd | TargetKind::Iscsi)
+    }
 }
 
 /// What iogauge learned about a target before running.
@@ -306,7 +316,7 @@ pub fn memory_filesystem(path: &Path) -> Option<String> {
 /// What target `info` is, for a verify map (None: the null target, or a path gone).
 pub fn facts_of(info: &TargetInfo) -> Option<TargetFacts> {
     match info.kind {
-        TargetKind::Nbd => network::facts(info),
+        k if k.network() => network::facts(info),
         _ => facts(&info.path).ok(),
     }
 }
@@ -431,7 +441,7 @@ pub fn filesystem_of(path: &Path) -> String {
 pub fn open(info: &TargetInfo, write: bool, timeout: std::time::Duration) -> Result<Target> {
     match info.kind {
         TargetKind::Null => Ok(Target::Null),
-        TargetKind::Nbd => network::open(info, timeout),
+        TargetKind::Nbd | TargetKind::Iscsi => network::open(info, timeout),
         TargetKind::Block | TargetKind::File => open_file(info, write).map(Target::File),
     }
 }

@@ -1,7 +1,8 @@
-//! Network targets: NBD exports reached from userspace (libnbd, [`crate::net::nbd`]). Inspected
-//! over the protocol (size, block size, what the server can do), checked for data before any
-//! write as block devices are (the first and last MiB read over the protocol and probed by
-//! libblkid), and opened as `connections` connections per worker.
+//! Network targets: NBD exports (libnbd, [`crate::net::nbd`]) and iSCSI LUNs (libiscsi,
+//! [`crate::net::iscsi`]) reached from userspace. Inspected over the protocol (size, block
+//! size, what the server can do), checked for data before any write as block devices are (the
+//! first and last MiB read over the protocol and probed by libblkid), and opened as
+//! `connections` connections (iSCSI: sessions) per worker.
 
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
@@ -11,27 +12,34 @@ use serde::{Deserialize, Serialize};
 use super::{Identity, TargetInfo, TargetKind, blkid};
 use crate::engine::Target;
 use crate::error::{Result, input, runtime};
-use crate::net::{self, Protocol, nbd};
+use crate::net::{self, Protocol, iscsi, nbd};
 use crate::spec::AccessSpec;
 
 /// What a network target is and what its server said it can do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Remote {
-    /// `nbd`.
+    /// `nbd` or `iscsi`.
     pub protocol: String,
     /// The server: `ADDRESS:PORT` as resolved, or `unix:PATH`.
     pub server: String,
-    /// The NBD export's name (`""`: the server's default export).
+    /// The NBD export's name (`""`: the server's default export), or the iSCSI target's IQN.
     pub export: String,
+    /// The iSCSI LUN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lun: Option<u32>,
+    /// What the LUN says it is: SCSI INQUIRY's vendor and product, and its unit serial number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Connections each worker opens to it (I/Os spread round-robin over them).
     pub connections: u32,
-    /// The server takes trims (NBD_CMD_TRIM).
+    /// The server takes trims (NBD_CMD_TRIM; iSCSI: UNMAP, where the LUN is thin).
     pub can_trim: bool,
-    /// The server takes flushes (NBD_CMD_FLUSH).
+    /// The server takes flushes (NBD_CMD_FLUSH; iSCSI: SYNCHRONIZE CACHE, always).
     pub can_flush: bool,
-    /// The server takes FUA writes (NBD_CMD_FLAG_FUA).
+    /// The server takes FUA writes (NBD_CMD_FLAG_FUA; iSCSI: MODE SENSE's DPOFUA).
     pub can_fua: bool,
-    /// The server says several connections see each other's writes at once (multi-conn).
+    /// The server says several connections see each other's writes at once (NBD's
+    /// multi-conn; an iSCSI LUN's sessions always do).
     pub multi_conn: bool,
     /// The export is read-only.
     pub read_only: bool,
@@ -41,57 +49,120 @@ pub struct Remote {
 /// connection made and closed here, writing nothing.
 pub fn inspect(url: &str, connections: u32, timeout: Duration) -> Result<TargetInfo> {
     let locator = net::locate(url).map_err(input)?;
-    if net::protocol(url) == Some(Protocol::Iscsi) {
-        return Err(input(format!(
-            "target {url}: iscsi:// targets are not reached from userspace yet; log in with iscsiadm and name \
-             the block device it makes (/dev/sdX)"
-        )));
-    }
-    let h = connect(url, timeout).map_err(input)?;
-    let e = h.export();
-    if e.size == 0 {
-        return Err(input(format!("target {url}: the export is empty (0 bytes)")));
+    let (kind, size, block, model, remote) = match connect(url, timeout).map_err(input)? {
+        Conn::Nbd(h) => {
+            let e = h.export();
+            let name = if e.name.is_empty() { "(default)".to_string() } else { format!("'{}'", e.name) };
+            let model = format!("NBD export {name} on {} ({}, libnbd)", locator.server, e.protocol);
+            let remote = Remote {
+                protocol: locator.protocol.into(),
+                server: locator.server.clone(),
+                export: locator.export.clone(),
+                lun: None,
+                device: None,
+                connections,
+                can_trim: e.can_trim,
+                can_flush: e.can_flush,
+                can_fua: e.can_fua,
+                multi_conn: e.multi_conn,
+                read_only: e.read_only,
+            };
+            (TargetKind::Nbd, e.size, e.min_block, model, remote)
+        }
+        Conn::Iscsi(s) => {
+            let l = &s.info;
+            let lun = locator.lun.unwrap_or(0);
+            let model = format!("iSCSI LUN {lun} of {} on {}: {} (libiscsi)", locator.export, locator.server, l.device);
+            let remote = Remote {
+                protocol: locator.protocol.into(),
+                server: locator.server.clone(),
+                export: locator.export.clone(),
+                lun: locator.lun,
+                device: Some(l.device.clone()),
+                connections,
+                can_trim: l.can_unmap,
+                can_flush: true,
+                can_fua: l.can_fua,
+                multi_conn: true,
+                read_only: l.read_only,
+            };
+            (TargetKind::Iscsi, l.size, l.block as u64, model, remote)
+        }
+    };
+    if size == 0 {
+        return Err(input(format!("target {url}: the {} is empty (0 bytes)", what(kind))));
     }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (&locator, e.size).hash(&mut hasher);
-    let name = if e.name.is_empty() { "(default)".to_string() } else { format!("'{}'", e.name) };
+    (&locator, size).hash(&mut hasher);
     Ok(TargetInfo {
         path: url.into(),
-        kind: TargetKind::Nbd,
-        size: e.size,
-        // Offsets and sizes are kept to 512-byte multiples, or the server's minimum block.
-        logical_block: e.min_block.max(512),
+        kind,
+        size,
+        // Offsets and sizes are kept to 512-byte multiples, or the server's block.
+        logical_block: block.max(512),
         // No page cache between iogauge and the server.
         direct: true,
-        model: format!("NBD export {name} on {} ({}, libnbd)", locator.server, e.protocol),
+        model,
         exists: true,
         created_by_iogauge: false,
         numa_node: None,
         identity: Some(Identity::Network(hasher.finish())),
-        network: Some(Remote {
-            protocol: locator.protocol.into(),
-            server: locator.server,
-            export: locator.export,
-            connections,
-            can_trim: e.can_trim,
-            can_flush: e.can_flush,
-            can_fua: e.can_fua,
-            multi_conn: e.multi_conn,
-            read_only: e.read_only,
-        }),
+        network: Some(remote),
     })
 }
 
-/// One connection to `url`, or why not ("target URL: cannot connect: ...").
-fn connect(url: &str, timeout: Duration) -> std::result::Result<nbd::Handle, String> {
-    nbd::Handle::connect(url, timeout).map_err(|e| format!("target {url}: cannot connect: {e}"))
+/// What a network target of `kind` is called in messages.
+fn what(kind: TargetKind) -> &'static str {
+    if kind == TargetKind::Iscsi { "iSCSI LUN" } else { "NBD export" }
+}
+
+/// One connection of either protocol.
+enum Conn {
+    Nbd(nbd::Handle),
+    Iscsi(iscsi::Session),
+}
+
+/// One connection to `url` (an NBD connection, an iSCSI session logged in), or why not
+/// ("target URL: cannot connect: ...").
+fn connect(url: &str, timeout: Duration) -> std::result::Result<Conn, String> {
+    let c = match net::protocol(url) {
+        Some(Protocol::Iscsi) => iscsi::Session::connect(url, timeout).map(Conn::Iscsi),
+        _ => nbd::Handle::connect(url, timeout).map(Conn::Nbd),
+    };
+    c.map_err(|e| format!("target {url}: cannot connect: {e}"))
+}
+
+impl Conn {
+    /// Reads `buf.len()` bytes at `at` now.
+    fn read(&mut self, buf: &mut [u8], at: u64, timeout: Duration) -> std::result::Result<(), String> {
+        match self {
+            Conn::Nbd(h) => h.read(buf, at, timeout),
+            Conn::Iscsi(s) => s.read(buf, at, timeout),
+        }
+    }
+
+    fn into_nbd(self) -> Option<nbd::Handle> {
+        if let Conn::Nbd(h) = self { Some(h) } else { None }
+    }
+
+    fn into_iscsi(self) -> Option<iscsi::Session> {
+        if let Conn::Iscsi(s) = self { Some(s) } else { None }
+    }
+
+    /// The size the server says its export or LUN has.
+    fn size(&self) -> u64 {
+        match self {
+            Conn::Nbd(h) => h.export().size,
+            Conn::Iscsi(s) => s.info.size,
+        }
+    }
 }
 
 /// Whether the allowance `allowed` (a URL, as `--allow-write` gives it) names the network
 /// target `info`: the same server, export and LUN, however spelt.
 pub fn names(allowed: &str, info: &TargetInfo) -> bool {
     let (Some(r), Ok(a)) = (&info.network, net::locate(allowed)) else { return false };
-    a.protocol == r.protocol && a.server == r.server && a.export == r.export
+    a.protocol == r.protocol && a.server == r.server && a.export == r.export && a.lun == r.lun
 }
 
 /// Whether the server lets every operation of `spec` through (writes, trims, flushes, FUA
@@ -111,7 +182,10 @@ pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> std::result::Result<()
         None
     };
     match refusal {
-        Some((what, fix)) => Err(format!("target {}: the NBD server says it {what}; {fix}", info.path)),
+        Some((what, fix)) => {
+            let server = if info.kind == TargetKind::Iscsi { "the iSCSI LUN" } else { "the NBD server" };
+            Err(format!("target {}: {server} says it {what}; {fix}", info.path))
+        }
         None => Ok(()),
     }
 }
@@ -121,7 +195,7 @@ pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> std::result::Result<()
 /// the ends in memory, where every superblock and partition table has its magic.
 pub fn signatures(info: &TargetInfo, timeout: Duration) -> Result<Vec<String>> {
     const END: u64 = 1 << 20;
-    let h = connect(&info.path, timeout).map_err(input)?;
+    let mut h = connect(&info.path, timeout).map_err(input)?;
     let copy = memfd().map_err(|e| runtime(format!("target {}: a copy of its ends in memory: {e}", info.path)))?;
     copy.set_len(info.size).map_err(|e| runtime(format!("target {}: {e}", info.path)))?;
     let head = END.min(info.size);
@@ -155,30 +229,38 @@ fn memfd() -> std::io::Result<std::fs::File> {
 }
 
 /// Opens `connections` connections to the network target `info` for a worker, each checked
-/// to lead to the export inspected (its size).
+/// to lead to the export or LUN inspected (its size).
 pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
     let n = info.network.as_ref().map_or(1, |r| r.connections.max(1));
     let mut conns = Vec::with_capacity(n as usize);
     for _ in 0..n {
-        let h = connect(&info.path, timeout).map_err(runtime)?;
-        if h.export().size != info.size {
+        let c = connect(&info.path, timeout).map_err(runtime)?;
+        if c.size() != info.size {
             return Err(runtime(format!(
                 "target {} is no longer what iogauge checked (its size changed): nothing written",
                 info.path
             )));
         }
-        conns.push(h);
+        conns.push(c);
     }
-    Ok(Target::Nbd(conns))
+    // One URL, one protocol: every connection is of the first one's kind.
+    Ok(match conns.first() {
+        Some(Conn::Iscsi(_)) => Target::Iscsi(conns.into_iter().filter_map(Conn::into_iscsi).collect()),
+        _ => Target::Nbd(conns.into_iter().filter_map(Conn::into_nbd).collect()),
+    })
 }
 
-/// What names a network target for a verify map: the protocol, server and export, and its size.
+/// What names a network target for a verify map: the protocol, server, export or IQN and LUN,
+/// the LUN's own identifiers, and its size.
 pub fn facts(info: &TargetInfo) -> Option<crate::verify::map::TargetFacts> {
     let r = info.network.as_ref()?;
     Some(crate::verify::map::TargetFacts {
         device: None,
         inode: None,
         size: info.size,
-        serial: Some(format!("{} {} export '{}'", r.protocol, r.server, r.export)),
+        serial: Some(match (r.lun, &r.device) {
+            (Some(lun), Some(d)) => format!("{} {} target '{}' LUN {lun} ({d})", r.protocol, r.server, r.export),
+            _ => format!("{} {} export '{}'", r.protocol, r.server, r.export),
+        }),
     })
 }

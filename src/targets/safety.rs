@@ -7,9 +7,9 @@
 //! process (itself, a partition, or the disk it is a partition of). `--allow-write DEV` allows
 //! all of that except a mounted filesystem, which needs `--allow-mounted-write DEV` (fio's
 //! `allow_mounted_write`). An existing regular file is refused unless iogauge created it or
-//! `--allow-write` names it. A network target (an NBD export) is refused when libblkid finds
+//! `--allow-write` names it. A network target (an NBD export, an iSCSI LUN) is refused when libblkid finds
 //! anything in its first or last MiB, read over the protocol, unless `--allow-write URL` names
-//! it (the same server and export, however spelt).
+//! it (the same server, export or IQN and LUN, however spelt).
 //!
 //! Everything is decided by identity, not by name: devices by their device number (an alias
 //! made with mknod, a symlink, `/dev/../dev/x` are the same device), files by device and inode.
@@ -55,8 +55,10 @@ pub fn check_write(
         // it (the device's own counters then show the test's I/O alone).
         TargetKind::Block if allowed(allow_write) => Findings { data: Vec::new(), mounted: mounted(id) },
         TargetKind::Block => block_findings(info, id)?,
-        TargetKind::Nbd if allowed(allow_write) => return Ok(()),
-        TargetKind::Nbd => Findings { data: network::signatures(info, timeout)?, mounted: Vec::new() },
+        TargetKind::Nbd | TargetKind::Iscsi if allowed(allow_write) => return Ok(()),
+        TargetKind::Nbd | TargetKind::Iscsi => {
+            Findings { data: network::signatures(info, timeout)?, mounted: Vec::new() }
+        }
     };
     let path = &info.path;
     if !f.mounted.is_empty() {
