@@ -222,6 +222,8 @@ enum Engine {
     Null,
     /// nbd: an NBD export (`uri=`), asynchronous, iodepth deep.
     Nbd,
+    /// libiscsi: iSCSI LUNs (`filename=iscsi\://...`), asynchronous, iodepth deep.
+    Libiscsi,
 }
 
 impl Engine {
@@ -232,9 +234,10 @@ impl Engine {
             "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Ok(Engine::Sync),
             "null" => Ok(Engine::Null),
             "nbd" => Ok(Engine::Nbd),
+            "libiscsi" => Ok(Engine::Libiscsi),
             _ => Err(
                 "iogauge runs io_uring (for io_uring, libaio, posixaio), psync (sync, psync, vsync, pvsync, pvsync2), \
-                 nbd (with uri=) or null"
+                 nbd (with uri=), libiscsi (with filename=iscsi\\://...) or null"
                     .into(),
             ),
         }
@@ -507,7 +510,7 @@ impl FioJob {
     /// Whether each of the `numjobs` copies has a file of its own (fio's `NAME.N.0`): no
     /// `filename` given, and an engine that does I/O.
     fn file_per_copy(&self) -> bool {
-        self.filenames.is_empty() && !matches!(self.engine, Engine::Null | Engine::Nbd)
+        self.filenames.is_empty() && !matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi)
     }
 
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
@@ -605,6 +608,17 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     if let Some(j) = jobs.iter().find(|j| j.engine == Engine::Nbd && j.uri.is_none()) {
         return Err(format!(
             "{}: [{}]: ioengine=nbd needs uri=nbd://HOST[:PORT]/EXPORT (the export to reach)",
+            j.at, j.name
+        ));
+    }
+    // fio's libiscsi engine takes only iSCSI URLs, its colons escaped in filename=.
+    let not_iscsi = |j: &&FioJob| {
+        j.filenames.is_empty()
+            || j.filenames.iter().any(|f| crate::net::protocol(f) != Some(crate::net::Protocol::Iscsi))
+    };
+    if let Some(j) = jobs.iter().filter(|j| j.engine == Engine::Libiscsi).find(not_iscsi) {
+        return Err(format!(
+            "{}: [{}]: ioengine=libiscsi needs filename=iscsi\\://HOST[\\:PORT]/IQN/LUN (each LUN to reach)",
             j.at, j.name
         ));
     }
