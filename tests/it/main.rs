@@ -22,6 +22,7 @@ mod history;
 mod icf;
 mod interrupt;
 mod iometer;
+mod iscsi;
 // Real Open MPI jobs: built with `--features mpi` (scripts/test does).
 #[cfg(feature = "mpi")]
 mod managers;

@@ -82,7 +82,9 @@ fn close((ops, bytes): (u64, f64), ours: (u64, f64)) -> bool {
     ops == ours.0 && (bytes - ours.1).abs() <= ours.1 * 0.005 + 5.0 * 1024.0
 }
 
-fn run_json(args: &[&str]) -> (std::process::Output, Option<Value>) {
+/// Runs iogauge with `args` and `--json FILE`: its output, and the document if it saved one
+/// (checked against the result schema).
+pub(crate) fn run_json(args: &[&str]) -> (std::process::Output, Option<Value>) {
     let out_dir = scratch("nbd-out");
     let json = out_dir.join("r.json");
     let mut a = args.to_vec();
@@ -90,6 +92,9 @@ fn run_json(args: &[&str]) -> (std::process::Output, Option<Value>) {
     a.extend(["--json", &j]);
     let out = iogauge(&a);
     let doc = std::fs::read(&json).ok().map(|b| serde_json::from_slice(&b).unwrap());
+    if doc.is_some() {
+        common::validate_result(&json).unwrap();
+    }
     (out, doc)
 }
 
@@ -171,19 +176,6 @@ fn latency_set_by_the_server_is_measured() {
     assert_eq!(server.stop()("read").0, 400);
 }
 
-/// CRC-32C (Castagnoli), bit by bit: the checksum of the block headers, written here apart
-/// from iogauge's.
-fn crc32c(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x82F6_3B78 } else { crc >> 1 };
-        }
-    }
-    !crc
-}
-
 #[test]
 fn verified_writes_land_in_the_servers_file_as_stamped() {
     let dir = scratch("nbd-file");
@@ -211,19 +203,8 @@ fn verified_writes_land_in_the_servers_file_as_stamped() {
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     drop(server.stop());
-    // Read back from the server's own file: each 4 KiB block carries its own offset, the
-    // worker's write number (the pass is sequential: block k is write k + 1) and a CRC-32C
-    // of itself that this test computes on its own.
-    let data = std::fs::read(&file).unwrap();
-    let le = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap());
-    for (k, block) in data.chunks(4096).enumerate() {
-        assert_eq!(&block[..8], b"iogauge\x01", "block {k} has no header");
-        assert_eq!(le(&block[8..16]), k as u64 * 4096, "block {k}'s offset");
-        assert_eq!(le(&block[24..32]), k as u64 + 1, "block {k}'s write number");
-        let stored = u32::from_le_bytes(block[44..48].try_into().unwrap());
-        let whole: Vec<u8> = block[..44].iter().chain(&block[48..]).copied().collect();
-        assert_eq!(crc32c(&whole), stored, "block {k}'s checksum");
-    }
+    // Read back from the server's own file, checked apart from iogauge.
+    common::assert_stamped_in_order(&std::fs::read(&file).unwrap());
 }
 
 #[test]
@@ -305,12 +286,9 @@ fn unreachable_servers_are_one_line_each() {
     assert!(err.contains("cannot connect"), "{err}");
 }
 
-/// Runs a 10 s read test and does `fault` to the server 1 s in; returns how long iogauge took
-/// and its result document.
-fn fault_mid_run(fault: i32) -> (Duration, std::process::Output, Value) {
-    let server = Nbdkit::start(&["memory", "16M"]);
-    let url = server.url();
-    let pid = server.child.id() as i32;
+/// Runs a 10 s read test on `url` and sends signal `fault` to its server (process `pid`) 1 s
+/// in; returns how long iogauge took, its output and its result document.
+pub(crate) fn fault_mid_run(url: &str, pid: i32, fault: i32) -> (Duration, std::process::Output, Value) {
     let out_dir = scratch("nbd-fault");
     let json = out_dir.join("r.json");
     let mut c = common::command_in(
@@ -318,7 +296,7 @@ fn fault_mid_run(fault: i32) -> (Duration, std::process::Output, Value) {
         &[
             "run",
             "--target",
-            &url,
+            url,
             "--rw",
             "randread",
             "--qd",
@@ -348,7 +326,8 @@ fn fault_mid_run(fault: i32) -> (Duration, std::process::Output, Value) {
 
 #[test]
 fn a_server_killed_mid_run_ends_it_with_the_results_saved() {
-    let (took, out, doc) = fault_mid_run(libc::SIGKILL);
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let (took, out, doc) = fault_mid_run(&server.url(), server.child.id() as i32, libc::SIGKILL);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     // Within 2 x io_timeout of the kill (and far from the 10 s asked).
     assert!(took < Duration::from_secs(3), "took {took:?}");
@@ -358,7 +337,8 @@ fn a_server_killed_mid_run_ends_it_with_the_results_saved() {
 
 #[test]
 fn a_server_that_stops_answering_ends_the_run_within_two_io_timeouts() {
-    let (took, out, doc) = fault_mid_run(libc::SIGSTOP);
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let (took, out, doc) = fault_mid_run(&server.url(), server.child.id() as i32, libc::SIGSTOP);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     // 1 s in, then io_timeout (1 s) without a completion stops the test, and the I/Os in
     // flight get io_timeout again: 3 s, with a second's margin for a loaded machine.

@@ -243,3 +243,31 @@ pub fn logged_offsets(dir: &Path) -> Vec<u64> {
     let text = std::fs::read_to_string(log).unwrap();
     text.lines().map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap()).collect()
 }
+
+/// CRC-32C (Castagnoli), bit by bit: the checksum of iogauge's block headers, written here
+/// apart from iogauge's.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x82F6_3B78 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// Asserts that `data`, written by one sequential pass of 4 KiB `--verify` writes from its
+/// start, holds iogauge's stamp in every block: its own offset, the worker's write number
+/// (block k is write k + 1) and a CRC-32C of itself that this function computes on its own.
+pub fn assert_stamped_in_order(data: &[u8]) {
+    let le = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap());
+    for (k, block) in data.chunks(4096).enumerate() {
+        assert_eq!(&block[..8], b"iogauge\x01", "block {k} has no header");
+        assert_eq!(le(&block[8..16]), k as u64 * 4096, "block {k}'s offset");
+        assert_eq!(le(&block[24..32]), k as u64 + 1, "block {k}'s write number");
+        let stored = u32::from_le_bytes(block[44..48].try_into().unwrap());
+        let whole: Vec<u8> = block[..44].iter().chain(&block[48..]).copied().collect();
+        assert_eq!(crc32c(&whole), stored, "block {k}'s checksum");
+    }
+}
