@@ -98,17 +98,19 @@ fn per_io(args: &[&str]) -> f64 {
     (instructions(b, args) - instructions(a, args)) as f64 / (b - a) as f64
 }
 
-/// The bounds sit about 1.3x above what is measured (238 instructions per I/O at 32
-/// outstanding, 435 at 1, where the clock read is per I/O; 204 and 392 when first measured,
-/// before error handling, time-outs and verification joined the loop): a lock, a system call
-/// or an allocation per I/O would break them.
+/// The bounds sit about 1.3x above what is measured in the build the suite runs (the `suite`
+/// profile: release without LTO, 16 codegen units): 295-300 instructions per I/O at 32
+/// outstanding, 509 at 1, where the clock read is per I/O. (A release build with LTO does
+/// 238 and 435; 204 and 392 when first measured, before error handling, time-outs and
+/// verification joined the loop.) A lock, a system call or an allocation per I/O would break
+/// them.
 #[test]
 fn instructions_per_io_stay_bounded() {
     if cfg!(debug_assertions) {
         eprintln!("instruction bounds hold for release builds only (scripts/test builds with --release)");
         return;
     }
-    for (qd, bound) in [("32", 300.0), ("1", 600.0)] {
+    for (qd, bound) in [("32", 390.0), ("1", 660.0)] {
         let n = per_io(&["--qd", qd]);
         eprintln!("{qd} outstanding: {n:.0} instructions per I/O");
         assert!(n <= bound, "{qd} outstanding: {n:.0} instructions per I/O, bound {bound}");
