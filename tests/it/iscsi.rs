@@ -297,8 +297,12 @@ fn luns_that_are_not_there_are_one_line_each() {
         // LUN 0 of a tgtd target is its controller, not a disk.
         (target.url(0), "not a disk"),
     ];
+    // A server that takes the connection and never answers the login: given io_timeout.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mute = format!("iscsi://{}/{IQN}/1", silent.local_addr().unwrap());
+    let cases = cases.into_iter().chain([(mute, "no answer within 1 s")]);
     for (url, says) in cases {
-        let out = iogauge(&["run", "--target", &url, "--rw", "randread", "--ios", "10"]);
+        let out = iogauge(&["run", "--target", &url, "--rw", "randread", "--ios", "10", "--io-timeout", "1s"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{url}: {err}");
         assert!(
