@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use common::{LoopDev, iogauge, num, scratch};
 
 /// The IQN every test target has.
-const IQN: &str = "iqn.2026-11.org.iogauge:test";
+pub(crate) const IQN: &str = "iqn.2026-11.org.iogauge:test";
 
 /// A tgtd of its own (its portal on a free port of 127.0.0.1, its management socket a number
 /// of this test process's), with one target; killed on drop.
-struct Tgtd {
+pub(crate) struct Tgtd {
     child: Child,
     port: u16,
     control: u16,
@@ -26,7 +26,7 @@ struct Tgtd {
 
 impl Tgtd {
     /// Starts tgtd and makes target `IQN`.
-    fn start() -> Tgtd {
+    pub(crate) fn start() -> Tgtd {
         // A port the kernel gave and took back: free, and tgtd binds it at once.
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         // tgtd takes management ports below 4096: each of this process's tgtds its own.
@@ -51,7 +51,7 @@ impl Tgtd {
     }
 
     /// Runs tgtadm on this tgtd; whether it succeeded.
-    fn admin(&self, args: &[&str]) -> bool {
+    pub(crate) fn admin(&self, args: &[&str]) -> bool {
         Command::new("tgtadm")
             .args(["-C", &self.control.to_string(), "--lld", "iscsi"])
             .args(args)
@@ -62,7 +62,7 @@ impl Tgtd {
     }
 
     /// Adds LUN `lun` backed by `path` (a device opened O_DIRECT with `direct`).
-    fn lun(&self, lun: u32, path: &str, direct: bool) {
+    pub(crate) fn lun(&self, lun: u32, path: &str, direct: bool) {
         let mut a = vec!["--op", "new", "--mode", "logicalunit", "--tid", "1", "--lun"];
         let n = lun.to_string();
         a.extend([n.as_str(), "-b", path]);
@@ -72,7 +72,7 @@ impl Tgtd {
         assert!(self.admin(&a), "tgtadm could not add LUN {lun} ({path})");
     }
 
-    fn url(&self, lun: u32) -> String {
+    pub(crate) fn url(&self, lun: u32) -> String {
         format!("iscsi://127.0.0.1:{}/{IQN}/{lun}", self.port)
     }
 }
@@ -86,7 +86,7 @@ impl Drop for Tgtd {
 
 /// (reads + reads merged, sectors read, writes + writes merged, sectors written) of block
 /// device `name`: every bio the target sent it, under O_DIRECT one per SCSI command.
-fn served(name: &str) -> [u64; 4] {
+pub(crate) fn served(name: &str) -> [u64; 4] {
     let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
     let f: Vec<u64> = s.split_whitespace().map(|v| v.parse().unwrap()).collect();
     [f[0] + f[1], f[2], f[4] + f[5], f[6]]

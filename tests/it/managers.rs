@@ -624,3 +624,52 @@ fn an_iometer_configuration_with_two_managers_runs_on_two_ranks() {
     assert_eq!(placed, [("HOST1/Worker 1", 0), ("HOST1/Worker 2", 0), ("HOST2/Worker 1", 1), ("HOST2/Worker 2", 1)]);
     assert_eq!(r.managers.len(), 2);
 }
+
+/// Two ranks on one iSCSI LUN behind CHAP, the password in the environment mpirun hands each
+/// rank: each rank logs in its own sessions, and the LUN's device counts every read of both.
+#[test]
+fn each_rank_logs_in_its_own_iscsi_sessions() {
+    let dir = scratch("mpi-iscsi");
+    let dev = LoopDev::new(16 << 20);
+    let target = crate::iscsi::Tgtd::start();
+    target.lun(1, &dev.dev, true);
+    let password = "Mpi-7d1e-secret";
+    assert!(target.admin(&["--op", "new", "--mode", "account", "--user", "bob", "--password", password]));
+    assert!(target.admin(&["--op", "bind", "--mode", "account", "--tid", "1", "--user", "bob"]));
+    let url = target.url(1).replace("iscsi://", "iscsi://bob@");
+    let before = crate::iscsi::served(dev.name());
+    let json = dir.join("out.json");
+    let mut c = mpirun(
+        &dir,
+        2,
+        &[
+            "run",
+            "--target",
+            &url,
+            "--rw",
+            "randread",
+            "--ios",
+            "4000",
+            "--connections",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    // Open MPI's -x hands a variable to every rank; here the environment mpirun itself has.
+    c.env("LIBISCSI_CHAP_PASSWORD", password).env("OMPI_MCA_mca_base_env_list", "LIBISCSI_CHAP_PASSWORD");
+    let out = output(c);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_doc(&json);
+    let r = &doc.results[0];
+    assert_eq!(r.managers.len(), 2);
+    assert_eq!(r.totals.metrics.read_ios, 4000);
+    assert_eq!(
+        crate::iscsi::served(dev.name())[0] - before[0],
+        4000,
+        "the LUN's device counted every read of both ranks"
+    );
+    for w in &r.workers {
+        assert_eq!(w.engine, "iscsi (libiscsi; 2 connections per target)");
+    }
+}
