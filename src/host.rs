@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::targets::TargetInfo;
-
 /// What the result document records about the machine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostInfo {
@@ -69,19 +67,6 @@ pub fn current(devices: Vec<DeviceModel>) -> HostInfo {
         memory_bytes: mem_kib * 1024,
         devices,
     }
-}
-
-/// A manager's machine and targets.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ManagerInfo {
-    /// MPI rank (0 on a single host).
-    pub rank: u32,
-    /// Its machine.
-    pub host: HostInfo,
-    /// What each of its targets is.
-    pub target_info: Vec<TargetInfo>,
-    /// How many workers it runs (0: it only waits, e.g. beyond `test.managers`).
-    pub workers: usize,
 }
 
 /// Bytes of memory available for new allocations (MemAvailable), if the kernel says.

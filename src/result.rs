@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Job;
 use crate::cpu::CpuUsage;
-use crate::host::{HostInfo, ManagerInfo};
+use crate::host::HostInfo;
 use crate::stats::{DirStats, Histogram, IoStats, Op};
 use crate::targets::TargetInfo;
 use crate::verify::block::VerifyResult;
@@ -28,6 +28,19 @@ pub const PERCENTILES: [(&str, f64); 7] = [
     ("p99.99", 0.9999),
     ("p99.999", 0.99999),
 ];
+
+/// A manager's machine and targets.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ManagerInfo {
+    /// MPI rank (0 on a single host).
+    pub rank: u32,
+    /// Its machine.
+    pub host: HostInfo,
+    /// What each of its targets is.
+    pub target_info: Vec<TargetInfo>,
+    /// How many workers it runs (0: it only waits, e.g. beyond `test.managers`).
+    pub workers: usize,
+}
 
 /// A whole test: one entry in `results` per access specification run.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -94,7 +94,8 @@ impl<C: Connection> NetworkEngine<C> {
     /// until one socket is ready) for them; false when the wait was interrupted or timed out.
     fn pump(&mut self, timeout: Option<Duration>) -> std::io::Result<bool> {
         for (p, c) in self.fds.iter_mut().zip(&self.conns) {
-            // A library may change its socket (a new login): poll the one it has now.
+            // A library closes its socket when the connection is lost (libiscsi's fd is then
+            // -1, which poll skips): poll the one it has now, never a number since reused.
             p.fd = c.fd();
             p.events = c.wants();
             p.revents = 0;

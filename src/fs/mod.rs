@@ -16,7 +16,8 @@ use std::time::{Instant, SystemTime};
 
 use crate::config::{FsConfig, FsTest, Job};
 use crate::error::{Error, Result, input, runtime};
-use crate::host::{self, DeviceModel, HostInfo, ManagerInfo};
+use crate::host::{self, DeviceModel, HostInfo};
+use crate::result::ManagerInfo;
 use crate::result::{self, ResultDoc};
 use crate::study::Point;
 use crate::study::doc::{self, PointResult, SCHEMA, StudyDoc};

@@ -9,9 +9,10 @@ use std::path::Path;
 
 use crate::config::{EngineKind, Test, TestSettings, Worker, Workload};
 use crate::error::{Result, input};
-use crate::host::{self, ManagerInfo};
+use crate::host;
 use crate::managers::{self, Group, Manager};
 use crate::placement;
+use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
 use crate::targets::{self, TargetInfo, TargetKind, safety};
 use crate::units::{format_size, human_size};
