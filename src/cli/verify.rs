@@ -16,7 +16,8 @@ use crate::verify::{self, TargetCheck, journal};
 /// `iogauge verify` flags.
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    /// The target to re-read (a block device or file a test with --verify wrote).
+    /// The target to re-read (a block device, file or network target's URL a test with
+    /// --verify wrote).
     #[arg(long, value_name = "PATH")]
     pub target: Option<String>,
     /// The map to check against (default: the one the last verified test on the target left).
@@ -29,6 +30,9 @@ pub struct VerifyArgs {
     /// Print the report as JSON (schema iogauge.verify/1) on stdout.
     #[arg(long)]
     pub json: bool,
+    /// How long a network target's server may take to answer a read (default 30s).
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION", default_value = "30s")]
+    pub io_timeout: std::time::Duration,
 }
 
 /// The JSON report.
@@ -42,14 +46,17 @@ struct Report<'a> {
 
 /// Runs `iogauge verify`; exit status 1 if any block does not match.
 pub fn verify(a: &VerifyArgs) -> Result<i32> {
+    // A URL's password out of the name, as every test's targets (the map is saved under it).
+    let target = a.target.as_deref().map(crate::net::take_secret);
     let checks = match &a.journal {
         Some(dir) => {
             let all = journal::replay(dir)?;
             let mut checks = Vec::new();
-            for r in all.iter().filter(|r| a.target.as_ref().is_none_or(|t| *t == r.map.path)) {
-                checks.push(verify::check_target(&r.map, Some(&r.in_flight))?);
+            for r in all.iter().filter(|r| target.as_ref().is_none_or(|t| *t == r.map.path)) {
+                let read = crate::targets::read_for_check(&r.map.path, a.io_timeout)?;
+                checks.push(verify::check_target(&r.map, Some(&r.in_flight), read)?);
             }
-            if let (Some(t), true) = (&a.target, checks.is_empty()) {
+            if let (Some(t), true) = (&target, checks.is_empty()) {
                 let names: Vec<&str> = all.iter().map(|r| r.map.path.as_str()).collect();
                 return Err(input(format!(
                     "{t} is not in the journal {} (it has {})",
@@ -60,7 +67,7 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
             checks
         }
         None => {
-            let file = match (&a.map, &a.target) {
+            let file = match (&a.map, &target) {
                 (Some(f), _) => f.clone(),
                 (None, Some(t)) => map::default_file(&data_dir()?, t),
                 (None, None) => return Err(input("iogauge verify needs --target PATH, --map FILE or --journal DIR")),
@@ -69,16 +76,16 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
                 return Err(input(format!(
                     "no verify map {}: run a test that writes {} with --verify first, or give --map FILE",
                     file.display(),
-                    a.target.as_deref().unwrap_or("the target")
+                    target.as_deref().unwrap_or("the target")
                 )));
             }
             let mut m = BlockMap::load(&file)?;
-            if let Some(t) = &a.target {
+            if let Some(t) = &target {
                 // The target as named now (the map holds the name the test used).
                 m.path = t.clone();
             }
-            same_target(&m, &file)?;
-            vec![verify::check_target(&m, None)?]
+            same_target(&m, &file, a.io_timeout)?;
+            vec![verify::check_target(&m, None, crate::targets::read_for_check(&m.path, a.io_timeout)?)?]
         }
     };
     let mismatches: usize = checks.iter().map(|c| c.mismatches.len()).sum();
@@ -129,9 +136,9 @@ const SHOWN: usize = 10;
 
 /// Refuses to check a target that is not the one the map describes (another file behind the
 /// same loop device, another disk under the same name): its every block would read as lost.
-fn same_target(m: &BlockMap, file: &std::path::Path) -> Result<()> {
+fn same_target(m: &BlockMap, file: &std::path::Path, timeout: std::time::Duration) -> Result<()> {
     let Some(then) = &m.target else { return Ok(()) };
-    let now = crate::targets::facts(&m.path).map_err(|e| input(format!("target {}: {e}", m.path)))?;
+    let now = crate::targets::facts_now(&m.path, timeout)?;
     match then.differs(&now) {
         Some(why) => Err(input(format!(
             "{} is not the target the verify map {} was made on: {why}; nothing checked",

@@ -321,6 +321,34 @@ pub fn facts_of(info: &TargetInfo) -> Option<TargetFacts> {
     }
 }
 
+/// What target `path` (a path, or a network target's URL, whose server gets `timeout`) is
+/// now, for a verify map.
+pub fn facts_now(path: &str, timeout: std::time::Duration) -> Result<TargetFacts> {
+    if crate::net::protocol(path).is_some() {
+        let info = network::inspect(path, 1, timeout)?;
+        return network::facts(&info).ok_or_else(|| input(format!("target {path}: not a network target")));
+    }
+    facts(path).map_err(|e| input(format!("target {path}: {e}")))
+}
+
+/// Reads target `path` for a check (`iogauge verify`): a file or device through
+/// `read_exact_at`, O_DIRECT so the storage is read and not a cached copy (tmpfs and the like
+/// refuse it: then without), or a network target over its protocol.
+pub fn read_for_check(
+    path: &str,
+    timeout: std::time::Duration,
+) -> Result<Box<dyn FnMut(&mut [u8], u64) -> std::result::Result<(), String>>> {
+    if crate::net::protocol(path).is_some() {
+        let mut r = network::reader(path, timeout)?;
+        return Ok(Box::new(move |buf, at| r.read_at(buf, at)));
+    }
+    use std::os::unix::fs::FileExt;
+    let open = |flags| OpenOptions::new().read(true).custom_flags(flags).open(path);
+    let file =
+        open(libc::O_DIRECT).or_else(|_| open(0)).map_err(|e| runtime(format!("target {path}: cannot open: {e}")))?;
+    Ok(Box::new(move |buf, at| file.read_exact_at(buf, at).map_err(|e| e.to_string())))
+}
+
 /// What `path` is now, for a verify map: device number or inode, size, and what names a
 /// device across reboots (WWID, serial, device-mapper UUID, a loop device's backing file).
 pub fn facts(path: &str) -> std::io::Result<TargetFacts> {

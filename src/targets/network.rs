@@ -250,6 +250,24 @@ pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
     })
 }
 
+/// A network target read over one connection, to re-read it (`iogauge verify`).
+pub struct Reader {
+    conn: Conn,
+    timeout: Duration,
+}
+
+/// Connects to `url` for reading, each read given `timeout`.
+pub fn reader(url: &str, timeout: Duration) -> Result<Reader> {
+    Ok(Reader { conn: connect(url, timeout).map_err(input)?, timeout })
+}
+
+impl Reader {
+    /// Fills `buf` from byte `at` (block multiples for iSCSI).
+    pub fn read_at(&mut self, buf: &mut [u8], at: u64) -> std::result::Result<(), String> {
+        self.conn.read(buf, at, self.timeout)
+    }
+}
+
 /// What names a network target for a verify map: the protocol, server, export or IQN and LUN,
 /// the LUN's own identifiers, and its size.
 pub fn facts(info: &TargetInfo) -> Option<crate::verify::map::TargetFacts> {

@@ -12,8 +12,6 @@ mod crc32c;
 pub mod journal;
 pub mod map;
 
-use std::os::unix::fs::OpenOptionsExt;
-
 use serde::{Deserialize, Serialize};
 
 use crate::engine::AlignedBuf;
@@ -36,14 +34,15 @@ pub struct TargetCheck {
     pub mismatches: Vec<Mismatch>,
 }
 
-/// Re-reads `map.path` and checks every block against the last write `map` records there;
-/// `in_flight` (from a journal) names writes that may or may not have landed.
-pub fn check_target(map: &BlockMap, in_flight: Option<&[u64]>) -> Result<TargetCheck> {
+/// Re-reads `map.path` through `read_at` (fill the buffer from the byte offset given) and
+/// checks every block against the last write `map` records there; `in_flight` (from a
+/// journal) names writes that may or may not have landed.
+pub fn check_target(
+    map: &BlockMap,
+    in_flight: Option<&[u64]>,
+    mut read_at: impl FnMut(&mut [u8], u64) -> std::result::Result<(), String>,
+) -> Result<TargetCheck> {
     let path = &map.path;
-    let open = |flags| std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path);
-    // O_DIRECT, so the storage is read and not a cached copy; tmpfs and the like refuse it.
-    let file =
-        open(libc::O_DIRECT).or_else(|_| open(0)).map_err(|e| runtime(format!("target {path}: cannot open: {e}")))?;
     let block = map.block as usize;
     let chunk_blocks = (4 << 20) / block.max(1) + 1;
     let mut buf = AlignedBuf::new(chunk_blocks * block);
@@ -67,7 +66,7 @@ pub fn check_target(map: &BlockMap, in_flight: Option<&[u64]>) -> Result<TargetC
         }
         let bytes = &mut buf.as_mut_slice()[..n * block];
         let at = first as u64 * map.block;
-        read_exact_at(&file, bytes, at).map_err(|e| runtime(format!("target {path}: reading at offset {at}: {e}")))?;
+        read_at(bytes, at).map_err(|e| runtime(format!("target {path}: reading at offset {at}: {e}")))?;
         for (k, &e) in wanted.iter().enumerate() {
             let Some(expected) = map.stamp(e) else { continue };
             out.checked_blocks += 1;
@@ -81,9 +80,4 @@ pub fn check_target(map: &BlockMap, in_flight: Option<&[u64]>) -> Result<TargetC
         first += n;
     }
     Ok(out)
-}
-
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
 }

@@ -209,8 +209,20 @@ fn verified_writes_land_in_the_luns_file_as_stamped() {
         "--verify",
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    drop(target);
+    // tgtd writes through the page cache: the file as read here is what the LUN holds.
     common::assert_stamped_in_order(&std::fs::read(&file).unwrap());
+    // Re-read later over the protocol (iogauge verify), then again after 3 blocks are
+    // overwritten behind iogauge's back.
+    let out = iogauge(&["verify", "--target", &url]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("2048 blocks of 4096 bytes checked, 0 mismatches"), "{said}");
+    let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&mut f, &[0u8; 3 * 4096], 100 * 4096).unwrap();
+    drop(f);
+    let out = iogauge(&["verify", "--target", &url]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("2048 blocks of 4096 bytes checked, 3 mismatches"), "{said}");
 }
 
 #[test]
