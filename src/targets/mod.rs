@@ -331,6 +331,9 @@ pub fn facts_now(path: &str, timeout: std::time::Duration) -> Result<TargetFacts
     facts(path).map_err(|e| input(format!("target {path}: {e}")))
 }
 
+/// Fills a buffer from a byte offset of a target, or says why not.
+pub type ReadAt = Box<dyn FnMut(&mut [u8], u64) -> std::result::Result<(), String>>;
+
 /// Reads target `path` for a check (`iogauge verify`): a file or device through
 /// `read_exact_at`, O_DIRECT so the storage is read and not a cached copy (tmpfs and the like
 /// refuse it: then without), or a network target over its protocol.

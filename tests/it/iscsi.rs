@@ -216,8 +216,8 @@ fn verified_writes_land_in_the_luns_file_as_stamped() {
     let out = iogauge(&["verify", "--target", &url]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && said.contains("2048 blocks of 4096 bytes checked, 0 mismatches"), "{said}");
-    let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
-    std::os::unix::fs::FileExt::write_all_at(&mut f, &[0u8; 3 * 4096], 100 * 4096).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &[0u8; 3 * 4096], 100 * 4096).unwrap();
     drop(f);
     let out = iogauge(&["verify", "--target", &url]);
     let said = String::from_utf8_lossy(&out.stdout);
