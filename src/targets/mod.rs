@@ -337,10 +337,7 @@ pub type ReadAt = Box<dyn FnMut(&mut [u8], u64) -> std::result::Result<(), Strin
 /// Reads target `path` for a check (`iogauge verify`): a file or device through
 /// `read_exact_at`, O_DIRECT so the storage is read and not a cached copy (tmpfs and the like
 /// refuse it: then without), or a network target over its protocol.
-pub fn read_for_check(
-    path: &str,
-    timeout: std::time::Duration,
-) -> Result<Box<dyn FnMut(&mut [u8], u64) -> std::result::Result<(), String>>> {
+pub fn read_for_check(path: &str, timeout: std::time::Duration) -> Result<ReadAt> {
     if crate::net::protocol(path).is_some() {
         let mut r = network::reader(path, timeout)?;
         return Ok(Box::new(move |buf, at| r.read_at(buf, at)));
