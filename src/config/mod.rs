@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::EngineKind;
 use crate::model::Storage;
 use crate::spec::AccessSpec;
 use crate::units::{serde_duration, serde_size};
@@ -339,28 +340,6 @@ impl Default for WorkerConfig {
             rate_iops: None,
             rate_mbps: None,
             cpus: Vec::new(),
-        }
-    }
-}
-
-/// Which I/O engine the workers use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EngineKind {
-    /// io_uring, batched, with registered files and buffers where the kernel has them.
-    #[serde(rename = "io_uring")]
-    IoUring,
-    /// pread/pwrite, one I/O at a time per worker.
-    #[serde(rename = "psync")]
-    Psync,
-}
-
-impl FromStr for EngineKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
-            "psync" => Ok(EngineKind::Psync),
-            _ => Err(format!("unknown engine '{s}': use io_uring or psync")),
         }
     }
 }

@@ -20,8 +20,31 @@ use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs::File;
 use std::os::fd::RawFd;
 
-use crate::config::EngineKind;
+use serde::{Deserialize, Serialize};
+
 use crate::stats::Op;
+
+/// Which I/O engine the workers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineKind {
+    /// io_uring, batched, with registered files and buffers where the kernel has them.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// pread/pwrite, one I/O at a time per worker.
+    #[serde(rename = "psync")]
+    Psync,
+}
+
+impl std::str::FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
+            "psync" => Ok(EngineKind::Psync),
+            _ => Err(format!("unknown engine '{s}': use io_uring or psync")),
+        }
+    }
+}
 
 /// One I/O for an engine to do.
 #[derive(Debug, Clone, Copy)]

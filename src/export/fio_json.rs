@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::config::EngineKind;
+use crate::engine::EngineKind;
 use crate::result::{ResultDoc, WorkerResult, WorkloadResult};
 use crate::spec::AccessSpec;
 use crate::stats::DirStats;

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Import;
-use crate::config::{Content, DataPattern, EngineKind, Job, TestSettings, WorkerConfig};
+use crate::config::{Content, DataPattern, Job, TestSettings, WorkerConfig};
+use crate::engine::EngineKind;
 use crate::spec::{AccessSpec, Distribution, SpecLine};
 use crate::units::{parse_duration, parse_size};
 

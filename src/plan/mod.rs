@@ -7,7 +7,8 @@ mod verify;
 use std::io::IsTerminal;
 use std::path::Path;
 
-use crate::config::{EngineKind, Test, TestSettings, Worker, Workload};
+use crate::config::{Test, TestSettings, Worker, Workload};
+use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
 use crate::managers::{self, Group, Manager};

@@ -22,8 +22,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::config::{Arrivals, DataPattern, EngineKind};
+use crate::config::{Arrivals, DataPattern};
 use crate::data;
+use crate::engine::EngineKind;
 use crate::engine::{self, AlignedBuf, Completion, Engine, Io};
 use crate::placement;
 use crate::plan::WorkerPlan;
