@@ -104,6 +104,10 @@ pub enum Command {
     Man {
         /// The command whose page to print (run, study, ...); none: iogauge's own.
         command: Option<String>,
+        /// Write every page (iogauge.1 and iogauge-COMMAND.1 for each command) into DIR
+        /// instead, as a package installs them.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<PathBuf>,
     },
 }
 

@@ -67,17 +67,18 @@ impl Output {
 }
 
 /// A directory of files, each replaced whole through a temporary file beside it.
-struct OutputDir(PathBuf);
+pub(super) struct OutputDir(PathBuf);
 
 impl OutputDir {
     /// Makes the directory if it is missing and checks that it takes files, writing nothing
     /// that stays.
-    fn open(path: &Path, flag: &str) -> Result<OutputDir> {
+    pub(super) fn open(path: &Path, flag: &str) -> Result<OutputDir> {
         crate::targets::output_dir(path, flag)?;
         Ok(OutputDir(path.to_path_buf()))
     }
 
-    fn write(&self, files: &[(String, Vec<u8>)], what: &str) -> Result<()> {
+    /// Writes each (name, bytes) into the directory, whole.
+    pub(super) fn write(&self, files: &[(String, Vec<u8>)], what: &str) -> Result<()> {
         for (name, bytes) in files {
             Output::Whole {
                 path: self.0.join(name),

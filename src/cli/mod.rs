@@ -190,6 +190,26 @@ pub fn specs(name: Option<&str>) -> Result<String> {
 
 /// `iogauge man [COMMAND]`: the page of iogauge or of one command (git's iogauge-run(1) style).
 fn man(command: Option<&str>) -> Result<i32> {
+    let page = man_page(command)?;
+    std::io::Write::write_all(&mut std::io::stdout(), &page)
+        .map_err(|e| crate::error::runtime(format!("writing the man page: {e}")))?;
+    Ok(0)
+}
+
+/// `iogauge man --dir DIR`: every page into DIR (made if missing), each written whole.
+fn man_pages(dir: &std::path::Path) -> Result<i32> {
+    let commands: Vec<String> =
+        <Cli as clap::CommandFactory>::command().get_subcommands().map(|c| c.get_name().to_string()).collect();
+    let mut pages = vec![("iogauge.1".to_string(), man_page(None)?)];
+    for c in &commands {
+        pages.push((format!("iogauge-{c}.1"), man_page(Some(c))?));
+    }
+    exports::OutputDir::open(dir, "iogauge man --dir")?.write(&pages, "the man pages")?;
+    Ok(0)
+}
+
+/// The roff of iogauge's page, or of one command's.
+fn man_page(command: Option<&str>) -> Result<Vec<u8>> {
     let all = <Cli as clap::CommandFactory>::command();
     let page = match command {
         None => all,
@@ -204,10 +224,11 @@ fn man(command: Option<&str>) -> Result<i32> {
                 .bin_name(format!("iogauge {name}"))
         }
     };
+    let mut out = Vec::new();
     clap_mangen::Man::new(page)
-        .render(&mut std::io::stdout())
-        .map_err(|e| crate::error::runtime(format!("writing the man page: {e}")))?;
-    Ok(0)
+        .render(&mut out)
+        .map_err(|e| crate::error::runtime(format!("making the man page: {e}")))?;
+    Ok(out)
 }
 
 /// Runs the parsed command line; returns the exit status.
@@ -261,6 +282,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             );
             Ok(0)
         }
-        Command::Man { command } => man(command.as_deref()),
+        Command::Man { dir: Some(dir), .. } => man_pages(&dir),
+        Command::Man { command, dir: None } => man(command.as_deref()),
     }
 }
