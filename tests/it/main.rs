@@ -29,6 +29,7 @@ mod managers;
 mod network;
 mod null_target;
 mod operations;
+mod package;
 mod placement;
 mod report;
 mod resolution;
