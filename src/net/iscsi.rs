@@ -147,34 +147,28 @@ fn lib() -> Result<&'static Lib, String> {
         // SAFETY: loading libiscsi runs no initialisers with preconditions; each symbol below
         // is declared with the signature <iscsi/iscsi.h> (1.19) gives it.
         unsafe {
-            let lib = Library::new("libiscsi.so.7")
-                .map_err(|e| format!("cannot load libiscsi.so.7 ({e}): install libiscsi (Debian: libiscsi7)"))?;
-            macro_rules! f {
-                ($name:literal) => {
-                    *lib.get(concat!($name, "\0").as_bytes()).map_err(|e| format!("libiscsi: {e}"))?
-                };
-            }
+            let libiscsi = super::load("libiscsi.so.7", "libiscsi7")?;
             Ok(Lib {
-                create_context: f!("iscsi_create_context"),
-                destroy_context: f!("iscsi_destroy_context"),
-                get_error: f!("iscsi_get_error"),
-                set_targetname: f!("iscsi_set_targetname"),
-                set_session_type: f!("iscsi_set_session_type"),
-                set_initiator_username_pwd: f!("iscsi_set_initiator_username_pwd"),
-                set_noautoreconnect: f!("iscsi_set_noautoreconnect"),
-                full_connect_async: f!("iscsi_full_connect_async"),
-                get_fd: f!("iscsi_get_fd"),
-                which_events: f!("iscsi_which_events"),
-                service: f!("iscsi_service"),
-                read16_iov_task: f!("iscsi_read16_iov_task"),
-                write16_iov_task: f!("iscsi_write16_iov_task"),
-                synchronizecache16_task: f!("iscsi_synchronizecache16_task"),
-                unmap_task: f!("iscsi_unmap_task"),
-                readcapacity16_task: f!("iscsi_readcapacity16_task"),
-                inquiry_task: f!("iscsi_inquiry_task"),
-                modesense6_task: f!("iscsi_modesense6_task"),
-                free_scsi_task: f!("scsi_free_scsi_task"),
-                _lib: lib,
+                create_context: symbol!(libiscsi, "iscsi_create_context"),
+                destroy_context: symbol!(libiscsi, "iscsi_destroy_context"),
+                get_error: symbol!(libiscsi, "iscsi_get_error"),
+                set_targetname: symbol!(libiscsi, "iscsi_set_targetname"),
+                set_session_type: symbol!(libiscsi, "iscsi_set_session_type"),
+                set_initiator_username_pwd: symbol!(libiscsi, "iscsi_set_initiator_username_pwd"),
+                set_noautoreconnect: symbol!(libiscsi, "iscsi_set_noautoreconnect"),
+                full_connect_async: symbol!(libiscsi, "iscsi_full_connect_async"),
+                get_fd: symbol!(libiscsi, "iscsi_get_fd"),
+                which_events: symbol!(libiscsi, "iscsi_which_events"),
+                service: symbol!(libiscsi, "iscsi_service"),
+                read16_iov_task: symbol!(libiscsi, "iscsi_read16_iov_task"),
+                write16_iov_task: symbol!(libiscsi, "iscsi_write16_iov_task"),
+                synchronizecache16_task: symbol!(libiscsi, "iscsi_synchronizecache16_task"),
+                unmap_task: symbol!(libiscsi, "iscsi_unmap_task"),
+                readcapacity16_task: symbol!(libiscsi, "iscsi_readcapacity16_task"),
+                inquiry_task: symbol!(libiscsi, "iscsi_inquiry_task"),
+                modesense6_task: symbol!(libiscsi, "iscsi_modesense6_task"),
+                free_scsi_task: symbol!(libiscsi, "scsi_free_scsi_task"),
+                _lib: libiscsi,
             })
         }
     })

@@ -6,6 +6,26 @@
 //! (what names the target whatever the URL's spelling), and keeps the passwords URLs may
 //! carry out of every name iogauge writes ([`take_secret`]).
 
+/// Loads a protocol's client library `file` (from Debian package `package`), or says what to
+/// install; then `symbol!(lib, "name")` resolves one of its functions.
+///
+/// # Safety
+/// Loading runs the library's initialisers: only well-kept protocol libraries are loaded.
+unsafe fn load(file: &str, package: &str) -> Result<libloading::Library, String> {
+    // SAFETY: see above.
+    unsafe { libloading::Library::new(file) }.map_err(|e| {
+        format!("cannot load {file} ({e}): install {} (Debian: {package})", file.split('.').next().unwrap_or(file))
+    })
+}
+
+/// A function of a library [`load`]ed, typed by where it is stored; a missing symbol says
+/// which library lacks it.
+macro_rules! symbol {
+    ($lib:ident, $name:literal) => {
+        *$lib.get(concat!($name, "\0").as_bytes()).map_err(|e| format!("{}: {e}", stringify!($lib)))?
+    };
+}
+
 pub mod iscsi;
 pub mod nbd;
 

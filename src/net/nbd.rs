@@ -82,41 +82,35 @@ fn lib() -> Result<&'static Lib, String> {
         // SAFETY: loading libnbd runs no initialisers with preconditions; each symbol below is
         // declared with the signature <libnbd.h> (1.14) gives it.
         unsafe {
-            let lib = Library::new("libnbd.so.0")
-                .map_err(|e| format!("cannot load libnbd.so.0 ({e}): install libnbd (Debian: libnbd0)"))?;
-            macro_rules! f {
-                ($name:literal) => {
-                    *lib.get(concat!($name, "\0").as_bytes()).map_err(|e| format!("libnbd: {e}"))?
-                };
-            }
+            let libnbd = super::load("libnbd.so.0", "libnbd0")?;
             Ok(Lib {
-                create: f!("nbd_create"),
-                close: f!("nbd_close"),
-                get_error: f!("nbd_get_error"),
-                get_errno: f!("nbd_get_errno"),
-                aio_connect_uri: f!("nbd_aio_connect_uri"),
-                aio_is_ready: f!("nbd_aio_is_ready"),
-                aio_is_dead: f!("nbd_aio_is_dead"),
-                aio_is_closed: f!("nbd_aio_is_closed"),
-                aio_get_fd: f!("nbd_aio_get_fd"),
-                aio_get_direction: f!("nbd_aio_get_direction"),
-                aio_notify_read: f!("nbd_aio_notify_read"),
-                aio_notify_write: f!("nbd_aio_notify_write"),
-                aio_pread: f!("nbd_aio_pread"),
-                aio_pwrite: f!("nbd_aio_pwrite"),
-                aio_trim: f!("nbd_aio_trim"),
-                aio_flush: f!("nbd_aio_flush"),
-                aio_command_completed: f!("nbd_aio_command_completed"),
-                get_size: f!("nbd_get_size"),
-                get_block_size: f!("nbd_get_block_size"),
-                can_trim: f!("nbd_can_trim"),
-                can_flush: f!("nbd_can_flush"),
-                can_fua: f!("nbd_can_fua"),
-                can_multi_conn: f!("nbd_can_multi_conn"),
-                is_read_only: f!("nbd_is_read_only"),
-                get_export_name: f!("nbd_get_export_name"),
-                get_protocol: f!("nbd_get_protocol"),
-                _lib: lib,
+                create: symbol!(libnbd, "nbd_create"),
+                close: symbol!(libnbd, "nbd_close"),
+                get_error: symbol!(libnbd, "nbd_get_error"),
+                get_errno: symbol!(libnbd, "nbd_get_errno"),
+                aio_connect_uri: symbol!(libnbd, "nbd_aio_connect_uri"),
+                aio_is_ready: symbol!(libnbd, "nbd_aio_is_ready"),
+                aio_is_dead: symbol!(libnbd, "nbd_aio_is_dead"),
+                aio_is_closed: symbol!(libnbd, "nbd_aio_is_closed"),
+                aio_get_fd: symbol!(libnbd, "nbd_aio_get_fd"),
+                aio_get_direction: symbol!(libnbd, "nbd_aio_get_direction"),
+                aio_notify_read: symbol!(libnbd, "nbd_aio_notify_read"),
+                aio_notify_write: symbol!(libnbd, "nbd_aio_notify_write"),
+                aio_pread: symbol!(libnbd, "nbd_aio_pread"),
+                aio_pwrite: symbol!(libnbd, "nbd_aio_pwrite"),
+                aio_trim: symbol!(libnbd, "nbd_aio_trim"),
+                aio_flush: symbol!(libnbd, "nbd_aio_flush"),
+                aio_command_completed: symbol!(libnbd, "nbd_aio_command_completed"),
+                get_size: symbol!(libnbd, "nbd_get_size"),
+                get_block_size: symbol!(libnbd, "nbd_get_block_size"),
+                can_trim: symbol!(libnbd, "nbd_can_trim"),
+                can_flush: symbol!(libnbd, "nbd_can_flush"),
+                can_fua: symbol!(libnbd, "nbd_can_fua"),
+                can_multi_conn: symbol!(libnbd, "nbd_can_multi_conn"),
+                is_read_only: symbol!(libnbd, "nbd_is_read_only"),
+                get_export_name: symbol!(libnbd, "nbd_get_export_name"),
+                get_protocol: symbol!(libnbd, "nbd_get_protocol"),
+                _lib: libnbd,
             })
         }
     })
