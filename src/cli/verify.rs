@@ -30,9 +30,9 @@ pub struct VerifyArgs {
     /// Print the report as JSON (schema iogauge.verify/1) on stdout.
     #[arg(long)]
     pub json: bool,
-    /// How long a network target's server may take to answer a read (default 30s).
-    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION", default_value = "30s")]
-    pub io_timeout: std::time::Duration,
+    /// How long a network target's server may take to answer a read (default: a test's).
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
+    pub io_timeout: Option<std::time::Duration>,
 }
 
 /// The JSON report.
@@ -48,12 +48,13 @@ struct Report<'a> {
 pub fn verify(a: &VerifyArgs) -> Result<i32> {
     // A URL's password out of the name, as every test's targets (the map is saved under it).
     let target = a.target.as_deref().map(crate::net::take_secret);
+    let timeout = a.io_timeout.unwrap_or(crate::config::TestSettings::default().io_timeout);
     let checks = match &a.journal {
         Some(dir) => {
             let all = journal::replay(dir)?;
             let mut checks = Vec::new();
             for r in all.iter().filter(|r| target.as_ref().is_none_or(|t| *t == r.map.path)) {
-                let read = crate::targets::read_for_check(&r.map.path, a.io_timeout)?;
+                let read = crate::targets::read_for_check(&r.map.path, timeout)?;
                 checks.push(verify::check_target(&r.map, Some(&r.in_flight), read)?);
             }
             if let (Some(t), true) = (&target, checks.is_empty()) {
@@ -84,8 +85,8 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
                 // The target as named now (the map holds the name the test used).
                 m.path = t.clone();
             }
-            same_target(&m, &file, a.io_timeout)?;
-            vec![verify::check_target(&m, None, crate::targets::read_for_check(&m.path, a.io_timeout)?)?]
+            same_target(&m, &file, timeout)?;
+            vec![verify::check_target(&m, None, crate::targets::read_for_check(&m.path, timeout)?)?]
         }
     };
     let mismatches: usize = checks.iter().map(|c| c.mismatches.len()).sum();
