@@ -33,6 +33,7 @@ pub(crate) mod history;
 pub(crate) mod host;
 pub mod import;
 pub mod job;
+pub(crate) mod live;
 pub mod managers;
 pub(crate) mod model;
 pub(crate) mod net;

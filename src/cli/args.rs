@@ -315,11 +315,53 @@ pub struct OutputFlags {
     #[arg(long, short)]
     pub quiet: bool,
     #[command(flatten)]
+    /// Watching it while it runs.
+    pub live: LiveFlags,
+    #[command(flatten)]
     /// The table's rows.
     pub detail: history::DetailFlag,
     #[command(flatten)]
     /// Where the run is saved.
     pub history: history::SaveFlags,
+}
+
+/// Watching a test while it runs (docs/live.md).
+#[derive(Args, Debug, Default)]
+pub struct LiveFlags {
+    /// Serve Prometheus metrics at http://ADDR:PORT/metrics while the test runs (PORT alone:
+    /// on 127.0.0.1; port 0 picks a free one and says which).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+    /// Serve a live page at http://ADDR:PORT/: IOPS, MB/s and p99 over time, and a study's
+    /// progress (PORT alone: on 127.0.0.1).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub http: Option<String>,
+    /// Write one JSON object per interval to FILE (docs/live-schema.json), each flushed as
+    /// it ends; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub live_json: Option<PathBuf>,
+    /// Keep serving --metrics and --http this long after the test ends, so the last scrape
+    /// sees the final counts (Ctrl-C ends it sooner).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub linger: Option<Duration>,
+}
+
+impl LiveFlags {
+    /// What the flags ask for; `line`: whether the live line is drawn.
+    pub(super) fn asked(&self, line: bool) -> Result<crate::live::Asked> {
+        let addr =
+            |flag: &str, v: &Option<String>| v.as_deref().map(|t| crate::live::server::parse_addr(flag, t)).transpose();
+        if self.linger.is_some() && self.metrics.is_none() && self.http.is_none() {
+            return Err(input("--linger keeps --metrics or --http serving after the test: give one of them"));
+        }
+        Ok(crate::live::Asked {
+            metrics: addr("--metrics", &self.metrics)?,
+            http: addr("--http", &self.http)?,
+            live_json: self.live_json.clone(),
+            linger: self.linger.unwrap_or_default(),
+            line,
+        })
+    }
 }
 
 /// `iogauge run`.
@@ -425,6 +467,9 @@ pub struct StudyOutputs {
     #[arg(long, short)]
     pub quiet: bool,
     #[command(flatten)]
+    /// Watching it while it runs.
+    pub live: LiveFlags,
+    #[command(flatten)]
     /// Where the study is saved.
     pub history: history::SaveFlags,
 }
@@ -517,6 +562,7 @@ impl StudyOutputs {
             fio_dir: self.fio_json.as_ref(),
             history: &self.history,
             quiet: self.quiet,
+            live: &self.live,
             detail: Default::default(),
         }
     }

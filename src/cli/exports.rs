@@ -1,20 +1,22 @@
 //! Where a command's results go (hyperfine's `ExportManager`): every output is opened before
 //! the first I/O, so a bad path fails before anything is measured, and written after every run
-//! or study point. The same object is the command's observer: the live line, and Ctrl-C.
+//! or study point. The same object is the command's observer: it hands each interval to the
+//! live outputs (`crate::live`) and asks `interrupt` whether to stop.
 
 use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use super::history::{SaveFlags, Saver};
+use super::interrupt;
 use crate::document::Document;
-use crate::error::{Error, Result, input, runtime};
+use crate::error::{Result, input, runtime};
 use crate::export;
+use crate::live::Live;
 use crate::managers::{self, Group};
-use crate::result::{Detail, ResultDoc};
-use crate::run::{LiveStatus, Observer, Phase};
+use crate::result::{Detail, ResultDoc, WorkloadResult};
+use crate::run::{Counters, Observer, Snapshot};
 use crate::study::doc::StudyDoc;
 use crate::study::run::StudyObserver;
 
@@ -146,8 +148,8 @@ pub(super) struct ExportManager {
     lead: bool,
     /// No table and no live line: asked, or stdout holds machine output.
     quiet_stdout: bool,
-    /// The live line is drawn (stdout is a terminal).
-    live: bool,
+    /// The live line, lines, metrics and page.
+    live: Live,
     /// The table's rows under each workload.
     detail: Detail,
 }
@@ -164,6 +166,7 @@ pub(super) struct Destinations<'a> {
     pub(super) iozone_csv: Option<&'a PathBuf>,
     pub(super) history: &'a SaveFlags,
     pub(super) quiet: bool,
+    pub(super) live: &'a super::args::LiveFlags,
     pub(super) detail: Detail,
 }
 
@@ -179,9 +182,12 @@ impl ExportManager {
             ("--iometer-csv", to.iometer_csv),
             ("--iozone-csv", to.iozone_csv),
             ("--fio-json", to.fio_json.or(to.fio_dir)),
+            ("--live-json", to.live.live_json.as_ref()),
         ];
+        let quiet_stdout = to.quiet || outputs.iter().any(|o| to_stdout(o.1)) || !lead;
+        let asked = to.live.asked(!quiet_stdout && std::io::stdout().is_terminal());
         let opened = if !lead {
-            Ok(([None, None, None, None, None], None, Saver::none()))
+            asked.map(|_| ([None, None, None, None, None], None, Saver::none(), Live::none()))
         } else {
             let saver = to.history.saver(to.quiet);
             let checked = saver.as_ref().map_err(Clone::clone).and_then(|s| apart(&outputs, s.db()));
@@ -190,12 +196,13 @@ impl ExportManager {
                 let files =
                     [open(to.json)?, open(to.csv)?, open(to.iometer_csv)?, open(to.iozone_csv)?, open(to.fio_json)?];
                 let dir = to.fio_dir.map(|p| OutputDir::open(p, "--fio-json")).transpose()?;
-                Ok((files, dir, saver?))
+                let managers = group.all().iter().map(|m| (m.rank, m.host.clone())).collect();
+                let live = Live::open(&asked?, managers)?;
+                Ok((files, dir, saver?, live))
             })
         };
-        let ([json, csv, iometer_csv, iozone_csv, fio_json], fio_dir, saver) =
+        let ([json, csv, iometer_csv, iozone_csv, fio_json], fio_dir, saver, live) =
             managers::all_ok(group, opened, "opening the outputs")?;
-        let quiet_stdout = to.quiet || outputs.iter().any(|o| to_stdout(o.1)) || !lead;
         Ok(ExportManager {
             json,
             csv,
@@ -206,7 +213,7 @@ impl ExportManager {
             saver,
             lead,
             quiet_stdout,
-            live: !quiet_stdout && std::io::stdout().is_terminal(),
+            live,
             detail: to.detail,
         })
     }
@@ -223,6 +230,7 @@ impl ExportManager {
         let written = self.write_outputs(&doc);
         // Said even when an output failed: the result is in the history.
         self.saver.announce("run");
+        self.live.end(&interrupt::requested);
         written
     }
 
@@ -277,45 +285,26 @@ impl ExportManager {
         if doc.interrupted {
             eprintln!("iogauge: stopped: {} point(s) kept", doc.points.len());
         }
+        self.live.end(&interrupt::requested);
         Ok(())
     }
 }
 
 impl Observer for ExportManager {
-    fn interval(&mut self, s: &LiveStatus) {
-        if !self.live {
-            return;
-        }
-        let phase = match s.phase {
-            Phase::Ramp => "ramp-up (not recorded)",
-            Phase::Run => "recording",
-        };
-        let total = s.total_s.map_or(String::new(), |t| format!("/{t:.0}"));
-        let avg = s.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}"));
-        let p99 = s.p99_response_ms.map_or("-".into(), |v| format!("{v:.3}"));
-        let mut out = std::io::stdout().lock();
-        let _ = write!(
-            out,
-            "\r\x1b[K{} {phase} {:.0}{total} s  IOPS {}  MB/s {:.1}  avg {avg} ms  p99 {p99} ms  CPU {:.0} %",
-            s.spec,
-            s.elapsed_s,
-            crate::format::thousands(s.iops),
-            s.mbps,
-            s.cpu_pct
-        );
-        let _ = out.flush();
+    fn workload_started(&mut self, counters: &Counters) {
+        self.live.workload_started(counters);
     }
 
-    fn run_done(&mut self) {
-        if self.live {
-            let mut out = std::io::stdout().lock();
-            let _ = write!(out, "\r\x1b[K");
-            let _ = out.flush();
-        }
+    fn interval(&mut self, s: &Snapshot) {
+        self.live.interval(s);
+    }
+
+    fn run_done(&mut self, result: &WorkloadResult) {
+        self.live.workload_done(result);
     }
 
     fn stop_requested(&self) -> bool {
-        STOP.load(Relaxed)
+        interrupt::requested()
     }
 }
 
@@ -331,29 +320,5 @@ impl StudyObserver for ExportManager {
             Some(o @ Output::Whole { .. }) => o.write(&export::json::to_bytes(doc), "the JSON document"),
             _ => Ok(()),
         }
-    }
-}
-
-/// Set by the first Ctrl-C (or SIGTERM): a run stops at once and keeps what it measured; a
-/// study finishes its current point and keeps the points done.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_interrupt(_: libc::c_int) {
-    if STOP.swap(true, Relaxed) {
-        // SAFETY: _exit is async-signal-safe. A second Ctrl-C leaves at once.
-        unsafe { libc::_exit(Error::Stopped.exit_code()) };
-    }
-    let msg = b"\niogauge: stopping; what is measured is kept (Ctrl-C again to stop at once)\n";
-    // SAFETY: write(2) is async-signal-safe; msg outlives the call.
-    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-}
-
-/// From now on Ctrl-C, SIGTERM and SIGHUP stop the test (before: they end the process, which has
-/// measured nothing).
-pub(super) fn stop_on_interrupt() {
-    // SIGHUP: the ssh session dropped; the results are as worth keeping as after SIGTERM.
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler touches only an atomic and async-signal-safe calls.
-        unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
     }
 }

@@ -1,7 +1,8 @@
 //! `iogauge fs` (its flags: `args::FsArgs`): a file-system test as IOzone's throughput mode
 //! runs one (seed 002), and the study it makes: one point per thread count and test.
 
-use super::exports::{self, Destinations, ExportManager};
+use super::exports::{Destinations, ExportManager};
+use super::interrupt;
 use crate::config::Job;
 use crate::error::Result;
 use crate::managers::Solo;
@@ -12,7 +13,7 @@ pub(super) fn run(job: &Job, to: Destinations) -> Result<i32> {
     // A file-system test runs on this host alone.
     let group = Solo::new();
     let mut exports = ExportManager::open(&group, to)?;
-    exports::stop_on_interrupt();
+    interrupt::stop_on_interrupt();
     let doc = crate::fs::run_study(job, &mut exports)?;
     exports.write_study(&doc, None)?;
     for e in doc.points.iter().flat_map(|p| &p.runs).flat_map(|r| &r.results).filter_map(|r| r.first_error.as_ref()) {

@@ -4,6 +4,7 @@ mod args;
 mod exports;
 mod fs;
 mod history;
+mod interrupt;
 mod verify;
 mod workload;
 
@@ -57,6 +58,7 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
         fio_dir: None,
         history: &out.history,
         quiet: out.quiet,
+        live: &out.live,
         detail: out.detail.detail.unwrap_or_default(),
     };
     let mut exports = ExportManager::open(group, to)?;
@@ -67,7 +69,7 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
         }
     }
     verify::forget_maps(prep.targets.iter().map(|t| t.path.as_str()).filter(|t| prep.share.writes_to(t)))?;
-    exports::stop_on_interrupt();
+    interrupt::stop_on_interrupt();
     let run::Tested { doc, maps } = run::run_test(&prep, group, &mut exports)?;
     let status = doc.exit_status();
     exports.write_run(doc)?;
@@ -142,7 +144,7 @@ fn study_on(
     points: &[study::Point],
 ) -> Result<i32> {
     let mut exports = ExportManager::open(group, a.outputs.destinations())?;
-    exports::stop_on_interrupt();
+    interrupt::stop_on_interrupt();
     let test = Test::from_job(job)?;
     let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
     verify::forget_maps(writers.flat_map(|(_, w)| &w.targets).map(String::as_str))?;

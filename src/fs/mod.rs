@@ -19,6 +19,7 @@ use crate::error::{Error, Result, input, runtime};
 use crate::host::{self, DeviceModel, HostInfo};
 use crate::result::ManagerInfo;
 use crate::result::{self, ResultDoc};
+use crate::run::Progress;
 use crate::study::Point;
 use crate::study::doc::{self, PointResult, SCHEMA, StudyDoc};
 use crate::study::run::StudyObserver;
@@ -204,7 +205,9 @@ pub fn run_study(job: &Job, observer: &mut dyn StudyObserver) -> Result<StudyDoc
         interrupted: true,
     };
     let t0 = Instant::now();
-    let mut run = FsRun { job, c, checked: &checked, doc: &mut doc, t0, observer };
+    let planned = c.threads.len() * c.phases().iter().filter(|(_, recorded)| *recorded).count();
+    let mut run =
+        FsRun { job, c, checked: &checked, doc: &mut doc, t0, observer, planned, ran: 0, repeat: study.repeat };
     for &n in &c.threads {
         for r in 0..study.repeat {
             let mut works = run.works(n, r)?;
@@ -241,6 +244,10 @@ struct FsRun<'a> {
     doc: &'a mut StudyDoc,
     t0: Instant,
     observer: &'a mut dyn StudyObserver,
+    /// The points the study makes, the tests recorded so far, and runs of each point.
+    planned: usize,
+    ran: usize,
+    repeat: u32,
 }
 
 impl FsRun<'_> {
@@ -272,8 +279,8 @@ impl FsRun<'_> {
                 drop_caches()?;
             }
             works.iter_mut().for_each(|w| w.test = test);
-            let label = format!("threads={n} {}", test.name());
-            let ran = phase::run(works, &label, self.job.test.interval, &mut *self.observer);
+            let progress = self.progress(n, r, test, recorded);
+            let ran = phase::run(works, &self.c.dir, progress, self.job.test.interval, &mut *self.observer);
             let setting = phase::Setting {
                 works,
                 dir: &self.c.dir,
@@ -283,6 +290,7 @@ impl FsRun<'_> {
                 host: self.checked.host.name.clone(),
             };
             let result = ran.result(&setting);
+            self.observer.run_done(&result);
             let failed = result.first_error.clone();
             if !recorded {
                 if let Some(e) = failed {
@@ -293,6 +301,7 @@ impl FsRun<'_> {
                 }
                 continue;
             }
+            self.ran += 1;
             let point = Point { threads: Some(n), test: Some(test.name().into()), ..Point::default() };
             let mut run_doc = self.result_doc(n, test, result, ran.started_at);
             run_doc.interrupted = ran.stopped;
@@ -335,6 +344,30 @@ impl FsRun<'_> {
                 target_info: Vec::new(),
                 workers: n as usize,
             }],
+        }
+    }
+
+    /// Where the study is as test `test` at `n` threads, repeat `r`, starts: the time left at
+    /// the pace of the tests recorded so far.
+    fn progress(&self, n: u32, r: u32, test: FsTest, recorded: bool) -> Progress {
+        let mut label = format!("threads={n} {}", test.name());
+        if !recorded {
+            label += " (making the files)";
+        }
+        if self.repeat > 1 {
+            label += &format!(" run {}/{}", r + 1, self.repeat);
+        }
+        let elapsed_s = self.t0.elapsed().as_secs_f64();
+        let all = self.planned * self.repeat as usize;
+        let at = |p: &PointResult| p.params.threads == Some(n) && p.params.test.as_deref() == Some(test.name());
+        let point = self.doc.points.iter().position(at).unwrap_or(self.doc.points.len()) + 1;
+        Progress {
+            label,
+            point,
+            points: Some(self.planned),
+            round: None,
+            elapsed_s,
+            left_s: (self.ran > 0).then(|| elapsed_s / self.ran as f64 * all.saturating_sub(self.ran) as f64),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::result::{
     FirstError, FsFigures, Interval, ManagerResult, Metrics, TargetResult, Totals, WorkerResult, WorkloadResult,
     errno_text,
 };
-use crate::run::{LiveStatus, Observer, Phase, timestamp};
+use crate::run::{Count, Observer, Phase, Progress, Snapshot, timestamp};
 use crate::stats::{IoStats, Op};
 
 /// A test as the threads ended it.
@@ -26,8 +26,9 @@ pub(super) struct Ran {
     pub(super) stopped: bool,
 }
 
-/// Runs `works` (one per thread) together; `label` names the test on the live line.
-pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut dyn Observer) -> Ran {
+/// Runs `works` (one per thread, in `dir`) together; `progress` says where the study is as it
+/// starts (its elapsed time grows with each interval).
+pub(super) fn run(works: &[Work], dir: &str, progress: Progress, every: Duration, observer: &mut dyn Observer) -> Ran {
     let shared = Shared {
         epoch: Instant::now(),
         barrier: Barrier::new(works.len() + 1),
@@ -65,18 +66,41 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
                 continue;
             }
             let now = Sample { at: t, counts: counts(&shared.live), cpu: cpu::snapshot() };
+            // A file-system test times whole files' operations, not I/Os: no percentiles.
             let iv = interval(last, &now, t0);
-            observer.interval(&LiveStatus {
-                spec: label,
+            let counts = works
+                .iter()
+                .zip(&shared.live)
+                .enumerate()
+                .map(|(i, (w, c))| Count {
+                    manager: 0,
+                    worker: format!("thread {}", i + 1),
+                    target: dir.to_string(),
+                    op: Op::data(w.test.writes()),
+                    ios: c.ios.load(Relaxed),
+                    bytes: c.bytes.load(Relaxed),
+                    errors: 0,
+                })
+                .filter(|c| c.ios > 0)
+                .collect();
+            let since = t.as_secs_f64();
+            let study = Progress {
+                elapsed_s: progress.elapsed_s + since,
+                left_s: progress.left_s.map(|l| (l - since).max(0.0)),
+                ..progress.clone()
+            };
+            observer.interval(&Snapshot {
+                workload: works[0].test.name(),
                 phase: Phase::Run,
                 elapsed_s: iv.t_s,
                 total_s: None,
-                iops: iv.iops,
-                mbps: iv.mbps,
-                avg_response_ms: iv.avg_response_ms,
-                // A file-system test times whole files' operations, not I/Os: no percentiles.
-                p99_response_ms: None,
-                cpu_pct: iv.cpu_pct,
+                ios: now.counts.0 - last.counts.0,
+                bytes: now.counts.1 - last.counts.1,
+                response_ns: now.counts.2 - last.counts.2,
+                interval: iv,
+                in_flight: shared.live.len() as u64,
+                counts,
+                study: Some(study),
             });
             samples.push(now);
         }
@@ -92,7 +116,6 @@ pub(super) fn run(works: &[Work], label: &str, every: Duration, observer: &mut d
         samples.retain(|s| s.at == start || (s.at > start && s.at < end));
         samples.push(Sample { at: end, counts: counts(&shared.live), cpu: cpu_end.clone() });
         let intervals = samples.windows(2).map(|w| interval(&w[0], &w[1], start)).collect();
-        observer.run_done();
         Ran { outcomes, cpu_start, cpu_end, intervals, started_at, stopped }
     })
 }

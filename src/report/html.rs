@@ -3,8 +3,8 @@
 
 use super::svg::esc;
 
-/// Styles: readable on screen, on paper and in black and white.
-const CSS: &str = "
+/// Styles: readable on screen, on paper and in black and white (the live page's too).
+pub(crate) const CSS: &str = "
 body { font-family: Helvetica, Arial, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #111; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.3em; border-bottom: 2px solid #111; padding-bottom: 0.2em; margin-top: 2em; }

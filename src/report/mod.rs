@@ -3,7 +3,7 @@
 //! to reproduce each run.
 
 pub mod charts;
-mod html;
+pub(crate) mod html;
 pub mod svg;
 
 use std::fmt::Write;

@@ -3,6 +3,7 @@
 
 mod io_log;
 mod monitor;
+mod snapshot;
 mod tally;
 mod verification;
 
@@ -21,7 +22,8 @@ use crate::verify::checker::Checker;
 use crate::verify::map::BlockMap;
 use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
 use monitor::{Clock, Monitor, Window};
-pub use monitor::{LiveStatus, Observer, Phase, Silent};
+pub use monitor::{Observer, Silent};
+pub use snapshot::{Count, Counters, Phase, Progress, Snapshot};
 use verification::Verification;
 
 /// RFC 3339 UTC with milliseconds.
@@ -52,11 +54,11 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         .map(|block| Verification::new(block, &prep.targets, &prep.plans, prep.share.settings.journal.clone()));
     for r in 0..prep.plans.len() {
         let mine = run_workload(prep, group, r, observer, verification.as_mut());
-        observer.run_done();
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = (!settings.counted()).then_some(settings.sync_timeout);
         let parts = managers::agree(group, mine, "the end of the run", timeout)?;
         let result = WorkloadResult::merge(parts);
+        observer.run_done(&result);
         interrupted = observer.stop_requested();
         // Stopped during ramp-up, a workload measured nothing: it is no 0-IOPS result.
         if !(interrupted && result.duration_s == 0.0) {
@@ -132,7 +134,7 @@ fn run_workload(
         stop: AtomicBool::new(false),
         failed: AtomicBool::new(false),
         finished: AtomicUsize::new(0),
-        live: (0..n).map(|_| Live::default()).collect(),
+        live: plans.iter().map(|p| Live::new(p.targets.len())).collect(),
     });
     let spec = prep.share.workloads[r].name.as_str();
     let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
@@ -155,7 +157,16 @@ fn run_workload(
         Window::empty(&ctl.live)
     } else {
         let io_timeout = prep.share.settings.io_timeout;
-        let w = Monitor { ctl: &ctl, group, epoch, started, first, clock: &clock, spec, observer, io_timeout }.watch();
+        let names = plans
+            .iter()
+            .map(|p| (p.name.clone(), p.targets.iter().map(|ws| prep.targets[ws.target].path.clone()).collect()))
+            .collect();
+        let counters =
+            &Counters { ctl: Arc::clone(&ctl), names: Arc::new(names), rank: group.me().rank, workload: spec.into() };
+        observer.workload_started(counters);
+        let w =
+            Monitor { ctl: &ctl, group, epoch, started, first, clock: &clock, spec, counters, observer, io_timeout }
+                .watch();
         // A worker may be waiting for completions that do not come: interrupt its wait
         // (again, until it has seen the stop) so it drains with a timeout.
         while ctl.finished.load(Relaxed) < n {

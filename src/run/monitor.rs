@@ -1,58 +1,29 @@
 //! The main thread during a run: the clock (ramp-up, recording, interval samples, CPU), the
-//! live status it gives the [`Observer`], and the stop (time, count, Ctrl-C, a stalled target).
+//! [`Snapshot`] of each interval it gives the [`Observer`], and the stop (time, count, Ctrl-C,
+//! a stalled target).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::snapshot::{Count, Counters, Phase, Snapshot};
 use crate::config::TestSettings;
 use crate::cpu::{self, CpuSnapshot};
 use crate::managers::Group;
-use crate::result::{Interval, percentiles_of};
+use crate::result::{Interval, WorkloadResult, percentiles_of};
 use crate::stats::Histogram;
 use crate::stats::histogram::LIVE_BUCKETS;
 use crate::worker::{Control, Live};
 
-/// Which part of a run the live status describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Ramp-up: running, not recorded.
-    Ramp,
-    /// Recording.
-    Run,
-}
-
-/// What the live line shows, once per interval.
-#[derive(Debug, Clone)]
-pub struct LiveStatus<'a> {
-    /// The access specification running.
-    pub spec: &'a str,
-    /// Ramp-up or recording.
-    pub phase: Phase,
-    /// Seconds into the phase: since the workers started during ramp-up, since recording
-    /// began after it.
-    pub elapsed_s: f64,
-    /// How long the phase lasts, when the test is timed.
-    pub total_s: Option<f64>,
-    /// Over the last interval.
-    pub iops: f64,
-    /// 10^6 bytes/s over the last interval.
-    pub mbps: f64,
-    /// Mean response time over the last interval.
-    pub avg_response_ms: Option<f64>,
-    /// The 99th percentile of response times over the last interval.
-    pub p99_response_ms: Option<f64>,
-    /// CPU utilisation over the last interval.
-    pub cpu_pct: f64,
-}
-
 /// What a running test tells the outside, and the one thing it asks of it (ripgrep's `Sink`):
-/// the live line, the end of each workload, and whether the user asked to stop. A study's
+/// each interval, the end of each workload, and whether the user asked to stop. A study's
 /// observer also hears of each point (`study::run::StudyObserver`).
 pub trait Observer {
+    /// A workload starts: this manager's counts, which may be read at any time until it ends.
+    fn workload_started(&mut self, _counters: &Counters) {}
     /// Once per interval, every manager's figures added up.
-    fn interval(&mut self, _status: &LiveStatus) {}
-    /// A workload has ended (its result follows once every manager has sent its part).
-    fn run_done(&mut self) {}
+    fn interval(&mut self, _snapshot: &Snapshot) {}
+    /// A workload has ended: its result, every manager's parts merged.
+    fn run_done(&mut self, _result: &WorkloadResult) {}
     /// Whether the user asked to stop (Ctrl-C, SIGTERM): the workload running stops at once,
     /// and the result, marked interrupted, holds what was measured. Asked every few ms.
     fn stop_requested(&self) -> bool {
@@ -162,8 +133,10 @@ pub(super) struct Monitor<'a> {
     pub(super) first: Mark,
     /// Interval, ramp-up and run time.
     pub(super) clock: &'a Clock,
-    /// The workload running, for the live line.
+    /// The workload running.
     pub(super) spec: &'a str,
+    /// This manager's counts, for the snapshot.
+    pub(super) counters: &'a Counters,
     /// Hears every interval; says when to stop.
     pub(super) observer: &'a mut dyn Observer,
     /// A worker that completes no I/O for this long stops the test.
@@ -209,7 +182,7 @@ impl Monitor<'_> {
                     intervals.push(sample.interval(m.at_ns - rs));
                 }
             }
-            let stopped = self.tell(&sample, &m, rec.is_some());
+            let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0));
             let end = rec.as_ref().map(|(rs, _, _)| rs.saturating_add(time));
             if stopped || end == Some(next) {
                 self.stop_at(m.at_ns);
@@ -257,32 +230,47 @@ impl Monitor<'_> {
     /// Tells the observer about the interval just ended, summed over every manager in a timed
     /// run (each boundary is a meeting). True if the test stops: a worker or manager stopped it,
     /// or (counted) every worker is done.
-    fn tell(&mut self, sample: &Sample, m: &Mark, recording: bool) -> bool {
+    /// `recording`: when recording started (ns from the epoch), once it has.
+    fn tell(&mut self, sample: &Sample, m: &Mark, recording: Option<u64>) -> bool {
         let stop = self.ctl.stop.load(Relaxed);
         let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
-        let mut d = vec![sample.ios, sample.bytes, sample.response_ns, cpu_milli, u64::from(stop)];
+        let in_flight: u64 = self.ctl.live.iter().map(|l| l.in_flight.load(Relaxed)).sum();
+        let mut d = vec![sample.ios, sample.bytes, sample.response_ns, cpu_milli, u64::from(stop), in_flight];
         d.extend(sample.latency.counts());
+        let counts = self.counters.counts();
         // A counted run ends at a different boundary on each manager: only timed runs meet.
-        let (all, stopped, cpu_pct) = if self.clock.timed() {
+        let (all, stopped, cpu_pct, counts) = if self.clock.timed() {
             let s = self.group.sum(&d, "an interval");
             let (stopped, cpu) = (s[4] > 0, s[3] as f64 / 1000.0 / self.group.all().len() as f64);
-            (s, stopped, cpu)
+            let mine = serde_json::to_vec(&counts).expect("counts serialise");
+            let parts = self.group.all_gather(&mine, "an interval's counts", None);
+            let counts = parts.iter().flat_map(|p| serde_json::from_slice::<Vec<Count>>(p).unwrap_or_default());
+            (s, stopped, cpu, counts.collect())
         } else {
-            (d, stop || self.all_done(), sample.cpu_pct)
+            (d, stop || self.all_done(), sample.cpu_pct, counts)
         };
-        let latency = Histogram::from_counts(all[5..].to_vec());
-        let dt = sample.seconds;
-        let (ramp, time) = (self.clock.ramp_ns, self.clock.time_ns);
-        self.observer.interval(&LiveStatus {
-            spec: self.spec,
-            phase: if recording { Phase::Run } else { Phase::Ramp },
-            elapsed_s: if recording { m.at_ns.saturating_sub(ramp) } else { m.at_ns } as f64 / 1e9,
-            total_s: self.clock.timed().then(|| if recording { time } else { ramp } as f64 / 1e9),
-            iops: all[0] as f64 / dt,
-            mbps: all[1] as f64 / dt / 1e6,
-            avg_response_ms: (all[0] > 0).then(|| all[2] as f64 / all[0] as f64 / 1e6),
-            p99_response_ms: latency.quantile(0.99).map(|ns| ns as f64 / 1e6),
+        let merged = Sample {
+            seconds: sample.seconds,
+            ios: all[0],
+            bytes: all[1],
+            response_ns: all[2],
             cpu_pct,
+            latency: Histogram::from_counts(all[6..].to_vec()),
+        };
+        let (ramp, time) = (self.clock.ramp_ns, self.clock.time_ns);
+        let elapsed_ns = m.at_ns.saturating_sub(recording.unwrap_or(0));
+        self.observer.interval(&Snapshot {
+            workload: self.spec,
+            phase: if recording.is_some() { Phase::Run } else { Phase::Ramp },
+            elapsed_s: elapsed_ns as f64 / 1e9,
+            total_s: self.clock.timed().then(|| if recording.is_some() { time } else { ramp } as f64 / 1e9),
+            interval: merged.interval(elapsed_ns),
+            ios: merged.ios,
+            bytes: merged.bytes,
+            response_ns: merged.response_ns,
+            in_flight: all[5],
+            counts,
+            study: None,
         });
         stopped
     }

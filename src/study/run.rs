@@ -11,7 +11,8 @@ use crate::config::{Job, Limit, Steady, StudyConfig};
 use crate::error::{Error, Result, input, runtime};
 use crate::managers::Group;
 use crate::plan;
-use crate::run::{self, LiveStatus, Observer};
+use crate::result::WorkloadResult;
+use crate::run::{self, Counters, Observer, Progress, Snapshot};
 use crate::verify::map::BlockMap;
 
 /// What a study tells the outside: everything a run does, and each point as it ends.
@@ -21,20 +22,31 @@ pub trait StudyObserver: Observer {
     fn point_done(&mut self, doc: &StudyDoc) -> Result<()>;
 }
 
-/// The observer of one point's runs: the live line says which point, and a point always runs
-/// to its end (Ctrl-C stops a study between points, see [`run_study`]).
+/// The observer of one point's runs: each snapshot says where the study is, and a point always
+/// runs to its end (Ctrl-C stops a study between points, see [`run_study`]).
 struct PointObserver<'a> {
     inner: &'a mut dyn StudyObserver,
-    label: String,
+    progress: Progress,
+    /// When the point started, and the time left then.
+    started: Instant,
+    left_then: Option<f64>,
 }
 
 impl Observer for PointObserver<'_> {
-    fn interval(&mut self, s: &LiveStatus) {
-        let spec = format!("{} {}", self.label, s.spec);
-        self.inner.interval(&LiveStatus { spec: &spec, ..s.clone() });
+    fn interval(&mut self, s: &Snapshot) {
+        let since = self.started.elapsed().as_secs_f64();
+        let progress = Progress {
+            elapsed_s: self.progress.elapsed_s + since,
+            left_s: self.left_then.map(|l| (l - since).max(0.0)),
+            ..self.progress.clone()
+        };
+        self.inner.interval(&Snapshot { study: Some(progress), ..s.clone() });
     }
-    fn run_done(&mut self) {
-        self.inner.run_done();
+    fn workload_started(&mut self, counters: &Counters) {
+        self.inner.workload_started(counters);
+    }
+    fn run_done(&mut self, result: &WorkloadResult) {
+        self.inner.run_done(result);
     }
 }
 
@@ -51,6 +63,9 @@ struct Runner<'a> {
     group: &'a dyn Group,
     /// With `--verify`: per target, the map of the last point that wrote to it.
     maps: Vec<BlockMap>,
+    /// How many points the study measures (at most, when it runs rounds until steady); None
+    /// when searches decide.
+    planned: Option<usize>,
 }
 
 impl Runner<'_> {
@@ -65,6 +80,8 @@ impl Runner<'_> {
             base.test.run = vec![spec.to_string()];
         }
         let test = apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
+        let st = &test.settings;
+        let per_run = (!st.counted()).then(|| (st.ramp + st.time).as_secs_f64() * test.workloads.len() as f64);
         let mut prep = plan::prepare_for(self.group, test)?;
         let mut docs = Vec::new();
         for r in 0..self.repeat {
@@ -81,7 +98,9 @@ impl Runner<'_> {
                 std::fs::create_dir_all(&d).map_err(|e| runtime(format!("--log-dir {}: {e}", d.display())))?;
                 prep.share.settings.log_dir = Some(d);
             }
-            let tested = run::run_test(&prep, self.group, &mut PointObserver { inner: &mut *self.observer, label })?;
+            let group = self.group;
+            let left = per_run.map(|t| t * f64::from(self.repeat - r));
+            let tested = run::run_test(&prep, group, &mut self.point_observer(point, label, left))?;
             for map in tested.maps.into_iter().filter(|m| m.entries.iter().any(|&e| e != 0)) {
                 self.maps.retain(|m| m.path != map.path);
                 self.maps.push(map);
@@ -112,6 +131,26 @@ impl Runner<'_> {
         self.doc.duration_s = self.t0.elapsed().as_secs_f64();
         self.observer.point_done(&self.doc)?;
         Ok(index)
+    }
+}
+
+impl<'a> Runner<'a> {
+    /// The observer of a run of the next point: its label, and the time left when it starts,
+    /// the points to come at the pace of those done (before any is, `this_point_s`, the
+    /// point's own settings, for each).
+    fn point_observer(&mut self, point: &Point, label: String, this_point_s: Option<f64>) -> PointObserver<'_> {
+        let done = self.doc.points.len();
+        let elapsed_s = self.t0.elapsed().as_secs_f64();
+        let left_then = self.planned.and_then(|n| {
+            let after = n.saturating_sub(done + 1) as f64;
+            match done {
+                0 => this_point_s.map(|t| t * (1.0 + after)),
+                _ => Some(this_point_s.unwrap_or(0.0) + elapsed_s / done as f64 * after),
+            }
+        });
+        let progress =
+            Progress { label, point: done + 1, points: self.planned, round: point.round, elapsed_s, left_s: left_then };
+        PointObserver { inner: &mut *self.observer, progress, started: Instant::now(), left_then }
     }
 }
 
@@ -168,7 +207,15 @@ pub fn run_study(
         warnings: Vec::new(),
         interrupted: true,
     };
+    let specs = specs_of(config).len();
+    let planned = match (&study.steady, &study.limit, &study.curve) {
+        (Some(st), _, _) => Some(points.len() * st.max_rounds as usize),
+        (None, None, None) => Some(points.len()),
+        (None, None, Some(c)) => Some(points.len() * specs * (1 + c.fractions.len())),
+        (None, Some(_), _) => None,
+    };
     let mut r = Runner {
+        planned,
         base: config.clone(),
         repeat: study.repeat,
         doc,
@@ -347,7 +394,7 @@ fn precondition(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<Option<
     let bytes = r.group.sum(&[mine * st.passes as u64], "preconditioning")[0];
     (prep.share.settings.bytes, prep.share.settings.ios) = (Some(bytes), None);
     let label = format!("precondition: {spec} x {}", st.passes);
-    let tested = run::run_test(&prep, r.group, &mut PointObserver { inner: &mut *r.observer, label })?;
+    let tested = run::run_test(&prep, r.group, &mut r.point_observer(&points[0], label, None))?;
     let result = tested.doc.results.first();
     Ok(Some(Preconditioned {
         pattern: st.precondition.clone(),

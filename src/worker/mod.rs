@@ -47,7 +47,8 @@ const REAP_FRACTION: usize = 4;
 const SPIN_NS: u64 = 100_000;
 
 /// A worker's running totals (all completions, ramp-up included), for the live line and the
-/// interval samples. On its own cache line so workers do not slow each other down.
+/// interval samples, and its recorded counts per target and operation, for live metrics. On
+/// its own cache line so workers do not slow each other down.
 #[repr(align(64))]
 #[derive(Default)]
 pub struct Live {
@@ -62,6 +63,38 @@ pub struct Live {
     /// The worker's thread (pthread_t) while it runs I/O, 0 otherwise: the main thread
     /// interrupts its wait for completions with [`wake`] when the test stops.
     pub thread: AtomicU64,
+    /// I/Os in flight when it last waited for completions.
+    pub in_flight: AtomicU64,
+    /// Per target and operation (`target * 4 + op`): what the result will count, as it is
+    /// counted (recorded I/Os and bytes; errors whenever they happen), so a live total never
+    /// exceeds the final one.
+    pub recorded: Box<[LiveCount]>,
+}
+
+impl Live {
+    /// The counters of a worker with `targets` targets.
+    pub fn new(targets: usize) -> Live {
+        Live { recorded: (0..targets * Op::ALL.len()).map(|_| LiveCount::default()).collect(), ..Live::default() }
+    }
+}
+
+/// One target's and operation's recorded counts. Only its worker writes them (a load and a
+/// store, no locked instruction); any thread may read them.
+#[derive(Default)]
+pub struct LiveCount {
+    /// Successful I/Os recorded.
+    pub ios: AtomicU64,
+    /// Their bytes.
+    pub bytes: AtomicU64,
+    /// Failed I/Os.
+    pub errors: AtomicU64,
+}
+
+impl LiveCount {
+    #[inline(always)]
+    fn bump(counter: &AtomicU64, by: u64) {
+        counter.store(counter.load(Relaxed) + by, Relaxed);
+    }
 }
 
 /// The signal that interrupts a worker's wait for completions (its handler does nothing; the
@@ -588,6 +621,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 // Issued writes are journaled before they can reach the target.
                 c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", self.job.plan.name))?;
             }
+            self.live.in_flight.store(self.in_flight as u64, Relaxed);
             self.engine
                 .submit_and_wait(reap, timeout, &mut done)
                 .map_err(|e| format!("{}: I/O engine failed: {e}", self.job.plan.name))?;
@@ -733,7 +767,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             if ok && response > self.io_timeout_ns {
                 // It came back, but after a stall longer than io_timeout: an error too (the
                 // psync engine cannot give up an I/O, only see how long it took).
-                failed(stats, &mut self.s.first_error, &m, libc::ETIMEDOUT, now, job.stop_on_error, ctl);
+                failed(stats, self.live, &mut self.s.first_error, &m, libc::ETIMEDOUT, now, job.stop_on_error, ctl);
             }
             if let (true, Some(ch)) = (VERIFY, &mut self.s.checker) {
                 // SAFETY: the slot's I/O completed; its buffer holds m.len bytes.
@@ -746,6 +780,9 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             if ok {
                 if recording {
                     stats.of_mut(m.op).record(m.len as u64, response);
+                    let live = &self.live.recorded[m.target as usize * Op::ALL.len() + m.op as usize];
+                    LiveCount::bump(&live.ios, 1);
+                    LiveCount::bump(&live.bytes, m.len as u64);
                     if let Some(log) = &mut self.s.log {
                         let (at_ns, response_ns, offset, len, op) = (now - start_ns, response, m.offset, m.len, m.op);
                         log.push(io_log::Entry { at_ns, response_ns, offset, len, op });
@@ -759,7 +796,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 // Errors count whenever they happen: a failing device must not look clean
                 // because it failed during ramp-up.
                 let errno = if c.result < 0 { -c.result } else { 0 };
-                failed(stats, &mut self.s.first_error, &m, errno, now, job.stop_on_error, ctl);
+                failed(stats, self.live, &mut self.s.first_error, &m, errno, now, job.stop_on_error, ctl);
             }
             free.push_back(c.slot);
         }
@@ -780,8 +817,10 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
 /// ends here; the monitor stops every worker and manager).
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn failed(
     stats: &mut IoStats,
+    live: &Live,
     first: &mut Option<FailedIo>,
     m: &SlotMeta,
     errno: i32,
@@ -790,6 +829,7 @@ fn failed(
     ctl: &Control,
 ) {
     stats.record_error(m.op, errno);
+    LiveCount::bump(&live.recorded[m.target as usize * Op::ALL.len() + m.op as usize].errors, 1);
     if first.is_none() {
         *first = Some(FailedIo { target: m.target as usize, offset: m.offset, op: m.op, errno, at_ns: now });
     }

@@ -23,6 +23,7 @@ mod icf;
 mod interrupt;
 mod iometer;
 mod iscsi;
+mod live;
 // Real Open MPI jobs: built with `--features mpi` (scripts/test does).
 #[cfg(feature = "mpi")]
 mod managers;

@@ -1,0 +1,488 @@
+//! Watching a run: `--metrics` scraped by the real Prometheus server and checked by its
+//! `promtool`, `--live-json` against its schema and the result, and `--http`'s page in
+//! headless Chromium.
+
+use crate::common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// A port free now (the kernel's pick; closed again for the server to take).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// GET `url` with curl: the status line's code and the body.
+fn get(url: &str, headers: &[&str]) -> (u16, String) {
+    let mut c = Command::new("curl");
+    c.args(["-s", "-m", "5", "-w", "\n%{http_code}", url]);
+    for h in headers {
+        c.args(["-H", h]);
+    }
+    let out = c.output().expect("curl runs (scripts/test installs it)");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
+
+/// A Prometheus server of its own, scraping `target` every second.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Prometheus {
+    fn start(target: u16) -> Prometheus {
+        let dir = scratch("prometheus");
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n\
+                 scrape_configs:\n  - job_name: iogauge\n    static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus runs (scripts/test installs it)");
+        let p = Prometheus { child, port, dir };
+        // Ready, and scraping already (the target is down until iogauge listens): a run
+        // started before its first scrape would be seen only from a random later second.
+        let t0 = Instant::now();
+        while !p.scraping() {
+            assert!(t0.elapsed() < Duration::from_secs(60), "prometheus did not start scraping");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        p
+    }
+
+    fn scraping(&self) -> bool {
+        let (code, body) = get(&self.url("/api/v1/targets"), &[]);
+        let v: Value = if code == 200 { serde_json::from_str(&body).unwrap_or_default() } else { Value::Null };
+        v["data"]["activeTargets"][0]["lastScrape"].as_str().is_some_and(|t| !t.starts_with("0001"))
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// An instant query's vector at `at` (Unix seconds): each sample's labels and value.
+    fn query(&self, promql: &str, at: f64) -> Vec<(Value, f64)> {
+        let q: String = promql
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let (code, body) = get(&self.url(&format!("/api/v1/query?query={q}&time={at:.3}")), &[]);
+        assert_eq!(code, 200, "{promql}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["data"]["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["metric"].clone(), s["value"][1].as_str().unwrap().parse().unwrap()))
+            .collect()
+    }
+
+    /// The scrape target's health and last error, as Prometheus's own parser saw our output.
+    fn target_health(&self) -> (String, String) {
+        let (_, body) = get(&self.url("/api/v1/targets"), &[]);
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let t = &v["data"]["activeTargets"][0];
+        (t["health"].as_str().unwrap_or("").into(), t["lastError"].as_str().unwrap_or("").into())
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Fetches /metrics every 300 ms until `child` ends; every scrape must pass `promtool check
+/// metrics`. Returns the number of scrapes and the child's output.
+fn scrape_while(child: Child, port: u16) -> (usize, std::process::Output) {
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let mut child = child;
+    let mut scrapes = 0;
+    while child.try_wait().unwrap().is_none() {
+        let (code, body) = get(&url, &[]);
+        if code == 200 {
+            let mut check = Command::new("promtool")
+                .args(["check", "metrics"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            check.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+            let out = check.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "promtool check metrics: {}{}\n{body}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            scrapes += 1;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    (scrapes, child.wait_with_output().unwrap())
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn prometheus_sees_the_results_rates_and_exact_counts() {
+    let port = free_port();
+    let prom = Prometheus::start(port);
+    let dir = scratch("live-prom");
+    let json = dir.join("r.json");
+    // Paced (an open loop at 20,000 IOPS), so every second holds the same work and a rate over
+    // 5 s is the device's, not the machine's noise.
+    let child = command_in(
+        &dir,
+        &[
+            "run",
+            "--target",
+            "null",
+            "--rate-iops",
+            "20000",
+            "--ramp",
+            "1s",
+            "--time",
+            "12s",
+            "--interval",
+            "1s",
+            "--metrics",
+            &format!("127.0.0.1:{port}"),
+            "--linger",
+            "3s",
+            "--json",
+            json.to_str().unwrap(),
+            "--no-history",
+            "-q",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let (scrapes, out) = scrape_while(child, port);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(scrapes >= 20, "{scrapes} scrapes in 16 s");
+    let (health, error) = prom.target_health();
+    assert_eq!((health.as_str(), error.as_str()), ("up", ""), "Prometheus's own parser (OpenMetrics)");
+    let doc = read_json(&json);
+    let r = &doc["results"][0];
+    let start = r["managers"][0]["record_start_unix_ns"].as_f64().unwrap() / 1e9;
+    let intervals = r["intervals"].as_array().unwrap();
+    // At 6, 8, 10 and 12 s into recording, the rate over the last 5 s against the result's
+    // intervals that end in those 5 s.
+    for at in [6.0, 8.0, 10.0, 12.0] {
+        // Scraped every second: at least 4 samples in a 5 s window (else the rate would be
+        // Prometheus's extrapolation, not a measurement).
+        let samples = prom.query("count_over_time(iogauge_ios_total[5s])", start + at);
+        assert!(samples.first().is_some_and(|s| s.1 >= 4.0), "at {at} s: {samples:?}");
+        let rate = prom.query("sum(rate(iogauge_ios_total[5s]))", start + at);
+        let rate = rate.first().map_or(0.0, |s| s.1);
+        let ivs: Vec<f64> = intervals
+            .iter()
+            .filter(|iv| num(iv, "t_s") > at - 5.0 + 0.01 && num(iv, "t_s") <= at + 0.01)
+            .map(|iv| num(iv, "iops"))
+            .collect();
+        let mean = ivs.iter().sum::<f64>() / ivs.len() as f64;
+        assert!((rate - mean).abs() <= mean * 0.02, "at {at} s: Prometheus's rate {rate:.0}, the intervals' {mean:.0}");
+    }
+    // The last scrape (during --linger) holds the result's count exactly.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let total = prom.query("sum(iogauge_ios_total)", now);
+    assert_eq!(total[0].1 as u64, r["totals"]["ios"].as_u64().unwrap());
+    let state = prom.query("iogauge_state == 1", now);
+    assert_eq!(state[0].0["state"], "ended");
+}
+
+#[test]
+fn a_study_is_scraped_its_counters_grow_across_points_and_say_progress() {
+    let port = free_port();
+    let prom = Prometheus::start(port);
+    let dir = scratch("live-study");
+    let json = dir.join("s.json");
+    let lines = dir.join("live.jsonl");
+    let job = dir.join("sweep.toml");
+    std::fs::write(
+        &job,
+        "[test]\nrun = [\"random-read-4k\"]\nramp = \"0s\"\ntime = \"2s\"\ninterval = \"500ms\"\n\
+         [[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = [1, 2, 4]\n",
+    )
+    .unwrap();
+    let child = command_in(
+        &dir,
+        &[
+            "study",
+            job.to_str().unwrap(),
+            "--metrics",
+            &port.to_string(),
+            "--linger",
+            "3s",
+            "--live-json",
+            lines.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--no-history",
+            "-q",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let (_, out) = scrape_while(child, port);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = read_json(&json);
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    let ios: u64 = points.iter().map(|p| p["runs"][0]["results"][0]["totals"]["ios"].as_u64().unwrap()).sum();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    // One series for the one workload: it grew through all three points, never reset.
+    let total = prom.query("iogauge_ios_total", now);
+    assert_eq!(total.len(), 1, "{total:?}");
+    assert_eq!(total[0].1 as u64, ios);
+    let resets = prom.query("resets(iogauge_ios_total[1m])", now);
+    assert_eq!(resets[0].1, 0.0);
+    let points_seen = prom.query("max_over_time(iogauge_study_point[1m])", now);
+    assert_eq!(points_seen[0].1, 3.0);
+    assert_eq!(prom.query("iogauge_study_points", now)[0].1, 3.0);
+    // The lines say the same progress: points 1 to 3 of 3, time left falling to about 0.
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&lines).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let seen: Vec<u64> = lines.iter().map(|l| l["study"]["point"].as_u64().unwrap()).collect();
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen[0] == 1 && seen.last() == Some(&3), "{seen:?}");
+    assert!(lines.iter().all(|l| l["study"]["points"] == 3));
+    let last_left = lines.last().unwrap()["study"]["left_s"].as_f64().unwrap();
+    assert!(last_left <= 1.0, "{last_left} s left in the last interval");
+}
+
+/// Validates each line of `path` against docs/live-schema.json (python3-jsonschema).
+fn validate_lines(path: &Path) -> Result<(), String> {
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/docs");
+    let script = format!(
+        "import json,jsonschema; r=json.load(open('{docs}/result-schema.json')); s=json.load(open('{docs}/live-schema.json')); \
+         jsonschema.Draft202012Validator.check_schema(s); \
+         v=jsonschema.Draft202012Validator(s, resolver=jsonschema.RefResolver.from_schema(s, store={{r['$id']: r}})); \
+         [v.validate(json.loads(l)) for l in open('{}')]",
+        path.display()
+    );
+    let out = Command::new("/usr/bin/python3").args(["-c", &script]).output().unwrap();
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
+#[test]
+fn json_lines_follow_their_schema_and_add_up_to_the_result() {
+    let dir = scratch("live-lines");
+    let lines = dir.join("live.jsonl");
+    let json = dir.join("r.json");
+    ok_in(
+        &dir,
+        &[
+            "run",
+            "--target",
+            "null",
+            "--workers",
+            "2",
+            "--qd",
+            "8",
+            "--ramp",
+            "500ms",
+            "--time",
+            "2s",
+            "--interval",
+            "250ms",
+            "--live-json",
+            lines.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--no-history",
+        ],
+    );
+    validate_lines(&lines).unwrap();
+    let doc = read_json(&json);
+    let r = &doc["results"][0];
+    let all: Vec<Value> =
+        std::fs::read_to_string(&lines).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let recorded: Vec<&Value> = all.iter().filter(|l| l["phase"] == "recording").collect();
+    assert_eq!(all.len() - recorded.len(), 2, "two ramp-up intervals of 250 ms");
+    assert_eq!(recorded.len(), r["intervals"].as_array().unwrap().len());
+    let ios: u64 = recorded.iter().map(|l| l["ios"].as_u64().unwrap()).sum();
+    let total = r["totals"]["ios"].as_u64().unwrap();
+    // The lines are the samples the result's intervals are: each worker is at most one batch
+    // of completions (its 8 outstanding) away at the start of recording (reaped in ramp-up,
+    // published after the start's mark) and at its end (tests/it/time_series.rs): 2 x 2 x 8.
+    assert!(ios.abs_diff(total) <= 2 * 2 * 8, "{ios} in the lines, {total} recorded");
+    let intervals = r["intervals"].as_array().unwrap();
+    for (k, (l, iv)) in recorded.iter().zip(intervals).enumerate() {
+        assert_eq!(l["t_s"], iv["t_s"]);
+        // The result trims its last interval to the totals (run/tally.rs); the line is what
+        // was seen then.
+        if k + 1 < intervals.len() {
+            assert_eq!(
+                (&l["iops"], &l["mbps"]),
+                (&iv["iops"], &iv["mbps"]),
+                "the same sample as the result's interval"
+            );
+        }
+        let n = l["ios"].as_f64().unwrap();
+        assert!((num(l, "iops") - n / num(l, "duration_s")).abs() < 1e-6 * n.max(1.0));
+    }
+    // stdout: the lines and nothing else.
+    let out = ok(&[
+        "run",
+        "--target",
+        "null",
+        "--ramp",
+        "0s",
+        "--time",
+        "1s",
+        "--interval",
+        "250ms",
+        "--live-json",
+        "-",
+        "--no-history",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()), "{text}");
+}
+
+/// The live page's DOM after Chromium has run its script for `ms` of virtual time.
+fn page_dom(url: &str, profile: &Path, ms: u32) -> String {
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            &format!("--user-data-dir={}", profile.display()),
+            &format!("--virtual-time-budget={ms}"),
+            "--dump-dom",
+            url,
+        ])
+        .output()
+        .expect("chromium runs (scripts/test installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The text of the element with id `id`.
+fn by_id(dom: &str, id: &str) -> String {
+    let at = dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no #{id} in {dom}"));
+    let rest = &dom[at..];
+    let open = rest.find('>').unwrap() + 1;
+    rest[open..open + rest[open..].find('<').unwrap()].to_string()
+}
+
+#[test]
+fn the_live_page_shows_the_numbers_of_the_json_lines() {
+    let dir = scratch("live-page");
+    let lines = dir.join("live.jsonl");
+    let port = free_port();
+    let child = command_in(
+        &dir,
+        &[
+            "run",
+            "--target",
+            "null",
+            "--ramp",
+            "0s",
+            "--time",
+            "8s",
+            "--interval",
+            "500ms",
+            "--http",
+            &port.to_string(),
+            "--live-json",
+            lines.to_str().unwrap(),
+            "--no-history",
+            "-q",
+        ],
+    )
+    .stderr(Stdio::piped())
+    .stdout(Stdio::null())
+    .spawn()
+    .unwrap();
+    let url = format!("http://127.0.0.1:{port}/");
+    let profile = scratch("chromium");
+    std::thread::sleep(Duration::from_millis(2000));
+    let first = page_dom(&url, &profile, 1500);
+    std::thread::sleep(Duration::from_millis(2000));
+    let second = page_dom(&url, &profile, 1500);
+    // Unknown paths and other methods, while it runs.
+    assert_eq!(get(&format!("{url}nothing"), &[]).0, 404);
+    assert_eq!(get(&format!("{url}metrics"), &[]).0, 404, "--http alone serves no metrics");
+    let out = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", &url])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "405");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let all: Vec<Value> =
+        std::fs::read_to_string(&lines).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut seqs = Vec::new();
+    for dom in [&first, &second] {
+        let seq: usize = by_id(dom, "seq").parse().unwrap();
+        assert!(seq >= 1, "the page had seen no interval: {dom}");
+        // The page shows the seq-th line's figures, as the lines file has them.
+        let line = &all[seq - 1];
+        let iops: f64 = by_id(dom, "iops").replace(',', "").parse().unwrap();
+        assert_eq!(iops, num(line, "iops").round(), "interval {seq}");
+        assert_eq!(by_id(dom, "mbps").replace(',', ""), format!("{:.1}", num(line, "mbps")));
+        assert_eq!(by_id(dom, "workload"), line["workload"].as_str().unwrap());
+        seqs.push(seq);
+    }
+    assert!(seqs[1] > seqs[0], "the page moved on: intervals {seqs:?}");
+    assert!(first.contains("<polyline"), "the charts are drawn");
+}
+
+#[test]
+fn live_flags_refuse_bad_input_in_one_line() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let at = format!("127.0.0.1:{port}");
+    for (args, says) in [
+        (vec!["--metrics", "nine"], "--metrics nine: not a port or ADDR:PORT"),
+        (vec!["--http", "127.0.0.1:99999"], "--http 127.0.0.1:99999: not a port"),
+        (vec!["--metrics", &at], "cannot listen there"),
+        (vec!["--linger", "2s"], "--linger keeps --metrics or --http serving"),
+        (vec!["--live-json", "/nonexistent/dir/x"], "--live-json /nonexistent/dir/x: cannot write it"),
+    ] {
+        let mut a = vec!["run", "--target", "null", "--time", "1s", "--no-history"];
+        a.extend(args);
+        let out = iogauge(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
+        assert!(err.contains(says), "{a:?}: {err}");
+        assert!(out.stdout.is_empty(), "{a:?}: nothing measured, nothing printed");
+    }
+}
