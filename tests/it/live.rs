@@ -273,6 +273,16 @@ fn a_study_is_scraped_its_counters_grow_across_points_and_say_progress() {
     let points_seen = prom.query("max_over_time(iogauge_study_point[1m])", now);
     assert_eq!(points_seen[0].1, 3.0);
     assert_eq!(prom.query("iogauge_study_points", now)[0].1, 3.0);
+    // The Grafana dashboard (docs/grafana-iogauge.json): every query of every panel is valid
+    // PromQL over these metrics and finds data near the study's end.
+    let board: Value =
+        serde_json::from_str(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/grafana-iogauge.json"))).unwrap();
+    for panel in board["panels"].as_array().unwrap() {
+        for t in panel["targets"].as_array().unwrap() {
+            let expr = t["expr"].as_str().unwrap();
+            assert!(!prom.query(expr, now - 4.0).is_empty(), "panel {}: {expr} finds nothing", panel["title"]);
+        }
+    }
     // The lines say the same progress: points 1 to 3 of 3, time left falling to about 0.
     let lines: Vec<Value> =
         std::fs::read_to_string(&lines).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();

@@ -673,3 +673,57 @@ fn each_rank_logs_in_its_own_iscsi_sessions() {
         assert_eq!(w.engine, "iscsi (libiscsi; 2 connections per target)");
     }
 }
+
+/// Rank 0 serves every manager's counts: while the run goes, /metrics has series of both
+/// ranks; at its end (during --linger) they add up to the document's count exactly, and the
+/// JSON lines hold both ranks' I/Os.
+#[test]
+fn rank_0_serves_every_managers_metrics() {
+    let dir = scratch("mpi-live");
+    let job = r#"
+        [test]
+        ramp = "0s"
+        time = "3s"
+        interval = "500ms"
+        rate_iops = 8000
+        [[worker]]
+        targets = ["null"]
+        spec = "random-read-4k"
+        outstanding = 8
+    "#;
+    std::fs::write(dir.join("paced.toml"), job).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut c = mpirun(&dir, 2, &["run", "paced.toml"]);
+    c.args(["--json", "out.json", "--no-history", "-q", "--metrics", &port.to_string(), "--linger", "2s"]);
+    c.args(["--live-json", "live.jsonl"]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let (mut both_while_running, mut last) = (false, String::new());
+    while child.try_wait().unwrap().is_none() {
+        let out = Command::new("curl").args(["-s", "-m", "2", &url]).output().unwrap();
+        let body = String::from_utf8_lossy(&out.stdout).into_owned();
+        if body.contains("iogauge_state{state=\"recording\"} 1") {
+            both_while_running |= body.contains("manager=\"0\"") && body.contains("manager=\"1\"");
+        }
+        if !body.is_empty() {
+            last = body;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(both_while_running, "no scrape during recording had both ranks' series");
+    assert!(last.contains("iogauge_state{state=\"ended\"} 1"), "{last}");
+    let doc = read_doc(&dir.join("out.json"));
+    let served: u64 = last
+        .lines()
+        .filter(|l| l.starts_with("iogauge_ios_total{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(served, doc.results[0].totals.metrics.ios);
+    let lines = std::fs::read_to_string(dir.join("live.jsonl")).unwrap();
+    let ios: u64 =
+        lines.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["ios"].as_u64().unwrap()).sum();
+    // Both ranks' I/Os, each worker at most its 8 outstanding away at the end of recording.
+    assert!(ios.abs_diff(served) <= 2 * 8, "{ios} in the lines, {served} recorded");
+}
