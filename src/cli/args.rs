@@ -304,9 +304,13 @@ pub struct OutputFlags {
     /// Write the result document (JSON); `-` for stdout, which then holds nothing else.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write Iometer's results file (CSV, as Iometer 1.1 writes it); `-` for stdout.
-    #[arg(long, visible_alias = "iometer-csv", value_name = "FILE")]
+    /// Write one CSV row per workload (the columns of a study's --csv); `-` for stdout.
+    #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write Iometer's results file (CSV, as Iometer 1.1 writes it), for spreadsheets and
+    /// scripts made for Iometer; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub iometer_csv: Option<PathBuf>,
     /// Write the result in the shape of fio's --output-format=json (a job per worker), for
     /// tools made for fio; `-` for stdout.
     #[arg(long, value_name = "FILE")]

@@ -1,7 +1,7 @@
 //! `iogauge fs` (its flags: `args::FsArgs`): a file-system test as IOzone's throughput mode
 //! runs one (seed 002), and the study it makes: one point per thread count and test.
 
-use super::exports::{Destinations, ExportManager};
+use super::exports::{Destinations, Outputs};
 use super::interrupt;
 use crate::config::Job;
 use crate::error::Result;
@@ -12,7 +12,7 @@ use crate::managers::Solo;
 pub(super) fn run(job: &Job, to: Destinations) -> Result<i32> {
     // A file-system test runs on this host alone.
     let group = Solo::new();
-    let mut exports = ExportManager::open(&group, to)?;
+    let mut exports = Outputs::open(&group, to)?;
     interrupt::stop_on_interrupt();
     let doc = crate::fs::run_study(job, &mut exports)?;
     exports.write_study(&doc, None)?;

@@ -24,7 +24,7 @@ use crate::plan;
 use crate::run;
 use crate::spec;
 use crate::study;
-use exports::{Destinations, ExportManager};
+use exports::{Destinations, Outputs};
 
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
 ///
@@ -52,7 +52,7 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
     let to = Destinations {
         json: out.json.as_ref(),
         csv: out.csv.as_ref(),
-        iometer_csv: None,
+        iometer_csv: out.iometer_csv.as_ref(),
         iozone_csv: None,
         fio_json: out.fio_json.as_ref(),
         fio_dir: None,
@@ -61,7 +61,7 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
         live: &out.live,
         detail: out.detail.detail.unwrap_or_default(),
     };
-    let mut exports = ExportManager::open(group, to)?;
+    let mut exports = Outputs::open(group, to)?;
     let prep = plan::prepare_for(group, test)?;
     if group.leads() {
         for w in &prep.warnings {
@@ -143,7 +143,7 @@ fn study_on(
     job: &crate::config::Job,
     points: &[study::Point],
 ) -> Result<i32> {
-    let mut exports = ExportManager::open(group, a.outputs.destinations())?;
+    let mut exports = Outputs::open(group, a.outputs.destinations())?;
     interrupt::stop_on_interrupt();
     let test = Test::from_job(job)?;
     let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
@@ -206,7 +206,7 @@ fn man_pages(dir: &std::path::Path) -> Result<i32> {
     for c in &commands {
         pages.push((format!("iogauge-{c}.1"), man_page(Some(c))?));
     }
-    exports::OutputDir::open(dir, "iogauge man --dir")?.write(&pages, "the man pages")?;
+    crate::export::output::OutputDir::open(dir, "iogauge man --dir")?.write(&pages, "the man pages")?;
     Ok(0)
 }
 

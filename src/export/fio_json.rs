@@ -300,3 +300,18 @@ pub fn study_files(study: &StudyDoc) -> Vec<(String, Vec<u8>)> {
     }
     out
 }
+
+/// fio's JSON (`--fio-json`): a file for a run, a directory of files for a study.
+pub struct FioJson;
+
+impl super::Exporter for FioJson {
+    fn what(&self) -> &'static str {
+        "the fio JSON"
+    }
+    fn run(&self, doc: &ResultDoc) -> Vec<u8> {
+        to_bytes(doc)
+    }
+    fn study(&self, doc: &StudyDoc) -> super::Export {
+        super::Export::Files(study_files(doc))
+    }
+}

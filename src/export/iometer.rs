@@ -383,6 +383,21 @@ pub fn study_to_bytes(study: &StudyDoc) -> Vec<u8> {
     steps.end(study.interrupted)
 }
 
+/// Iometer's results file (`--iometer-csv`).
+pub struct IometerCsv;
+
+impl super::Exporter for IometerCsv {
+    fn what(&self) -> &'static str {
+        "the Iometer results file"
+    }
+    fn run(&self, doc: &ResultDoc) -> Vec<u8> {
+        to_bytes(doc)
+    }
+    fn study(&self, doc: &StudyDoc) -> super::Export {
+        super::Export::Bytes(study_to_bytes(doc))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -124,3 +124,19 @@ pub fn to_csv(doc: &StudyDoc) -> Vec<u8> {
     }
     out.into_bytes()
 }
+
+/// IOzone's report as CSV (`--iozone-csv`): a file-system study's tables (a run's: those of
+/// its one point).
+pub struct IozoneCsv;
+
+impl super::Exporter for IozoneCsv {
+    fn what(&self) -> &'static str {
+        "the IOzone CSV file"
+    }
+    fn run(&self, doc: &crate::result::ResultDoc) -> Vec<u8> {
+        to_csv(&StudyDoc::of_run(doc))
+    }
+    fn study(&self, doc: &StudyDoc) -> super::Export {
+        super::Export::Bytes(to_csv(doc))
+    }
+}

@@ -14,3 +14,21 @@ pub fn to_bytes<T: Serialize>(doc: &T) -> Vec<u8> {
 pub fn to_compact<T: Serialize>(doc: &T) -> String {
     serde_json::to_string(doc).expect("the document serialises")
 }
+
+/// The document itself (`--json`), rewritten after every study point.
+pub struct Json;
+
+impl super::Exporter for Json {
+    fn what(&self) -> &'static str {
+        "the JSON document"
+    }
+    fn run(&self, doc: &crate::result::ResultDoc) -> Vec<u8> {
+        to_bytes(doc)
+    }
+    fn study(&self, doc: &crate::study::doc::StudyDoc) -> super::Export {
+        super::Export::Bytes(to_bytes(doc))
+    }
+    fn every_point(&self) -> bool {
+        true
+    }
+}

@@ -267,3 +267,20 @@ fn tail(doc: &StudyDoc, out: &mut String) {
         let _ = writeln!(out, "warning: {w}");
     }
 }
+
+/// The table on stdout, with the rows asked under each workload.
+pub struct Table {
+    /// The rows under each workload of a run.
+    pub detail: Detail,
+}
+
+impl Table {
+    /// A run's table.
+    pub fn run(&self, doc: &ResultDoc) -> Vec<u8> {
+        to_bytes(doc, self.detail)
+    }
+    /// A study's table.
+    pub fn study(&self, doc: &StudyDoc) -> Vec<u8> {
+        study_to_bytes(doc)
+    }
+}

@@ -54,6 +54,9 @@ fn num(v: f64) -> String {
     }
 }
 
+/// A counter family of the counts: its name, help, and which count it adds up.
+type Family = (&'static str, &'static str, fn(&Tally) -> u64);
+
 /// Writes the families one after another.
 struct Out {
     text: String,
@@ -113,7 +116,7 @@ pub fn encode(f: &Figures, open: bool) -> Vec<u8> {
             ("direction", k.2.name().to_string()),
         ]
     };
-    let families: [(&str, &str, fn(&Tally) -> u64); 3] = [
+    let families: [Family; 3] = [
         ("iogauge_ios_total", "I/Os completed and recorded (as the result counts them).", |t| t.ios),
         ("iogauge_bytes_total", "Bytes those I/Os transferred (trimmed bytes for trims).", |t| t.bytes),
         ("iogauge_errors_total", "I/Os that failed (ramp-up's too, as the result counts them).", |t| t.errors),

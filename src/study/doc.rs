@@ -46,6 +46,31 @@ pub struct StudyDoc {
 }
 
 impl StudyDoc {
+    /// A run as a study of one point that cycles nothing: what a format made for studies
+    /// (a row per point and workload) makes of a run.
+    pub fn of_run(doc: &ResultDoc) -> StudyDoc {
+        let point = PointResult {
+            index: 0,
+            params: super::Point::default(),
+            summary: summarise(std::slice::from_ref(doc)),
+            runs: vec![doc.clone()],
+        };
+        StudyDoc {
+            schema: SCHEMA.into(),
+            tool_version: doc.tool_version.clone(),
+            started_at: doc.started_at.clone(),
+            duration_s: doc.duration_s,
+            study: StudyConfig::default(),
+            config: doc.config.clone(),
+            points: vec![point],
+            searches: Vec::new(),
+            curves: Vec::new(),
+            steady: None,
+            warnings: doc.warnings.clone(),
+            interrupted: doc.interrupted,
+        }
+    }
+
     /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed, else 0.
     pub fn exit_status(&self) -> i32 {
         if self.interrupted {

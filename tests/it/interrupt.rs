@@ -25,7 +25,7 @@ fn stop_a_run_with(signal: i32) {
         "60s",
         "--json",
         "out.json",
-        "--csv",
+        "--iometer-csv",
         "out.csv",
         "--db",
         "h.sqlite",

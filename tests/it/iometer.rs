@@ -1,4 +1,4 @@
-//! Iometer's results file: iogauge's `--csv` (a run) and `--iometer-csv` (a study) against a
+//! Iometer's results file: iogauge's `--iometer-csv` (a run, a study) against a
 //! file laid out as Iometer 1.1 writes one (tests/fixtures/iometer-1.1-cycling.csv, written by
 //! us from Iometer's source: ManagerList.cpp, Manager.cpp, Worker.cpp), and read the way the
 //! scripts people run on Iometer's files read them.

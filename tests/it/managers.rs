@@ -67,7 +67,7 @@ targets = ["{dev}"]
     );
     std::fs::write(dir.join("job.toml"), job).unwrap();
     let before = kernel_ios(dev.name());
-    let out = output(mpirun(&dir, 4, &["run", "job.toml", "--json", "out.json", "--csv", "out.csv", "-q"]));
+    let out = output(mpirun(&dir, 4, &["run", "job.toml", "--json", "out.json", "--iometer-csv", "out.csv", "-q"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let after = kernel_ios(dev.name());
     validate_result(&dir.join("out.json")).unwrap();
@@ -420,7 +420,7 @@ fn two_hosts_over_the_network() {
     std::fs::write(dir.join("job.toml"), job).unwrap();
     let job = dir.join("job.toml");
     let out =
-        output(hosts.mpirun(&dir, &["run", job.to_str().unwrap(), "--json", "out.json", "--csv", "out.csv", "-q"]));
+        output(hosts.mpirun(&dir, &["run", job.to_str().unwrap(), "--json", "out.json", "--iometer-csv", "out.csv", "-q"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = read_doc(&dir.join("out.json"));
     let r = &doc.results[0];

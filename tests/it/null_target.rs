@@ -108,7 +108,7 @@ fn json_document_validates_against_the_schema() {
 fn csv_is_iometers() {
     let dir = scratch("csv");
     let out =
-        iogauge_in(&dir, &["run", "--target", "null", "--workers", "2", "--ios", "50000", "--csv", "r.csv", "-q"]);
+        iogauge_in(&dir, &["run", "--target", "null", "--workers", "2", "--ios", "50000", "--iometer-csv", "r.csv", "-q"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty(), "--quiet prints nothing on stdout");
     let text = std::fs::read_to_string(dir.join("r.csv")).unwrap();
@@ -190,4 +190,33 @@ fn specs_lists_and_shows() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 2 + 10, "{text}");
     assert!(text.contains("512K") && text.contains("22%"), "{text}");
+}
+
+/// `--csv` is one table on run and study alike: a run is a study's one point, a row per
+/// workload, the study's columns, its figures the document's.
+#[test]
+fn csv_means_the_same_on_run_and_study() {
+    let dir = scratch("csv-same");
+    let run = ["run", "--target", "null", "--spec", "random-read-4k", "--spec", "random-write-4k", "--ios", "20000"];
+    ok_in(&dir, &[&run[..], &["--csv", "r.csv", "--json", "r.json", "-q", "--no-history"]].concat());
+    std::fs::write(
+        dir.join("s.toml"),
+        "[test]\nios = 20000\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = [1, 2]\n",
+    )
+    .unwrap();
+    ok_in(&dir, &["study", "s.toml", "--csv", "s.csv", "-q", "--no-history"]);
+    let (r, s) = (std::fs::read_to_string(dir.join("r.csv")).unwrap(), std::fs::read_to_string(dir.join("s.csv")).unwrap());
+    assert_eq!(r.lines().next(), s.lines().next(), "the same columns");
+    let header: Vec<&str> = r.lines().next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = r.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{r}");
+    assert_eq!(s.lines().count(), 3, "{s}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for (row, result) in rows.iter().zip(doc["results"].as_array().unwrap()) {
+        assert_eq!(row[col("spec")], result["spec"].as_str().unwrap());
+        assert_eq!(row[col("point")], "1");
+        let iops: f64 = row[col("iops_median")].parse().unwrap();
+        assert_eq!(iops, result["totals"]["iops"].as_f64().unwrap());
+    }
 }

@@ -1,11 +1,12 @@
-//! A study as CSV: one row per point and access specification, the cycled parameters first,
-//! then the median, min and max of each measurement over the point's repeats. A file-system
+//! iogauge's CSV (`--csv`, on run and study alike): one row per point and access
+//! specification (a run is one point), the cycled parameters first, then the median, min and
+//! max of each measurement over the point's repeats. A file-system
 //! study adds its own columns: the thread count, and IOzone's figures (medians of the runs),
 //! throughput also in kB/s (1024 bytes/s) as IOzone reports it.
 
 use std::fmt::Write;
 
-use crate::result::FsFigures;
+use crate::result::{FsFigures, ResultDoc};
 use crate::study::doc::{PointResult, StudyDoc};
 use crate::study::stats::Spread;
 
@@ -109,4 +110,19 @@ pub fn to_bytes(doc: &StudyDoc) -> Vec<u8> {
 /// A field quoted when it holds a comma or a quote.
 fn quote(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+/// iogauge's CSV: a row per workload of a run, per point and workload of a study.
+pub struct Csv;
+
+impl super::Exporter for Csv {
+    fn what(&self) -> &'static str {
+        "the CSV file"
+    }
+    fn run(&self, doc: &ResultDoc) -> Vec<u8> {
+        to_bytes(&StudyDoc::of_run(doc))
+    }
+    fn study(&self, doc: &StudyDoc) -> super::Export {
+        super::Export::Bytes(to_bytes(doc))
+    }
 }
