@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use super::exports::Destinations;
 use super::workload::SpecFlags;
 use super::{history, verify};
 use crate::config::{DataPattern, FsConfig, FsTest, Job, OnError, StudyConfig, Test, WorkerConfig};
@@ -327,6 +326,22 @@ pub struct OutputFlags {
     #[command(flatten)]
     /// Where the run is saved.
     pub history: history::SaveFlags,
+}
+
+/// The flags that say where results go.
+pub(super) struct Destinations<'a> {
+    pub(super) json: Option<&'a PathBuf>,
+    pub(super) csv: Option<&'a PathBuf>,
+    pub(super) iometer_csv: Option<&'a PathBuf>,
+    /// A run's fio JSON file.
+    pub(super) fio_json: Option<&'a PathBuf>,
+    /// A study's directory of fio JSON files.
+    pub(super) fio_dir: Option<&'a PathBuf>,
+    pub(super) iozone_csv: Option<&'a PathBuf>,
+    pub(super) history: &'a history::SaveFlags,
+    pub(super) quiet: bool,
+    pub(super) live: &'a LiveFlags,
+    pub(super) detail: crate::result::Detail,
 }
 
 /// Watching a test while it runs (docs/live.md).

@@ -7,7 +7,8 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use super::history::{SaveFlags, Saver};
+use super::args::Destinations;
+use super::history::Saver;
 use super::interrupt;
 use crate::document::Document;
 use crate::error::Result;
@@ -16,7 +17,7 @@ use crate::export::table::Table;
 use crate::export::{Destination, ExportManager, Exporter, csv, fio_json, iometer, iozone, json};
 use crate::live::Live;
 use crate::managers::{self, Group};
-use crate::result::{Detail, ResultDoc, WorkloadResult};
+use crate::result::{ResultDoc, WorkloadResult};
 use crate::run::{Counters, Observer, Snapshot};
 use crate::study::doc::StudyDoc;
 use crate::study::run::StudyObserver;
@@ -28,22 +29,6 @@ pub(super) struct Outputs {
     live: Live,
     /// Writes anything at all (the lead manager; the others only run).
     lead: bool,
-}
-
-/// The flags that say where results go.
-pub(super) struct Destinations<'a> {
-    pub(super) json: Option<&'a PathBuf>,
-    pub(super) csv: Option<&'a PathBuf>,
-    pub(super) iometer_csv: Option<&'a PathBuf>,
-    /// A run's fio JSON file.
-    pub(super) fio_json: Option<&'a PathBuf>,
-    /// A study's directory of fio JSON files.
-    pub(super) fio_dir: Option<&'a PathBuf>,
-    pub(super) iozone_csv: Option<&'a PathBuf>,
-    pub(super) history: &'a SaveFlags,
-    pub(super) quiet: bool,
-    pub(super) live: &'a super::args::LiveFlags,
-    pub(super) detail: Detail,
 }
 
 impl Outputs {

@@ -1,7 +1,8 @@
 //! `iogauge fs` (its flags: `args::FsArgs`): a file-system test as IOzone's throughput mode
 //! runs one (seed 002), and the study it makes: one point per thread count and test.
 
-use super::exports::{Destinations, Outputs};
+use super::args::Destinations;
+use super::exports::Outputs;
 use super::interrupt;
 use crate::config::Job;
 use crate::error::Result;

@@ -24,7 +24,8 @@ use crate::plan;
 use crate::run;
 use crate::spec;
 use crate::study;
-use exports::{Destinations, Outputs};
+use args::Destinations;
+use exports::Outputs;
 
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
 ///

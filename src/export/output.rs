@@ -119,4 +119,3 @@ pub fn apart(outputs: &[(&str, Option<&PathBuf>)], db: Option<&Path>) -> Result<
     }
     Ok(())
 }
-

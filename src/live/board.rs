@@ -209,9 +209,9 @@ impl Board {
         }
     }
 
-    /// `/metrics`: the figures in Prometheus's text format, or OpenMetrics if `open` (encoded
-    /// from a copy, so the monitor never waits for a scrape).
-    pub fn metrics(&self, open: bool) -> Vec<u8> {
+    /// A copy of the figures as they are now, this manager's counts read from its workers (a
+    /// copy, so the monitor never waits for a scrape to be encoded).
+    pub(super) fn now(&self) -> Figures {
         let mut figures = self.lock().clone();
         if let Some(counters) = self.counters().as_ref() {
             let w = counters.workload();
@@ -222,7 +222,7 @@ impl Board {
                 )
             }));
         }
-        super::metrics::encode(&figures, open)
+        figures
     }
 
     /// `/live.json?after=N`: the intervals after the N-th (as many as are kept), the last

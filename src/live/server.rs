@@ -154,7 +154,7 @@ fn respond(board: &Board, routes: Routes, req: &Request<Incoming>) -> Response<F
         "/metrics" if routes.metrics => {
             let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
             let open = accept.contains("application/openmetrics-text");
-            let text = board.metrics(open);
+            let text = metrics::encode(&board.now(), open);
             reply(StatusCode::OK, if open { metrics::OPEN_METRICS } else { metrics::TEXT }, body(text))
         }
         "/" if routes.page => reply(StatusCode::OK, "text/html; charset=utf-8", body(page::html().into_bytes())),

@@ -148,6 +148,11 @@ fn scrape_while(child: Child, port: u16) -> (usize, std::process::Output) {
     (scrapes, child.wait_with_output().unwrap())
 }
 
+/// iogauge started in `dir` with `args`, its output kept.
+fn spawn_in(dir: &Path, args: &[&str]) -> Child {
+    command_in(dir, args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
@@ -160,7 +165,7 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
     let json = dir.join("r.json");
     // Paced (an open loop at 20,000 IOPS), so every second holds the same work and a rate over
     // 5 s is the device's, not the machine's noise.
-    let child = command_in(
+    let child = spawn_in(
         &dir,
         &[
             "run",
@@ -183,11 +188,7 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
             "--no-history",
             "-q",
         ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    );
     let (scrapes, out) = scrape_while(child, port);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(scrapes >= 20, "{scrapes} scrapes in 16 s");
@@ -236,7 +237,7 @@ fn a_study_is_scraped_its_counters_grow_across_points_and_say_progress() {
          [[worker]]\ntargets = [\"null\"]\n[study]\noutstanding = [1, 2, 4]\n",
     )
     .unwrap();
-    let child = command_in(
+    let child = spawn_in(
         &dir,
         &[
             "study",
@@ -252,11 +253,7 @@ fn a_study_is_scraped_its_counters_grow_across_points_and_say_progress() {
             "--no-history",
             "-q",
         ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    );
     let (_, out) = scrape_while(child, port);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = read_json(&json);
@@ -386,20 +383,7 @@ fn json_lines_follow_their_schema_and_add_up_to_the_result() {
 
 /// The live page's DOM after Chromium has run its script for `ms` of virtual time.
 fn page_dom(url: &str, profile: &Path, ms: u32) -> String {
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-extensions",
-            &format!("--user-data-dir={}", profile.display()),
-            &format!("--virtual-time-budget={ms}"),
-            "--dump-dom",
-            url,
-        ])
-        .output()
-        .expect("chromium runs (scripts/test installs it)");
+    let out = chromium(profile, &[&format!("--virtual-time-budget={ms}"), "--dump-dom", url]);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -416,7 +400,7 @@ fn the_live_page_shows_the_numbers_of_the_json_lines() {
     let dir = scratch("live-page");
     let lines = dir.join("live.jsonl");
     let port = free_port();
-    let child = command_in(
+    let child = spawn_in(
         &dir,
         &[
             "run",
@@ -435,11 +419,7 @@ fn the_live_page_shows_the_numbers_of_the_json_lines() {
             "--no-history",
             "-q",
         ],
-    )
-    .stderr(Stdio::piped())
-    .stdout(Stdio::null())
-    .spawn()
-    .unwrap();
+    );
     let url = format!("http://127.0.0.1:{port}/");
     let profile = scratch("chromium");
     std::thread::sleep(Duration::from_millis(2000));

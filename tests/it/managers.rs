@@ -419,8 +419,9 @@ fn two_hosts_over_the_network() {
     );
     std::fs::write(dir.join("job.toml"), job).unwrap();
     let job = dir.join("job.toml");
-    let out =
-        output(hosts.mpirun(&dir, &["run", job.to_str().unwrap(), "--json", "out.json", "--iometer-csv", "out.csv", "-q"]));
+    let out = output(
+        hosts.mpirun(&dir, &["run", job.to_str().unwrap(), "--json", "out.json", "--iometer-csv", "out.csv", "-q"]),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = read_doc(&dir.join("out.json"));
     let r = &doc.results[0];

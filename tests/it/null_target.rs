@@ -107,8 +107,10 @@ fn json_document_validates_against_the_schema() {
 #[test]
 fn csv_is_iometers() {
     let dir = scratch("csv");
-    let out =
-        iogauge_in(&dir, &["run", "--target", "null", "--workers", "2", "--ios", "50000", "--iometer-csv", "r.csv", "-q"]);
+    let out = iogauge_in(
+        &dir,
+        &["run", "--target", "null", "--workers", "2", "--ios", "50000", "--iometer-csv", "r.csv", "-q"],
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty(), "--quiet prints nothing on stdout");
     let text = std::fs::read_to_string(dir.join("r.csv")).unwrap();
@@ -205,7 +207,8 @@ fn csv_means_the_same_on_run_and_study() {
     )
     .unwrap();
     ok_in(&dir, &["study", "s.toml", "--csv", "s.csv", "-q", "--no-history"]);
-    let (r, s) = (std::fs::read_to_string(dir.join("r.csv")).unwrap(), std::fs::read_to_string(dir.join("s.csv")).unwrap());
+    let (r, s) =
+        (std::fs::read_to_string(dir.join("r.csv")).unwrap(), std::fs::read_to_string(dir.join("s.csv")).unwrap());
     assert_eq!(r.lines().next(), s.lines().next(), "the same columns");
     let header: Vec<&str> = r.lines().next().unwrap().split(',').collect();
     let rows: Vec<Vec<&str>> = r.lines().skip(1).map(|l| l.split(',').collect()).collect();

@@ -4,7 +4,6 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 use iogauge::format::thousands;
@@ -18,24 +17,9 @@ fn artifacts() -> PathBuf {
 }
 
 /// Headless chromium with no network: every host resolves to nothing, any proxy is dead.
-fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-extensions",
-            "--proxy-server=127.0.0.1:9",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium runs (scripts/test installs it)")
+fn offline_chromium(profile: &Path, args: &[&str]) -> std::process::Output {
+    let offline = ["--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=5000"];
+    chromium(profile, &[&offline[..], args].concat())
 }
 
 /// The page's console messages (a page with no script has none unless something failed, such
@@ -83,7 +67,7 @@ fn check_in_browser(dir: &Path, html: &str) {
         .replace("default-src 'none'", "default-src 'none'; script-src 'unsafe-inline'")
         .replace("</body>", &format!("{CHECK}</body>"));
     let page = write(dir, "checked.html", &checked);
-    let out = chromium(&dir.join("profile"), &["--dump-dom", &format!("file://{page}")]);
+    let out = offline_chromium(&dir.join("profile"), &["--dump-dom", &format!("file://{page}")]);
     let dom = String::from_utf8(out.stdout).unwrap();
     let text = &dom[dom.find("<pre id=\"check\">").expect("the check ran") + 16..];
     let text = text[..text.find("</pre>").unwrap()].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
@@ -238,7 +222,8 @@ fn the_report_renders_in_a_real_browser_with_every_point() {
     let url = format!("file://{}", dir.join("report.html").display());
     let shot = artifacts().join("report.png");
     let _ = std::fs::remove_file(&shot);
-    let out = chromium(&profile, &["--window-size=1200,4000", &format!("--screenshot={}", shot.display()), &url]);
+    let out =
+        offline_chromium(&profile, &["--window-size=1200,4000", &format!("--screenshot={}", shot.display()), &url]);
     assert_eq!(console_lines(&out.stderr), Vec::<String>::new(), "the page logs nothing");
     let png = std::fs::read(&shot).expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 50_000, "a real screenshot: {} bytes", png.len());
@@ -292,7 +277,7 @@ fn the_console_check_catches_a_page_that_fetches() {
         "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head>\
          <body><img src=\"https://example.invalid/x.png\"></body></html>",
     );
-    let out = chromium(&dir.join("profile"), &["--dump-dom", &format!("file://{page}")]);
+    let out = offline_chromium(&dir.join("profile"), &["--dump-dom", &format!("file://{page}")]);
     assert!(!console_lines(&out.stderr).is_empty(), "a blocked image is a console message");
 }
 

@@ -271,3 +271,21 @@ pub fn assert_stamped_in_order(data: &[u8]) {
         assert_eq!(crc32c(&whole), stored, "block {k}'s checksum");
     }
 }
+
+/// Headless chromium, its console on stderr.
+pub fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs (scripts/test installs it)")
+}
