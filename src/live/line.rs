@@ -52,3 +52,53 @@ pub fn clear() {
     let _ = write!(out, "\r\x1b[K");
     let _ = out.flush();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Interval;
+    use crate::run::Progress;
+
+    #[test]
+    fn the_line_says_where_a_study_is_and_the_time_left() {
+        let interval = Interval {
+            t_s: 12.0,
+            duration_s: 1.0,
+            iops: 12345.0,
+            mbps: 50.5,
+            avg_response_ms: Some(0.25),
+            cpu_pct: 40.0,
+            percentiles_ms: [("p99".to_string(), 1.5)].into(),
+            histogram: None,
+        };
+        let progress = Progress {
+            label: "point 2/3 outstanding=4".into(),
+            point: 2,
+            points: Some(3),
+            round: None,
+            elapsed_s: 70.0,
+            left_s: Some(65.0),
+        };
+        let mut s = Snapshot {
+            workload: "oltp-8k",
+            phase: Phase::Run,
+            elapsed_s: 12.0,
+            total_s: Some(60.0),
+            interval,
+            ios: 12345,
+            bytes: 50_500_000,
+            response_ns: 0,
+            in_flight: 4,
+            counts: Vec::new(),
+            study: Some(progress),
+        };
+        assert_eq!(
+            text(&s),
+            "[point 2/3 outstanding=4, ~1 min 5 s left] oltp-8k recording 12/60 s  IOPS 12,345  MB/s 50.5  avg 0.250 ms  p99 1.500 ms  CPU 40 %"
+        );
+        s.study = None;
+        s.phase = Phase::Ramp;
+        assert!(text(&s).starts_with("oltp-8k ramp-up (not recorded) 12/60 s"));
+        assert_eq!(duration(7300.0), "2 h 1 min");
+    }
+}

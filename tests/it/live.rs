@@ -476,3 +476,130 @@ fn live_flags_refuse_bad_input_in_one_line() {
         assert!(out.stdout.is_empty(), "{a:?}: nothing measured, nothing printed");
     }
 }
+
+/// A file-system study is watched as any other: its lines say the test (IOzone's name), the
+/// thread count and the point, and follow the schema.
+#[test]
+fn a_file_system_study_has_live_lines_too() {
+    let dir = scratch("live-fs");
+    let files = scratch("live-fs-files");
+    let job = dir.join("fs.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[test]\ninterval = \"20ms\"\n[fs]\ndir = \"{}\"\nthreads = [1]\nsize = \"512M\"\nrecord = \"4K\"\ntests = [\"write\", \"read\"]\n",
+            files.display()
+        ),
+    )
+    .unwrap();
+    let lines = dir.join("live.jsonl");
+    ok_in(&dir, &["study", job.to_str().unwrap(), "--live-json", lines.to_str().unwrap(), "--no-history", "-q"]);
+    validate_lines(&lines).unwrap();
+    let all: Vec<Value> =
+        std::fs::read_to_string(&lines).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!all.is_empty(), "512 MiB in 4 KiB records take more than 20 ms");
+    for l in &all {
+        let label = l["study"]["label"].as_str().unwrap();
+        assert!(label.starts_with("threads=1 "), "{label}");
+        assert!(["write", "read"].contains(&l["workload"].as_str().unwrap()), "{l}");
+        assert_eq!(l["study"]["points"], 2);
+    }
+}
+
+/// Series are bounded by the job: 64 workers x 8 targets give a series per worker and per
+/// target and direction, never one per worker x target.
+#[test]
+fn sixty_four_workers_on_eight_targets_make_a_bounded_series_count() {
+    let dir = scratch("live-64x8");
+    let port = free_port();
+    let mut args = vec!["run", "--workers", "64", "--qd", "2", "--spec", "oltp-8k", "--ramp", "0s", "--time", "1s"];
+    for _ in 0..8 {
+        args.extend(["--target", "null"]);
+    }
+    let (p, json) = (port.to_string(), dir.join("r.json"));
+    args.extend(["--metrics", &p, "--linger", "3s", "--no-history", "-q", "--json", json.to_str().unwrap()]);
+    let child = spawn_in(&dir, &args);
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let t0 = Instant::now();
+    let body = loop {
+        let (_, body) = get(&url, &[]);
+        if body.contains("iogauge_state{state=\"ended\"} 1") {
+            break body;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "the run did not end");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let series: Vec<&str> = body.lines().filter(|l| !l.starts_with('#')).collect();
+    let family = |name: &str| series.iter().filter(|l| l.starts_with(&format!("{name}{{"))).count();
+    // A series per worker that recorded an I/O (on 2 CPUs, 64 workers do not all get one in).
+    let doc = read_json(&json);
+    let workers = doc["results"][0]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 64);
+    let counted = workers.iter().filter(|w| w["ios"].as_u64().unwrap() > 0).count();
+    assert_eq!(family("iogauge_worker_ios_total"), counted);
+    // Eight targets named alike ("null") on one manager are one series per direction.
+    assert!(family("iogauge_target_ios_total") <= 8 * 2, "{}", family("iogauge_target_ios_total"));
+    assert!(series.iter().all(|l| !(l.contains("worker=") && l.contains("target="))));
+    assert!(series.len() < 300, "{} series", series.len());
+}
+
+/// Clients that connect and never finish a request, or ask and never read, hold only their own
+/// connections: the run ends on time with its result, and a scraper still gets answers.
+#[test]
+fn hostile_clients_delay_neither_the_run_nor_other_scrapes() {
+    use std::io::Write;
+    let dir = scratch("live-hostile");
+    let port = free_port();
+    let json = dir.join("r.json");
+    let args = ["run", "--target", "null", "--ramp", "0s", "--time", "8s", "--metrics", &port.to_string()];
+    let child = spawn_in(
+        &dir,
+        &[&args[..], &["--linger", "1s", "--json", json.to_str().unwrap(), "--no-history", "-q"]].concat(),
+    );
+    let t0 = Instant::now();
+    let addr = format!("127.0.0.1:{port}");
+    let connect = || loop {
+        if let Ok(s) = std::net::TcpStream::connect(&addr) {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // 40 that send half a request head, and 10 that ask for /metrics without ever reading.
+    let mut held = Vec::new();
+    for _ in 0..40 {
+        let mut s = connect();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n").unwrap();
+        held.push(s);
+    }
+    for _ in 0..10 {
+        let mut s = connect();
+        for _ in 0..100 {
+            if s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").is_err() {
+                break;
+            }
+        }
+        held.push(s);
+    }
+    // Past the 5 s a head may take, a scrape is answered again (the run lasts 8 s).
+    let answered = loop {
+        let (code, body) = get(&format!("http://{addr}/metrics"), &[]);
+        if code == 200 {
+            break body;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(9), "no answer while hostile clients held connections");
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert!(answered.contains("iogauge_ios_total"));
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed().as_secs_f64();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    drop(held);
+    let doc = read_json(&json);
+    let recorded = num(&doc["results"][0], "duration_s");
+    assert!((recorded - 8.0).abs() < 0.1, "recorded {recorded} s of 8");
+    // 8 s of run, 1 s of linger, and start-up: the hostile clients added nothing.
+    assert!(took < 8.0 + 1.0 + 3.0, "took {took} s");
+}
