@@ -118,11 +118,13 @@ impl Counters {
     pub fn counts(&self) -> Vec<Count> {
         let mut rows = Vec::new();
         for (live, (worker, targets)) in self.ctl.live.iter().zip(self.names.iter()) {
-            for (i, c) in live.recorded.iter().enumerate() {
-                let (ios, bytes, errors) = (c.ios.load(Relaxed), c.bytes.load(Relaxed), c.errors.load(Relaxed));
-                if ios + errors > 0 {
-                    let (target, op) = (targets[i / Op::ALL.len()].clone(), Op::ALL[i % Op::ALL.len()]);
-                    rows.push(Count { manager: self.rank, worker: worker.clone(), target, op, ios, bytes, errors });
+            for (target, ops) in targets.iter().zip(live.recorded.iter()) {
+                for (op, c) in Op::ALL.into_iter().zip(ops) {
+                    let (ios, bytes, errors) = (c.ios.load(Relaxed), c.bytes.load(Relaxed), c.errors.load(Relaxed));
+                    if ios + errors > 0 {
+                        let (worker, target) = (worker.clone(), target.clone());
+                        rows.push(Count { manager: self.rank, worker, target, op, ios, bytes, errors });
+                    }
                 }
             }
         }

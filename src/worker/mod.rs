@@ -65,16 +65,16 @@ pub struct Live {
     pub thread: AtomicU64,
     /// I/Os in flight when it last waited for completions.
     pub in_flight: AtomicU64,
-    /// Per target and operation (`target * 4 + op`): what the result will count, as it is
+    /// Per target and operation (`[target][op]`): what the result will count, as it is
     /// counted (recorded I/Os and bytes; errors whenever they happen), so a live total never
     /// exceeds the final one.
-    pub recorded: Box<[LiveCount]>,
+    pub recorded: Box<[[LiveCount; Op::ALL.len()]]>,
 }
 
 impl Live {
     /// The counters of a worker with `targets` targets.
     pub fn new(targets: usize) -> Live {
-        Live { recorded: (0..targets * Op::ALL.len()).map(|_| LiveCount::default()).collect(), ..Live::default() }
+        Live { recorded: (0..targets).map(|_| Default::default()).collect(), ..Live::default() }
     }
 }
 
@@ -780,7 +780,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             if ok {
                 if recording {
                     stats.of_mut(m.op).record(m.len as u64, response);
-                    let live = &self.live.recorded[m.target as usize * Op::ALL.len() + m.op as usize];
+                    let live = &self.live.recorded[m.target as usize][m.op as usize];
                     LiveCount::bump(&live.ios, 1);
                     LiveCount::bump(&live.bytes, m.len as u64);
                     if let Some(log) = &mut self.s.log {
@@ -829,7 +829,7 @@ fn failed(
     ctl: &Control,
 ) {
     stats.record_error(m.op, errno);
-    LiveCount::bump(&live.recorded[m.target as usize * Op::ALL.len() + m.op as usize].errors, 1);
+    LiveCount::bump(&live.recorded[m.target as usize][m.op as usize].errors, 1);
     if first.is_none() {
         *first = Some(FailedIo { target: m.target as usize, offset: m.offset, op: m.op, errno, at_ns: now });
     }

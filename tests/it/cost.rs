@@ -100,7 +100,7 @@ fn per_io(args: &[&str]) -> f64 {
 
 /// The bounds sit about 1.3x above what is measured in the build the suite runs (the `suite`
 /// profile: release without LTO, 16 codegen units): 307 instructions per I/O at 32
-/// outstanding, 519 at 1, where the clock read is per I/O (299 and 509 before the live
+/// outstanding, 514 at 1, where the clock read is per I/O (299 and 509 before the live
 /// per-target counts, issue 32). (A release build with LTO does
 /// 238 and 435; 204 and 392 when first measured, before error handling, time-outs and
 /// verification joined the loop.) A lock, a system call or an allocation per I/O would break
