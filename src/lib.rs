@@ -48,6 +48,7 @@ pub mod spec;
 pub mod stats;
 pub mod study;
 pub(crate) mod targets;
+pub mod trace;
 pub(crate) mod units;
 pub mod verify;
 pub(crate) mod worker;

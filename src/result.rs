@@ -121,6 +121,59 @@ pub struct WorkloadResult {
     /// A file-system test's figures (`iogauge fs`), beside the totals of the whole phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs: Option<FsFigures>,
+    /// A replayed trace: what it was and how well the replay kept to its times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayResult>,
+}
+
+/// A workload that replayed a trace (`iogauge replay`, a worker's `replay`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// The trace file.
+    pub trace: String,
+    /// Its format: `iogauge capture`, `fio iolog v2`, `fio iolog v3`.
+    pub format: String,
+    /// I/Os in the trace.
+    pub trace_ios: u64,
+    /// `1` (the trace's own times), another factor, or `max` (as fast as possible).
+    pub speed: String,
+    /// How offsets past the working set were mapped: `none`, `wrap`, `scale`.
+    pub fit: String,
+    /// At the trace's times: how late each I/O was issued against its schedule. Absent at
+    /// `max`, where nothing is due at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness: Option<Lateness>,
+}
+
+/// How late a replay issued its I/Os: percentiles of (issued - due).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lateness {
+    /// I/Os issued.
+    pub ios: u64,
+    /// Mean lateness (ms).
+    pub mean_ms: f64,
+    /// Percentiles (ms), keyed as the response times' are.
+    pub percentiles_ms: BTreeMap<String, f64>,
+    /// Share of I/Os issued more than 1 ms late (%).
+    pub late_over_1ms_pct: f64,
+    /// Every I/O's lateness (ns), so managers' parts add up.
+    pub histogram: Histogram,
+}
+
+impl Lateness {
+    /// The figures of a histogram of lateness (ns).
+    pub fn of(histogram: Histogram) -> Lateness {
+        let ios = histogram.total();
+        let sum: f64 = histogram.buckets().map(|(lo, hi, n)| (lo + hi) as f64 / 2.0 * n as f64).sum();
+        let late = ios - histogram.count_between(0, 1_000_000);
+        Lateness {
+            ios,
+            mean_ms: if ios > 0 { ms(sum / ios as f64) } else { 0.0 },
+            percentiles_ms: percentiles_of(&histogram, None),
+            late_over_1ms_pct: if ios > 0 { late as f64 * 100.0 / ios as f64 } else { 0.0 },
+            histogram,
+        }
+    }
 }
 
 /// One test of a file-system study at one thread count, as IOzone's throughput mode reports
@@ -727,6 +780,15 @@ impl WorkloadResult {
             verify,
             // A file-system test runs on one host.
             fs: first.fs.clone(),
+            replay: parts.iter().filter_map(|p| p.replay.clone()).reduce(|mut a, b| {
+                if let (Some(x), Some(y)) = (&a.lateness, b.lateness) {
+                    let mut h = x.histogram.clone();
+                    h += &y.histogram;
+                    a.lateness = Some(Lateness::of(h));
+                }
+                a.trace_ios += b.trace_ios;
+                a
+            }),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use super::workload::SpecFlags;
-use super::{history, verify};
+use super::{history, trace, verify};
 use crate::config::{DataPattern, FsConfig, FsTest, Job, OnError, StudyConfig, Test, WorkerConfig};
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
@@ -88,6 +88,12 @@ pub enum Command {
     /// Re-read a target and check every block against the last write a verified test
     /// (--verify, --journal) made there.
     Verify(verify::VerifyArgs),
+    /// Record every request the block layer issues to a device and completes (offset, size,
+    /// operation, flags, issue and completion times, process) into a trace file.
+    Capture(trace::CaptureArgs),
+    /// Replay a trace (an iogauge capture, a fio iolog) on a target at its own times, faster,
+    /// or as fast as possible, and say how late each I/O was against its schedule.
+    Replay(trace::ReplayArgs),
     /// List the built-in access specifications, or show one's lines.
     Specs {
         /// A specification to show.

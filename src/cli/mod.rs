@@ -5,6 +5,7 @@ mod exports;
 mod fs;
 mod history;
 mod interrupt;
+mod trace;
 mod verify;
 mod workload;
 
@@ -272,6 +273,8 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Show { id, db, detail } => history::show(id, &db, detail.detail.unwrap_or_default()),
         Command::Export { id, output, db } => history::export(id, output.as_deref(), &db),
         Command::Verify(a) => verify::verify(&a),
+        Command::Capture(a) => trace::capture(&a),
+        Command::Replay(a) => execute(trace::replay_test(&a)?, &a.output),
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);
             Ok(0)

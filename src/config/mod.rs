@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::EngineKind;
 use crate::model::Storage;
 use crate::spec::AccessSpec;
+pub use crate::trace::replay::{Fit, Replay, Speed};
 use crate::units::{serde_duration, serde_size};
 
 mod fs;
@@ -312,6 +313,9 @@ pub struct WorkerConfig {
     /// The CPUs its thread may run on (fio's `cpus_allowed`); default: the process's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<u32>,
+    /// Replays a trace instead of drawing I/Os from its specification (`iogauge replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
 }
 
 fn one() -> u32 {
@@ -340,6 +344,7 @@ impl Default for WorkerConfig {
             rate_iops: None,
             rate_mbps: None,
             cpus: Vec::new(),
+            replay: None,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{ConfigError, DEFAULT_TARGET, Job, Seg, Storage, TestSettings, WorkerConfig};
+use super::{ConfigError, DEFAULT_TARGET, Job, Replay, Seg, Storage, TestSettings, WorkerConfig};
 use crate::spec::{AccessSpec, find_builtin};
 
 /// A resolved test.
@@ -50,6 +50,8 @@ pub struct Worker {
     pub rate_mbps: Option<f64>,
     /// The CPUs its thread may run on (empty: the process's).
     pub cpus: Vec<u32>,
+    /// The trace it replays, if it does.
+    pub replay: Option<Replay>,
 }
 
 // Both conversions destructure every field, so a field added to one type and not the other
@@ -71,6 +73,7 @@ impl Worker {
             rate_iops,
             rate_mbps,
             cpus,
+            replay,
         } = entry.clone();
         let targets = if targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { targets };
         Worker {
@@ -86,6 +89,7 @@ impl Worker {
             rate_iops,
             rate_mbps,
             cpus,
+            replay,
         }
     }
 
@@ -104,6 +108,7 @@ impl Worker {
             rate_iops,
             rate_mbps,
             cpus,
+            replay,
         } = self.clone();
         WorkerConfig {
             name: Some(name),
@@ -119,6 +124,7 @@ impl Worker {
             rate_iops,
             rate_mbps,
             cpus,
+            replay,
         }
     }
 }
@@ -257,15 +263,26 @@ fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
     Ok(workers)
 }
 
+/// The specification a replay plans as ([`crate::trace::replay::spec_of`]), named for its
+/// trace: `replay:NAME`.
+fn replay_spec(r: &Replay) -> Result<AccessSpec, String> {
+    let name = format!("replay:{}", r.trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into()));
+    let summary = crate::trace::Summary::of(&r.trace).map_err(|e| e.to_string())?;
+    crate::trace::replay::spec_of(&name, &summary).map_err(|m| format!("{}: {m}", r.trace.display()))
+}
+
 /// Every specification used (each once: the run list's, then the workers' own) and the
 /// workloads: one per spec of the run list, or one of the workers' own specifications.
 fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>, Vec<Workload>), ConfigError> {
     // Every spec name used must be built in or defined inline.
     let mut used: Vec<AccessSpec> = Vec::new();
-    let mut lookup = |name: &str, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
-        let spec = match job.specs.iter().find(|s| s.name == name) {
-            Some(s) => s.clone(),
-            None => find_builtin(name).map_err(|m| at(path, m.to_string()))?,
+    let mut lookup = |name: Result<&str, &Replay>, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
+        let spec = match name {
+            Ok(name) => match job.specs.iter().find(|s| s.name == name) {
+                Some(s) => s.clone(),
+                None => find_builtin(name).map_err(|m| at(path, m.to_string()))?,
+            },
+            Err(replay) => replay_spec(replay).map_err(|m| at(path, m))?,
         };
         if !used.iter().any(|u| u.name == spec.name) {
             used.push(spec.clone());
@@ -274,13 +291,14 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
     };
     let mut listed = Vec::new();
     for (k, name) in job.test.run.iter().enumerate() {
-        listed.push(lookup(name, vec![Seg::Key("test"), Seg::Key("run"), Seg::Index(k)])?);
+        listed.push(lookup(Ok(name), vec![Seg::Key("test"), Seg::Key("run"), Seg::Index(k)])?);
     }
     let mut own = Vec::new();
     for (i, w) in workers {
-        own.push(match &w.spec {
-            Some(name) => Some(lookup(name, vec![Seg::Key("worker"), Seg::Index(*i), Seg::Key("spec")])?),
-            None => None,
+        own.push(match (&w.spec, &w.replay) {
+            (Some(name), _) => Some(lookup(Ok(name), vec![Seg::Key("worker"), Seg::Index(*i), Seg::Key("spec")])?),
+            (None, Some(r)) => Some(lookup(Err(r), vec![Seg::Key("worker"), Seg::Index(*i), Seg::Key("replay")])?),
+            (None, None) => None,
         });
     }
     let workloads = if listed.is_empty() {

@@ -48,10 +48,34 @@ impl Output {
         match self {
             Output::Stdout => std::io::stdout().write_all(bytes).map_err(failed),
             Output::InPlace(f) => f.write_all(bytes).map_err(failed),
+            Output::Whole { .. } => self.stream(what, |w| w.write_all(bytes).map_err(failed)),
+        }
+    }
+
+    /// Writes an output too long to hold (a capture) as `fill` produces it: a regular file
+    /// appears, whole, only once `fill` has succeeded.
+    pub fn stream<T>(&mut self, what: &str, fill: impl FnOnce(&mut dyn Write) -> Result<T>) -> Result<T> {
+        let failed = |e: std::io::Error| runtime(format!("writing {what}: {e}"));
+        match self {
+            Output::Stdout => {
+                let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+                let t = fill(&mut w)?;
+                w.flush().map_err(failed)?;
+                Ok(t)
+            }
+            Output::InPlace(f) => {
+                let mut w = std::io::BufWriter::new(f);
+                let t = fill(&mut w)?;
+                w.flush().map_err(failed)?;
+                Ok(t)
+            }
             Output::Whole { path, tmp } => {
-                let mut f = File::create(&*tmp).map_err(failed)?;
-                f.write_all(bytes).and_then(|()| f.sync_all()).map_err(failed)?;
-                std::fs::rename(&*tmp, &*path).map_err(failed)
+                let mut w = std::io::BufWriter::new(File::create(&*tmp).map_err(failed)?);
+                let t = fill(&mut w)?;
+                let f = w.into_inner().map_err(|e| failed(e.into_error()))?;
+                f.sync_all().map_err(failed)?;
+                std::fs::rename(&*tmp, &*path).map_err(failed)?;
+                Ok(t)
             }
         }
     }

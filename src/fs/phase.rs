@@ -247,6 +247,7 @@ impl Ran {
             first_error,
             verify: None,
             fs: Some(fs),
+            replay: None,
         }
     }
 

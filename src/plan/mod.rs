@@ -2,12 +2,13 @@
 //! its targets inspected, every workload checked against them, writes checked for safety, and
 //! only then missing test files created and every workload's [`WorkerPlan`]s built.
 
+mod replay;
 mod verify;
 
 use std::io::IsTerminal;
 use std::path::Path;
 
-use crate::config::{Test, TestSettings, Worker, Workload};
+use crate::config::{Replay, Test, TestSettings, Worker, Workload};
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
@@ -16,6 +17,7 @@ use crate::placement;
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
 use crate::targets::{self, TargetInfo, TargetKind, safety};
+use crate::trace::Summary;
 use crate::units::{format_size, human_size};
 
 pub use verify::check_test;
@@ -166,7 +168,7 @@ pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
         (info, p.warnings.clone())
     });
     let all = managers::agree(group, info, "preparation", None)?;
-    let Checked { share, targets, verify_block, .. } = local?;
+    let Checked { share, targets, verify_block, replays, .. } = local?;
     let mut warnings = Vec::new();
     for (m, said) in &all {
         for w in said {
@@ -174,7 +176,8 @@ pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
         }
     }
     let managers = all.into_iter().map(|(m, _)| m).collect();
-    let plans = (0..share.workloads.len()).map(|r| plan_workload(&share, &targets, verify_block, r)).collect();
+    let plans =
+        (0..share.workloads.len()).map(|r| plan_workload(&share, &targets, &replays, verify_block, r)).collect();
     Ok(Prepared { share, targets, plans, warnings, test, managers, verify_block })
 }
 
@@ -184,6 +187,8 @@ struct Checked {
     targets: Vec<TargetInfo>,
     warnings: Vec<String>,
     verify_block: Option<u64>,
+    /// Each worker's trace, if it replays one.
+    replays: Vec<Option<Summary>>,
 }
 
 /// Creates a test file, saying so: on a slow disk writing it takes minutes.
@@ -286,6 +291,8 @@ pub struct WorkerPlan {
     pub rate_mbps: Option<f64>,
     /// The CPUs its thread may run on (empty: the process's).
     pub cpus: Vec<u32>,
+    /// The trace it replays instead of drawing I/Os, and what one pass over it learnt.
+    pub replay: Option<(Replay, Summary)>,
 }
 
 /// Inspects targets, checks every workload against them and checks safety; writes nothing.
@@ -315,6 +322,11 @@ fn check(share: Share) -> Result<Checked> {
         }
     }
     check_resources(&share)?;
+    let replays = share
+        .workers
+        .iter()
+        .map(|wc| wc.replay.as_ref().map(|r| replay::check(wc, r, &targets, s)).transpose())
+        .collect::<Result<Vec<_>>>()?;
     for t in &targets {
         if share.writes_to(&t.path) {
             safety::check_write(t, &s.allow_write, &s.allow_mounted_write, s.io_timeout)?;
@@ -327,7 +339,7 @@ fn check(share: Share) -> Result<Checked> {
         }),
         false => None,
     };
-    Ok(Checked { share, targets, warnings, verify_block })
+    Ok(Checked { share, targets, warnings, verify_block, replays })
 }
 
 /// Warnings about the targets themselves: one target under two names (refused when verifying),
@@ -548,18 +560,26 @@ fn slower(own: Option<f64>, all: Option<f64>, workers: usize) -> Option<f64> {
 }
 
 /// Each worker's plan for workload `r` of a checked share.
-fn plan_workload(share: &Share, targets: &[TargetInfo], verify_block: Option<u64>, r: usize) -> Vec<WorkerPlan> {
+fn plan_workload(
+    share: &Share,
+    targets: &[TargetInfo],
+    replays: &[Option<Summary>],
+    verify_block: Option<u64>,
+    r: usize,
+) -> Vec<WorkerPlan> {
     let mut plans = share
         .workers
         .iter()
         .zip(&share.workloads[r].specs)
-        .map(|(wc, spec)| WorkerPlan {
+        .zip(replays)
+        .map(|((wc, spec), summary)| WorkerPlan {
             name: wc.name.clone(),
             spec: spec.clone(),
             outstanding: wc.outstanding,
             rate_iops: slower(wc.rate_iops, share.settings.rate_iops, share.all_workers),
             rate_mbps: slower(wc.rate_mbps, share.settings.rate_mbps, share.all_workers),
             cpus: wc.cpus.clone(),
+            replay: wc.replay.clone().zip(summary.clone()),
             targets: wc
                 .targets
                 .iter()

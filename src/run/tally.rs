@@ -8,9 +8,10 @@ use super::timestamp;
 use crate::cpu;
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{
-    FirstError, Interval, ManagerResult, Metrics, TargetResult, Totals, WorkerResult, WorkloadResult, errno_text,
+    FirstError, Interval, Lateness, ManagerResult, Metrics, ReplayResult, TargetResult, Totals, WorkerResult,
+    WorkloadResult, errno_text,
 };
-use crate::stats::{IoStats, Op};
+use crate::stats::{Histogram, IoStats, Op};
 use crate::verify::block::VerifyResult;
 use crate::worker::WorkerOutcome;
 
@@ -78,11 +79,31 @@ impl Ended<'_> {
             first_error: self.first_error(start.at_ns),
             verify: self.verify.clone(),
             fs: None,
+            replay: self.replay(),
             totals,
             workers,
             targets,
             intervals,
         }
+    }
+
+    /// What the replaying workers replayed (the first one's trace named; their I/Os and
+    /// lateness together).
+    fn replay(&self) -> Option<ReplayResult> {
+        let mut replays = self.plans.iter().zip(self.outcomes).filter_map(|(p, o)| Some((p.replay.as_ref()?, o)));
+        let ((r, summary), _) = replays.clone().next()?;
+        let lateness = replays.try_fold(Histogram::default(), |mut h, (_, o)| {
+            h += o.lateness.as_ref()?;
+            Some(h)
+        });
+        Some(ReplayResult {
+            trace: r.trace.display().to_string(),
+            format: summary.format.map_or("", |f| f.name()).into(),
+            trace_ios: self.plans.iter().filter_map(|p| Some(p.replay.as_ref()?.1.total())).sum(),
+            speed: r.speed.to_string(),
+            fit: format!("{:?}", r.fit).to_lowercase(),
+            lateness: lateness.map(Lateness::of),
+        })
     }
 
     /// Each worker's and each target's result over `secs`, and the sum of every I/O.

@@ -28,8 +28,9 @@ use crate::engine::EngineKind;
 use crate::engine::{self, AlignedBuf, Completion, Engine, Io};
 use crate::placement;
 use crate::plan::WorkerPlan;
-use crate::stats::{IoStats, LiveHistogram, Op};
+use crate::stats::{Histogram, IoStats, LiveHistogram, Op};
 use crate::targets::{self, TargetInfo};
+use crate::trace::replay::Replayer;
 use crate::verify::checker::Checker;
 
 mod arrival;
@@ -43,7 +44,8 @@ use generator::Generator;
 /// The loop waits for `in flight / REAP_FRACTION` completions (at least one); see above.
 const REAP_FRACTION: usize = 4;
 
-/// An open loop spins rather than sleeps through gaps shorter than this.
+/// An open loop spins rather than sleeps through the last this many ns before an I/O is due
+/// (a sleep wakes some tens of µs late).
 const SPIN_NS: u64 = 100_000;
 
 /// A worker's running totals (all completions, ramp-up included), for the live line and the
@@ -213,6 +215,8 @@ pub struct WorkerOutcome {
     /// for a filesystem that does not answer: its thread cannot end, nor the process exit,
     /// until they do.
     pub held: Vec<usize>,
+    /// A replay at the trace's times: how late each I/O was issued against its schedule (ns).
+    pub lateness: Option<Histogram>,
 }
 
 /// Per-slot bookkeeping.
@@ -256,6 +260,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         checker: None,
         cpus: Vec::new(),
         held: Vec::new(),
+        lateness: None,
     };
     let mut s = match set_up {
         Ok(s) => s,
@@ -292,6 +297,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         log.finish();
     }
     ctl.finished.fetch_add(1, Relaxed);
+    let lateness = s.replay.take().filter(Replayer::timed).map(|r| r.lateness);
     match result {
         Ok((engine, last_ns)) => WorkerOutcome {
             targets: s.stats,
@@ -302,6 +308,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
             checker: s.checker,
             cpus,
             held,
+            lateness,
         },
         Err(e) => {
             ctl.stop.store(true, Relaxed);
@@ -315,6 +322,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
                 checker,
                 cpus,
                 held,
+                lateness,
             }
         }
     }
@@ -335,6 +343,8 @@ struct SetUp {
     first_error: Option<FailedIo>,
     checker: Option<Checker>,
     log: Option<io_log::IoLog>,
+    /// The trace it replays, if it does: it says what each I/O is instead of the generator.
+    replay: Option<Replayer>,
 }
 
 impl SetUp {
@@ -367,7 +377,15 @@ impl SetUp {
             }
             b
         });
+        let replay = match &job.plan.replay {
+            Some((r, summary)) => {
+                let (ws, block) = (&job.plan.targets[0], job.targets[0].logical_block);
+                Some(Replayer::new(r, summary, ws.start, ws.size, block).map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
         Ok(SetUp {
+            replay,
             targets: opened,
             generator: Generator::new(spec, &job.plan, &job.targets, job.seed.wrapping_add(job.index as u64)),
             read_buf,
@@ -545,6 +563,8 @@ struct Drive<'a, E: Engine, const VERIFY: bool> {
     /// its response time counts from then, so a stall shows as latency instead of hiding in a
     /// slower closed loop (coordinated omission).
     arrivals: Option<Arrival>,
+    /// I/Os are due at times: open-loop arrivals, or a replay at its trace's times.
+    paced: bool,
 }
 
 impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
@@ -552,7 +572,8 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
         let slots = s.meta.len();
         let now = now_ns(epoch);
         let arrivals = Arrival::new(job.plan.rate_iops, job.plan.rate_mbps, job.arrivals, job.seed, now);
-        if arrivals.is_some() {
+        let paced = arrivals.is_some() || s.replay.as_ref().is_some_and(Replayer::timed);
+        if paced {
             // Sleeps and timed waits end up to the timer slack late (50 µs by default), and an
             // open loop counts that lateness as response time: ask for 1 ns.
             // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer and changes only this
@@ -588,6 +609,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             io_timeout_ns: job.io_timeout.as_nanos() as u64,
             now,
             arrivals,
+            paced,
         }
     }
 
@@ -631,6 +653,9 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
         if let Some(c) = &mut self.s.checker {
             c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", self.job.plan.name))?;
         }
+        if let Some(e) = self.s.replay.as_mut().and_then(|r| r.error.take()) {
+            return Err(format!("{}: {e}", self.job.plan.name));
+        }
         Ok((self.engine.describe(), self.last_ns, gave_up))
     }
 
@@ -649,9 +674,26 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                     return;
                 }
             }
+            let replayed = match &mut self.s.replay {
+                None => None,
+                Some(r) => match r.peek(self.now) {
+                    None => {
+                        self.issuing = false;
+                        return;
+                    }
+                    Some(d) if d.due_ns > self.now => {
+                        self.next_issue_ns = d.due_ns;
+                        return;
+                    }
+                    Some(d) => Some(d.io),
+                },
+            };
             let Some(slot) = free.pop_front() else { return };
             let target = slot as usize / self.qd;
-            let (mut li, mut op, mut offset) = self.s.generator.next(target);
+            let (mut li, mut op, mut offset) = match replayed {
+                Some(io) => (0, io.op, io.offset),
+                None => self.s.generator.next(target),
+            };
             if let (true, Some(c)) = (VERIFY, &self.s.checker) {
                 match draw_apart(c, &mut self.s.generator, target, self.qd, (li, op, offset)) {
                     Some(io) => (li, op, offset) = io,
@@ -662,8 +704,12 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                 }
             }
             let line = &self.s.generator.lines[li];
-            let (delay_ns, burst, fua, fsync) = (line.delay_ns, line.burst, line.fua, line.fsync);
-            let len = if op == Op::Flush { 0 } else { line.size };
+            let (delay_ns, burst, mut fua, fsync) = (line.delay_ns, line.burst, line.fua, line.fsync);
+            let mut len = if op == Op::Flush { 0 } else { line.size };
+            if let (Some(io), Some(r)) = (replayed, &mut self.s.replay) {
+                (len, fua) = (io.len, io.fua);
+                r.advance(self.now);
+            }
             // Each buffer holds slots x max_size bytes (none without reads or writes: never
             // used; the null target has neither).
             let slot_buf = self.read_base.wrapping_add(slot as usize * self.s.max_size);
@@ -711,12 +757,17 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
     }
 
     /// Waits out a transfer delay or the next arrival with nothing in flight. A sleep wakes
-    /// some µs late; an open loop would count that as response time, so it spins through gaps
-    /// shorter than a sleep's own latency.
+    /// some µs late; an open loop would count that as response time, so it spins through the
+    /// last SPIN_NS.
     #[inline(always)]
     fn wait_for_next_issue(&mut self) {
         let wait = self.next_issue_ns.saturating_sub(self.now);
-        if self.arrivals.is_some() && wait < SPIN_NS {
+        if self.paced {
+            // Asleep until SPIN_NS before it is due, then spinning: on time within the clock's
+            // resolution instead of a wake-up's latency late.
+            if wait > SPIN_NS {
+                std::thread::sleep(Duration::from_nanos(wait - SPIN_NS));
+            }
             while now_ns(self.epoch) < self.next_issue_ns {
                 std::hint::spin_loop();
             }
@@ -729,18 +780,30 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
         }
     }
 
+    /// When the next paced I/O is due (ns from the epoch).
+    #[inline(always)]
+    fn next_due(&mut self) -> u64 {
+        match (&self.arrivals, &mut self.s.replay) {
+            (Some(a), _) => a.next_ns,
+            (None, Some(r)) => r.peek(self.now).map_or(u64::MAX, |d| d.due_ns),
+            (None, None) => self.now,
+        }
+    }
+
     /// How many completions to wait for, and for how long at most; None once a drain has
     /// waited out io_timeout.
     #[inline(always)]
     fn wait_for(&mut self) -> Option<(usize, Option<Duration>)> {
         // An open loop reaps every completion at once, and with a slot free it also wakes for
         // its next arrival (with none free, arrivals wait for a completion anyway).
-        let (reap, timeout) = match &self.arrivals {
-            Some(a) if self.issuing && self.in_flight < self.cap => {
-                (1, Some(Duration::from_nanos(a.next_ns.saturating_sub(self.now))))
+        let (reap, timeout) = match self.paced {
+            true if self.issuing && self.in_flight < self.cap => {
+                // Woken SPIN_NS early, then polling: on time rather than a wake-up late.
+                let left = self.next_due().saturating_sub(self.now);
+                (1, Some(Duration::from_nanos(left.saturating_sub(SPIN_NS))))
             }
-            Some(_) => (1, None),
-            None => ((self.in_flight / REAP_FRACTION).max(1), None),
+            true => (1, None),
+            false => ((self.in_flight / REAP_FRACTION).max(1), None),
         };
         if self.issuing {
             return Some((reap, timeout));

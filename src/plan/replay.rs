@@ -1,0 +1,41 @@
+//! What a worker that replays a trace must be: one target, paced by the trace alone, not
+//! verified, and a working set the trace fits in (or a fit that maps it there).
+
+use super::{find, working_set};
+use crate::config::{Fit, Replay, TestSettings, Worker};
+use crate::error::{Result, input};
+use crate::trace::Summary;
+use crate::units::human_size;
+
+/// Reads the trace once (its reach, sizes, alignment) and checks the worker against it.
+pub(super) fn check(wc: &Worker, r: &Replay, targets: &[crate::targets::TargetInfo], s: &TestSettings) -> Result<Summary> {
+    let name = &wc.name;
+    let [target] = wc.targets.as_slice() else {
+        return Err(input(format!("{name}: a replay has one target; give the worker one (it has {})", wc.targets.len())));
+    };
+    if wc.rate_iops.is_some() || wc.rate_mbps.is_some() || s.rate_iops.is_some() || s.rate_mbps.is_some() {
+        return Err(input(format!(
+            "{name}: a replay is paced by its trace's own times: give speed (2: twice as fast, max) instead of a rate"
+        )));
+    }
+    if s.verifying() {
+        return Err(input(format!(
+            "{name}: --verify checks what a test's own writes left, and a replay writes where its trace did: \
+             verify with a specification instead"
+        )));
+    }
+    let summary = Summary::of(&r.trace)?;
+    let info = find(targets, target);
+    let (_, ws) = working_set(info, wc).map_err(|m| input(format!("{name}: {m}")))?;
+    if summary.end > ws && r.fit == Fit::None {
+        return Err(input(format!(
+            "{name}: trace {} reaches {} but the working set of {} is {}: replay onto a larger target, \
+             or map its offsets with --fit wrap (modulo the working set) or --fit scale",
+            r.trace.display(),
+            human_size(summary.end),
+            info.path,
+            human_size(ws)
+        )));
+    }
+    Ok(summary)
+}

@@ -1,0 +1,425 @@
+//! Capture: every request the block layer issues to a device and completes, from the kernel's
+//! block tracepoints (`block_rq_issue`, `block_rq_complete`, `block_rq_requeue`) read through
+//! tracefs.
+//!
+//! Why tracefs and not blktrace: the tracepoints are in every kernel iogauge runs on, need no
+//! package (blktrace is rarely installed) and no debugfs, and a private tracefs instance
+//! (`instances/iogauge-PID`) filters by device in the kernel and leaves any other tracing on
+//! the machine alone. The price is the text format's resolution: the kernel prints times in
+//! µs, so a capture's times and latencies are whole µs.
+//!
+//! Requests are matched issue to completion by (sector, sectors), first issued first
+//! completed; a requeued request is forgotten until it is issued again. Rows are written in
+//! issue order as soon as every earlier request has completed, so memory holds only what is
+//! in flight, however long the capture.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::{CAPTURE_COLUMNS, CAPTURE_MAGIC};
+use crate::error::{Error, Result};
+use crate::stats::Op;
+
+/// Each CPU's ring buffer in the instance (KiB): 16 MiB holds about 100,000 events, a second
+/// of a fast device's requests should the reader fall behind.
+const BUFFER_KIB: u32 = 16384;
+
+/// Requests held waiting for an earlier one's completion before the oldest is written as
+/// never completed (a completion the kernel lost, a request that never ends).
+const MAX_PENDING: usize = 1 << 20;
+
+/// What a capture counted.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Captured {
+    /// Requests written.
+    pub requests: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Requests per operation (`Op as usize`).
+    pub per_op: [u64; 4],
+    /// Requests still in flight when the capture ended (written without a completion).
+    pub unfinished: u64,
+    /// Completions of requests issued before the capture began (not written).
+    pub orphans: u64,
+    /// Events the kernel dropped because its buffer was full (the capture is incomplete).
+    pub lost_events: u64,
+}
+
+/// The device a capture watches: its number, as the tracepoints print it.
+fn device_number(device: &Path) -> Result<(u32, u32)> {
+    let meta = fs::metadata(device).map_err(|e| Error::Input(format!("{}: {e}", device.display())))?;
+    if !meta.file_type().is_block_device() {
+        return Err(Error::Input(format!(
+            "{}: not a block device: capture watches a device's requests (for a file, capture the device it is on)",
+            device.display()
+        )));
+    }
+    let rdev = meta.rdev();
+    Ok((libc::major(rdev), libc::minor(rdev)))
+}
+
+/// Where tracefs is mounted, mounting it if it is not.
+fn tracefs() -> Result<PathBuf> {
+    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if Path::new(dir).join("instances").is_dir() {
+            return Ok(dir.into());
+        }
+    }
+    let (dir, kind) = (c"/sys/kernel/tracing", c"tracefs");
+    // SAFETY: the strings are NUL-terminated and live through the call; no data argument.
+    let r = unsafe { libc::mount(kind.as_ptr(), dir.as_ptr(), kind.as_ptr(), 0, std::ptr::null()) };
+    if r == 0 && Path::new("/sys/kernel/tracing/instances").is_dir() {
+        return Ok("/sys/kernel/tracing".into());
+    }
+    Err(Error::Input(format!(
+        "capture reads the kernel's block tracepoints through tracefs, which is not mounted and could not be ({}): \
+         mount -t tracefs nodev /sys/kernel/tracing",
+        std::io::Error::last_os_error()
+    )))
+}
+
+/// A private tracefs instance: removed, its events off, when dropped.
+struct Instance {
+    dir: PathBuf,
+}
+
+impl Instance {
+    fn new(tracefs: &Path, dev: u32) -> Result<Instance> {
+        let dir = tracefs.join("instances").join(format!("iogauge-{}", std::process::id()));
+        fs::create_dir(&dir).map_err(|e| Error::Runtime(format!("{}: cannot make a tracing instance: {e}", dir.display())))?;
+        let i = Instance { dir };
+        i.set("trace_clock", "mono")?;
+        i.set("buffer_size_kb", &BUFFER_KIB.to_string())?;
+        for event in ["block_rq_issue", "block_rq_complete", "block_rq_requeue"] {
+            i.set(&format!("events/block/{event}/filter"), &format!("dev == {dev}"))?;
+            i.set(&format!("events/block/{event}/enable"), "1")?;
+        }
+        Ok(i)
+    }
+
+    fn set(&self, file: &str, value: &str) -> Result<()> {
+        let path = self.dir.join(file);
+        fs::write(&path, value).map_err(|e| Error::Runtime(format!("{}: cannot write {value:?}: {e}", path.display())))
+    }
+
+    /// Events the kernel dropped, summed over the CPUs' buffers.
+    fn lost(&self) -> u64 {
+        let Ok(cpus) = fs::read_dir(self.dir.join("per_cpu")) else { return 0 };
+        let mut lost = 0;
+        for cpu in cpus.flatten() {
+            let stats = fs::read_to_string(cpu.path().join("stats")).unwrap_or_default();
+            for line in stats.lines() {
+                if let Some(n) = line.strip_prefix("overrun: ").or_else(|| line.strip_prefix("dropped events: ")) {
+                    lost += n.trim().parse::<u64>().unwrap_or(0);
+                }
+            }
+        }
+        lost
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = fs::write(self.dir.join("tracing_on"), "0");
+        for event in ["block_rq_issue", "block_rq_complete", "block_rq_requeue"] {
+            let _ = fs::write(self.dir.join(format!("events/block/{event}/enable")), "0");
+        }
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// One request, from its issue until it is written.
+struct Request {
+    issue_ns: u64,
+    complete_ns: Option<u64>,
+    op: Op,
+    offset: u64,
+    bytes: u64,
+    flags: String,
+    error: i32,
+    process: String,
+}
+
+/// Requests in issue order, and where each (sector, sectors) waiting for its completion is.
+#[derive(Default)]
+struct Matcher {
+    rows: VecDeque<Option<Request>>,
+    /// The sequence number of `rows[0]`.
+    first: u64,
+    waiting: HashMap<(u64, u32), VecDeque<u64>>,
+    counted: Captured,
+}
+
+impl Matcher {
+    fn issue(&mut self, key: (u64, u32), r: Request) {
+        self.waiting.entry(key).or_default().push_back(self.first + self.rows.len() as u64);
+        self.rows.push_back(Some(r));
+    }
+
+    fn complete(&mut self, key: (u64, u32), at_ns: u64, error: i32) {
+        let Some(seq) = self.waiting.get_mut(&key).and_then(VecDeque::pop_front) else {
+            self.counted.orphans += 1;
+            return;
+        };
+        if let Some(Some(r)) = self.rows.get_mut((seq - self.first) as usize) {
+            r.complete_ns = Some(at_ns);
+            r.error = error;
+        }
+    }
+
+    /// A requeued request is issued again later: its first issue is forgotten.
+    fn requeue(&mut self, key: (u64, u32)) {
+        if let Some(seq) = self.waiting.get_mut(&key).and_then(VecDeque::pop_back) {
+            self.rows[(seq - self.first) as usize] = None;
+        }
+    }
+
+    /// Writes the requests at the front that have completed (all of them at the end).
+    fn write(&mut self, out: &mut dyn Write, all: bool) -> std::io::Result<()> {
+        while let Some(front) = self.rows.front() {
+            let done = front.as_ref().is_none_or(|r| r.complete_ns.is_some());
+            if !(done || all || self.rows.len() > MAX_PENDING) {
+                break;
+            }
+            let row = self.rows.pop_front().flatten();
+            self.first += 1;
+            let Some(r) = row else { continue };
+            let c = &mut self.counted;
+            c.requests += 1;
+            c.bytes += r.bytes;
+            c.per_op[r.op as usize] += 1;
+            let complete = match r.complete_ns {
+                Some(t) => t.to_string(),
+                None => {
+                    c.unfinished += 1;
+                    String::new()
+                }
+            };
+            writeln!(
+                out,
+                "{},{complete},{},{},{},{},{},{}",
+                r.issue_ns,
+                r.op.name(),
+                r.offset,
+                r.bytes,
+                r.flags,
+                r.error,
+                r.process
+            )?;
+        }
+        if self.rows.is_empty() {
+            self.waiting.clear();
+        }
+        Ok(())
+    }
+}
+
+/// The operation and flags of a request's `rwbs` (`WS`, `FWFS`, `R`, `D`, `FN`): a leading F
+/// is a flush before the request, a later one force unit access. None for what is neither a
+/// read, a write, a trim nor a flush (zone management, driver commands).
+fn rwbs(s: &str) -> Option<(Op, String)> {
+    let (preflush, rest) = match s.strip_prefix('F') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let mut chars = rest.chars();
+    let op = match chars.next()? {
+        'R' => Op::Read,
+        'W' => Op::Write,
+        'D' | 'E' => Op::Trim,
+        'N' if preflush => Op::Flush,
+        _ => return None,
+    };
+    let mut flags: Vec<&str> = Vec::new();
+    if preflush && op != Op::Flush {
+        flags.push("preflush");
+    }
+    for c in chars {
+        flags.push(match c {
+            'F' => "fua",
+            'S' => "sync",
+            'M' => "meta",
+            'A' => "ahead",
+            _ => continue,
+        });
+    }
+    Some((op, flags.join("|")))
+}
+
+/// One line of trace_pipe: `comm-pid [cpu] flags secs.usecs: block_rq_X: maj,min rwbs ...`.
+enum Event<'a> {
+    Issue { at_ns: u64, rwbs: &'a str, sector: u64, sectors: u32, process: &'a str },
+    Complete { at_ns: u64, sector: u64, sectors: u32, error: i32 },
+    Requeue { sector: u64, sectors: u32 },
+}
+
+fn parse(line: &str) -> Option<Event<'_>> {
+    let at = line.find(": block_rq_")?;
+    let ts = line[..at].rsplit(' ').next()?;
+    let (secs, usecs) = ts.split_once('.')?;
+    let at_ns = secs.parse::<u64>().ok()? * 1_000_000_000 + usecs.parse::<u64>().ok()? * 1000;
+    let rest = &line[at + 11..];
+    let (event, fields) = rest.split_once(": ")?;
+    let t: Vec<&str> = fields.split_whitespace().collect();
+    let plus = t.iter().position(|&x| x == "+")?;
+    let sector = t.get(plus.checked_sub(1)?)?.parse().ok()?;
+    let sectors = t.get(plus + 1)?.parse().ok()?;
+    let last = t.last()?.trim_start_matches('[').trim_end_matches(']');
+    Some(match event {
+        "issue" => Event::Issue { at_ns, rwbs: t.get(1)?, sector, sectors, process: last },
+        "complete" => Event::Complete { at_ns, sector, sectors, error: last.parse().unwrap_or(0) },
+        "requeue" => Event::Requeue { sector, sectors },
+        _ => return None,
+    })
+}
+
+/// Records `device`'s requests for `time` (or until `stop` says so) into `out`, in
+/// iogauge's capture format.
+pub(crate) fn capture(device: &Path, time: Duration, stop: &dyn Fn() -> bool, out: &mut dyn Write) -> Result<Captured> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Error::Input(
+            "capture reads the kernel's block tracepoints, which only root may: run it as root (sudo)".into(),
+        ));
+    }
+    let (major, minor) = device_number(device)?;
+    let instance = Instance::new(&tracefs()?, major << 20 | minor)?;
+    let failed = |e: std::io::Error| Error::Runtime(format!("writing the capture: {e}"));
+    // Whole µs, as the events' times are.
+    let start_ns = monotonic_ns() / 1000 * 1000;
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    writeln!(
+        out,
+        "{CAPTURE_MAGIC} device={} dev={major}:{minor} start_unix={unix} clock=mono resolution_ns=1000",
+        device.display()
+    )
+    .and_then(|()| writeln!(out, "{CAPTURE_COLUMNS}"))
+    .map_err(failed)?;
+    let pipe_path = instance.dir.join("trace_pipe");
+    let mut pipe = fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&pipe_path)
+        .map_err(|e| Error::Runtime(format!("{}: {e}", pipe_path.display())))?;
+    let mut m = Matcher::default();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut partial = String::new();
+    let began = Instant::now();
+    let mut ending = false;
+    loop {
+        if !ending && (began.elapsed() >= time || stop()) {
+            // Nothing new is recorded; what the buffers hold is still read.
+            instance.set("tracing_on", "0")?;
+            ending = true;
+        }
+        let n = match pipe.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::Runtime(format!("{}: {e}", pipe_path.display()))),
+        };
+        if n == 0 {
+            if ending {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        partial.push_str(&String::from_utf8_lossy(&buf[..n]));
+        let whole = partial.rfind('\n').map_or(0, |i| i + 1);
+        for line in partial[..whole].lines() {
+            match parse(line) {
+                Some(Event::Issue { at_ns, rwbs: flags, sector, sectors, process }) => {
+                    let Some((op, flags)) = rwbs(flags) else { continue };
+                    let bytes = if op == Op::Flush { 0 } else { sectors as u64 * 512 };
+                    let issue_ns = at_ns.saturating_sub(start_ns);
+                    let process = process.replace(',', " ");
+                    let r = Request { issue_ns, complete_ns: None, op, offset: sector * 512, bytes, flags, error: 0, process };
+                    m.issue((sector, sectors), r);
+                }
+                Some(Event::Complete { at_ns, sector, sectors, error }) => {
+                    m.complete((sector, sectors), at_ns.saturating_sub(start_ns), error)
+                }
+                Some(Event::Requeue { sector, sectors }) => m.requeue((sector, sectors)),
+                None => {}
+            }
+        }
+        partial.drain(..whole);
+        m.write(out, false).map_err(failed)?;
+    }
+    m.write(out, true).map_err(failed)?;
+    m.counted.lost_events = instance.lost();
+    Ok(m.counted)
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rwbs_says_op_and_flags() {
+        assert_eq!(rwbs("WS"), Some((Op::Write, "sync".into())));
+        assert_eq!(rwbs("FWFS"), Some((Op::Write, "preflush|fua|sync".into())));
+        assert_eq!(rwbs("RA"), Some((Op::Read, "ahead".into())));
+        assert_eq!(rwbs("D"), Some((Op::Trim, String::new())));
+        assert_eq!(rwbs("FN"), Some((Op::Flush, String::new())));
+        assert_eq!(rwbs("N"), None);
+    }
+
+    #[test]
+    fn trace_pipe_lines_parse() {
+        let issue = "   kworker/u8:1-42 [001] d..1.  1234.000501: block_rq_issue: 7,0 WS 4096 () 2048 + 8 none,0,0 [fio]";
+        match parse(issue) {
+            Some(Event::Issue { at_ns, rwbs, sector, sectors, process }) => {
+                assert_eq!((at_ns, rwbs, sector, sectors, process), (1_234_000_501_000, "WS", 2048, 8, "fio"))
+            }
+            _ => panic!("not an issue"),
+        }
+        let done = "  <idle>-0 [000] ..s1. 1234.000900: block_rq_complete: 7,0 WS () 2048 + 8 none,0,0 [-5]";
+        match parse(done) {
+            Some(Event::Complete { at_ns, sector, sectors, error }) => {
+                assert_eq!((at_ns, sector, sectors, error), (1_234_000_900_000, 2048, 8, -5))
+            }
+            _ => panic!("not a completion"),
+        }
+    }
+
+    #[test]
+    fn rows_leave_in_issue_order_once_earlier_ones_complete() {
+        let mut m = Matcher::default();
+        let req = |t: u64| Request {
+            issue_ns: t,
+            complete_ns: None,
+            op: Op::Read,
+            offset: t,
+            bytes: 512,
+            flags: String::new(),
+            error: 0,
+            process: "p".into(),
+        };
+        m.issue((1, 1), req(10));
+        m.issue((2, 1), req(20));
+        m.issue((1, 1), req(30));
+        let mut out = Vec::new();
+        m.complete((2, 1), 25, 0);
+        m.write(&mut out, false).unwrap();
+        assert!(out.is_empty(), "the first request has not completed");
+        m.complete((1, 1), 40, 0);
+        m.write(&mut out, false).unwrap();
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), "10,40,read,10,512,,0,p\n20,25,read,20,512,,0,p\n");
+        m.complete((9, 9), 50, 0);
+        m.write(&mut out, true).unwrap();
+        assert_eq!((m.counted.requests, m.counted.unfinished, m.counted.orphans), (3, 1, 1));
+    }
+}

@@ -1,0 +1,362 @@
+//! Traces: the I/Os a real system issued, in the order and at the times it issued them.
+//!
+//! Three formats are read, told apart by their first bytes: iogauge's own captures
+//! ([`capture`], `# iogauge-capture/1`), fio's iolog version 2 (`fio version 2 iolog`: no
+//! times, `wait` lines in µs) and version 3 (`fio version 3 iolog`: each line starts with its
+//! time in µs since the log began: what fio's `write_iolog` writes and its `read_iolog` waits
+//! by). A trace is read as a stream ([`Reader`]), one I/O at a time, so its length
+//! costs no memory: a replay and a summary hold one line, never the trace.
+//!
+//! fio's logs name the file of each I/O; every file of a log goes to the one target replayed
+//! (fio's `replay_redirect`).
+
+pub(crate) mod capture;
+pub mod replay;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::stats::Op;
+
+/// The first line of iogauge's captures.
+pub(crate) const CAPTURE_MAGIC: &str = "# iogauge-capture/1";
+/// The columns of a capture, after its first line.
+pub(crate) const CAPTURE_COLUMNS: &str = "issue_ns,complete_ns,op,offset,bytes,flags,error,process";
+
+/// One I/O of a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TraceIo {
+    /// When it was issued, in ns from the trace's start (0 for every I/O of a log without
+    /// times: as fast as possible).
+    pub at_ns: u64,
+    /// What it did.
+    pub op: Op,
+    /// Where, in bytes.
+    pub offset: u64,
+    /// How many bytes (0 for a flush).
+    pub len: u32,
+    /// A write with force unit access.
+    pub fua: bool,
+    /// How long it took where it was captured (ns), when the trace says.
+    pub latency_ns: Option<u64>,
+}
+
+/// A trace's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// iogauge's capture.
+    Capture,
+    /// fio's iolog version 2.
+    FioV2,
+    /// fio's iolog version 3.
+    FioV3,
+}
+
+impl Format {
+    /// How documents and messages name it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Format::Capture => "iogauge capture",
+            Format::FioV2 => "fio iolog v2",
+            Format::FioV3 => "fio iolog v3",
+        }
+    }
+}
+
+/// A trace read line by line.
+pub(crate) struct Reader {
+    path: PathBuf,
+    format: Format,
+    lines: BufReader<File>,
+    line: String,
+    line_no: u64,
+    /// fio v2: the time the `wait` lines so far add up to (ns).
+    waited_ns: u64,
+}
+
+impl Reader {
+    /// Opens a trace and reads its first line to learn its format.
+    pub(crate) fn open(path: &Path) -> Result<Reader> {
+        let file = File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
+        let mut lines = BufReader::with_capacity(1 << 16, file);
+        let mut first = String::new();
+        lines.read_line(&mut first).map_err(|e| Error::Input(format!("{}: cannot read the trace: {e}", path.display())))?;
+        let format = match first.trim_end() {
+            l if l.starts_with(CAPTURE_MAGIC) => Format::Capture,
+            "fio version 2 iolog" => Format::FioV2,
+            "fio version 3 iolog" => Format::FioV3,
+            _ => {
+                return Err(Error::Input(format!(
+                    "{}: not a trace iogauge reads: its first line is neither `{CAPTURE_MAGIC}` (iogauge capture) nor \
+                     `fio version 2 iolog` / `fio version 3 iolog` (fio's write_iolog)",
+                    path.display()
+                )));
+            }
+        };
+        Ok(Reader { path: path.to_owned(), format, lines, line: String::new(), line_no: 1, waited_ns: 0 })
+    }
+
+    /// Its format.
+    pub(crate) fn format(&self) -> Format {
+        self.format
+    }
+
+    fn bad(&self, what: &str) -> Error {
+        Error::Input(format!("{}:{}: {what}: {:?}", self.path.display(), self.line_no, self.line.trim_end()))
+    }
+
+    /// The next I/O, None at the end.
+    pub(crate) fn next_io(&mut self) -> Result<Option<TraceIo>> {
+        loop {
+            self.line.clear();
+            let n = self
+                .lines
+                .read_line(&mut self.line)
+                .map_err(|e| Error::Runtime(format!("{}: reading the trace: {e}", self.path.display())))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let l = self.line.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let parsed = match self.format {
+                Format::Capture => self.capture_line(),
+                Format::FioV2 | Format::FioV3 => self.fio_line(),
+            }?;
+            if let Some(io) = parsed {
+                return Ok(Some(io));
+            }
+        }
+    }
+
+    /// `issue_ns,complete_ns,op,offset,bytes,flags,error,process`; the column names' line is
+    /// skipped.
+    fn capture_line(&self) -> Result<Option<TraceIo>> {
+        let l = self.line.trim_end();
+        if l == CAPTURE_COLUMNS {
+            return Ok(None);
+        }
+        let f: Vec<&str> = l.splitn(8, ',').collect();
+        if f.len() < 7 {
+            return Err(self.bad(&format!("a capture line has 8 columns ({CAPTURE_COLUMNS})")));
+        }
+        let num = |s: &str, what: &str| s.parse::<u64>().map_err(|_| self.bad(&format!("{what} is not a number")));
+        let issue = num(f[0], "issue_ns")?;
+        // Empty: still in flight when the capture ended.
+        let complete = if f[1].is_empty() { None } else { Some(num(f[1], "complete_ns")?) };
+        let op = parse_op(f[2]).ok_or_else(|| self.bad("op is none of read, write, trim, flush"))?;
+        let len = u32::try_from(num(f[4], "bytes")?).map_err(|_| self.bad("bytes is over 4 GiB"))?;
+        Ok(Some(TraceIo {
+            at_ns: issue,
+            op,
+            offset: num(f[3], "offset")?,
+            len: if op == Op::Flush { 0 } else { len },
+            fua: f[5].split('|').any(|x| x == "fua"),
+            latency_ns: complete.and_then(|c| c.checked_sub(issue)),
+        }))
+    }
+
+    /// v2: `file action [offset length]`; v3: `µs file action [offset length]`. File actions
+    /// (add, open, close) carry no I/O; a v2 `wait`'s offset is a pause in µs.
+    fn fio_line(&mut self) -> Result<Option<TraceIo>> {
+        if self.line.starts_with("fio version ") {
+            return Err(self.bad(
+                "a second header: fio appends to an existing write_iolog file, so this one holds several runs; \
+                 remove the file before fio writes it",
+            ));
+        }
+        let mut f = self.line.split_whitespace();
+        let at_ns = match self.format {
+            Format::FioV3 => {
+                let us = f.next().and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| self.bad("no time in µs"))?;
+                us * 1000
+            }
+            _ => self.waited_ns,
+        };
+        let (_file, action) = (f.next(), f.next().ok_or_else(|| self.bad("no action"))?);
+        let mut num = |what: &str| {
+            f.next().map(|t| t.parse::<u64>().map_err(|_| self.bad(&format!("{what} is not a number")))).transpose()
+        };
+        let (offset, len) = (num("the offset")?, num("the length")?);
+        let op = match action {
+            "add" | "open" | "close" => return Ok(None),
+            "wait" if self.format == Format::FioV2 => {
+                self.waited_ns += offset.unwrap_or(0) * 1000;
+                return Ok(None);
+            }
+            "read" => Op::Read,
+            "write" => Op::Write,
+            "trim" => Op::Trim,
+            "sync" | "datasync" => Op::Flush,
+            _ => return Err(self.bad("unknown action (fio's are read, write, trim, sync, datasync, wait, add, open, close)")),
+        };
+        let len = if op == Op::Flush { 0 } else { len.ok_or_else(|| self.bad("no length"))? };
+        let len = u32::try_from(len).map_err(|_| self.bad("the length is over 4 GiB"))?;
+        Ok(Some(TraceIo { at_ns, op, offset: offset.unwrap_or(0), len, fua: false, latency_ns: None }))
+    }
+}
+
+/// `read`, `write`, `trim`, `flush`.
+pub(crate) fn parse_op(s: &str) -> Option<Op> {
+    Op::ALL.into_iter().find(|o| o.name() == s)
+}
+
+/// What one pass over a trace learns: enough to plan its replay (buffers, safety, where it
+/// reaches) without holding it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// The trace's format (None only for a summary made by hand).
+    pub format: Option<Format>,
+    /// I/Os per operation (`Op as usize`).
+    pub ios: [u64; 4],
+    /// Bytes per operation.
+    pub bytes: [u64; 4],
+    /// The largest transfer.
+    pub max_len: u32,
+    /// The furthest byte reached.
+    pub end: u64,
+    /// The time of the last I/O (ns).
+    pub last_ns: u64,
+    /// The largest power of two every offset and length is a multiple of (at most 1 MiB).
+    pub align: u64,
+    /// Writes with force unit access.
+    pub fua: u64,
+    /// Times went backwards this many times (the trace is replayed in file order).
+    pub unordered: u64,
+    /// A capture's latencies summed (ns): over its length, the I/Os it kept in flight on
+    /// average (Little's law). 0 for a trace without completion times.
+    pub busy_ns: u64,
+    /// The most I/Os a capture had in flight at once (0 without completion times).
+    pub max_in_flight: u64,
+}
+
+impl Summary {
+    /// Reads the whole trace once.
+    pub(crate) fn of(path: &Path) -> Result<Summary> {
+        let mut r = Reader::open(path)?;
+        let mut s = Summary { format: Some(r.format()), ..Summary::default() };
+        let mut bits = 1u64 << 20;
+        // Completion times of the I/Os in flight, soonest first.
+        let mut in_flight = std::collections::BinaryHeap::new();
+        while let Some(io) = r.next_io()? {
+            if let Some(l) = io.latency_ns {
+                while in_flight.peek().is_some_and(|&std::cmp::Reverse(t)| t <= io.at_ns) {
+                    in_flight.pop();
+                }
+                in_flight.push(std::cmp::Reverse(io.at_ns + l));
+                s.max_in_flight = s.max_in_flight.max(in_flight.len() as u64);
+                s.busy_ns += l;
+            }
+            s.ios[io.op as usize] += 1;
+            s.bytes[io.op as usize] += io.len as u64;
+            s.max_len = s.max_len.max(io.len);
+            if io.op != Op::Flush {
+                s.end = s.end.max(io.offset + io.len as u64);
+                bits |= io.offset | io.len as u64;
+            }
+            s.fua += io.fua as u64;
+            if io.at_ns < s.last_ns {
+                s.unordered += 1;
+            }
+            s.last_ns = s.last_ns.max(io.at_ns);
+        }
+        s.align = 1 << bits.trailing_zeros();
+        Ok(s)
+    }
+
+    /// Every I/O.
+    pub(crate) fn total(&self) -> u64 {
+        self.ios.iter().sum()
+    }
+
+    /// The I/Os a capture kept in flight on average, rounded up (None without completion
+    /// times).
+    pub(crate) fn mean_in_flight(&self) -> Option<u64> {
+        (self.busy_ns > 0 && self.last_ns > 0).then(|| self.busy_ns.div_ceil(self.last_ns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(text: &str) -> tempfile_path::TempPath {
+        tempfile_path::write(text)
+    }
+
+    /// A file in the temporary directory, removed when dropped.
+    mod tempfile_path {
+        use std::path::{Path, PathBuf};
+        use std::sync::atomic::{AtomicU32, Ordering};
+        pub struct TempPath(PathBuf);
+        impl TempPath {
+            pub fn path(&self) -> &Path {
+                &self.0
+            }
+        }
+        impl Drop for TempPath {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_file(&self.0);
+            }
+        }
+        pub fn write(text: &str) -> TempPath {
+            static N: AtomicU32 = AtomicU32::new(0);
+            let p = std::env::temp_dir()
+                .join(format!("iogauge-trace-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+            std::fs::write(&p, text).unwrap();
+            TempPath(p)
+        }
+    }
+
+    fn all(text: &str) -> Result<Vec<TraceIo>> {
+        let t = trace(text);
+        let mut r = Reader::open(t.path())?;
+        let mut v = Vec::new();
+        while let Some(io) = r.next_io()? {
+            v.push(io);
+        }
+        Ok(v)
+    }
+
+    #[test]
+    fn fio_v2_waits_add_up_and_file_actions_are_skipped() {
+        let v = all("fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x read 4096 512\n/dev/x wait 1500 0\n\
+                     /dev/x write 0 8192\n/dev/x sync 0 0\n/dev/x close\n")
+        .unwrap();
+        let ops: Vec<(u64, Op, u64, u32)> = v.iter().map(|i| (i.at_ns, i.op, i.offset, i.len)).collect();
+        assert_eq!(ops, [(0, Op::Read, 4096, 512), (1_500_000, Op::Write, 0, 8192), (1_500_000, Op::Flush, 0, 0)]);
+    }
+
+    #[test]
+    fn fio_v3_times_are_us() {
+        let v = all("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n7 /dev/x trim 1048576 65536\n").unwrap();
+        assert_eq!((v[0].at_ns, v[0].op, v[0].offset, v[0].len), (7_000, Op::Trim, 1 << 20, 65536));
+    }
+
+    #[test]
+    fn captures_keep_latency_and_fua() {
+        let v = all(&format!("{CAPTURE_MAGIC} device=7:0\n{CAPTURE_COLUMNS}\n100,350,write,4096,4096,fua|sync,0,fio\n"))
+            .unwrap();
+        assert_eq!(v[0], TraceIo { at_ns: 100, op: Op::Write, offset: 4096, len: 4096, fua: true, latency_ns: Some(250) });
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_number() {
+        let e = all("fio version 3 iolog\n0 /dev/x add\nsoon /dev/x read 0 4096\n").unwrap_err().to_string();
+        assert!(e.contains(":3: no time in µs"), "{e}");
+        let e = all("hello\n").unwrap_err().to_string();
+        assert!(e.contains("not a trace iogauge reads"), "{e}");
+    }
+
+    #[test]
+    fn a_summary_learns_sizes_reach_and_alignment() {
+        let t = trace("fio version 3 iolog\n0 f read 4096 4096\n1 f write 12288 512\n2 f read 0 65536\n");
+        let s = Summary::of(t.path()).unwrap();
+        assert_eq!(s.format, Some(Format::FioV3));
+        assert_eq!((s.ios, s.max_len, s.end, s.align, s.last_ns), ([2, 1, 0, 0], 65536, 65536, 512, 2_000));
+    }
+}
