@@ -45,7 +45,10 @@ pub fn capture(a: &CaptureArgs) -> Result<i32> {
         thousands(c.bytes as f64)
     );
     if c.unfinished > 0 {
-        eprintln!("iogauge: {} requests were still in flight at the end (no completion time)", thousands(c.unfinished as f64));
+        eprintln!(
+            "iogauge: {} requests were still in flight at the end (no completion time)",
+            thousands(c.unfinished as f64)
+        );
     }
     if c.lost_events > 0 {
         eprintln!(

@@ -8,10 +8,18 @@ use crate::trace::Summary;
 use crate::units::human_size;
 
 /// Reads the trace once (its reach, sizes, alignment) and checks the worker against it.
-pub(super) fn check(wc: &Worker, r: &Replay, targets: &[crate::targets::TargetInfo], s: &TestSettings) -> Result<Summary> {
+pub(super) fn check(
+    wc: &Worker,
+    r: &Replay,
+    targets: &[crate::targets::TargetInfo],
+    s: &TestSettings,
+) -> Result<Summary> {
     let name = &wc.name;
     let [target] = wc.targets.as_slice() else {
-        return Err(input(format!("{name}: a replay has one target; give the worker one (it has {})", wc.targets.len())));
+        return Err(input(format!(
+            "{name}: a replay has one target; give the worker one (it has {})",
+            wc.targets.len()
+        )));
     };
     if wc.rate_iops.is_some() || wc.rate_mbps.is_some() || s.rate_iops.is_some() || s.rate_mbps.is_some() {
         return Err(input(format!(

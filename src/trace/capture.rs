@@ -90,7 +90,8 @@ struct Instance {
 impl Instance {
     fn new(tracefs: &Path, dev: u32) -> Result<Instance> {
         let dir = tracefs.join("instances").join(format!("iogauge-{}", std::process::id()));
-        fs::create_dir(&dir).map_err(|e| Error::Runtime(format!("{}: cannot make a tracing instance: {e}", dir.display())))?;
+        fs::create_dir(&dir)
+            .map_err(|e| Error::Runtime(format!("{}: cannot make a tracing instance: {e}", dir.display())))?;
         let i = Instance { dir };
         i.set("trace_clock", "mono")?;
         i.set("buffer_size_kb", &BUFFER_KIB.to_string())?;
@@ -338,7 +339,16 @@ pub(crate) fn capture(device: &Path, time: Duration, stop: &dyn Fn() -> bool, ou
                     let bytes = if op == Op::Flush { 0 } else { sectors as u64 * 512 };
                     let issue_ns = at_ns.saturating_sub(start_ns);
                     let process = process.replace(',', " ");
-                    let r = Request { issue_ns, complete_ns: None, op, offset: sector * 512, bytes, flags, error: 0, process };
+                    let r = Request {
+                        issue_ns,
+                        complete_ns: None,
+                        op,
+                        offset: sector * 512,
+                        bytes,
+                        flags,
+                        error: 0,
+                        process,
+                    };
                     m.issue((sector, sectors), r);
                 }
                 Some(Event::Complete { at_ns, sector, sectors, error }) => {
@@ -379,7 +389,8 @@ mod tests {
 
     #[test]
     fn trace_pipe_lines_parse() {
-        let issue = "   kworker/u8:1-42 [001] d..1.  1234.000501: block_rq_issue: 7,0 WS 4096 () 2048 + 8 none,0,0 [fio]";
+        let issue =
+            "   kworker/u8:1-42 [001] d..1.  1234.000501: block_rq_issue: 7,0 WS 4096 () 2048 + 8 none,0,0 [fio]";
         match parse(issue) {
             Some(Event::Issue { at_ns, rwbs, sector, sectors, process }) => {
                 assert_eq!((at_ns, rwbs, sector, sectors, process), (1_234_000_501_000, "WS", 2048, 8, "fio"))

@@ -79,10 +79,13 @@ pub(crate) struct Reader {
 impl Reader {
     /// Opens a trace and reads its first line to learn its format.
     pub(crate) fn open(path: &Path) -> Result<Reader> {
-        let file = File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
+        let file =
+            File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
         let mut lines = BufReader::with_capacity(1 << 16, file);
         let mut first = String::new();
-        lines.read_line(&mut first).map_err(|e| Error::Input(format!("{}: cannot read the trace: {e}", path.display())))?;
+        lines
+            .read_line(&mut first)
+            .map_err(|e| Error::Input(format!("{}: cannot read the trace: {e}", path.display())))?;
         let format = match first.trim_end() {
             l if l.starts_with(CAPTURE_MAGIC) => Format::Capture,
             "fio version 2 iolog" => Format::FioV2,
@@ -192,7 +195,11 @@ impl Reader {
             "write" => Op::Write,
             "trim" => Op::Trim,
             "sync" | "datasync" => Op::Flush,
-            _ => return Err(self.bad("unknown action (fio's are read, write, trim, sync, datasync, wait, add, open, close)")),
+            _ => {
+                return Err(
+                    self.bad("unknown action (fio's are read, write, trim, sync, datasync, wait, add, open, close)")
+                );
+            }
         };
         let len = if op == Op::Flush { 0 } else { len.ok_or_else(|| self.bad("no length"))? };
         let len = u32::try_from(len).map_err(|_| self.bad("the length is over 4 GiB"))?;
@@ -305,8 +312,11 @@ mod tests {
         }
         pub fn write(text: &str) -> TempPath {
             static N: AtomicU32 = AtomicU32::new(0);
-            let p = std::env::temp_dir()
-                .join(format!("iogauge-trace-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+            let p = std::env::temp_dir().join(format!(
+                "iogauge-trace-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
             std::fs::write(&p, text).unwrap();
             TempPath(p)
         }
@@ -339,9 +349,13 @@ mod tests {
 
     #[test]
     fn captures_keep_latency_and_fua() {
-        let v = all(&format!("{CAPTURE_MAGIC} device=7:0\n{CAPTURE_COLUMNS}\n100,350,write,4096,4096,fua|sync,0,fio\n"))
-            .unwrap();
-        assert_eq!(v[0], TraceIo { at_ns: 100, op: Op::Write, offset: 4096, len: 4096, fua: true, latency_ns: Some(250) });
+        let v =
+            all(&format!("{CAPTURE_MAGIC} device=7:0\n{CAPTURE_COLUMNS}\n100,350,write,4096,4096,fua|sync,0,fio\n"))
+                .unwrap();
+        assert_eq!(
+            v[0],
+            TraceIo { at_ns: 100, op: Op::Write, offset: 4096, len: 4096, fua: true, latency_ns: Some(250) }
+        );
     }
 
     #[test]

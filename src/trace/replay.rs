@@ -28,7 +28,9 @@ impl Speed {
         }
         match s.trim_end_matches('x').parse::<f64>() {
             Ok(v) if v > 0.0 && v.is_finite() => Ok(Speed::Times(v)),
-            _ => Err(format!("speed {s:?}: give a positive factor (1: the trace's own times, 2: twice as fast) or max")),
+            _ => {
+                Err(format!("speed {s:?}: give a positive factor (1: the trace's own times, 2: twice as fast) or max"))
+            }
         }
     }
 }

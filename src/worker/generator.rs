@@ -254,6 +254,7 @@ mod tests {
             rate_iops: None,
             rate_mbps: None,
             cpus: Vec::new(),
+            replay: None,
         };
         let mut info = targets::inspect_local("null", 0, false).unwrap();
         info.logical_block = lbs;

@@ -39,5 +39,6 @@ mod steady;
 mod study;
 mod tables;
 mod time_series;
+mod trace;
 mod verify;
 mod workload_flags;

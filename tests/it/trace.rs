@@ -1,0 +1,291 @@
+//! Traces: `iogauge capture` against what fio issued and the kernel completed, `iogauge replay`
+//! against the kernel's counters and the trace's own clock.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::common::*;
+
+/// Per (op, size): how many I/Os a trace holds.
+type Mix = BTreeMap<(String, u64), u64>;
+
+/// A fio write_iolog (v3) read as (op, size) counts.
+fn fio_log_mix(path: &Path) -> Mix {
+    let mut mix = Mix::new();
+    for l in std::fs::read_to_string(path).unwrap().lines().skip(1) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if let [_, _, op @ ("read" | "write"), _, len] = f[..] {
+            *mix.entry((op.to_string(), len.parse().unwrap())).or_default() += 1;
+        }
+    }
+    mix
+}
+
+/// A capture read as (op, size) counts, checking each row on the way.
+fn capture_mix(path: &Path) -> Mix {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("# iogauge-capture/1"), "{text:.200}");
+    assert_eq!(lines.next().unwrap(), "issue_ns,complete_ns,op,offset,bytes,flags,error,process");
+    let mut mix = Mix::new();
+    let mut last_issue = 0;
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let (issue, complete): (u64, u64) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        assert!(complete >= issue && issue >= last_issue, "rows in issue order, completed after issue: {l}");
+        last_issue = issue;
+        assert_eq!(f[6], "0", "no error: {l}");
+        *mix.entry((f[2].to_string(), f[4].parse().unwrap())).or_default() += 1;
+    }
+    mix
+}
+
+/// fio's random mix of three sizes, each I/O in its own 64 KiB slot: no two I/Os touch, so the
+/// block layer merges none and every I/O fio issues is one request.
+fn fio_mix_job(dev: &str, ios: u32, log: &Path) -> Command {
+    let mut c = Command::new("fio");
+    c.args([
+        "--name=mix",
+        &format!("--filename={dev}"),
+        "--rw=randrw",
+        "--rwmixread=70",
+        "--bssplit=4k/60:16k/30:32k/10",
+        "--blockalign=64k",
+        "--direct=1",
+        "--ioengine=io_uring",
+        "--iodepth=4",
+        &format!("--number_ios={ios}"),
+        &format!("--write_iolog={}", log.display()),
+        "--randseed=33",
+        "--output=/dev/null",
+    ]);
+    c
+}
+
+#[test]
+fn capture_records_what_fio_issued_and_the_kernel_completed() {
+    let dev = LoopDev::new(256 << 20);
+    let dir = scratch("capture");
+    let (trace, log) = (dir.join("cap.csv"), dir.join("fio.iolog"));
+    let before = kernel_ios(dev.name());
+    let capture = command_in(&dir, &["capture", "--device", &dev.dev, "--time", "30s", "-o", "cap.csv"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The tracepoints are on once tracefs has the instance.
+    let instance = format!("/sys/kernel/tracing/instances/iogauge-{}", capture.id());
+    for _ in 0..500 {
+        if Path::new(&instance).join("events/block/block_rq_issue/enable").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let fio = fio_mix_job(&dev.dev, 3000, &log).status().unwrap();
+    assert!(fio.success());
+    // Ctrl-C ends a capture early and keeps it.
+    // SAFETY: kill with a child's pid and a signal number.
+    unsafe { libc::kill(capture.id() as i32, libc::SIGINT) };
+    let out = capture.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let after = kernel_ios(dev.name());
+    let (reads, writes) = (after.0 - before.0, after.2 - before.2);
+    assert_eq!((after.1 - before.1, after.3 - before.3), (0, 0), "no merges: one request per I/O");
+    let (captured, issued) = (capture_mix(&trace), fio_log_mix(&log));
+    let count = |m: &Mix, op: &str| m.iter().filter(|((o, _), _)| o == op).map(|(_, n)| n).sum::<u64>();
+    // The kernel's counters are the truth for what completed; fio's log for what was asked.
+    assert_eq!((count(&captured, "read"), count(&captured, "write")), (reads, writes), "{err}");
+    assert_eq!(reads + writes, 3000);
+    assert_eq!(captured, issued, "every size and direction as fio issued them");
+    assert!(err.contains("captured 3,000 requests"), "{err}");
+    // Instance removed: nothing left tracing.
+    assert!(!Path::new(&instance).exists());
+}
+
+#[test]
+fn capture_refuses_in_one_line() {
+    let dir = scratch("capture-bad");
+    let file = dir.join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let plain = file.to_str().unwrap();
+    for (args, says) in [
+        (vec!["capture", "--device", plain, "--time", "1s", "-o", "t.csv"], "not a block device"),
+        (vec!["capture", "--device", "/dev/nonexistent", "--time", "1s", "-o", "t.csv"], "/dev/nonexistent"),
+    ] {
+        let out = iogauge_in(&dir, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(!dir.join("t.csv").exists(), "nothing written");
+    }
+    // Without root: the tracepoints are root's.
+    let dev = LoopDev::new(1 << 20);
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin(), "capture", "--device", &dev.dev])
+        .args(["--time", "1s", "-o", "/tmp/never.csv"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("only root may") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn replay_of_a_fio_iolog_makes_the_kernel_count_the_traces_ios() {
+    let (source, target) = (LoopDev::new(256 << 20), LoopDev::new(256 << 20));
+    let dir = scratch("replay-fio");
+    let log = dir.join("fio.iolog");
+    assert!(fio_mix_job(&source.dev, 10_000, &log).status().unwrap().success());
+    let mix = fio_log_mix(&log);
+    let (mut reads, mut writes, mut read_sectors, mut write_sectors) = (0, 0, 0, 0);
+    for ((op, len), n) in &mix {
+        if op == "read" {
+            (reads, read_sectors) = (reads + n, read_sectors + n * len / 512);
+        } else {
+            (writes, write_sectors) = (writes + n, write_sectors + n * len / 512);
+        }
+    }
+    let stat = |name: &str| -> Vec<u64> {
+        let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+        s.split_whitespace().map(|v| v.parse().unwrap()).collect()
+    };
+    let before = stat(target.name());
+    let doc = json(&[
+        "replay",
+        log.to_str().unwrap(),
+        "--target",
+        &target.dev,
+        "--allow-write",
+        &target.dev,
+        "--speed",
+        "max",
+        "--qd",
+        "4",
+        "--no-history",
+        "-q",
+    ]);
+    let after = stat(target.name());
+    // reads, sectors read, writes, sectors written: as the trace has them.
+    let d = |i: usize| after[i] - before[i];
+    assert_eq!((d(0), d(2), d(4), d(6)), (reads, read_sectors, writes, write_sectors));
+    assert_eq!(num(&doc, "results/0/totals/read_ios") as u64, reads);
+    assert_eq!(num(&doc, "results/0/totals/write_ios") as u64, writes);
+    let r = &doc["results"][0]["replay"];
+    assert_eq!(
+        (r["format"].as_str(), r["trace_ios"].as_u64(), r["speed"].as_str()),
+        (Some("fio iolog v3"), Some(10_000), Some("max"))
+    );
+    assert!(r.get("lateness").is_none(), "nothing is due at a time at max speed");
+}
+
+/// A fio v3 iolog of `n` 4 KiB reads `gap_us` apart.
+fn timed_reads(path: &Path, n: u64, gap_us: u64) {
+    let mut s = String::from("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n");
+    for i in 0..n {
+        s.push_str(&format!("{} /dev/x read {} 4096\n", i * gap_us, (i * 7919 % 60_000) * 4096));
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+#[test]
+fn a_replay_keeps_the_traces_times_and_says_how_late_it_was() {
+    let dev = LoopDev::new(256 << 20);
+    let dir = scratch("replay-time");
+    let trace = dir.join("t.iolog");
+    timed_reads(&trace, 3000, 1000);
+    let before = kernel_ios(dev.name());
+    let doc = json(&["replay", trace.to_str().unwrap(), "--target", &dev.dev, "--no-history", "-q"]);
+    assert_eq!(kernel_ios(dev.name()).0 - before.0, 3000);
+    // The last I/O is due 2.999 s after the first: the replay takes the trace's time. 2 %
+    // (60 ms) is some 15 scheduler slices on a loaded machine.
+    let secs = num(&doc, "results/0/duration_s");
+    assert!((secs - 2.999).abs() < 0.02 * 3.0, "{secs} s");
+    let late = &doc["results"][0]["replay"]["lateness"];
+    assert_eq!(late["ios"].as_u64(), Some(3000));
+    let p = |k: &str| num(late, &format!("percentiles_ms/{k}"));
+    assert!(p("p50") <= p("p99") && p("p99") <= p("p99.9"), "{late}");
+    // Twice as fast: half the time.
+    let doc = json(&["replay", trace.to_str().unwrap(), "--target", &dev.dev, "--speed", "2", "--no-history", "-q"]);
+    let secs = num(&doc, "results/0/duration_s");
+    assert!((secs - 1.4995).abs() < 0.02 * 1.5, "{secs} s at speed 2");
+}
+
+/// Peak resident memory (KiB) of `iogauge args`, which must succeed.
+fn peak_rss_kib(args: &[&str]) -> i64 {
+    let child = command_in(&scratch("rss"), args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: wait4 on our own child, with valid pointers for its status and usage.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "iogauge {args:?} failed");
+    usage.ru_maxrss
+}
+
+#[test]
+fn a_long_trace_replays_in_constant_memory() {
+    let dir = scratch("replay-long");
+    let write = |n: u64| {
+        let path = dir.join(format!("{n}.iolog"));
+        let mut s = String::with_capacity(n as usize * 32);
+        s.push_str("fio version 2 iolog\nnull add\nnull open\n");
+        for i in 0..n {
+            s.push_str(&format!(
+                "null {} {} 4096\n",
+                if i % 3 == 0 { "write" } else { "read" },
+                (i % 1_000_000) * 4096
+            ));
+        }
+        std::fs::write(&path, s).unwrap();
+        path
+    };
+    let (short, long) = (write(100_000), write(2_000_000));
+    let run = |p: &Path| {
+        let args =
+            ["replay", p.to_str().unwrap(), "--target", "null", "--speed", "max", "--qd", "8", "--no-history", "-q"];
+        let rss = peak_rss_kib(&args);
+        (rss, json(&args))
+    };
+    let ((small, _), (big, doc)) = (run(&short), run(&long));
+    // Exact on the null target: every I/O of the trace, two reads for each write.
+    assert_eq!(num(&doc, "results/0/totals/ios") as u64, 2_000_000);
+    assert_eq!(num(&doc, "results/0/totals/write_ios") as u64, 666_667);
+    // 20 times the trace, the same memory: within 8 MiB, and under 64 MiB.
+    assert!(big < 64 * 1024, "{big} KiB");
+    assert!((big - small).abs() < 8 * 1024, "{small} KiB for 100,000 I/Os, {big} KiB for 2,000,000");
+}
+
+#[test]
+fn replay_refuses_in_one_line_and_fits_when_asked() {
+    let dev = LoopDev::new(4 << 20);
+    let dir = scratch("replay-bad");
+    let trace = dir.join("far.iolog");
+    // Reaches 1 GiB; the target holds 4 MiB.
+    std::fs::write(&trace, "fio version 2 iolog\nf read 0 4096\nf read 1073737728 4096\nf write 8192 4096\n").unwrap();
+    let t = trace.to_str().unwrap();
+    // A file system on it: data a replay's writes would destroy.
+    assert!(Command::new("mkfs.ext4").args(["-q", &dev.dev]).status().unwrap().success());
+    let before = kernel_ios(dev.name());
+    for (args, says) in [
+        (vec!["replay", t, "--target", &dev.dev, "--allow-write", &dev.dev], "--fit wrap"),
+        (vec!["replay", t, "--target", &dev.dev, "--fit", "wrap"], "ext4"),
+        (vec!["replay", "/etc/hostname", "--target", &dev.dev], "not a trace iogauge reads"),
+        (vec!["replay", t, "--target", &dev.dev, "--speed", "0"], "positive factor"),
+    ] {
+        let out = iogauge_in(&dir, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(kernel_ios(dev.name()).2, before.2, "nothing written");
+    for fit in ["wrap", "scale"] {
+        let doc =
+            json(&["replay", t, "--target", &dev.dev, "--allow-write", &dev.dev, "--fit", fit, "--no-history", "-q"]);
+        assert_eq!(num(&doc, "results/0/totals/ios"), 3.0);
+        assert_eq!(doc["results"][0]["replay"]["fit"].as_str(), Some(fit));
+    }
+}
