@@ -506,15 +506,18 @@ impl engine::Driver for Loop<'_> {
     /// loop stopped.
     type Output = Result<(String, u64), String>;
 
-    /// The loop, built twice: with verification (`s.checker`), and without, where the checks
-    /// cost nothing. Also returns the targets (plan order) of the I/Os that never completed and
+    /// The loop, built three times: with verification (`s.checker`), replaying a trace
+    /// (`s.replay`; the plan never verifies a replay), and drawing I/Os unverified, where
+    /// neither costs anything. Also returns the targets (plan order) of the I/Os that never completed and
     /// were given up (see [`give_up`]).
     fn drive<E: Engine>(self, engine: &mut E) -> (Self::Output, Vec<usize>) {
         let Loop { job, s, ctl, epoch } = self;
         let r = if s.checker.is_some() {
-            Drive::<E, true>::new(engine, job, s, ctl, epoch).run()
+            Drive::<E, true, false>::new(engine, job, s, ctl, epoch).run()
+        } else if s.replay.is_some() {
+            Drive::<E, false, true>::new(engine, job, s, ctl, epoch).run()
         } else {
-            Drive::<E, false>::new(engine, job, s, ctl, epoch).run()
+            Drive::<E, false, false>::new(engine, job, s, ctl, epoch).run()
         };
         match r {
             Ok((described, last_ns, gave_up)) => (Ok((described, last_ns)), gave_up),
@@ -526,7 +529,7 @@ impl engine::Driver for Loop<'_> {
 /// The state of one worker's loop on its engine. A struct so the loop reads as its steps
 /// (issue, wait, reap); its methods are inlined into [`Drive::run`], where the fields live in
 /// registers as locals would (tests/it/cost.rs holds the count of instructions per I/O).
-struct Drive<'a, E: Engine, const VERIFY: bool> {
+struct Drive<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> {
     engine: &'a mut E,
     job: &'a WorkerJob,
     s: &'a mut SetUp,
@@ -563,17 +566,17 @@ struct Drive<'a, E: Engine, const VERIFY: bool> {
     /// its response time counts from then, so a stall shows as latency instead of hiding in a
     /// slower closed loop (coordinated omission).
     arrivals: Option<Arrival>,
-    /// I/Os are due at times: open-loop arrivals, or a replay at its trace's times.
-    paced: bool,
+    /// A replay at its trace's times (not as fast as possible).
+    replay_timed: bool,
 }
 
-impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
+impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY, REPLAY> {
     fn new(engine: &'a mut E, job: &'a WorkerJob, s: &'a mut SetUp, ctl: &'a Control, epoch: Instant) -> Self {
         let slots = s.meta.len();
         let now = now_ns(epoch);
         let arrivals = Arrival::new(job.plan.rate_iops, job.plan.rate_mbps, job.arrivals, job.seed, now);
-        let paced = arrivals.is_some() || s.replay.as_ref().is_some_and(Replayer::timed);
-        if paced {
+        let replay_timed = s.replay.as_ref().is_some_and(Replayer::timed);
+        if arrivals.is_some() || replay_timed {
             // Sleeps and timed waits end up to the timer slack late (50 µs by default), and an
             // open loop counts that lateness as response time: ask for 1 ns.
             // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer and changes only this
@@ -609,7 +612,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             io_timeout_ns: job.io_timeout.as_nanos() as u64,
             now,
             arrivals,
-            paced,
+            replay_timed,
         }
     }
 
@@ -674,9 +677,9 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
                     return;
                 }
             }
-            let replayed = match &mut self.s.replay {
-                None => None,
-                Some(r) => match r.peek(self.now) {
+            let replayed = match (REPLAY, &mut self.s.replay) {
+                (false, _) | (_, None) => None,
+                (true, Some(r)) => match r.peek(self.now) {
                     None => {
                         self.issuing = false;
                         return;
@@ -690,9 +693,9 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             };
             let Some(slot) = free.pop_front() else { return };
             let target = slot as usize / self.qd;
-            let (mut li, mut op, mut offset) = match replayed {
-                Some(io) => (0, io.op, io.offset),
-                None => self.s.generator.next(target),
+            let (mut li, mut op, mut offset) = match (REPLAY, replayed) {
+                (true, Some(io)) => (0, io.op, io.offset),
+                _ => self.s.generator.next(target),
             };
             if let (true, Some(c)) = (VERIFY, &self.s.checker) {
                 match draw_apart(c, &mut self.s.generator, target, self.qd, (li, op, offset)) {
@@ -706,7 +709,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
             let line = &self.s.generator.lines[li];
             let (delay_ns, burst, mut fua, fsync) = (line.delay_ns, line.burst, line.fua, line.fsync);
             let mut len = if op == Op::Flush { 0 } else { line.size };
-            if let (Some(io), Some(r)) = (replayed, &mut self.s.replay) {
+            if let (true, Some(io), Some(r)) = (REPLAY, replayed, &mut self.s.replay) {
                 (len, fua) = (io.len, io.fua);
                 r.advance(self.now);
             }
@@ -762,7 +765,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
     #[inline(always)]
     fn wait_for_next_issue(&mut self) {
         let wait = self.next_issue_ns.saturating_sub(self.now);
-        if self.paced {
+        if self.paced() {
             // Asleep until SPIN_NS before it is due, then spinning: on time within the clock's
             // resolution instead of a wake-up's latency late.
             if wait > SPIN_NS {
@@ -778,6 +781,12 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
         if self.now >= self.ctl.record_end_ns.load(Relaxed) || self.ctl.stop.load(Relaxed) {
             self.issuing = false;
         }
+    }
+
+    /// Whether I/Os are due at times: open-loop arrivals, or a replay at its trace's times.
+    #[inline(always)]
+    fn paced(&self) -> bool {
+        self.arrivals.is_some() || (REPLAY && self.replay_timed)
     }
 
     /// When the next paced I/O is due (ns from the epoch).
@@ -796,7 +805,7 @@ impl<'a, E: Engine, const VERIFY: bool> Drive<'a, E, VERIFY> {
     fn wait_for(&mut self) -> Option<(usize, Option<Duration>)> {
         // An open loop reaps every completion at once, and with a slot free it also wakes for
         // its next arrival (with none free, arrivals wait for a completion anyway).
-        let (reap, timeout) = match self.paced {
+        let (reap, timeout) = match self.paced() {
             true if self.issuing && self.in_flight < self.cap => {
                 // Woken SPIN_NS early, then polling: on time rather than a wake-up late.
                 let left = self.next_due().saturating_sub(self.now);
