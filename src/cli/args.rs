@@ -94,6 +94,10 @@ pub enum Command {
     /// Replay a trace (an iogauge capture, a fio iolog) on a target at its own times, faster,
     /// or as fast as possible, and say how late each I/O was against its schedule.
     Replay(trace::ReplayArgs),
+    /// Sum a trace up as a job file: access specifications with its size mix, read and random
+    /// shares, seek runs, hot zones, trims and flushes, and how its I/Os arrived, per phase;
+    /// --check TARGET runs the replay and the distilled job side by side.
+    Distil(trace::DistilArgs),
     /// List the built-in access specifications, or show one's lines.
     Specs {
         /// A specification to show.

@@ -51,6 +51,15 @@ fn said(group: &dyn managers::Group, r: Result<i32>) -> Result<i32> {
 }
 
 fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Result<i32> {
+    Ok(run_and_write(group, test, out)?.exit_status())
+}
+
+/// Runs a test, writes its outputs (the history first) and returns its document.
+pub(super) fn run_and_write(
+    group: &dyn managers::Group,
+    test: Test,
+    out: &OutputFlags,
+) -> Result<crate::result::ResultDoc> {
     let to = Destinations {
         json: out.json.as_ref(),
         csv: out.csv.as_ref(),
@@ -73,11 +82,10 @@ fn execute_on(group: &dyn managers::Group, test: Test, out: &OutputFlags) -> Res
     verify::forget_maps(prep.targets.iter().map(|t| t.path.as_str()).filter(|t| prep.share.writes_to(t)))?;
     interrupt::stop_on_interrupt();
     let run::Tested { doc, maps } = run::run_test(&prep, group, &mut exports)?;
-    let status = doc.exit_status();
-    exports.write_run(doc)?;
+    exports.write_run(doc.clone())?;
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;
-    Ok(status)
+    Ok(doc)
 }
 
 /// Runs a study and writes its outputs. Returns the exit status (0, or 1 if any I/O failed,
@@ -275,6 +283,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Verify(a) => verify::verify(&a),
         Command::Capture(a) => trace::capture(&a),
         Command::Replay(a) => execute(trace::replay_test(&a)?, &a.output),
+        Command::Distil(a) => trace::distil(&a),
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);
             Ok(0)

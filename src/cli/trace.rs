@@ -1,16 +1,19 @@
 //! `iogauge capture`: a device's requests into a trace file (see `trace::capture`);
-//! `iogauge replay`: a trace's I/Os issued again on a target, as a test of one worker.
+//! `iogauge replay`: a trace's I/Os issued again on a target, as a test of one worker;
+//! `iogauge distil`: a trace summed up as a job file, and checked against its replay.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 
 use super::args::{OutputFlags, SettingFlags};
 use crate::config::{Fit, Job, Replay, Speed, Test, WorkerConfig};
-use crate::error::Result;
+use crate::error::{Result, runtime};
 use crate::export::output::Output;
 use crate::format::thousands;
+use crate::result::ResultDoc;
+use crate::trace::distil::{self, Distilled};
 use crate::trace::{Summary, capture};
 
 /// `iogauge capture` flags.
@@ -108,29 +111,216 @@ pub enum FitFlag {
 /// trace's end (or for --time).
 pub fn replay_test(a: &ReplayArgs) -> Result<Test> {
     let summary = Summary::of(&a.trace)?;
-    let outstanding = a.outstanding.unwrap_or(match a.speed {
-        Speed::Times(_) => (summary.max_in_flight * 2).clamp(64, 4096) as u32,
-        Speed::Max => summary.mean_in_flight().unwrap_or(1).clamp(1, 4096) as u32,
-    });
     let fit = match a.fit {
         None => Fit::None,
         Some(FitFlag::Wrap) => Fit::Wrap,
         Some(FitFlag::Scale) => Fit::Scale,
     };
+    let mut job = replay_job(&a.trace, &a.target, a.speed, fit, a.outstanding, &summary);
+    job.workers[0].working_set = a.working_set;
+    job.workers[0].offset = a.offset.unwrap_or(0);
+    a.settings.apply(&mut job)?;
+    if a.settings.time.is_some() || a.settings.ios.is_some() || a.settings.bytes.is_some() {
+        job.test.ios = None;
+    }
+    Ok(Test::from_job(&job)?)
+}
+
+/// One worker replaying `trace` on `target`, to the trace's end (a count, without ramp-up);
+/// by default as many I/Os in flight as the trace needs.
+fn replay_job(trace: &Path, target: &str, speed: Speed, fit: Fit, outstanding: Option<u32>, s: &Summary) -> Job {
+    let outstanding = outstanding.unwrap_or(match speed {
+        Speed::Times(_) => (s.max_in_flight * 2).clamp(64, 4096) as u32,
+        Speed::Max => s.mean_in_flight().unwrap_or(1).clamp(1, 4096) as u32,
+    });
     let worker = WorkerConfig {
         name: Some("replay".into()),
         outstanding,
-        targets: vec![a.target.clone()],
-        working_set: a.working_set,
-        offset: a.offset.unwrap_or(0),
-        replay: Some(Replay { trace: a.trace.clone(), speed: a.speed, fit }),
+        targets: vec![target.to_string()],
+        replay: Some(Replay { trace: trace.to_path_buf(), speed, fit }),
         ..WorkerConfig::default()
     };
     let mut job = Job { workers: vec![worker], ..Job::default() };
-    a.settings.apply(&mut job)?;
-    if a.settings.time.is_none() && a.settings.ios.is_none() && a.settings.bytes.is_none() {
-        // To the trace's end: a count, without ramp-up.
-        job.test.ios = Some(summary.total());
+    job.test.ios = Some(s.total());
+    job
+}
+
+/// `iogauge distil` flags.
+#[derive(Args, Debug)]
+pub struct DistilArgs {
+    /// The trace: an iogauge capture, or a fio iolog (v2 or v3).
+    pub trace: PathBuf,
+    /// The length of the windows compared for phases (default: a tenth of the trace).
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
+    pub window: Option<Duration>,
+    /// The specifications' name (default: the trace's file name without extension).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The target the job names (default: iogauge's test file).
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<String>,
+    /// Write the job here instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also run the trace's replay and the distilled job on TARGET, one after the other, and
+    /// print their figures side by side (both are kept in the history).
+    #[arg(long, value_name = "TARGET")]
+    pub check: Option<String>,
+    /// With --check: the targets that may be written (as run's --allow-write).
+    #[arg(long, value_name = "PATH")]
+    pub allow_write: Vec<String>,
+    /// With --check: the comparison as JSON (schema iogauge.distil-check/1) on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The job a distilled trace runs as: its phases one after another (`test.run`), each as
+/// long as the longest phase; the worker keeps what the trace kept in flight, or arrives at
+/// its rate when the capture shows the device idle a tenth of the time or more.
+fn distilled_job(d: &Distilled, target: Option<&str>) -> Job {
+    let mut job = Job { specs: d.phases.iter().map(|p| p.spec.clone()).collect(), ..Job::default() };
+    job.test.run = d.phases.iter().map(|p| p.spec.name.clone()).collect();
+    job.test.ramp = Duration::ZERO;
+    let longest = d.phases.iter().map(|p| p.end_ns - p.start_ns).max().unwrap_or(0);
+    job.test.time = Duration::from_secs(longest.div_ceil(1_000_000_000).max(1));
+    let in_flight = d.phases.iter().filter_map(|p| p.in_flight).fold(0.0, f64::max);
+    let open = d.phases.iter().all(|p| p.busy_pct.is_some_and(|b| b < 90.0));
+    let secs = d.summary.last_ns as f64 / 1e9;
+    let mut w = WorkerConfig {
+        targets: target.map(|t| vec![t.to_string()]).unwrap_or_default(),
+        working_set: Some(d.summary.end.div_ceil(1 << 20).max(1) << 20),
+        outstanding: (in_flight.round() as u32).max(1),
+        ..WorkerConfig::default()
+    };
+    if open && secs > 0.0 {
+        // Room for the bursts an open loop meets.
+        w.outstanding = (w.outstanding * 4).max(16);
+        w.rate_iops = Some((d.summary.total() as f64 / secs * 10.0).round() / 10.0);
     }
-    Ok(Test::from_job(&job)?)
+    job.workers = vec![w];
+    job
+}
+
+/// The comment that heads a distilled job: what each phase was.
+fn distilled_header(d: &Distilled, trace: &Path) -> String {
+    let s = &d.summary;
+    let mut out = format!(
+        "# iogauge distil of {} ({}): {} I/Os over {:.1} s, reaching {}\n",
+        trace.display(),
+        s.format.map_or("", |f| f.name()),
+        thousands(s.total() as f64),
+        s.last_ns as f64 / 1e9,
+        crate::units::human_size(s.end)
+    );
+    for p in &d.phases {
+        let arrival = match (p.in_flight, p.busy_pct) {
+            (Some(q), Some(b)) => format!(", {q:.1} in flight on average (Little's law), busy {b:.0} % of the time"),
+            _ => String::new(),
+        };
+        out += &format!(
+            "# {}: {:.1}-{:.1} s, {} I/Os, {:.0} IOPS, {:.0} % read{arrival}\n",
+            p.spec.name,
+            p.start_ns as f64 / 1e9,
+            p.end_ns as f64 / 1e9,
+            thousands(p.ios as f64),
+            p.iops,
+            p.read_pct
+        );
+    }
+    out
+}
+
+/// Runs `iogauge distil`.
+pub fn distil(a: &DistilArgs) -> Result<i32> {
+    let stem = a.trace.file_stem().map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let name = a.name.clone().unwrap_or(stem);
+    let window = a.window.map_or(0, |w| w.as_nanos() as u64);
+    let d = distil::distil(&a.trace, &name, window)?;
+    let job = distilled_job(&d, a.target.as_deref().or(a.check.as_deref()));
+    let toml = toml::to_string(&job).map_err(|e| runtime(format!("writing the job: {e}")))?;
+    let text = format!("{}{toml}", distilled_header(&d, &a.trace));
+    match &a.output {
+        Some(path) => Output::open(path)?.write(text.as_bytes(), "the distilled job")?,
+        None if a.check.is_none() => print!("{text}"),
+        None => {}
+    }
+    let Some(target) = &a.check else { return Ok(0) };
+    check(a, target, job, &d)
+}
+
+/// `--check`: the replay at the trace's times and the distilled job on one target.
+fn check(a: &DistilArgs, target: &str, mut job: Job, d: &Distilled) -> Result<i32> {
+    let quiet = OutputFlags { quiet: true, ..OutputFlags::default() };
+    let group = crate::managers::join(crate::config::TestSettings::default().sync_timeout)?;
+    let mut replay = replay_job(&a.trace, target, Speed::Times(1.0), Fit::None, None, &d.summary);
+    for j in [&mut replay, &mut job] {
+        j.test.allow_write = a.allow_write.clone();
+    }
+    eprintln!("iogauge: replaying {} on {target}", a.trace.display());
+    let replayed = super::run_and_write(group.as_ref(), Test::from_job(&replay)?, &quiet)?;
+    eprintln!("iogauge: running the distilled job on {target}");
+    let distilled = super::run_and_write(group.as_ref(), Test::from_job(&job)?, &quiet)?;
+    let figures = |doc: &ResultDoc| Figures::of(doc);
+    let (r, x) = (figures(&replayed), figures(&distilled));
+    if a.json {
+        let v =
+            serde_json::json!({ "schema": "iogauge.distil-check/1", "target": target, "replay": r, "distilled": x });
+        println!("{v}");
+    } else {
+        print!("{}", check_table(&r, &x));
+    }
+    Ok(replayed.exit_status().max(distilled.exit_status()))
+}
+
+/// What the check compares: the workloads of a document together.
+#[derive(serde::Serialize)]
+struct Figures {
+    ios: u64,
+    iops: f64,
+    mbps: f64,
+    read_pct: f64,
+    avg_response_ms: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    p99_9_ms: f64,
+}
+
+impl Figures {
+    fn of(doc: &ResultDoc) -> Figures {
+        let mut raw = crate::stats::IoStats::default();
+        let secs: f64 = doc.results.iter().map(|r| r.duration_s).sum();
+        for r in &doc.results {
+            raw += &r.totals.metrics.raw;
+        }
+        let m = crate::result::Metrics::new(&raw, secs);
+        let p = |k: &str| m.percentiles_ms.get(k).copied().unwrap_or(0.0);
+        Figures {
+            ios: m.ios,
+            iops: m.iops,
+            mbps: m.mbps,
+            read_pct: m.read_ios as f64 * 100.0 / (m.read_ios + m.write_ios).max(1) as f64,
+            avg_response_ms: m.avg_response_ms.unwrap_or(0.0),
+            p50_ms: p("p50"),
+            p99_ms: p("p99"),
+            p99_9_ms: p("p99.9"),
+        }
+    }
+}
+
+fn check_table(r: &Figures, x: &Figures) -> String {
+    let mut out = format!("{:<16}{:>14}{:>14}{:>10}\n", "", "replay", "distilled", "ratio");
+    let rows = [
+        ("IOPS", r.iops, x.iops),
+        ("MB/s", r.mbps, x.mbps),
+        ("read %", r.read_pct, x.read_pct),
+        ("avg ms", r.avg_response_ms, x.avg_response_ms),
+        ("p50 ms", r.p50_ms, x.p50_ms),
+        ("p99 ms", r.p99_ms, x.p99_ms),
+        ("p99.9 ms", r.p99_9_ms, x.p99_9_ms),
+    ];
+    for (what, a, b) in rows {
+        let ratio = if a > 0.0 { format!("{:.2}", b / a) } else { "-".into() };
+        out += &format!("{what:<16}{a:>14.3}{b:>14.3}{ratio:>10}\n");
+    }
+    out
 }

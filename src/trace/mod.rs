@@ -11,6 +11,7 @@
 //! (fio's `replay_redirect`).
 
 pub(crate) mod capture;
+pub(crate) mod distil;
 pub mod replay;
 
 use std::fs::File;

@@ -216,7 +216,9 @@ fn a_replay_keeps_the_traces_times_and_says_how_late_it_was() {
 
 /// Peak resident memory (KiB) of `iogauge args`, which must succeed.
 fn peak_rss_kib(args: &[&str]) -> i64 {
-    let child = command_in(&scratch("rss"), args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    // Reaped by wait4 below, which also says its peak memory.
+    #[allow(clippy::zombie_processes)]
+    let child = command_in(&scratch("rss"), args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     // SAFETY: wait4 on our own child, with valid pointers for its status and usage.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
@@ -288,4 +290,94 @@ fn replay_refuses_in_one_line_and_fits_when_asked() {
         assert_eq!(num(&doc, "results/0/totals/ios"), 3.0);
         assert_eq!(doc["results"][0]["replay"]["fit"].as_str(), Some(fit));
     }
+}
+
+/// The `[[spec]]` tables of a distilled job.
+fn distilled_specs(job: &str) -> Vec<toml::Value> {
+    let v: toml::Value = toml::from_str(job).unwrap_or_else(|e| panic!("{e}: {job}"));
+    v["spec"].as_array().unwrap().clone()
+}
+
+#[test]
+fn distil_splits_a_trace_into_its_phases() {
+    let dir = scratch("distil-phases");
+    let trace = dir.join("two.iolog");
+    // 2 s of 4 KiB random reads at 1,000 IOPS, then 2 s of 64 KiB sequential writes at 500.
+    let mut s = String::from("fio version 3 iolog\n0 f add\n0 f open\n");
+    for i in 0..2000u64 {
+        s.push_str(&format!("{} f read {} 4096\n", i * 1000, (i * 7919 % 50_000) * 4096));
+    }
+    for i in 0..1000u64 {
+        s.push_str(&format!("{} f write {} 65536\n", 2_000_000 + i * 2000, (1 << 30) + i * 65536));
+    }
+    std::fs::write(&trace, s).unwrap();
+    let out = ok(&["distil", trace.to_str().unwrap(), "--target", "null"]);
+    let job = String::from_utf8(out.stdout).unwrap();
+    let specs = distilled_specs(&job);
+    assert_eq!(specs.len(), 2, "{job}");
+    let line = |k: usize| specs[k]["lines"][0].clone();
+    assert_eq!((line(0)["size"].as_integer(), line(0)["read"].as_integer()), (Some(4096), Some(100)), "{job}");
+    assert_eq!((line(1)["size"].as_integer(), line(1)["read"].as_integer()), (Some(65536), Some(0)), "{job}");
+    // One long sequential run: seek_every the whole run; the reads jump about.
+    assert!(line(1)["seek_every"].as_integer().unwrap() >= 100, "{job}");
+    assert_eq!(line(0)["random"].as_integer(), Some(100));
+    assert!(job.contains("two-phase1") && job.contains("two-phase2"), "{job}");
+    // The job runs as it is.
+    let file = dir.join("job.toml");
+    std::fs::write(&file, &job).unwrap();
+    let doc = json(&["run", file.to_str().unwrap(), "--time", "1s", "--no-history", "-q"]);
+    assert_eq!(doc["results"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
+    let dev = LoopDev::new(256 << 20);
+    let dir = scratch("distil-oltp");
+    let capture = command_in(&dir, &["capture", "--device", &dev.dev, "--time", "60s", "-o", "oltp.csv"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let instance = format!("/sys/kernel/tracing/instances/iogauge-{}", capture.id());
+    while !Path::new(&instance).join("events/block/block_rq_issue/enable").exists() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // Paced, so the device is idle between I/Os and the distilled job arrives at the rate.
+    ok_in(
+        &dir,
+        &["run", "--target", &dev.dev, "--spec", "oltp-8k", "--rate-iops", "8000", "--ramp", "0s", "--time", "4s"]
+            .into_iter()
+            .chain(["--no-history", "-q"])
+            .collect::<Vec<_>>(),
+    );
+    // SAFETY: kill with a child's pid and a signal number.
+    unsafe { libc::kill(capture.id() as i32, libc::SIGINT) };
+    assert!(capture.wait_with_output().unwrap().status.success());
+    let trace = dir.join("oltp.csv");
+    let rows: Vec<String> = std::fs::read_to_string(&trace).unwrap().lines().skip(2).map(String::from).collect();
+    let reads = rows.iter().filter(|r| r.contains(",read,")).count() as f64;
+    let truth = reads * 100.0 / rows.len() as f64;
+    let out = ok(&["distil", trace.to_str().unwrap(), "--target", &dev.dev]);
+    let job = String::from_utf8(out.stdout).unwrap();
+    let mut read_ios = 0.0;
+    for spec in distilled_specs(&job) {
+        for l in spec["lines"].as_array().unwrap() {
+            assert_eq!(l["size"].as_integer(), Some(8192), "{job}");
+            assert_eq!(l["random"].as_integer(), Some(100), "{job}");
+            read_ios += l["read"].as_integer().unwrap() as f64 * l["share"].as_integer().unwrap() as f64 / 100.0;
+        }
+    }
+    let read_pct = read_ios / distilled_specs(&job).len() as f64;
+    // The capture's own share, rounded to a point; and oltp-8k's 67 %: 32,000 I/Os make the
+    // binomial standard deviation 0.26 points, so 2 points (less the rounding) is 5.7 of them
+    // (a false failure less than once in 10^8).
+    assert!((read_pct - truth).abs() <= 1.0, "{read_pct} against {truth}: {job}");
+    assert!((read_pct - 67.0).abs() <= 2.0, "{read_pct}: {job}");
+    let rate: f64 = job.lines().find_map(|l| l.strip_prefix("rate_iops = ")).unwrap().parse().unwrap();
+    assert!((rate - 8000.0).abs() < 800.0, "{rate}: {job}");
+    // The fidelity check: the replay and the distilled job on the same target.
+    let out = ok(&["distil", trace.to_str().unwrap(), "--check", &dev.dev, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (replayed, distilled) = (num(&v, "replay/iops"), num(&v, "distilled/iops"));
+    assert!((distilled / replayed - 1.0).abs() < 0.10, "{v}");
 }

@@ -1,0 +1,374 @@
+//! Distil: a trace summed up as access specifications a user can run, sweep and compare.
+//!
+//! The method, per time window: transfer sizes and their shares (sizes under 1 % of the I/Os
+//! fold into the nearest kept size, by ratio); for each size, its read, trim share and how
+//! its offsets are aligned; sequential runs (an I/O that starts where the previous one of the
+//! same operation ended continues a run) as `seek_every` (the mean run) or a random share;
+//! hot zones as a `zoned` distribution over tenths of the trace's reach when a tenth's share
+//! is more than 5 points off 10 %; flushes as a share of every line; and how the I/Os
+//! arrived: from a capture's completion times, the I/Os in flight on average (Little's law)
+//! and how much of the time any was (busy). Windows alike (read share within 10 points, the
+//! same main size, a rate within a factor of 1.5) merge into one phase.
+//!
+//! Limits: interleaved streams hide each other's sequential runs (the trace has no stream
+//! ids); a zone is a tenth of the reach, no finer; a phase's rate is its mean.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{Reader, Summary, TraceIo};
+use crate::distribution::{Distribution, Zone};
+use crate::error::{Error, Result};
+use crate::spec::{AccessSpec, SpecLine};
+use crate::stats::Op;
+
+/// Tenths of the reach, for hot zones.
+const ZONES: usize = 10;
+
+/// One transfer size's I/Os in a window.
+#[derive(Debug, Default, Clone)]
+struct Size {
+    ios: u64,
+    reads: u64,
+    trims: u64,
+    /// I/Os that start where the previous one of their operation ended.
+    continued: u64,
+    /// Every offset OR-ed: its trailing zeros are the alignment.
+    offsets: u64,
+}
+
+/// What a window (or a phase: windows merged) counted.
+#[derive(Debug, Default, Clone)]
+struct Window {
+    start_ns: u64,
+    end_ns: u64,
+    sizes: BTreeMap<u32, Size>,
+    flushes: u64,
+    zones: [u64; ZONES],
+    /// Latencies summed, and the time with an I/O in flight (captures only).
+    latency_ns: u64,
+    busy_ns: u64,
+    timed: bool,
+}
+
+impl Window {
+    fn data_ios(&self) -> u64 {
+        self.sizes.values().map(|s| s.ios).sum()
+    }
+
+    fn ios(&self) -> u64 {
+        self.data_ios() + self.flushes
+    }
+
+    fn read_pct(&self) -> f64 {
+        let reads: u64 = self.sizes.values().map(|s| s.reads).sum();
+        reads as f64 * 100.0 / self.data_ios().max(1) as f64
+    }
+
+    fn main_size(&self) -> u32 {
+        self.sizes.iter().max_by_key(|(_, s)| s.ios).map_or(0, |(&len, _)| len)
+    }
+
+    fn secs(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+
+    fn iops(&self) -> f64 {
+        self.ios() as f64 / self.secs().max(1e-9)
+    }
+
+    fn alike(&self, o: &Window) -> bool {
+        let (a, b) = (self.iops(), o.iops());
+        (self.read_pct() - o.read_pct()).abs() <= 10.0
+            && self.main_size() == o.main_size()
+            && a.max(b) <= 1.5 * a.min(b).max(1e-9)
+    }
+
+    /// Takes in `o`, a stray window before this one: its I/Os, not its time.
+    fn absorb_before(&mut self, o: Window) {
+        let (start, end) = (self.start_ns, self.end_ns);
+        self.absorb(o);
+        (self.start_ns, self.end_ns) = (start, end);
+    }
+
+    /// Takes in `o`, the window after this one.
+    fn absorb(&mut self, o: Window) {
+        self.end_ns = self.end_ns.max(o.end_ns);
+        for (len, s) in o.sizes {
+            let m = self.sizes.entry(len).or_default();
+            m.ios += s.ios;
+            m.reads += s.reads;
+            m.trims += s.trims;
+            m.continued += s.continued;
+            m.offsets |= s.offsets;
+        }
+        self.flushes += o.flushes;
+        for (z, n) in self.zones.iter_mut().zip(o.zones) {
+            *z += n;
+        }
+        self.latency_ns += o.latency_ns;
+        self.busy_ns += o.busy_ns;
+    }
+}
+
+/// A phase of the trace, summed up.
+#[derive(Debug, Clone)]
+pub(crate) struct Phase {
+    /// When it began and ended in the trace (ns).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Its I/Os.
+    pub ios: u64,
+    /// I/Os per second over it.
+    pub iops: f64,
+    /// Reads among its reads and writes (%).
+    pub read_pct: f64,
+    /// A capture's I/Os in flight on average (Little's law), and the share of the time any
+    /// was (%).
+    pub in_flight: Option<f64>,
+    pub busy_pct: Option<f64>,
+    /// The access specification.
+    pub spec: AccessSpec,
+}
+
+/// A trace distilled.
+#[derive(Debug, Clone)]
+pub(crate) struct Distilled {
+    /// What one pass over the trace learnt.
+    pub summary: Summary,
+    /// Its phases, in time order.
+    pub phases: Vec<Phase>,
+}
+
+/// Reads the trace twice (its reach first, for the zones), in windows of `window_ns` (0: a
+/// tenth of its length).
+pub(crate) fn distil(path: &Path, name: &str, window_ns: u64) -> Result<Distilled> {
+    let summary = Summary::of(path)?;
+    if summary.ios[Op::Read as usize] + summary.ios[Op::Write as usize] + summary.ios[Op::Trim as usize] == 0 {
+        return Err(Error::Input(format!("{}: no reads, writes or trims to distil", path.display())));
+    }
+    let window_ns = if window_ns > 0 { window_ns } else { (summary.last_ns / 10).max(1) };
+    let zone_bytes = summary.end.div_ceil(ZONES as u64).max(1);
+    let mut reader = Reader::open(path)?;
+    let mut windows: Vec<Window> = Vec::new();
+    let mut w = Window::default();
+    // Where the current window's span ends; a window's own times are its first and last I/O's.
+    let mut boundary = 0;
+    let mut last_end = [u64::MAX; 4];
+    // The busy interval being built: [start, end).
+    let mut cover: Option<(u64, u64)> = None;
+    while let Some(io) = reader.next_io()? {
+        let TraceIo { at_ns, op, offset, len, latency_ns, .. } = io;
+        if w.ios() == 0 {
+            w.start_ns = at_ns;
+            boundary = at_ns + window_ns;
+        } else if at_ns >= boundary {
+            windows.push(std::mem::replace(&mut w, Window { start_ns: at_ns, ..Window::default() }));
+            boundary += (at_ns - boundary) / window_ns * window_ns + window_ns;
+        }
+        w.end_ns = w.end_ns.max(at_ns);
+        if let Some(l) = latency_ns {
+            w.timed = true;
+            w.latency_ns += l;
+            cover = match cover {
+                Some((s, e)) if at_ns <= e => Some((s, e.max(at_ns + l))),
+                Some((s, e)) => {
+                    w.busy_ns += e - s;
+                    Some((at_ns, at_ns + l))
+                }
+                None => Some((at_ns, at_ns + l)),
+            };
+        }
+        if op == Op::Flush {
+            w.flushes += 1;
+            continue;
+        }
+        let s = w.sizes.entry(len).or_default();
+        s.ios += 1;
+        s.reads += u64::from(op == Op::Read);
+        s.trims += u64::from(op == Op::Trim);
+        s.continued += u64::from(last_end[op as usize] == offset);
+        s.offsets |= offset;
+        last_end[op as usize] = offset + len as u64;
+        w.zones[((offset / zone_bytes) as usize).min(ZONES - 1)] += 1;
+    }
+    if let Some((s, e)) = cover {
+        w.busy_ns += e - s;
+        w.end_ns = w.end_ns.max(e);
+    }
+    windows.push(w);
+    // Alike neighbours are one phase; so is a window with under 1 % of the I/Os (a stray
+    // I/O, the tail of a run) and the phase before it, or after it if it is the first.
+    let total = windows.iter().map(Window::ios).sum::<u64>();
+    let minor = |w: &Window| w.ios() * 100 < total;
+    let mut merged: Vec<Window> = Vec::new();
+    for w in windows {
+        let first = merged.len() == 1;
+        match merged.last_mut() {
+            Some(m) if minor(m) && first => {
+                let stray = std::mem::replace(m, w);
+                m.absorb_before(stray);
+            }
+            Some(m) if m.alike(&w) || minor(&w) => m.absorb(w),
+            _ => merged.push(w),
+        }
+    }
+    let count = merged.len();
+    let phases = merged
+        .into_iter()
+        .enumerate()
+        .map(|(k, w)| {
+            let label = if count == 1 { name.to_string() } else { format!("{name}-phase{}", k + 1) };
+            phase(&w, label)
+        })
+        .collect::<std::result::Result<Vec<_>, String>>()
+        .map_err(|m| Error::Input(format!("{}: {m}", path.display())))?;
+    Ok(Distilled { summary, phases })
+}
+
+/// Integer shares of `weights` summing to 100, each kept weight at least 1 (largest
+/// remainders take what rounding down left).
+fn shares(weights: &[u64]) -> Vec<u32> {
+    let total: u64 = weights.iter().sum::<u64>().max(1);
+    let mut out: Vec<u32> = weights.iter().map(|&w| ((w * 100 / total) as u32).max(1)).collect();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse((weights[i] * 100) % total));
+    let mut i = 0;
+    while out.iter().sum::<u32>() < 100 {
+        out[order[i % order.len()]] += 1;
+        i += 1;
+    }
+    while out.iter().sum::<u32>() > 100 {
+        let big = (0..out.len()).max_by_key(|&i| out[i]).expect("a line");
+        out[big] -= 1;
+    }
+    out
+}
+
+fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
+    let data = w.data_ios().max(1);
+    // Sizes of at least 1 % of the I/Os, at most 16; the rest join the nearest by ratio.
+    let mut kept: Vec<(u32, Size)> =
+        w.sizes.iter().filter(|(_, s)| s.ios * 100 >= data).map(|(&l, s)| (l, s.clone())).collect();
+    kept.sort_by_key(|(_, s)| std::cmp::Reverse(s.ios));
+    kept.truncate(16);
+    if kept.is_empty() {
+        kept.push((w.main_size(), Size::default()));
+    }
+    for (&len, s) in &w.sizes {
+        if kept.iter().any(|(l, _)| *l == len) {
+            continue;
+        }
+        let near = kept
+            .iter_mut()
+            .min_by(|a, b| {
+                let d = |l: u32| (l.max(1) as f64 / len.max(1) as f64).ln().abs();
+                d(a.0).total_cmp(&d(b.0))
+            })
+            .expect("a kept size");
+        near.1.ios += s.ios;
+        near.1.reads += s.reads;
+        near.1.trims += s.trims;
+        near.1.continued += s.continued;
+        near.1.offsets |= s.offsets;
+    }
+    kept.sort_by_key(|(l, _)| *l);
+    let line_shares = shares(&kept.iter().map(|(_, s)| s.ios).collect::<Vec<_>>());
+    let flush_pct = (w.flushes * 100).div_ceil(w.ios().max(1)) as u32;
+    let zoned = zones(&w.zones);
+    let lines = kept
+        .iter()
+        .zip(line_shares)
+        .map(|((len, s), share)| {
+            if *len == 0 || len % 512 != 0 {
+                return Err(format!("transfer size {len} is not a multiple of 512 bytes"));
+            }
+            let of = |n: u64| (n as f64 * f64::from(100 - flush_pct) / s.ios.max(1) as f64).round() as u32;
+            let mut l = SpecLine::new(*len as u64, share, of(s.reads), 100);
+            l.trim = of(s.trims).min(100 - l.read);
+            l.flush = flush_pct.min(100 - l.read - l.trim);
+            // Runs: each starts somewhere new, the rest follow it.
+            let runs = (s.ios - s.continued).max(1);
+            let mean_run = s.ios as f64 / runs as f64;
+            if mean_run >= 1.5 {
+                l.seek_every = mean_run.round() as u32;
+            } else {
+                l.random = 100 - (s.continued * 100 / s.ios.max(1)) as u32;
+            }
+            let align = 1u64 << s.offsets.trailing_zeros().min(40);
+            if align < *len as u64 && align >= 512 {
+                l.align = Some(align);
+            }
+            if let Some(z) = &zoned {
+                l.distribution = z.clone();
+            }
+            Ok(l)
+        })
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    let secs = w.secs();
+    let spec = AccessSpec {
+        description: format!("distilled from a trace: {:.1}-{:.1} s", w.start_ns as f64 / 1e9, w.end_ns as f64 / 1e9),
+        name,
+        lines,
+    };
+    spec.validate()?;
+    let timed = w.timed && secs > 0.0;
+    Ok(Phase {
+        start_ns: w.start_ns,
+        end_ns: w.end_ns,
+        ios: w.ios(),
+        iops: w.iops(),
+        read_pct: w.read_pct(),
+        in_flight: timed.then(|| w.latency_ns as f64 / 1e9 / secs),
+        busy_pct: timed.then(|| (w.busy_ns as f64 / 1e9 / secs * 100.0).min(100.0)),
+        spec,
+    })
+}
+
+/// A `zoned` law over the tenths of the reach when one is more than 5 points off its 10 %.
+fn zones(counts: &[u64; ZONES]) -> Option<Distribution> {
+    let total: u64 = counts.iter().sum();
+    let off = counts.iter().any(|&c| (c as f64 * 100.0 / total.max(1) as f64 - 100.0 / ZONES as f64).abs() > 5.0);
+    (total > 0 && off).then(|| {
+        let pct = shares_allowing_zero(counts);
+        Distribution::Zoned(
+            pct.into_iter().map(|p| Zone { io_pct: f64::from(p), range_pct: 100.0 / ZONES as f64 }).collect(),
+        )
+    })
+}
+
+/// Integer shares of `weights` summing to 100 (a zero weight keeps 0).
+fn shares_allowing_zero(weights: &[u64]) -> Vec<u32> {
+    let total: u64 = weights.iter().sum::<u64>().max(1);
+    let mut out: Vec<u32> = weights.iter().map(|&w| (w * 100 / total) as u32).collect();
+    let mut order: Vec<usize> = (0..weights.len()).filter(|&i| weights[i] > 0).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse((weights[i] * 100) % total));
+    let mut i = 0;
+    while out.iter().sum::<u32>() < 100 {
+        out[order[i % order.len()]] += 1;
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_to_a_hundred_and_keep_every_line() {
+        assert_eq!(shares(&[1, 1, 1]), [34, 33, 33]);
+        assert_eq!(shares(&[990, 5, 5]), [98, 1, 1]);
+        assert_eq!(shares_allowing_zero(&[3, 0, 1]), [75, 0, 25]);
+    }
+
+    #[test]
+    fn hot_zones_only_when_a_tenth_is_off() {
+        assert_eq!(zones(&[10; ZONES]), None);
+        let mut hot = [5; ZONES];
+        hot[0] = 55;
+        let Some(Distribution::Zoned(z)) = zones(&hot) else { panic!("zoned") };
+        assert_eq!(z[0].io_pct, 55.0);
+        assert_eq!(z.iter().map(|z| z.io_pct).sum::<f64>(), 100.0);
+    }
+}
