@@ -1,6 +1,9 @@
 //! Capture: every request the block layer issues to a device and completes, from the kernel's
-//! block tracepoints (`block_rq_issue`, `block_rq_complete`, `block_rq_requeue`) read through
-//! tracefs.
+//! block tracepoints read through tracefs: `block_rq_issue`, `block_rq_complete` and
+//! `block_rq_requeue` for a device that queues requests (blk-mq: disks, NVMe, loop, NBD), and
+//! `block_bio_queue` and `block_bio_complete` for one that takes I/Os as they come (zram,
+//! device mapper and md: LVM volumes, RAID), which has no requests. A partition's requests are
+//! its disk's, filtered to its sectors and told from its start.
 //!
 //! Why tracefs and not blktrace: the tracepoints are in every kernel iogauge runs on, need no
 //! package (blktrace is rarely installed) and no debugfs, and a private tracefs instance
@@ -49,8 +52,25 @@ pub(crate) struct Captured {
     pub lost_events: u64,
 }
 
-/// The device a capture watches: its number, as the tracepoints print it.
-fn device_number(device: &Path) -> Result<(u32, u32)> {
+/// What a capture watches, as the tracepoints see it.
+#[derive(Debug, Clone, PartialEq)]
+struct Watched {
+    /// The device's own number, `major:minor`.
+    number: String,
+    /// The device number events carry (`major << 20 | minor`): a partition's disk's.
+    dev: u32,
+    /// A partition's first sector and its length in sectors on that disk (0 and all else).
+    start: u64,
+    sectors: Option<u64>,
+    /// Its events: requests (blk-mq) or bios (a device without requests).
+    events: [&'static str; 3],
+}
+
+const REQUEST_EVENTS: [&str; 3] = ["block_rq_issue", "block_rq_complete", "block_rq_requeue"];
+const BIO_EVENTS: [&str; 2] = ["block_bio_queue", "block_bio_complete"];
+
+/// The device `device` names, from its number and sysfs (identity, not the name).
+fn watched(device: &Path) -> Result<Watched> {
     let meta = fs::metadata(device).map_err(|e| Error::Input(format!("{}: {e}", device.display())))?;
     if !meta.file_type().is_block_device() {
         return Err(Error::Input(format!(
@@ -59,7 +79,25 @@ fn device_number(device: &Path) -> Result<(u32, u32)> {
         )));
     }
     let rdev = meta.rdev();
-    Ok((libc::major(rdev), libc::minor(rdev)))
+    let number = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    let sys = PathBuf::from(format!("/sys/dev/block/{number}"));
+    let read = |p: PathBuf| fs::read_to_string(p).map(|s| s.trim().to_string()).ok();
+    let count = |f: &str| read(sys.join(f)).and_then(|s| s.parse::<u64>().ok());
+    let (disk, start, sectors) = match read(sys.join("partition")) {
+        Some(_) => {
+            let disk =
+                read(sys.join("../dev")).ok_or_else(|| Error::Runtime(format!("{}: no disk above", sys.display())))?;
+            (disk, count("start").unwrap_or(0), count("size"))
+        }
+        None => (number.clone(), 0, None),
+    };
+    let (major, minor) = disk
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .ok_or_else(|| Error::Runtime(format!("{}: device number {disk:?}", sys.display())))?;
+    let requests = Path::new(&format!("/sys/dev/block/{disk}/mq")).exists();
+    let events = if requests { REQUEST_EVENTS } else { [BIO_EVENTS[0], BIO_EVENTS[1], BIO_EVENTS[1]] };
+    Ok(Watched { number, dev: major << 20 | minor, start, sectors, events })
 }
 
 /// Where tracefs is mounted, mounting it if it is not.
@@ -85,18 +123,23 @@ fn tracefs() -> Result<PathBuf> {
 /// A private tracefs instance: removed, its events off, when dropped.
 struct Instance {
     dir: PathBuf,
+    events: [&'static str; 3],
 }
 
 impl Instance {
-    fn new(tracefs: &Path, dev: u32) -> Result<Instance> {
+    fn new(tracefs: &Path, w: &Watched) -> Result<Instance> {
         let dir = tracefs.join("instances").join(format!("iogauge-{}", std::process::id()));
         fs::create_dir(&dir)
             .map_err(|e| Error::Runtime(format!("{}: cannot make a tracing instance: {e}", dir.display())))?;
-        let i = Instance { dir };
+        let i = Instance { dir, events: w.events };
         i.set("trace_clock", "mono")?;
         i.set("buffer_size_kb", &BUFFER_KIB.to_string())?;
-        for event in ["block_rq_issue", "block_rq_complete", "block_rq_requeue"] {
-            i.set(&format!("events/block/{event}/filter"), &format!("dev == {dev}"))?;
+        let mut filter = format!("dev == {}", w.dev);
+        if let Some(n) = w.sectors {
+            filter += &format!(" && sector >= {} && sector < {}", w.start, w.start + n);
+        }
+        for event in w.events {
+            i.set(&format!("events/block/{event}/filter"), &filter)?;
             i.set(&format!("events/block/{event}/enable"), "1")?;
         }
         Ok(i)
@@ -126,7 +169,7 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         let _ = fs::write(self.dir.join("tracing_on"), "0");
-        for event in ["block_rq_issue", "block_rq_complete", "block_rq_requeue"] {
+        for event in self.events {
             let _ = fs::write(self.dir.join(format!("events/block/{event}/enable")), "0");
         }
         let _ = fs::remove_dir(&self.dir);
@@ -251,7 +294,8 @@ fn rwbs(s: &str) -> Option<(Op, String)> {
     Some((op, flags.join("|")))
 }
 
-/// One line of trace_pipe: `comm-pid [cpu] flags secs.usecs: block_rq_X: maj,min rwbs ...`.
+/// One line of trace_pipe: `comm-pid [cpu] flags secs.usecs: block_X: maj,min rwbs ...`
+/// (`rq_issue`, `rq_complete`, `rq_requeue`, `bio_queue`, `bio_complete`).
 enum Event<'a> {
     Issue { at_ns: u64, rwbs: &'a str, sector: u64, sectors: u32, process: &'a str },
     Complete { at_ns: u64, sector: u64, sectors: u32, error: i32 },
@@ -259,11 +303,11 @@ enum Event<'a> {
 }
 
 fn parse(line: &str) -> Option<Event<'_>> {
-    let at = line.find(": block_rq_")?;
+    let at = line.find(": block_")?;
     let ts = line[..at].rsplit(' ').next()?;
     let (secs, usecs) = ts.split_once('.')?;
     let at_ns = secs.parse::<u64>().ok()? * 1_000_000_000 + usecs.parse::<u64>().ok()? * 1000;
-    let rest = &line[at + 11..];
+    let rest = &line[at + 8..];
     let (event, fields) = rest.split_once(": ")?;
     let t: Vec<&str> = fields.split_whitespace().collect();
     let plus = t.iter().position(|&x| x == "+")?;
@@ -271,9 +315,9 @@ fn parse(line: &str) -> Option<Event<'_>> {
     let sectors = t.get(plus + 1)?.parse().ok()?;
     let last = t.last()?.trim_start_matches('[').trim_end_matches(']');
     Some(match event {
-        "issue" => Event::Issue { at_ns, rwbs: t.get(1)?, sector, sectors, process: last },
-        "complete" => Event::Complete { at_ns, sector, sectors, error: last.parse().unwrap_or(0) },
-        "requeue" => Event::Requeue { sector, sectors },
+        "rq_issue" | "bio_queue" => Event::Issue { at_ns, rwbs: t.get(1)?, sector, sectors, process: last },
+        "rq_complete" | "bio_complete" => Event::Complete { at_ns, sector, sectors, error: last.parse().unwrap_or(0) },
+        "rq_requeue" => Event::Requeue { sector, sectors },
         _ => return None,
     })
 }
@@ -287,16 +331,17 @@ pub(crate) fn capture(device: &Path, time: Duration, stop: &dyn Fn() -> bool, ou
             "capture reads the kernel's block tracepoints, which only root may: run it as root (sudo)".into(),
         ));
     }
-    let (major, minor) = device_number(device)?;
-    let instance = Instance::new(&tracefs()?, major << 20 | minor)?;
+    let w = watched(device)?;
+    let instance = Instance::new(&tracefs()?, &w)?;
     let failed = |e: std::io::Error| Error::Runtime(format!("writing the capture: {e}"));
     // Whole µs, as the events' times are.
     let start_ns = monotonic_ns() / 1000 * 1000;
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     writeln!(
         out,
-        "{CAPTURE_MAGIC} device={} dev={major}:{minor} start_unix={unix} clock=mono resolution_ns=1000",
-        device.display()
+        "{CAPTURE_MAGIC} device={} dev={} start_unix={unix} clock=mono resolution_ns=1000",
+        device.display(),
+        w.number
     )
     .and_then(|()| writeln!(out, "{CAPTURE_COLUMNS}"))
     .map_err(failed)?;
@@ -343,7 +388,8 @@ pub(crate) fn capture(device: &Path, time: Duration, stop: &dyn Fn() -> bool, ou
                         issue_ns,
                         complete_ns: None,
                         op,
-                        offset: sector * 512,
+                        // A partition's offsets are its own.
+                        offset: (sector - w.start) * 512,
                         bytes,
                         flags,
                         error: 0,

@@ -70,27 +70,12 @@ fn capture_records_what_fio_issued_and_the_kernel_completed() {
     let dir = scratch("capture");
     let (trace, log) = (dir.join("cap.csv"), dir.join("fio.iolog"));
     let before = kernel_ios(dev.name());
-    let capture = command_in(&dir, &["capture", "--device", &dev.dev, "--time", "30s", "-o", "cap.csv"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The tracepoints are on once tracefs has the instance.
+    let capture = start_capture(&dir, &dev.dev, "cap.csv");
     let instance = format!("/sys/kernel/tracing/instances/iogauge-{}", capture.id());
-    for _ in 0..500 {
-        if Path::new(&instance).join("events/block/block_rq_issue/enable").exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(200));
     let fio = fio_mix_job(&dev.dev, 3000, &log).status().unwrap();
     assert!(fio.success());
     // Ctrl-C ends a capture early and keeps it.
-    // SAFETY: kill with a child's pid and a signal number.
-    unsafe { libc::kill(capture.id() as i32, libc::SIGINT) };
-    let out = capture.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = end_capture(capture);
     let after = kernel_ios(dev.name());
     let (reads, writes) = (after.0 - before.0, after.2 - before.2);
     assert_eq!((after.1 - before.1, after.3 - before.3), (0, 0), "no merges: one request per I/O");
@@ -103,6 +88,92 @@ fn capture_records_what_fio_issued_and_the_kernel_completed() {
     assert!(err.contains("captured 3,000 requests"), "{err}");
     // Instance removed: nothing left tracing.
     assert!(!Path::new(&instance).exists());
+}
+
+/// Starts `iogauge capture` of `dev` into `dir/name`; returns once its tracepoints are on.
+fn start_capture(dir: &Path, dev: &str, name: &str) -> std::process::Child {
+    let capture = command_in(dir, &["capture", "--device", dev, "--time", "60s", "-o", name])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let instance = format!("/sys/kernel/tracing/instances/iogauge-{}", capture.id());
+    for _ in 0..500 {
+        if Path::new(&instance).join("trace_pipe").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    capture
+}
+
+/// Ends a capture as Ctrl-C does and returns what it said.
+fn end_capture(capture: std::process::Child) -> String {
+    // SAFETY: kill with a child's pid and a signal number.
+    unsafe { libc::kill(capture.id() as i32, libc::SIGINT) };
+    let out = capture.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+#[test]
+fn capture_sees_a_device_without_requests_and_a_partitions_own_offsets() {
+    // zram takes bios, not requests: the capture follows bios there.
+    let _z = zram();
+    let dir = scratch("capture-kinds");
+    let before = kernel_ios("zram0");
+    let capture = start_capture(&dir, ZRAM, "zram.csv");
+    assert!(fio_mix_job(ZRAM, 2000, &dir.join("zram.iolog")).status().unwrap().success());
+    let err = end_capture(capture);
+    let after = kernel_ios("zram0");
+    let mix = capture_mix(&dir.join("zram.csv"));
+    let count: u64 = mix.values().sum();
+    assert_eq!(count, (after.0 - before.0) + (after.2 - before.2), "{err}");
+    assert_eq!(mix, fio_log_mix(&dir.join("zram.iolog")));
+    // A partition 1 MiB into its disk: its requests are the disk's, its offsets its own.
+    let disk = LoopDev::new(64 << 20);
+    let sfdisk = Command::new("sfdisk")
+        .args(["-q", &disk.dev])
+        .stdin(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b"start=2048, size=65536\n")?;
+            c.wait()
+        })
+        .unwrap();
+    assert!(sfdisk.success());
+    assert!(Command::new("partx").args(["-a", &disk.dev]).status().unwrap().code().is_some());
+    let part = format!("{}p1", disk.dev);
+    for _ in 0..100 {
+        if Path::new(&part).exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let capture = start_capture(&dir, &part, "part.csv");
+    let log = dir.join("part.iolog");
+    assert!(fio_mix_job(&part, 500, &log).status().unwrap().success());
+    end_capture(capture);
+    let offsets = |text: String, column: usize, skip: usize| -> Vec<u64> {
+        let mut v: Vec<u64> = text
+            .lines()
+            .skip(skip)
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split([',', ' ']).collect();
+                matches!(f.get(column - 1).copied(), Some("read" | "write")).then(|| f[column].parse().unwrap())
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let captured = offsets(std::fs::read_to_string(dir.join("part.csv")).unwrap(), 3, 2);
+    let issued = offsets(std::fs::read_to_string(&log).unwrap(), 3, 1);
+    // The partition goes before its disk: a loop device detached with one would keep it.
+    let _ = Command::new("partx").args(["-d", &disk.dev]).status();
+    assert_eq!(captured.len(), 500);
+    assert_eq!(captured, issued, "offsets from the partition's start");
 }
 
 #[test]
@@ -333,15 +404,7 @@ fn distil_splits_a_trace_into_its_phases() {
 fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
     let dev = LoopDev::new(256 << 20);
     let dir = scratch("distil-oltp");
-    let capture = command_in(&dir, &["capture", "--device", &dev.dev, "--time", "60s", "-o", "oltp.csv"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let instance = format!("/sys/kernel/tracing/instances/iogauge-{}", capture.id());
-    while !Path::new(&instance).join("events/block/block_rq_issue/enable").exists() {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(200));
+    let capture = start_capture(&dir, &dev.dev, "oltp.csv");
     // Paced, so the device is idle between I/Os and the distilled job arrives at the rate.
     ok_in(
         &dir,
@@ -350,9 +413,7 @@ fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
             .chain(["--no-history", "-q"])
             .collect::<Vec<_>>(),
     );
-    // SAFETY: kill with a child's pid and a signal number.
-    unsafe { libc::kill(capture.id() as i32, libc::SIGINT) };
-    assert!(capture.wait_with_output().unwrap().status.success());
+    end_capture(capture);
     let trace = dir.join("oltp.csv");
     let rows: Vec<String> = std::fs::read_to_string(&trace).unwrap().lines().skip(2).map(String::from).collect();
     let reads = rows.iter().filter(|r| r.contains(",read,")).count() as f64;
