@@ -269,7 +269,19 @@ fn a_replay_keeps_the_traces_times_and_says_how_late_it_was() {
     let trace = dir.join("t.iolog");
     timed_reads(&trace, 3000, 1000);
     let before = kernel_ios(dev.name());
-    let doc = json(&["replay", trace.to_str().unwrap(), "--target", &dev.dev, "--no-history", "-q"]);
+    let out = dir.join("out.json");
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--target",
+        &dev.dev,
+        "--no-history",
+        "-q",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    validate_result(&out).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(kernel_ios(dev.name()).0 - before.0, 3000);
     // The last I/O is due 2.999 s after the first: the replay takes the trace's time. 2 %
     // (60 ms) is some 15 scheduler slices on a loaded machine.
