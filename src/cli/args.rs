@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use super::workload::SpecFlags;
-use super::{history, trace, verify};
+use super::{history, verify};
 use crate::config::{DataPattern, FsConfig, FsTest, Job, OnError, StudyConfig, Test, WorkerConfig};
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
@@ -90,14 +90,14 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Record every request the block layer issues to a device and completes (offset, size,
     /// operation, flags, issue and completion times, process) into a trace file.
-    Capture(trace::CaptureArgs),
+    Capture(CaptureArgs),
     /// Replay a trace (an iogauge capture, a fio iolog) on a target at its own times, faster,
     /// or as fast as possible, and say how late each I/O was against its schedule.
-    Replay(trace::ReplayArgs),
+    Replay(ReplayArgs),
     /// Sum a trace up as a job file: access specifications with its size mix, read and random
     /// shares, seek runs, hot zones, trims and flushes, and how its I/Os arrived, per phase;
     /// --check TARGET runs the replay and the distilled job side by side.
-    Distil(trace::DistilArgs),
+    Distil(DistilArgs),
     /// List the built-in access specifications, or show one's lines.
     Specs {
         /// A specification to show.
@@ -756,4 +756,91 @@ pub fn profile_test(a: &ProfileArgs) -> Result<Test> {
     job.workers = a.flags.workers.workers(profile::OUTSTANDING)?;
     a.flags.settings.apply(&mut job)?;
     resolve_flags(&job)
+}
+
+/// `iogauge capture` flags.
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// The block device whose requests to record (needs root and tracefs).
+    #[arg(long, value_name = "DEV")]
+    pub device: PathBuf,
+    /// How long to record (Ctrl-C ends it sooner and keeps what was recorded).
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION", default_value = "60s")]
+    pub time: Duration,
+    /// The trace file (`-`: stdout), written whole when the capture ends.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+/// `iogauge replay` flags.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace: an iogauge capture, or a fio iolog (v2 or v3; write_iolog's).
+    pub trace: PathBuf,
+    /// The target to replay onto: a block device, file or network target (its writes need
+    /// --allow-write as any test's).
+    #[arg(long, value_name = "PATH")]
+    pub target: String,
+    /// How fast: 1 at the trace's own times (default), 2 twice as fast, max as fast as the
+    /// outstanding I/Os allow.
+    #[arg(long, value_parser = crate::config::Speed::parse, default_value = "1", value_name = "FACTOR|max")]
+    pub speed: crate::config::Speed,
+    /// Offsets past the working set: wrap (modulo it) or scale (by working set / the trace's
+    /// reach); default: refused.
+    #[arg(long, value_enum, value_name = "wrap|scale")]
+    pub fit: Option<FitFlag>,
+    /// I/Os in flight at most (default: at the trace's times, enough for twice what the trace
+    /// had in flight, at least 64; at max, what a capture kept in flight on average, else 1).
+    #[arg(long, visible_alias = "qd", value_name = "N")]
+    pub outstanding: Option<u32>,
+    /// Working set as a size (where the offsets go; default the whole target).
+    #[arg(long, value_parser = crate::units::parse_size, value_name = "SIZE")]
+    pub working_set: Option<u64>,
+    /// Start of the working set on the target.
+    #[arg(long, value_parser = crate::units::parse_size, value_name = "SIZE")]
+    pub offset: Option<u64>,
+    #[command(flatten)]
+    /// Test settings (--time replays only the trace's first DURATION).
+    pub settings: SettingFlags,
+    #[command(flatten)]
+    /// Outputs.
+    pub output: OutputFlags,
+}
+
+/// `--fit`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum FitFlag {
+    /// Offsets modulo the working set.
+    Wrap,
+    /// Offsets scaled by the working set over the trace's reach.
+    Scale,
+}
+
+/// `iogauge distil` flags.
+#[derive(Args, Debug)]
+pub struct DistilArgs {
+    /// The trace: an iogauge capture, or a fio iolog (v2 or v3).
+    pub trace: PathBuf,
+    /// The length of the windows compared for phases (default: a tenth of the trace).
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
+    pub window: Option<Duration>,
+    /// The specifications' name (default: the trace's file name without extension).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The target the job names (default: iogauge's test file).
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<String>,
+    /// Write the job here instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also run the trace's replay and the distilled job on TARGET, one after the other, and
+    /// print their figures side by side (both are kept in the history).
+    #[arg(long, value_name = "TARGET")]
+    pub check: Option<String>,
+    /// With --check: the targets that may be written (as run's --allow-write).
+    #[arg(long, value_name = "PATH")]
+    pub allow_write: Vec<String>,
+    /// With --check: the comparison as JSON (schema iogauge.distil-check/1) on stdout.
+    #[arg(long)]
+    pub json: bool,
 }

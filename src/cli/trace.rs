@@ -2,12 +2,10 @@
 //! `iogauge replay`: a trace's I/Os issued again on a target, as a test of one worker;
 //! `iogauge distil`: a trace summed up as a job file, and checked against its replay.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use clap::Args;
-
-use super::args::{OutputFlags, SettingFlags};
+use super::args::{CaptureArgs, DistilArgs, FitFlag, OutputFlags, ReplayArgs};
 use crate::config::{Fit, Job, Replay, Speed, Test, WorkerConfig};
 use crate::error::{Result, runtime};
 use crate::export::output::Output;
@@ -15,20 +13,6 @@ use crate::format::thousands;
 use crate::result::ResultDoc;
 use crate::trace::distil::{self, Distilled};
 use crate::trace::{Summary, capture};
-
-/// `iogauge capture` flags.
-#[derive(Args, Debug)]
-pub struct CaptureArgs {
-    /// The block device whose requests to record (needs root and tracefs).
-    #[arg(long, value_name = "DEV")]
-    pub device: PathBuf,
-    /// How long to record (Ctrl-C ends it sooner and keeps what was recorded).
-    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION", default_value = "60s")]
-    pub time: Duration,
-    /// The trace file (`-`: stdout), written whole when the capture ends.
-    #[arg(long, short, value_name = "FILE")]
-    pub output: PathBuf,
-}
 
 /// Runs `iogauge capture`: says on stderr what was recorded, and whether anything was lost.
 pub fn capture(a: &CaptureArgs) -> Result<i32> {
@@ -61,50 +45,6 @@ pub fn capture(a: &CaptureArgs) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
-}
-
-/// `iogauge replay` flags.
-#[derive(Args, Debug)]
-pub struct ReplayArgs {
-    /// The trace: an iogauge capture, or a fio iolog (v2 or v3; write_iolog's).
-    pub trace: PathBuf,
-    /// The target to replay onto: a block device, file or network target (its writes need
-    /// --allow-write as any test's).
-    #[arg(long, value_name = "PATH")]
-    pub target: String,
-    /// How fast: 1 at the trace's own times (default), 2 twice as fast, max as fast as the
-    /// outstanding I/Os allow.
-    #[arg(long, value_parser = Speed::parse, default_value = "1", value_name = "FACTOR|max")]
-    pub speed: Speed,
-    /// Offsets past the working set: wrap (modulo it) or scale (by working set / the trace's
-    /// reach); default: refused.
-    #[arg(long, value_enum, value_name = "wrap|scale")]
-    pub fit: Option<FitFlag>,
-    /// I/Os in flight at most (default: at the trace's times, enough for twice what the trace
-    /// had in flight, at least 64; at max, what a capture kept in flight on average, else 1).
-    #[arg(long, visible_alias = "qd", value_name = "N")]
-    pub outstanding: Option<u32>,
-    /// Working set as a size (where the offsets go; default the whole target).
-    #[arg(long, value_parser = crate::units::parse_size, value_name = "SIZE")]
-    pub working_set: Option<u64>,
-    /// Start of the working set on the target.
-    #[arg(long, value_parser = crate::units::parse_size, value_name = "SIZE")]
-    pub offset: Option<u64>,
-    #[command(flatten)]
-    /// Test settings (--time replays only the trace's first DURATION).
-    pub settings: SettingFlags,
-    #[command(flatten)]
-    /// Outputs.
-    pub output: OutputFlags,
-}
-
-/// `--fit`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum FitFlag {
-    /// Offsets modulo the working set.
-    Wrap,
-    /// Offsets scaled by the working set over the trace's reach.
-    Scale,
 }
 
 /// The test `iogauge replay` describes: one worker replaying the trace on the target, to the
@@ -143,35 +83,6 @@ fn replay_job(trace: &Path, target: &str, speed: Speed, fit: Fit, outstanding: O
     let mut job = Job { workers: vec![worker], ..Job::default() };
     job.test.ios = Some(s.total());
     job
-}
-
-/// `iogauge distil` flags.
-#[derive(Args, Debug)]
-pub struct DistilArgs {
-    /// The trace: an iogauge capture, or a fio iolog (v2 or v3).
-    pub trace: PathBuf,
-    /// The length of the windows compared for phases (default: a tenth of the trace).
-    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
-    pub window: Option<Duration>,
-    /// The specifications' name (default: the trace's file name without extension).
-    #[arg(long, value_name = "NAME")]
-    pub name: Option<String>,
-    /// The target the job names (default: iogauge's test file).
-    #[arg(long, value_name = "PATH")]
-    pub target: Option<String>,
-    /// Write the job here instead of stdout.
-    #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also run the trace's replay and the distilled job on TARGET, one after the other, and
-    /// print their figures side by side (both are kept in the history).
-    #[arg(long, value_name = "TARGET")]
-    pub check: Option<String>,
-    /// With --check: the targets that may be written (as run's --allow-write).
-    #[arg(long, value_name = "PATH")]
-    pub allow_write: Vec<String>,
-    /// With --check: the comparison as JSON (schema iogauge.distil-check/1) on stdout.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// The job a distilled trace runs as: its phases one after another (`test.run`), each as
