@@ -60,14 +60,11 @@ pub fn replay_test(a: &ReplayArgs) -> Result<Test> {
     job.workers[0].working_set = a.working_set;
     job.workers[0].offset = a.offset.unwrap_or(0);
     a.settings.apply(&mut job)?;
-    if a.settings.time.is_some() || a.settings.ios.is_some() || a.settings.bytes.is_some() {
-        job.test.ios = None;
-    }
     Ok(Test::from_job(&job)?)
 }
 
-/// One worker replaying `trace` on `target`, to the trace's end (a count, without ramp-up);
-/// by default as many I/Os in flight as the trace needs.
+/// One worker replaying `trace` on `target` (to the trace's end: `Test::from_job`); by
+/// default as many I/Os in flight as the trace needs.
 fn replay_job(trace: &Path, target: &str, speed: Speed, fit: Fit, outstanding: Option<u32>, s: &Summary) -> Job {
     let outstanding = outstanding.unwrap_or(match speed {
         Speed::Times(_) => (s.max_in_flight * 2).clamp(64, 4096) as u32,
@@ -80,9 +77,7 @@ fn replay_job(trace: &Path, target: &str, speed: Speed, fit: Fit, outstanding: O
         replay: Some(Replay { trace: trace.to_path_buf(), speed, fit }),
         ..WorkerConfig::default()
     };
-    let mut job = Job { workers: vec![worker], ..Job::default() };
-    job.test.ios = Some(s.total());
-    job
+    Job { workers: vec![worker], ..Job::default() }
 }
 
 /// The job a distilled trace runs as: its phases one after another (`test.run`), each as

@@ -34,6 +34,9 @@ pub struct StudyConfig {
     /// Outstanding I/Os per target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outstanding: Option<Steps>,
+    /// The speed of every worker's trace replay (1: its own times, 2: twice as fast).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<Steps>,
     /// Search for the most outstanding I/Os whose response time stays at or under a limit
     /// (seed 001's maximum IOPS at 20 ms), instead of cycling them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +117,7 @@ impl Default for StudyConfig {
             size: None,
             stroke: None,
             outstanding: None,
+            speed: None,
             limit: None,
             curve: None,
             steady: None,

@@ -185,9 +185,18 @@ impl Test {
             return Err(at(vec![Seg::Key("worker")], "no workers: add a [[worker]] section (or --workers N)"));
         }
         let workers = expand(job)?;
-        let (specs, workloads) = workloads(job, &workers)?;
+        let (specs, workloads, longest_trace) = workloads(job, &workers)?;
+        let mut settings = job.test.clone();
+        if workers.iter().all(|(_, w)| w.replay.is_some()) && settings.ios.is_none() && settings.bytes.is_none() {
+            // A test of replays runs to the traces' ends (each worker stops at its own), no
+            // longer than a `time` the job gives.
+            settings.ios = Some(longest_trace * workers.len() as u64);
+            if settings.time != TestSettings::default().time && settings.max_time.is_none() {
+                settings.max_time = Some(settings.time);
+            }
+        }
         Ok(Test {
-            settings: job.test.clone(),
+            settings,
             workers: workers.into_iter().map(|(_, w)| w).collect(),
             specs,
             workloads,
@@ -263,26 +272,33 @@ fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
     Ok(workers)
 }
 
-/// The specification a replay plans as ([`crate::trace::replay::spec_of`]), named for its
-/// trace: `replay:NAME`.
-fn replay_spec(r: &Replay) -> Result<AccessSpec, String> {
+/// The specification a replay plans as ([`crate::trace::replay::spec_of`]),
+/// named for its trace: `replay:NAME`; and the trace's I/Os.
+fn replay_spec(r: &Replay) -> Result<(AccessSpec, u64), String> {
     let name = format!("replay:{}", r.trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into()));
     let summary = crate::trace::Summary::of(&r.trace).map_err(|e| e.to_string())?;
-    crate::trace::replay::spec_of(&name, &summary).map_err(|m| format!("{}: {m}", r.trace.display()))
+    let spec = crate::trace::replay::spec_of(&name, &summary).map_err(|m| format!("{}: {m}", r.trace.display()))?;
+    Ok((spec, summary.total()))
 }
 
-/// Every specification used (each once: the run list's, then the workers' own) and the
-/// workloads: one per spec of the run list, or one of the workers' own specifications.
-fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>, Vec<Workload>), ConfigError> {
+/// Every specification used (each once: the run list's, then the workers' own), the
+/// workloads (one per spec of the run list, or one of the workers' own specifications), and
+/// the I/Os of the longest trace a worker replays.
+fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>, Vec<Workload>, u64), ConfigError> {
     // Every spec name used must be built in or defined inline.
     let mut used: Vec<AccessSpec> = Vec::new();
+    let mut longest = 0;
     let mut lookup = |name: Result<&str, &Replay>, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
         let spec = match name {
             Ok(name) => match job.specs.iter().find(|s| s.name == name) {
                 Some(s) => s.clone(),
                 None => find_builtin(name).map_err(|m| at(path, m.to_string()))?,
             },
-            Err(replay) => replay_spec(replay).map_err(|m| at(path, m))?,
+            Err(replay) => {
+                let (spec, ios) = replay_spec(replay).map_err(|m| at(path, m))?;
+                longest = longest.max(ios);
+                spec
+            }
         };
         if !used.iter().any(|u| u.name == spec.name) {
             used.push(spec.clone());
@@ -334,7 +350,7 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
             })
             .collect()
     };
-    Ok((used, workloads))
+    Ok((used, workloads, longest))
 }
 
 fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {

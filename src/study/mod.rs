@@ -50,6 +50,9 @@ pub struct Point {
     /// Outstanding I/Os per target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outstanding: Option<u32>,
+    /// A replay's speed (a factor of its trace's times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
     /// A curve's open-loop rate: % of the maximum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_pct: Option<f64>,
@@ -88,6 +91,9 @@ impl Point {
         }
         if let Some(v) = self.outstanding {
             parts.push(format!("outstanding={v}"));
+        }
+        if let Some(v) = self.speed {
+            parts.push(format!("speed={v}"));
         }
         if let Some(v) = self.rate_pct {
             parts.push(format!("rate={v}%"));
@@ -158,6 +164,13 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
         })
         .transpose()?;
     check_search(s)?;
+    let speed = values("speed", &s.speed)?;
+    if let Some(bad) = speed.iter().flatten().find(|&&v| !(v > 0.0 && v.is_finite())) {
+        return Err(err("speed", format!("speed = {bad}: give factors above 0 (1: the trace's own times)")));
+    }
+    if speed.is_some() && !config.workers.iter().any(|w| w.replay.is_some()) {
+        return Err(err("speed", "speed cycles the speed of a trace's replay, and no worker replays one".into()));
+    }
     let stroke = values("stroke", &s.stroke)?;
     if let Some(bad) = stroke.iter().flatten().find(|&&v| !(v > 0.0 && v <= 100.0)) {
         return Err(err("stroke", format!("stroke = {bad}: give % of the target above 0 and at most 100")));
@@ -170,6 +183,7 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
     out = cross(out, size, |p, v| p.size = Some(v));
     out = cross(out, stroke, |p, v| p.stroke = Some(v));
     out = cross(out, outstanding, |p, v| p.outstanding = Some(v));
+    out = cross(out, speed, |p, v| p.speed = Some(v));
     Ok(out)
 }
 
@@ -241,6 +255,9 @@ pub fn apply(base: &Job, point: &Point) -> Result<Test, ConfigError> {
         }
         if let Some(n) = point.outstanding {
             w.outstanding = n;
+        }
+        if let (Some(v), Some(r)) = (point.speed, &mut w.replay) {
+            r.speed = crate::config::Speed::Times(v);
         }
     }
     let mut test = Test::from_job(&job)?;

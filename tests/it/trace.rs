@@ -454,3 +454,34 @@ fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
     let (replayed, distilled) = (num(&v, "replay/iops"), num(&v, "distilled/iops"));
     assert!((distilled / replayed - 1.0).abs() < 0.10, "{v}");
 }
+
+#[test]
+fn a_study_sweeps_a_replays_speed_and_depth() {
+    let dir = scratch("replay-study");
+    let trace = dir.join("t.iolog");
+    timed_reads(&trace, 400, 2500);
+    let job = dir.join("study.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "[[worker]]\ntargets = [\"null\"]\nreplay = {{ trace = \"{}\" }}\n[study]\nspeed = [1, 2]\n",
+            trace.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("s.json");
+    ok(&["study", job.to_str().unwrap(), "--json", out.to_str().unwrap(), "--no-history", "-q"]);
+    validate_study(&out).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let secs = |k: usize| num(&doc, &format!("points/{k}/runs/0/results/0/duration_s"));
+    // 400 reads 2.5 ms apart: 0.9975 s at their own times, half at twice the speed.
+    assert!((secs(0) - 0.9975).abs() < 0.05 && (secs(1) - 0.49875).abs() < 0.05, "{} {}", secs(0), secs(1));
+    assert_eq!(doc["points"][1]["params"]["speed"].as_f64(), Some(2.0));
+    // A speed cycle needs a replay.
+    std::fs::write(&job, "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\nspeed = [1, 2]\n")
+        .unwrap();
+    let out = iogauge_in(&dir, &["study", job.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no worker replays one"), "{err}");
+}
