@@ -456,7 +456,7 @@ fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
 }
 
 #[test]
-fn a_study_sweeps_a_replays_speed_and_depth() {
+fn a_study_sweeps_a_replays_speed() {
     let dir = scratch("replay-study");
     let trace = dir.join("t.iolog");
     timed_reads(&trace, 400, 2500);
