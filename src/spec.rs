@@ -152,6 +152,29 @@ impl SpecLine {
     }
 }
 
+/// Whole percentages of `weights` that sum to 100 (when any weight is positive): each
+/// positive weight gets at least 1, a zero weight 0, and the largest remainders take what
+/// rounding down left. How a line's share is made from counts (a trace's replay, a distilled
+/// trace's sizes and zones).
+pub(crate) fn percent_shares(weights: &[u64]) -> Vec<u32> {
+    let total = weights.iter().sum::<u64>().max(1);
+    let mut out: Vec<u32> =
+        weights.iter().map(|&w| if w == 0 { 0 } else { ((w * 100 / total) as u32).max(1) }).collect();
+    let mut order: Vec<usize> = (0..weights.len()).filter(|&i| weights[i] > 0).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse((weights[i] * 100) % total));
+    for i in 0..(order.len() * 100) {
+        if out.iter().sum::<u32>() >= 100 {
+            break;
+        }
+        out[order[i % order.len()]] += 1;
+    }
+    while out.iter().sum::<u32>() > 100 {
+        let big = (0..out.len()).max_by_key(|&i| out[i]).expect("a weight");
+        out[big] -= 1;
+    }
+    out
+}
+
 /// A named access specification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -428,6 +451,14 @@ pub fn find_builtin(name: &str) -> crate::error::Result<AccessSpec> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn percent_shares_sum_to_a_hundred_and_keep_every_weight() {
+        assert_eq!(percent_shares(&[1, 1, 1]), [34, 33, 33]);
+        assert_eq!(percent_shares(&[990, 5, 5]), [98, 1, 1]);
+        assert_eq!(percent_shares(&[3, 0, 1]), [75, 0, 25]);
+        assert_eq!(percent_shares(&[70, 29, 1]), [70, 29, 1]);
+    }
     use super::*;
 
     #[test]

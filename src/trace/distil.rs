@@ -19,7 +19,7 @@ use std::path::Path;
 use super::{Reader, Summary, TraceIo};
 use crate::distribution::{Distribution, Zone};
 use crate::error::{Error, Result};
-use crate::spec::{AccessSpec, SpecLine};
+use crate::spec::{AccessSpec, SpecLine, percent_shares};
 use crate::stats::Op;
 
 /// Tenths of the reach, for hot zones.
@@ -226,25 +226,6 @@ pub(crate) fn distil(path: &Path, name: &str, window_ns: u64) -> Result<Distille
     Ok(Distilled { summary, phases })
 }
 
-/// Integer shares of `weights` summing to 100, each kept weight at least 1 (largest
-/// remainders take what rounding down left).
-fn shares(weights: &[u64]) -> Vec<u32> {
-    let total: u64 = weights.iter().sum::<u64>().max(1);
-    let mut out: Vec<u32> = weights.iter().map(|&w| ((w * 100 / total) as u32).max(1)).collect();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse((weights[i] * 100) % total));
-    let mut i = 0;
-    while out.iter().sum::<u32>() < 100 {
-        out[order[i % order.len()]] += 1;
-        i += 1;
-    }
-    while out.iter().sum::<u32>() > 100 {
-        let big = (0..out.len()).max_by_key(|&i| out[i]).expect("a line");
-        out[big] -= 1;
-    }
-    out
-}
-
 fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
     let data = w.data_ios().max(1);
     // Sizes of at least 1 % of the I/Os, at most 16; the rest join the nearest by ratio.
@@ -273,7 +254,7 @@ fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
         near.1.offsets |= s.offsets;
     }
     kept.sort_by_key(|(l, _)| *l);
-    let line_shares = shares(&kept.iter().map(|(_, s)| s.ios).collect::<Vec<_>>());
+    let line_shares = percent_shares(&kept.iter().map(|(_, s)| s.ios).collect::<Vec<_>>());
     let flush_pct = (w.flushes * 100).div_ceil(w.ios().max(1)) as u32;
     let zoned = zones(&w.zones);
     let lines = kept
@@ -330,37 +311,16 @@ fn zones(counts: &[u64; ZONES]) -> Option<Distribution> {
     let total: u64 = counts.iter().sum();
     let off = counts.iter().any(|&c| (c as f64 * 100.0 / total.max(1) as f64 - 100.0 / ZONES as f64).abs() > 5.0);
     (total > 0 && off).then(|| {
-        let pct = shares_allowing_zero(counts);
+        let pct = percent_shares(counts);
         Distribution::Zoned(
             pct.into_iter().map(|p| Zone { io_pct: f64::from(p), range_pct: 100.0 / ZONES as f64 }).collect(),
         )
     })
 }
 
-/// Integer shares of `weights` summing to 100 (a zero weight keeps 0).
-fn shares_allowing_zero(weights: &[u64]) -> Vec<u32> {
-    let total: u64 = weights.iter().sum::<u64>().max(1);
-    let mut out: Vec<u32> = weights.iter().map(|&w| (w * 100 / total) as u32).collect();
-    let mut order: Vec<usize> = (0..weights.len()).filter(|&i| weights[i] > 0).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse((weights[i] * 100) % total));
-    let mut i = 0;
-    while out.iter().sum::<u32>() < 100 {
-        out[order[i % order.len()]] += 1;
-        i += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shares_sum_to_a_hundred_and_keep_every_line() {
-        assert_eq!(shares(&[1, 1, 1]), [34, 33, 33]);
-        assert_eq!(shares(&[990, 5, 5]), [98, 1, 1]);
-        assert_eq!(shares_allowing_zero(&[3, 0, 1]), [75, 0, 25]);
-    }
 
     #[test]
     fn hot_zones_only_when_a_tenth_is_off() {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Reader, Summary, TraceIo};
 use crate::error::{Error, Result};
-use crate::spec::{AccessSpec, SpecLine};
+use crate::spec::{AccessSpec, SpecLine, percent_shares};
 use crate::stats::{Histogram, Op};
 
 /// How fast a trace is replayed.
@@ -114,10 +114,11 @@ pub(crate) fn spec_of(name: &str, s: &Summary) -> std::result::Result<AccessSpec
     }
     let size = (s.max_len as u64).div_ceil(512).max(1) * 512;
     let present: Vec<Op> = Op::ALL.into_iter().filter(|o| s.ios[*o as usize] > 0).collect();
-    let mut lines: Vec<SpecLine> = present
+    let shares = percent_shares(&present.iter().map(|o| s.ios[*o as usize]).collect::<Vec<_>>());
+    let lines: Vec<SpecLine> = present
         .iter()
-        .map(|&op| {
-            let share = (s.ios[op as usize] * 100 / total).max(1) as u32;
+        .zip(shares)
+        .map(|(&op, share)| {
             let mut l = SpecLine::new(size, share, u32::from(op == Op::Read) * 100, 100);
             l.trim = u32::from(op == Op::Trim) * 100;
             l.flush = u32::from(op == Op::Flush) * 100;
@@ -125,10 +126,6 @@ pub(crate) fn spec_of(name: &str, s: &Summary) -> std::result::Result<AccessSpec
             l
         })
         .collect();
-    // Shares sum to 100: the largest line takes what rounding left.
-    let sum: u32 = lines.iter().map(|l| l.share).sum();
-    let big = lines.iter().enumerate().max_by_key(|(_, l)| l.share).map_or(0, |(i, _)| i);
-    lines[big].share = (lines[big].share + 100).saturating_sub(sum).max(1);
     let spec = AccessSpec { name: name.into(), description: format!("the I/Os of trace {name}"), lines };
     spec.validate()?;
     Ok(spec)
