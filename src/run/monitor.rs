@@ -38,8 +38,13 @@ impl Observer for Silent {}
 
 #[derive(Debug, Clone, Default)]
 struct Sums {
+    /// Every completion, ramp-up included.
     ios: u64,
     bytes: u64,
+    /// The completions recorded (as the result counts them: by their own time against the
+    /// window), so recording's samples add up to the result exactly.
+    recorded_ios: u64,
+    recorded_bytes: u64,
     response_ns: u64,
     /// Every worker's response-time histogram, added up (LIVE_BUCKETS counts).
     latency: Vec<u64>,
@@ -52,6 +57,10 @@ fn sum_live(live: &[Live]) -> Sums {
         s.bytes += l.bytes.load(Relaxed);
         s.response_ns += l.response_ns.load(Relaxed);
         l.latency.add_to(&mut s.latency);
+        for c in l.recorded.iter().flatten() {
+            s.recorded_ios += c.ios.load(Relaxed);
+            s.recorded_bytes += c.bytes.load(Relaxed);
+        }
     }
     s
 }
@@ -174,16 +183,24 @@ impl Monitor<'_> {
                 // Recording ends now: what completes while the workers drain is not counted.
                 self.stop_at(self.elapsed());
             }
+            let end = rec.as_ref().map(|(rs, _, _): &(u64, Mark, SystemTime)| rs.saturating_add(time));
+            if self.clock.timed() && end == Some(next) {
+                // Recording ends here: every completion before it is published once the
+                // workers have drained, and the last sample holds them all.
+                self.stop_at(next);
+                while !self.all_done() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
             let at = if self.clock.timed() { next.min(self.elapsed()) } else { self.elapsed() };
             let m = mark(&self.ctl.live, at);
-            let sample = Sample::between(&prev, &m);
+            let sample = Sample::between(&prev, &m, rec.is_some());
             if let Some((rs, _, _)) = &rec {
                 if sample.seconds > 1e-3 {
                     intervals.push(sample.interval(m.at_ns - rs));
                 }
             }
             let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0));
-            let end = rec.as_ref().map(|(rs, _, _)| rs.saturating_add(time));
             if stopped || end == Some(next) {
                 self.stop_at(m.at_ns);
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
@@ -198,7 +215,10 @@ impl Monitor<'_> {
                     let rs = self.elapsed();
                     self.ctl.record_end_ns.store(rs + time, Relaxed);
                     self.ctl.record_start_ns.store(rs, Relaxed);
-                    rec = Some((rs, mark(&self.ctl.live, rs), SystemTime::now()));
+                    // Nothing is recorded before the start, whatever is published by now.
+                    let mut start = mark(&self.ctl.live, rs);
+                    (start.sums.recorded_ios, start.sums.recorded_bytes) = (0, 0);
+                    rec = Some((rs, start, SystemTime::now()));
                     rs + iv.min(time)
                 }
             };
@@ -308,12 +328,17 @@ struct Sample {
 }
 
 impl Sample {
-    fn between(prev: &Mark, m: &Mark) -> Sample {
+    /// The sample between two marks: of the completions recorded, once `recording`.
+    fn between(prev: &Mark, m: &Mark, recording: bool) -> Sample {
         let (now, before) = (&m.sums.latency, &prev.sums.latency);
+        let (ios, bytes) = match recording {
+            true => (m.sums.recorded_ios - prev.sums.recorded_ios, m.sums.recorded_bytes - prev.sums.recorded_bytes),
+            false => (m.sums.ios - prev.sums.ios, m.sums.bytes - prev.sums.bytes),
+        };
         Sample {
             seconds: (m.at_ns - prev.at_ns).max(1) as f64 / 1e9,
-            ios: m.sums.ios - prev.sums.ios,
-            bytes: m.sums.bytes - prev.sums.bytes,
+            ios,
+            bytes,
             response_ns: m.sums.response_ns - prev.sums.response_ns,
             cpu_pct: cpu::utilization(&prev.cpu, &m.cpu),
             latency: Histogram::from_counts(now.iter().zip(before).map(|(a, b)| a - b).collect()),
