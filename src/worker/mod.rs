@@ -508,8 +508,8 @@ impl engine::Driver for Loop<'_> {
 
     /// The loop, built three times: with verification (`s.checker`), replaying a trace
     /// (`s.replay`; the plan never verifies a replay), and drawing I/Os unverified, where
-    /// neither costs anything. Also returns the targets (plan order) of the I/Os that never completed and
-    /// were given up (see [`give_up`]).
+    /// neither costs anything. Also returns the targets (plan order) of the I/Os that never
+    /// completed and were given up (see [`give_up`]).
     fn drive<E: Engine>(self, engine: &mut E) -> (Self::Output, Vec<usize>) {
         let Loop { job, s, ctl, epoch } = self;
         let r = if s.checker.is_some() {
