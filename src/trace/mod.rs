@@ -292,40 +292,27 @@ impl Summary {
 mod tests {
     use super::*;
 
-    fn trace(text: &str) -> tempfile_path::TempPath {
-        tempfile_path::write(text)
+    /// A trace file with `text`, removed when dropped.
+    struct TempTrace(std::path::PathBuf);
+
+    impl Drop for TempTrace {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
     }
 
-    /// A file in the temporary directory, removed when dropped.
-    mod tempfile_path {
-        use std::path::{Path, PathBuf};
+    fn trace(text: &str) -> TempTrace {
         use std::sync::atomic::{AtomicU32, Ordering};
-        pub struct TempPath(PathBuf);
-        impl TempPath {
-            pub fn path(&self) -> &Path {
-                &self.0
-            }
-        }
-        impl Drop for TempPath {
-            fn drop(&mut self) {
-                let _ = std::fs::remove_file(&self.0);
-            }
-        }
-        pub fn write(text: &str) -> TempPath {
-            static N: AtomicU32 = AtomicU32::new(0);
-            let p = std::env::temp_dir().join(format!(
-                "iogauge-trace-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-            std::fs::write(&p, text).unwrap();
-            TempPath(p)
-        }
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("iogauge-trace-{}-{n}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        TempTrace(path)
     }
 
     fn all(text: &str) -> Result<Vec<TraceIo>> {
         let t = trace(text);
-        let mut r = Reader::open(t.path())?;
+        let mut r = Reader::open(&t.0)?;
         let mut v = Vec::new();
         while let Some(io) = r.next_io()? {
             v.push(io);
@@ -370,7 +357,7 @@ mod tests {
     #[test]
     fn a_summary_learns_sizes_reach_and_alignment() {
         let t = trace("fio version 3 iolog\n0 f read 4096 4096\n1 f write 12288 512\n2 f read 0 65536\n");
-        let s = Summary::of(t.path()).unwrap();
+        let s = Summary::of(&t.0).unwrap();
         assert_eq!(s.format, Some(Format::FioV3));
         assert_eq!((s.ios, s.max_len, s.end, s.align, s.last_ns), ([2, 1, 0, 0], 65536, 65536, 512, 2_000));
     }
