@@ -37,6 +37,16 @@ struct Size {
     offsets: u64,
 }
 
+impl std::ops::AddAssign<&Size> for Size {
+    fn add_assign(&mut self, o: &Size) {
+        self.ios += o.ios;
+        self.reads += o.reads;
+        self.trims += o.trims;
+        self.continued += o.continued;
+        self.offsets |= o.offsets;
+    }
+}
+
 /// What a window (or a phase: windows merged) counted.
 #[derive(Debug, Default, Clone)]
 struct Window {
@@ -95,12 +105,7 @@ impl Window {
     fn absorb(&mut self, o: Window) {
         self.end_ns = self.end_ns.max(o.end_ns);
         for (len, s) in o.sizes {
-            let m = self.sizes.entry(len).or_default();
-            m.ios += s.ios;
-            m.reads += s.reads;
-            m.trims += s.trims;
-            m.continued += s.continued;
-            m.offsets |= s.offsets;
+            *self.sizes.entry(len).or_default() += &s;
         }
         self.flushes += o.flushes;
         for (z, n) in self.zones.iter_mut().zip(o.zones) {
@@ -247,11 +252,7 @@ fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
                 d(a.0).total_cmp(&d(b.0))
             })
             .expect("a kept size");
-        near.1.ios += s.ios;
-        near.1.reads += s.reads;
-        near.1.trims += s.trims;
-        near.1.continued += s.continued;
-        near.1.offsets |= s.offsets;
+        near.1 += s;
     }
     kept.sort_by_key(|(l, _)| *l);
     let line_shares = percent_shares(&kept.iter().map(|(_, s)| s.ios).collect::<Vec<_>>());
