@@ -91,7 +91,7 @@ fn distilled_job(d: &Distilled, target: Option<&str>) -> Job {
     job.test.time = Duration::from_secs(longest.div_ceil(1_000_000_000).max(1));
     let in_flight = d.phases.iter().filter_map(|p| p.in_flight).fold(0.0, f64::max);
     let open = d.phases.iter().all(|p| p.busy_pct.is_some_and(|b| b < 90.0));
-    let secs = d.summary.last_ns as f64 / 1e9;
+    let secs = d.summary.span_ns() as f64 / 1e9;
     let mut w = WorkerConfig {
         targets: target.map(|t| vec![t.to_string()]).unwrap_or_default(),
         working_set: Some(d.summary.end.div_ceil(1 << 20).max(1) << 20),
@@ -115,7 +115,7 @@ fn distilled_header(d: &Distilled, trace: &Path) -> String {
         trace.display(),
         s.format.map_or("", |f| f.name()),
         thousands(s.total() as f64),
-        s.last_ns as f64 / 1e9,
+        s.span_ns() as f64 / 1e9,
         crate::units::human_size(s.end)
     );
     for p in &d.phases {

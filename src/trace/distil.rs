@@ -152,7 +152,7 @@ pub(crate) fn distil(path: &Path, name: &str, window_ns: u64) -> Result<Distille
     if summary.ios[Op::Read as usize] + summary.ios[Op::Write as usize] + summary.ios[Op::Trim as usize] == 0 {
         return Err(Error::Input(format!("{}: no reads, writes or trims to distil", path.display())));
     }
-    let window_ns = if window_ns > 0 { window_ns } else { (summary.last_ns / 10).max(1) };
+    let window_ns = if window_ns > 0 { window_ns } else { (summary.span_ns() / 10).max(1) };
     let zone_bytes = summary.end.div_ceil(ZONES as u64).max(1);
     let mut reader = Reader::open(path)?;
     let mut windows: Vec<Window> = Vec::new();

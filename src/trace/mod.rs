@@ -227,6 +227,8 @@ pub struct Summary {
     pub max_len: u32,
     /// The furthest byte reached.
     pub end: u64,
+    /// The time of the first I/O (ns).
+    pub first_ns: u64,
     /// The time of the last I/O (ns).
     pub last_ns: u64,
     /// The largest power of two every offset and length is a multiple of (at most 1 MiB).
@@ -267,6 +269,9 @@ impl Summary {
                 bits |= io.offset | io.len as u64;
             }
             s.fua += io.fua as u64;
+            if s.total() == 1 {
+                s.first_ns = io.at_ns;
+            }
             if io.at_ns < s.last_ns {
                 s.unordered += 1;
             }
@@ -284,7 +289,12 @@ impl Summary {
     /// The I/Os a capture kept in flight on average, rounded up (None without completion
     /// times).
     pub(crate) fn mean_in_flight(&self) -> Option<u64> {
-        (self.busy_ns > 0 && self.last_ns > 0).then(|| self.busy_ns.div_ceil(self.last_ns))
+        (self.busy_ns > 0 && self.span_ns() > 0).then(|| self.busy_ns.div_ceil(self.span_ns()))
+    }
+
+    /// From the first I/O to the last (ns).
+    pub(crate) fn span_ns(&self) -> u64 {
+        self.last_ns.saturating_sub(self.first_ns)
     }
 }
 
@@ -359,6 +369,6 @@ mod tests {
         let t = trace("fio version 3 iolog\n0 f read 4096 4096\n1 f write 12288 512\n2 f read 0 65536\n");
         let s = Summary::of(&t.0).unwrap();
         assert_eq!(s.format, Some(Format::FioV3));
-        assert_eq!((s.ios, s.max_len, s.end, s.align, s.last_ns), ([2, 1, 0, 0], 65536, 65536, 512, 2_000));
+        assert_eq!((s.ios, s.max_len, s.end, s.align, s.span_ns()), ([2, 1, 0, 0], 65536, 65536, 512, 2_000));
     }
 }

@@ -423,7 +423,7 @@ fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
     // Paced, so the device is idle between I/Os and the distilled job arrives at the rate.
     ok_in(
         &dir,
-        &["run", "--target", &dev.dev, "--spec", "oltp-8k", "--rate-iops", "8000", "--ramp", "0s", "--time", "4s"]
+        &["run", "--target", &dev.dev, "--spec", "oltp-8k", "--rate-iops", "8000", "--ramp", "0s", "--time", "6s"]
             .into_iter()
             .chain(["--no-history", "-q"])
             .collect::<Vec<_>>(),
@@ -431,26 +431,41 @@ fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
     end_capture(capture);
     let trace = dir.join("oltp.csv");
     let rows: Vec<String> = std::fs::read_to_string(&trace).unwrap().lines().skip(2).map(String::from).collect();
-    let reads = rows.iter().filter(|r| r.contains(",read,")).count() as f64;
-    let truth = reads * 100.0 / rows.len() as f64;
-    let out = ok(&["distil", trace.to_str().unwrap(), "--target", &dev.dev]);
+    // oltp-8k's I/Os; the run's own look at the device before it starts (libblkid's reads of
+    // its signatures, through the page cache) is in the capture too, a few other sizes.
+    let oltp: Vec<&String> = rows.iter().filter(|r| r.split(',').nth(4) == Some("8192")).collect();
+    let reads = oltp.iter().filter(|r| r.contains(",read,")).count() as f64;
+    let read_truth = reads * 100.0 / oltp.len() as f64;
+    // One window over the whole trace: one phase, its shares from every I/O (a paced run on a
+    // loaded machine has phases of its own, tested apart above).
+    let out = ok(&["distil", trace.to_str().unwrap(), "--target", &dev.dev, "--window", "100s"]);
     let job = String::from_utf8(out.stdout).unwrap();
-    let mut read_ios = 0.0;
-    for spec in distilled_specs(&job) {
-        for l in spec["lines"].as_array().unwrap() {
-            assert_eq!(l["size"].as_integer(), Some(8192), "{job}");
-            assert_eq!(l["random"].as_integer(), Some(100), "{job}");
-            read_ios += l["read"].as_integer().unwrap() as f64 * l["share"].as_integer().unwrap() as f64 / 100.0;
-        }
+    let specs = distilled_specs(&job);
+    assert_eq!(specs.len(), 1, "{job}");
+    let mut read_pct = 0.0;
+    for spec in &specs {
+        let lines = spec["lines"].as_array().unwrap();
+        let main = lines.iter().find(|l| l["size"].as_integer() == Some(8192)).unwrap_or_else(|| panic!("{job}"));
+        assert!(main["share"].as_integer().unwrap() >= 95, "{job}");
+        assert_eq!(main["random"].as_integer(), Some(100), "{job}");
+        assert!(
+            lines.iter().all(|l| l["size"].as_integer() == Some(8192) || l["read"].as_integer() == Some(100)),
+            "{job}"
+        );
+        read_pct += main["read"].as_integer().unwrap() as f64 / specs.len() as f64;
     }
-    let read_pct = read_ios / distilled_specs(&job).len() as f64;
-    // The capture's own share, rounded to a point; and oltp-8k's 67 %: 32,000 I/Os make the
-    // binomial standard deviation 0.26 points, so 2 points (less the rounding) is 5.7 of them
-    // (a false failure less than once in 10^8).
-    assert!((read_pct - truth).abs() <= 1.0, "{read_pct} against {truth}: {job}");
+    // The capture's own share, rounded to a point; and oltp-8k's 67 %: 6 s at up to 8,000 IOPS
+    // is some 30,000 I/Os even on a loaded machine, a binomial standard deviation of 0.27
+    // points, so 2 points less the rounding is 5.5 of them (a false failure under once in 10^7).
+    assert!((read_pct - read_truth).abs() <= 1.0, "{read_pct} against {read_truth}: {job}");
     assert!((read_pct - 67.0).abs() <= 2.0, "{read_pct}: {job}");
+    // An open loop at the capture's own mean rate, from its first I/O to its last (on a
+    // loaded machine the run falls short of its 8,000 and catches up in bursts: the capture is
+    // the truth, not what was asked).
+    let issue = |r: &String| r.split(',').next().unwrap().parse::<f64>().unwrap();
+    let truth = (rows.len() as f64) / ((issue(rows.last().unwrap()) - issue(&rows[0])) / 1e9);
     let rate: f64 = job.lines().find_map(|l| l.strip_prefix("rate_iops = ")).unwrap().parse().unwrap();
-    assert!((rate - 8000.0).abs() < 800.0, "{rate}: {job}");
+    assert!((rate / truth - 1.0).abs() < 0.01 && rate < 8400.0, "{rate} against {truth}: {job}");
     // The fidelity check: the replay and the distilled job on the same target.
     let out = ok(&["distil", trace.to_str().unwrap(), "--check", &dev.dev, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
