@@ -325,7 +325,7 @@ fn check(share: Share) -> Result<Checked> {
     let replays = share
         .workers
         .iter()
-        .map(|wc| wc.replay.as_ref().map(|r| replay::check(wc, r, &targets, s)).transpose())
+        .map(|wc| wc.replay.as_ref().map(|r| replay::check(wc, r, &targets, s, &mut warnings)).transpose())
         .collect::<Result<Vec<_>>>()?;
     for t in &targets {
         if share.writes_to(&t.path) {

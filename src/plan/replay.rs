@@ -7,12 +7,14 @@ use crate::error::{Result, input};
 use crate::trace::Summary;
 use crate::units::human_size;
 
-/// Reads the trace once (its reach, sizes, alignment) and checks the worker against it.
+/// Reads the trace once (its reach, sizes, alignment) and checks the worker against it; a
+/// trace whose times go back is said in `warnings`.
 pub(super) fn check(
     wc: &Worker,
     r: &Replay,
     targets: &[crate::targets::TargetInfo],
     s: &TestSettings,
+    warnings: &mut Vec<String>,
 ) -> Result<Summary> {
     let name = &wc.name;
     let [target] = wc.targets.as_slice() else {
@@ -44,6 +46,14 @@ pub(super) fn check(
             info.path,
             human_size(ws)
         )));
+    }
+    if summary.unordered > 0 {
+        warnings.push(format!(
+            "{name}: trace {} goes back in time {} times (an I/O listed after a later one): it is replayed in \
+             the order listed, an I/O due in the past issued at once",
+            r.trace.display(),
+            summary.unordered
+        ));
     }
     Ok(summary)
 }

@@ -122,6 +122,8 @@ pub(crate) fn spec_of(name: &str, s: &Summary) -> std::result::Result<AccessSpec
             let mut l = SpecLine::new(size, share, u32::from(op == Op::Read) * 100, 100);
             l.trim = u32::from(op == Op::Trim) * 100;
             l.flush = u32::from(op == Op::Flush) * 100;
+            // The plan checks that a target can do what the trace asks (FUA over NBD).
+            l.fua = op == Op::Write && s.fua > 0;
             l.align = Some(s.align.max(512));
             l
         })

@@ -503,3 +503,17 @@ fn a_study_sweeps_a_replays_speed() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no worker replays one"), "{err}");
 }
+
+#[test]
+fn a_trace_that_goes_back_in_time_is_replayed_in_its_order_and_said() {
+    let dir = scratch("replay-back");
+    let trace = dir.join("back.iolog");
+    std::fs::write(&trace, "fio version 3 iolog\n0 f read 0 4096\n5000 f read 4096 4096\n1000 f read 8192 4096\n")
+        .unwrap();
+    let out = ok_in(&dir, &["replay", trace.to_str().unwrap(), "--target", "null", "--no-history", "--json", "r.json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("goes back in time 1 times"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(num(&doc, "results/0/totals/ios"), 3.0);
+    assert!(doc["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("goes back in time")));
+}
