@@ -203,12 +203,12 @@ impl Replayer {
         Some(Due { io: TraceIo { offset: self.place(io.offset, io.len), ..io }, due_ns })
     }
 
-    /// The I/O [`peek`](Self::peek) gave was issued at `now_ns`: counts how late, moves on to
-    /// the following one.
+    /// The I/O [`peek`](Self::peek) gave (`issued`) went out at `now_ns`: counts how late,
+    /// moves on to the following one.
     #[inline]
-    pub(crate) fn advance(&mut self, now_ns: u64) {
-        if let (Some(d), true) = (self.peek(now_ns), self.timed()) {
-            self.lateness.record(now_ns.saturating_sub(d.due_ns));
+    pub(crate) fn advance(&mut self, issued: &Due, now_ns: u64) {
+        if self.timed() {
+            self.lateness.record(now_ns.saturating_sub(issued.due_ns));
         }
         match self.reader.next_io() {
             Ok(next) => self.next = next,

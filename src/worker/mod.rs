@@ -688,13 +688,13 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                         self.next_issue_ns = d.due_ns;
                         return;
                     }
-                    Some(d) => Some(d.io),
+                    Some(d) => Some(d),
                 },
             };
             let Some(slot) = free.pop_front() else { return };
             let target = slot as usize / self.qd;
             let (mut li, mut op, mut offset) = match (REPLAY, replayed) {
-                (true, Some(io)) => (0, io.op, io.offset),
+                (true, Some(d)) => (0, d.io.op, d.io.offset),
                 _ => self.s.generator.next(target),
             };
             if let (true, Some(c)) = (VERIFY, &self.s.checker) {
@@ -709,9 +709,9 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             let line = &self.s.generator.lines[li];
             let (delay_ns, burst, mut fua, fsync) = (line.delay_ns, line.burst, line.fua, line.fsync);
             let mut len = if op == Op::Flush { 0 } else { line.size };
-            if let (true, Some(io), Some(r)) = (REPLAY, replayed, &mut self.s.replay) {
-                (len, fua) = (io.len, io.fua);
-                r.advance(self.now);
+            if let (true, Some(d), Some(r)) = (REPLAY, replayed, &mut self.s.replay) {
+                (len, fua) = (d.io.len, d.io.fua);
+                r.advance(&d, self.now);
             }
             // Each buffer holds slots x max_size bytes (none without reads or writes: never
             // used; the null target has neither).
