@@ -45,7 +45,7 @@ fn resolve(job: Job) -> std::result::Result<Job, ConfigError> {
 }
 
 /// Parses job-file text and checks that it resolves; `name` prefixes error locations, and
-/// files the job names (a `[storage]` baseline) are found from `dir`.
+/// files the job names (a `[storage]` baseline, a worker's replayed trace) are found from `dir`.
 pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<Job> {
     let mut config: Job = toml::from_str(text).map_err(|e| {
         let msg = e.message().trim().replace('\n', " ");
@@ -54,6 +54,12 @@ pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<Job> {
             None => input(format!("{name}: {msg}")),
         }
     })?;
+    // A trace beside its job file is found from anywhere, as a baseline is.
+    for r in config.workers.iter_mut().filter_map(|w| w.replay.as_mut()) {
+        if r.trace.is_relative() {
+            r.trace = dir.join(&r.trace);
+        }
+    }
     if let Some(storage) = &mut config.storage {
         if let Some(b) = storage.baseline.clone() {
             let path = dir.join(&b);
