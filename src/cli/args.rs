@@ -91,7 +91,7 @@ pub enum Command {
     /// Record every request the block layer issues to a device and completes (offset, size,
     /// operation, flags, issue and completion times, process) into a trace file.
     Capture(CaptureArgs),
-    /// Replay a trace (an iogauge capture, a fio iolog) on a target at its own times, faster,
+    /// Replay a trace (an iogauge capture, a fio iolog, a blktrace) on a target at its own times,
     /// or as fast as possible, and say how late each I/O was against its schedule.
     Replay(ReplayArgs),
     /// Sum a trace up as a job file: access specifications with its size mix, read and random
@@ -775,7 +775,8 @@ pub struct CaptureArgs {
 /// `iogauge replay` flags.
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// The trace: an iogauge capture, or a fio iolog (v2 or v3; write_iolog's).
+    /// The trace: an iogauge capture, a fio iolog (v2 or v3; write_iolog's), or blktrace's
+    /// files (DEV or any one DEV.blktrace.N stands for every CPU's; a file of `blkparse -d`).
     pub trace: PathBuf,
     /// The target to replay onto: a block device, file or network target (its writes need
     /// --allow-write as any test's).
@@ -819,7 +820,8 @@ pub enum FitFlag {
 /// `iogauge distil` flags.
 #[derive(Args, Debug)]
 pub struct DistilArgs {
-    /// The trace: an iogauge capture, or a fio iolog (v2 or v3).
+    /// The trace: an iogauge capture, a fio iolog (v2 or v3), or blktrace's files (DEV or
+    /// any one DEV.blktrace.N stands for every CPU's).
     pub trace: PathBuf,
     /// The length of the windows compared for phases (default: a tenth of the trace).
     #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]

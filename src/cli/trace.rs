@@ -12,13 +12,21 @@ use crate::export::output::Output;
 use crate::format::thousands;
 use crate::result::ResultDoc;
 use crate::trace::distil::{self, Distilled};
-use crate::trace::{Summary, capture};
+use crate::trace::{Summary, capture, stem};
 
 /// Runs `iogauge capture`: says on stderr what was recorded, and whether anything was lost.
 pub fn capture(a: &CaptureArgs) -> Result<i32> {
     let mut out = Output::open(&a.output)?;
     super::interrupt::stop_on_interrupt();
-    let c = out.stream("the capture", |w| capture::capture(&a.device, a.time, &super::interrupt::requested, w))?;
+    let started = capture::Capture::start(&a.device)?;
+    // Said once the tracepoints are on: what happens on the device from here is recorded.
+    eprintln!(
+        "iogauge: capturing the {} of {} for {} (Ctrl-C ends it and keeps the trace)",
+        started.what(),
+        a.device.display(),
+        crate::units::format_duration(a.time)
+    );
+    let c = out.stream("the capture", |w| started.record(a.time, &super::interrupt::requested, w))?;
     let ops: Vec<String> = crate::stats::Op::ALL
         .iter()
         .filter(|o| c.per_op[**o as usize] > 0)
@@ -138,8 +146,7 @@ fn distilled_header(d: &Distilled, trace: &Path) -> String {
 
 /// Runs `iogauge distil`.
 pub fn distil(a: &DistilArgs) -> Result<i32> {
-    let stem = a.trace.file_stem().map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-    let name = a.name.clone().unwrap_or(stem);
+    let name = a.name.clone().unwrap_or_else(|| stem(&a.trace));
     let window = a.window.map_or(0, |w| w.as_nanos() as u64);
     let d = distil::distil(&a.trace, &name, window)?;
     let job = distilled_job(&d, a.target.as_deref().or(a.check.as_deref()));

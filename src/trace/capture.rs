@@ -11,18 +11,17 @@
 //! the machine alone. The price is the text format's resolution: the kernel prints times in
 //! µs, so a capture's times and latencies are whole µs.
 //!
-//! Requests are matched issue to completion by (sector, sectors), first issued first
-//! completed; a requeued request is forgotten until it is issued again. Rows are written in
-//! issue order as soon as every earlier request has completed, so memory holds only what is
-//! in flight, however long the capture.
+//! Requests are matched issue to completion by (sector, sectors) ([`Pairing`]); rows are
+//! written in issue order as soon as every earlier request has completed, so memory holds
+//! only what is in flight, however long the capture.
 
-use std::collections::{HashMap, VecDeque};
 use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::pairing::{Completion, Pairing};
 use super::{CAPTURE_COLUMNS, CAPTURE_MAGIC};
 use crate::error::{Error, Result};
 use crate::stats::Op;
@@ -30,10 +29,6 @@ use crate::stats::Op;
 /// Each CPU's ring buffer in the instance (KiB): 16 MiB holds about 100,000 events, a second
 /// of a fast device's requests should the reader fall behind.
 const BUFFER_KIB: u32 = 16384;
-
-/// Requests held waiting for an earlier one's completion before the oldest is written as
-/// never completed (a completion the kernel lost, a request that never ends).
-const MAX_PENDING: usize = 1 << 20;
 
 /// What a capture counted.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -132,6 +127,13 @@ impl Instance {
         fs::create_dir(&dir)
             .map_err(|e| Error::Runtime(format!("{}: cannot make a tracing instance: {e}", dir.display())))?;
         let i = Instance { dir, events: w.events };
+        // A new instance takes the top level's options as they are: whoever set them there
+        // (ftrace's blk tracer writes binary) would leave this one unreadable. The text read
+        // here, whatever they are; `fields` (since 5.19) is left alone where it is not.
+        for option in ["nobin", "noraw", "nohex", "nolatency-format", "context-info"] {
+            i.set("trace_options", option)?;
+        }
+        let _ = i.set("trace_options", "nofields");
         i.set("trace_clock", "mono")?;
         i.set("buffer_size_kb", &BUFFER_KIB.to_string())?;
         let mut filter = format!("dev == {}", w.dev);
@@ -179,85 +181,42 @@ impl Drop for Instance {
 /// One request, from its issue until it is written.
 struct Request {
     issue_ns: u64,
-    complete_ns: Option<u64>,
     op: Op,
     offset: u64,
     bytes: u64,
     flags: String,
-    error: i32,
     process: String,
 }
 
-/// Requests in issue order, and where each (sector, sectors) waiting for its completion is.
+/// Requests waiting for their completions, and what has been written.
 #[derive(Default)]
 struct Matcher {
-    rows: VecDeque<Option<Request>>,
-    /// The sequence number of `rows[0]`.
-    first: u64,
-    waiting: HashMap<(u64, u32), VecDeque<u64>>,
+    pairing: Pairing<Request>,
     counted: Captured,
 }
 
 impl Matcher {
-    fn issue(&mut self, key: (u64, u32), r: Request) {
-        self.waiting.entry(key).or_default().push_back(self.first + self.rows.len() as u64);
-        self.rows.push_back(Some(r));
-    }
-
-    fn complete(&mut self, key: (u64, u32), at_ns: u64, error: i32) {
-        let Some(seq) = self.waiting.get_mut(&key).and_then(VecDeque::pop_front) else {
-            self.counted.orphans += 1;
-            return;
-        };
-        if let Some(Some(r)) = self.rows.get_mut((seq - self.first) as usize) {
-            r.complete_ns = Some(at_ns);
-            r.error = error;
-        }
-    }
-
-    /// A requeued request is issued again later: its first issue is forgotten.
-    fn requeue(&mut self, key: (u64, u32)) {
-        if let Some(seq) = self.waiting.get_mut(&key).and_then(VecDeque::pop_back) {
-            self.rows[(seq - self.first) as usize] = None;
-        }
-    }
-
     /// Writes the requests at the front that have completed (all of them at the end).
     fn write(&mut self, out: &mut dyn Write, all: bool) -> std::io::Result<()> {
-        while let Some(front) = self.rows.front() {
-            let done = front.as_ref().is_none_or(|r| r.complete_ns.is_some());
-            if !(done || all || self.rows.len() > MAX_PENDING) {
-                break;
-            }
-            let row = self.rows.pop_front().flatten();
-            self.first += 1;
-            let Some(r) = row else { continue };
+        while let Some((r, done)) = self.pairing.pop(all) {
             let c = &mut self.counted;
             c.requests += 1;
             c.bytes += r.bytes;
             c.per_op[r.op as usize] += 1;
-            let complete = match r.complete_ns {
-                Some(t) => t.to_string(),
-                None => {
-                    c.unfinished += 1;
-                    String::new()
-                }
-            };
+            c.unfinished += done.is_none() as u64;
+            let (complete, error) = done.map_or((String::new(), 0), |d| (d.at_ns.to_string(), d.error));
             writeln!(
                 out,
-                "{},{complete},{},{},{},{},{},{}",
+                "{},{complete},{},{},{},{},{error},{}",
                 r.issue_ns,
                 r.op.name(),
                 r.offset,
                 r.bytes,
                 r.flags,
-                r.error,
                 r.process
             )?;
         }
-        if self.rows.is_empty() {
-            self.waiting.clear();
-        }
+        self.counted.orphans = self.pairing.orphans;
         Ok(())
     }
 }
@@ -322,94 +281,105 @@ fn parse(line: &str) -> Option<Event<'_>> {
     })
 }
 
-/// Records `device`'s requests for `time` (or until `stop` says so) into `out`, in
-/// iogauge's capture format.
-pub(crate) fn capture(device: &Path, time: Duration, stop: &dyn Fn() -> bool, out: &mut dyn Write) -> Result<Captured> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(Error::Input(
-            "capture reads the kernel's block tracepoints, which only root may: run it as root (sudo)".into(),
-        ));
+/// A capture whose tracepoints are on: from here every request of the device is recorded.
+pub(crate) struct Capture {
+    device: PathBuf,
+    watched: Watched,
+    instance: Instance,
+    /// Whole µs, as the events' times are.
+    start_ns: u64,
+}
+
+impl Capture {
+    /// Turns `device`'s tracepoints on (root only).
+    pub(crate) fn start(device: &Path) -> Result<Capture> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(Error::Input(
+                "capture reads the kernel's block tracepoints, which only root may: run it as root (sudo)".into(),
+            ));
+        }
+        let watched = watched(device)?;
+        let instance = Instance::new(&tracefs()?, &watched)?;
+        Ok(Capture { device: device.to_owned(), watched, instance, start_ns: monotonic_ns() / 1000 * 1000 })
     }
-    let w = watched(device)?;
-    let instance = Instance::new(&tracefs()?, &w)?;
-    let failed = |e: std::io::Error| Error::Runtime(format!("writing the capture: {e}"));
-    // Whole µs, as the events' times are.
-    let start_ns = monotonic_ns() / 1000 * 1000;
-    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    writeln!(
-        out,
-        "{CAPTURE_MAGIC} device={} dev={} start_unix={unix} clock=mono resolution_ns=1000",
-        device.display(),
-        w.number
-    )
-    .and_then(|()| writeln!(out, "{CAPTURE_COLUMNS}"))
-    .map_err(failed)?;
-    let pipe_path = instance.dir.join("trace_pipe");
-    let mut pipe = fs::File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&pipe_path)
-        .map_err(|e| Error::Runtime(format!("{}: {e}", pipe_path.display())))?;
-    let mut m = Matcher::default();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut partial = String::new();
-    let began = Instant::now();
-    let mut ending = false;
-    loop {
-        if !ending && (began.elapsed() >= time || stop()) {
-            // Nothing new is recorded; what the buffers hold is still read.
-            instance.set("tracing_on", "0")?;
-            ending = true;
-        }
-        let n = match pipe.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::Runtime(format!("{}: {e}", pipe_path.display()))),
-        };
-        if n == 0 {
-            if ending {
-                break;
+
+    /// What it records: requests, or bios on a device without requests.
+    pub(crate) fn what(&self) -> &'static str {
+        if self.watched.events == REQUEST_EVENTS { "requests" } else { "bios" }
+    }
+
+    /// Records the device's requests for `time` (or until `stop` says so) into `out`, in
+    /// iogauge's capture format.
+    pub(crate) fn record(self, time: Duration, stop: &dyn Fn() -> bool, out: &mut dyn Write) -> Result<Captured> {
+        let Capture { device, watched: w, instance, start_ns } = self;
+        let failed = |e: std::io::Error| Error::Runtime(format!("writing the capture: {e}"));
+        let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        writeln!(
+            out,
+            "{CAPTURE_MAGIC} device={} dev={} start_unix={unix} clock=mono resolution_ns=1000",
+            device.display(),
+            w.number
+        )
+        .and_then(|()| writeln!(out, "{CAPTURE_COLUMNS}"))
+        .map_err(failed)?;
+        let pipe_path = instance.dir.join("trace_pipe");
+        let mut pipe = fs::File::options()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&pipe_path)
+            .map_err(|e| Error::Runtime(format!("{}: {e}", pipe_path.display())))?;
+        let mut m = Matcher::default();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut partial = String::new();
+        let began = Instant::now();
+        let mut ending = false;
+        loop {
+            if !ending && (began.elapsed() >= time || stop()) {
+                // Nothing new is recorded; what the buffers hold is still read.
+                instance.set("tracing_on", "0")?;
+                ending = true;
             }
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
-        }
-        partial.push_str(&String::from_utf8_lossy(&buf[..n]));
-        let whole = partial.rfind('\n').map_or(0, |i| i + 1);
-        for line in partial[..whole].lines() {
-            match parse(line) {
-                Some(Event::Issue { at_ns, rwbs: flags, sector, sectors, process }) => {
-                    let Some((op, flags)) = rwbs(flags) else { continue };
-                    let bytes = if op == Op::Flush { 0 } else { sectors as u64 * 512 };
-                    let issue_ns = at_ns.saturating_sub(start_ns);
-                    let process = process.replace(',', " ");
-                    let r = Request {
-                        issue_ns,
-                        complete_ns: None,
-                        op,
+            let n = match pipe.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::Runtime(format!("{}: {e}", pipe_path.display()))),
+            };
+            if n == 0 {
+                if ending {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            partial.push_str(&String::from_utf8_lossy(&buf[..n]));
+            let whole = partial.rfind('\n').map_or(0, |i| i + 1);
+            for line in partial[..whole].lines() {
+                match parse(line) {
+                    Some(Event::Issue { at_ns, rwbs: flags, sector, sectors, process }) => {
+                        let Some((op, flags)) = rwbs(flags) else { continue };
+                        let bytes = if op == Op::Flush { 0 } else { sectors as u64 * 512 };
+                        let issue_ns = at_ns.saturating_sub(start_ns);
+                        let process = process.replace(',', " ");
                         // A partition's offsets are its own.
-                        offset: (sector - w.start) * 512,
-                        bytes,
-                        flags,
-                        error: 0,
-                        process,
-                    };
-                    m.issue((sector, sectors), r);
+                        let r = Request { issue_ns, op, offset: (sector - w.start) * 512, bytes, flags, process };
+                        m.pairing.issue((sector, sectors), r);
+                    }
+                    Some(Event::Complete { at_ns, sector, sectors, error }) => m
+                        .pairing
+                        .complete((sector, sectors), Completion { at_ns: at_ns.saturating_sub(start_ns), error }),
+                    Some(Event::Requeue { sector, sectors }) => m.pairing.requeue((sector, sectors)),
+                    None => {}
                 }
-                Some(Event::Complete { at_ns, sector, sectors, error }) => {
-                    m.complete((sector, sectors), at_ns.saturating_sub(start_ns), error)
-                }
-                Some(Event::Requeue { sector, sectors }) => m.requeue((sector, sectors)),
-                None => {}
             }
+            partial.drain(..whole);
+            m.write(out, false).map_err(failed)?;
         }
-        partial.drain(..whole);
-        m.write(out, false).map_err(failed)?;
+        m.write(out, true).map_err(failed)?;
+        m.counted.lost_events = instance.lost();
+        Ok(m.counted)
     }
-    m.write(out, true).map_err(failed)?;
-    m.counted.lost_events = instance.lost();
-    Ok(m.counted)
 }
 
 fn monotonic_ns() -> u64 {
@@ -453,30 +423,28 @@ mod tests {
     }
 
     #[test]
-    fn rows_leave_in_issue_order_once_earlier_ones_complete() {
+    fn rows_are_written_in_issue_order_with_their_completions() {
         let mut m = Matcher::default();
         let req = |t: u64| Request {
             issue_ns: t,
-            complete_ns: None,
             op: Op::Read,
             offset: t,
             bytes: 512,
             flags: String::new(),
-            error: 0,
             process: "p".into(),
         };
-        m.issue((1, 1), req(10));
-        m.issue((2, 1), req(20));
-        m.issue((1, 1), req(30));
+        m.pairing.issue((1, 1), req(10));
+        m.pairing.issue((2, 1), req(20));
+        m.pairing.complete((2, 1), Completion { at_ns: 25, error: 0 });
+        m.pairing.complete((1, 1), Completion { at_ns: 40, error: -5 });
+        m.pairing.issue((3, 1), req(30));
+        m.pairing.complete((9, 9), Completion { at_ns: 50, error: 0 });
         let mut out = Vec::new();
-        m.complete((2, 1), 25, 0);
-        m.write(&mut out, false).unwrap();
-        assert!(out.is_empty(), "the first request has not completed");
-        m.complete((1, 1), 40, 0);
-        m.write(&mut out, false).unwrap();
-        assert_eq!(String::from_utf8(out.clone()).unwrap(), "10,40,read,10,512,,0,p\n20,25,read,20,512,,0,p\n");
-        m.complete((9, 9), 50, 0);
         m.write(&mut out, true).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "10,40,read,10,512,,-5,p\n20,25,read,20,512,,0,p\n30,,read,30,512,,0,p\n"
+        );
         assert_eq!((m.counted.requests, m.counted.unfinished, m.counted.orphans), (3, 1, 1));
     }
 }

@@ -10,8 +10,10 @@
 //! fio's logs name the file of each I/O; every file of a log goes to the one target replayed
 //! (fio's `replay_redirect`).
 
+mod blktrace;
 pub(crate) mod capture;
 pub(crate) mod distil;
+mod pairing;
 pub mod replay;
 
 use std::fs::File;
@@ -53,6 +55,8 @@ pub enum Format {
     FioV2,
     /// fio's iolog version 3.
     FioV3,
+    /// blktrace's binary events.
+    Blktrace,
 }
 
 impl Format {
@@ -62,12 +66,48 @@ impl Format {
             Format::Capture => "iogauge capture",
             Format::FioV2 => "fio iolog v2",
             Format::FioV3 => "fio iolog v3",
+            Format::Blktrace => "blktrace",
         }
     }
 }
 
-/// A trace read line by line.
-pub(crate) struct Reader {
+/// A trace read one I/O at a time.
+pub(crate) enum Reader {
+    /// A text trace, line by line.
+    Text(TextReader),
+    /// blktrace's files, event by event.
+    Blktrace(blktrace::Reader),
+}
+
+impl Reader {
+    /// Opens a trace and learns its format: blktrace's files from their names and first bytes
+    /// ([`blktrace::files`]), a text trace from its first line.
+    pub(crate) fn open(path: &Path) -> Result<Reader> {
+        match blktrace::files(path)? {
+            Some(files) => Ok(Reader::Blktrace(blktrace::Reader::open(&files)?)),
+            None => Ok(Reader::Text(TextReader::open(path)?)),
+        }
+    }
+
+    /// Its format.
+    pub(crate) fn format(&self) -> Format {
+        match self {
+            Reader::Text(t) => t.format,
+            Reader::Blktrace(_) => Format::Blktrace,
+        }
+    }
+
+    /// The next I/O, None at the end.
+    pub(crate) fn next_io(&mut self) -> Result<Option<TraceIo>> {
+        match self {
+            Reader::Text(t) => t.next_io(),
+            Reader::Blktrace(b) => b.next_io(),
+        }
+    }
+}
+
+/// A text trace read line by line.
+pub(crate) struct TextReader {
     path: PathBuf,
     format: Format,
     lines: BufReader<File>,
@@ -77,9 +117,9 @@ pub(crate) struct Reader {
     waited_ns: u64,
 }
 
-impl Reader {
-    /// Opens a trace and reads its first line to learn its format.
-    pub(crate) fn open(path: &Path) -> Result<Reader> {
+impl TextReader {
+    /// Opens a text trace and reads its first line to learn its format.
+    fn open(path: &Path) -> Result<TextReader> {
         let file =
             File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
         let mut lines = BufReader::with_capacity(1 << 16, file);
@@ -94,25 +134,19 @@ impl Reader {
             _ => {
                 return Err(Error::Input(format!(
                     "{}: not a trace iogauge reads: its first line is neither `{CAPTURE_MAGIC}` (iogauge capture) nor \
-                     `fio version 2 iolog` / `fio version 3 iolog` (fio's write_iolog)",
+                     `fio version 2 iolog` / `fio version 3 iolog` (fio's write_iolog), and it is no blktrace",
                     path.display()
                 )));
             }
         };
-        Ok(Reader { path: path.to_owned(), format, lines, line: String::new(), line_no: 1, waited_ns: 0 })
-    }
-
-    /// Its format.
-    pub(crate) fn format(&self) -> Format {
-        self.format
+        Ok(TextReader { path: path.to_owned(), format, lines, line: String::new(), line_no: 1, waited_ns: 0 })
     }
 
     fn bad(&self, what: &str) -> Error {
         Error::Input(format!("{}:{}: {what}: {:?}", self.path.display(), self.line_no, self.line.trim_end()))
     }
 
-    /// The next I/O, None at the end.
-    pub(crate) fn next_io(&mut self) -> Result<Option<TraceIo>> {
+    fn next_io(&mut self) -> Result<Option<TraceIo>> {
         loop {
             self.line.clear();
             let n = self
@@ -127,10 +161,7 @@ impl Reader {
             if l.is_empty() || l.starts_with('#') {
                 continue;
             }
-            let parsed = match self.format {
-                Format::Capture => self.capture_line(),
-                Format::FioV2 | Format::FioV3 => self.fio_line(),
-            }?;
+            let parsed = if self.format == Format::Capture { self.capture_line() } else { self.fio_line() }?;
             if let Some(io) = parsed {
                 return Ok(Some(io));
             }
@@ -205,6 +236,16 @@ impl Reader {
         let len = if op == Op::Flush { 0 } else { len.ok_or_else(|| self.bad("no length"))? };
         let len = u32::try_from(len).map_err(|_| self.bad("the length is over 4 GiB"))?;
         Ok(Some(TraceIo { at_ns, op, offset: offset.unwrap_or(0), len, fua: false, latency_ns: None }))
+    }
+}
+
+/// A trace's name for what is made of it: its file's name without extension, a blktrace's
+/// device (`sda` for `sda.blktrace.0`).
+pub(crate) fn stem(path: &Path) -> String {
+    let name = path.file_name().map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+    match name.rsplit_once(".blktrace.") {
+        Some((device, _)) => device.to_string(),
+        None => path.file_stem().map_or(name.clone(), |s| s.to_string_lossy().into_owned()),
     }
 }
 
