@@ -231,20 +231,7 @@ fn replay_of_a_fio_iolog_makes_the_kernel_count_the_traces_ios() {
         s.split_whitespace().map(|v| v.parse().unwrap()).collect()
     };
     let before = stat(target.name());
-    let doc = json(&[
-        "replay",
-        log.to_str().unwrap(),
-        "--target",
-        &target.dev,
-        "--allow-write",
-        &target.dev,
-        "--speed",
-        "max",
-        "--qd",
-        "4",
-        "--no-history",
-        "-q",
-    ]);
+    let doc = replay_at_max(&log, &target.dev, 4);
     let after = stat(target.name());
     // reads, sectors read, writes, sectors written: as the trace has them.
     let d = |i: usize| after[i] - before[i];
@@ -257,6 +244,27 @@ fn replay_of_a_fio_iolog_makes_the_kernel_count_the_traces_ios() {
         (Some("fio iolog v3"), Some(10_000), Some("max"))
     );
     assert!(r.get("lateness").is_none(), "nothing is due at a time at max speed");
+}
+
+/// `trace` replayed on the device `target` (its writes allowed) as fast as `qd` I/Os in
+/// flight allow: the result document.
+fn replay_at_max(trace: &Path, target: &str, qd: u32) -> serde_json::Value {
+    let qd = qd.to_string();
+    let trace = trace.to_str().unwrap();
+    json(&[
+        "replay",
+        trace,
+        "--target",
+        target,
+        "--allow-write",
+        target,
+        "--speed",
+        "max",
+        "--qd",
+        &qd,
+        "--no-history",
+        "-q",
+    ])
 }
 
 /// A fio v3 iolog of `n` 4 KiB reads `gap_us` apart.
@@ -670,20 +678,7 @@ fn blktrace_per_cpu_files_merge_in_time_order_and_replay_in_it() {
     // Replayed one at a time from the files (any one names them all), captured on the target.
     let capture = start_capture(&dir, &target.dev, "replay.csv");
     let one_file = dir.join(format!("{}.blktrace.1", source.name()));
-    let doc = json(&[
-        "replay",
-        one_file.to_str().unwrap(),
-        "--target",
-        &target.dev,
-        "--allow-write",
-        &target.dev,
-        "--speed",
-        "max",
-        "--qd",
-        "1",
-        "--no-history",
-        "-q",
-    ]);
+    let doc = replay_at_max(&one_file, &target.dev, 1);
     end_capture(capture);
     let r = &doc["results"][0]["replay"];
     assert_eq!((r["format"].as_str(), r["trace_ios"].as_u64()), (Some("blktrace"), Some(reads + writes)));
