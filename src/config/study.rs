@@ -57,8 +57,8 @@ pub struct StudyConfig {
 #[serde(deny_unknown_fields)]
 pub struct Steady {
     /// What must settle: `iops`, `mbps` or `avg_ms` (the mean response time).
-    #[serde(default = "iops")]
-    pub measure: String,
+    #[serde(default)]
+    pub measure: Measure,
     /// The workload tracked, by name as the results give it (`pts-read0-4k`); none: every
     /// workload of every point must settle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,19 +76,14 @@ pub struct Steady {
     /// The rounds run at most, steady or not.
     #[serde(default = "twenty_five")]
     pub max_rounds: u32,
-    /// Before the first round: `sequential` (write each working set `passes` times in 128 KiB
-    /// sequential writes, the PTS's workload-independent preconditioning), `workload` (the
-    /// tracked workload, or the first, for as many bytes) or `none`.
-    #[serde(default = "sequential")]
-    pub precondition: String,
+    /// What writes the targets before the first round.
+    #[serde(default)]
+    pub precondition: Precondition,
     /// How many times preconditioning writes each working set.
     #[serde(default = "two")]
     pub passes: u32,
 }
 
-fn iops() -> String {
-    "iops".into()
-}
 fn ten() -> f64 {
     10.0
 }
@@ -98,11 +93,86 @@ fn five() -> u32 {
 fn twenty_five() -> u32 {
     25
 }
-fn sequential() -> String {
-    "sequential".into()
-}
 fn two() -> u32 {
     2
+}
+
+/// What a steady-state study tracks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// I/Os per second.
+    #[default]
+    Iops,
+    /// MB/s.
+    Mbps,
+    /// The mean response time (ms).
+    AvgMs,
+}
+
+impl Measure {
+    /// As job files and documents write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Iops => "iops",
+            Measure::Mbps => "mbps",
+            Measure::AvgMs => "avg_ms",
+        }
+    }
+}
+
+/// How a steady-state study writes its targets before the first round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precondition {
+    /// Each working set `passes` times in 128 KiB sequential writes (the PTS's
+    /// workload-independent preconditioning).
+    #[default]
+    Sequential,
+    /// The tracked workload (or the first that writes) for as many bytes.
+    Workload,
+    /// Not at all.
+    #[serde(rename = "none")]
+    Off,
+}
+
+impl Precondition {
+    /// As job files and documents write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precondition::Sequential => "sequential",
+            Precondition::Workload => "workload",
+            Precondition::Off => "none",
+        }
+    }
+}
+
+/// What a study does with the points its cycles make: one of these, by the `[study]` keys
+/// given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mode<'a> {
+    /// Measures each point (`repeat` times).
+    Cycle,
+    /// At each point, searches the outstanding I/Os for the most whose response time stays
+    /// under a limit.
+    Limit(&'a Limit),
+    /// At each point, measures the maximum, then open-loop runs at fractions of it.
+    Curve(&'a Curve),
+    /// Measures every point, round after round, until a measure settles.
+    Steady(&'a Steady),
+}
+
+impl StudyConfig {
+    /// Its mode; an error names the keys that do not go together.
+    pub fn mode(&self) -> Result<Mode<'_>, String> {
+        match (&self.limit, &self.curve, &self.steady) {
+            (None, None, None) => Ok(Mode::Cycle),
+            (Some(l), None, None) => Ok(Mode::Limit(l)),
+            (None, Some(c), None) => Ok(Mode::Curve(c)),
+            (None, None, Some(s)) => Ok(Mode::Steady(s)),
+            _ => Err("limit, curve and steady are ways of running a study's points: give one of them".into()),
+        }
+    }
 }
 
 impl Default for StudyConfig {

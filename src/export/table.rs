@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::config::Measure;
 use crate::findings;
 use crate::format::{grid, opt_ms, thousands};
 use crate::result::{Detail, Dir, DirFigures, ResultDoc};
@@ -219,10 +220,10 @@ fn steady_to_bytes(doc: &StudyDoc, st: &crate::study::doc::SteadyResult) -> Vec<
             points.push(r.params.clone());
         }
     }
-    let unit = match st.measure.as_str() {
-        "mbps" => "MB/s",
-        "avg_ms" => "avg ms",
-        _ => "IOPS",
+    let unit = match st.measure {
+        Measure::Mbps => "MB/s",
+        Measure::AvgMs => "avg ms",
+        Measure::Iops => "IOPS",
     };
     let mut rows = vec![std::iter::once(format!("{unit}, mean of the window")).chain(specs.iter().cloned()).collect()];
     for p in &points {
@@ -231,10 +232,10 @@ fn steady_to_bytes(doc: &StudyDoc, st: &crate::study::doc::SteadyResult) -> Vec<
             let r = st.table.iter().find(|r| {
                 &r.params == p && p.size.map_or(r.spec.as_str(), |z| crate::spec::name_without_size(&r.spec, z)) == s
             });
-            row.push(r.map_or("-".into(), |r| match st.measure.as_str() {
-                "mbps" => format!("{:.1}", r.mbps),
-                "avg_ms" => opt_ms(r.avg_response_ms),
-                _ => thousands(r.iops),
+            row.push(r.map_or("-".into(), |r| match st.measure {
+                Measure::Mbps => format!("{:.1}", r.mbps),
+                Measure::AvgMs => opt_ms(r.avg_response_ms),
+                Measure::Iops => thousands(r.iops),
             }));
         }
         rows.push(row);

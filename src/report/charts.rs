@@ -4,6 +4,7 @@
 //! its latency percentiles, histogram and time series.
 
 use super::svg::{Axis, Chart, Mark, Rule, Scale, Series, num};
+use crate::config::Measure;
 use crate::result::ResultDoc;
 use crate::study::Point;
 use crate::study::doc::{PointResult, SpecSummary, StudyDoc};
@@ -272,10 +273,10 @@ fn steady_chart(label: &str, d: &StudyDoc, multi: bool, styles: &mut Styles) -> 
     let st = d.steady.as_ref()?;
     let criteria = d.study.steady.as_ref()?;
     let [a, b] = st.window?;
-    let y = match st.measure.as_str() {
-        "mbps" => MBPS,
-        "avg_ms" => AVG_MS,
-        _ => IOPS,
+    let y = match st.measure {
+        Measure::Mbps => MBPS,
+        Measure::AvgMs => AVG_MS,
+        Measure::Iops => IOPS,
     };
     let mut series = Vec::new();
     let mut rules = vec![Rule { value: a as f64, label: format!("window {a}-{b}") }];

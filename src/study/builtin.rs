@@ -4,7 +4,7 @@
 use crate::config::{FsConfig, Job, WorkerConfig};
 use std::time::Duration;
 
-use crate::config::{Limit, Steady, Steps, StudyConfig, Value};
+use crate::config::{Limit, Measure, Precondition, Steady, Steps, StudyConfig, Value};
 use crate::error::{Result, input};
 use crate::spec::{AccessSpec, SpecLine};
 
@@ -194,13 +194,13 @@ pub fn builtin(name: &str, given: &Given) -> Result<Job> {
             c.workers = vec![worker(1, 32)];
             study.size = Some(Steps::List(SNIA_SIZES.iter().map(|&s| Value(s as f64)).collect()));
             study.steady = Some(Steady {
-                measure: "iops".into(),
+                measure: Measure::Iops,
                 track: Some("pts-read0-4k".into()),
                 excursion_pct: 20.0,
                 slope_pct: 10.0,
                 window: 5,
                 max_rounds: 25,
-                precondition: "sequential".into(),
+                precondition: Precondition::Sequential,
                 passes: 2,
             });
         }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Point;
 use super::stats::Spread;
-use crate::config::{Job, Steady, StudyConfig};
+use crate::config::{Job, Measure, Precondition, Steady, StudyConfig};
 use crate::model::Storage;
 use crate::result::{Headline, ResultDoc};
 use crate::spec::SpecLine;
@@ -298,7 +298,7 @@ pub struct SteadyRow {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Preconditioned {
     /// `sequential` or `workload`.
-    pub pattern: String,
+    pub pattern: Precondition,
     /// The workload run.
     pub spec: String,
     /// Times each working set was written.
@@ -315,7 +315,7 @@ pub struct Preconditioned {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SteadyResult {
     /// `iops`, `mbps` or `avg_ms`.
-    pub measure: String,
+    pub measure: Measure,
     /// Preconditioning, if any ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition: Option<Preconditioned>,
@@ -341,7 +341,7 @@ impl SteadyResult {
     /// Before the first round.
     pub fn new(st: &Steady, precondition: Option<Preconditioned>) -> Self {
         SteadyResult {
-            measure: st.measure.clone(),
+            measure: st.measure,
             precondition,
             rounds: Vec::new(),
             tracked: Vec::new(),

@@ -18,6 +18,7 @@
 //! I/Os for the highest load whose response time stays at or under the limit.
 
 pub(crate) mod builtin;
+mod curve;
 pub(crate) mod doc;
 pub(crate) mod run;
 pub mod search;
@@ -26,7 +27,7 @@ pub(crate) mod steady;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, Job, Seg, Steps, StudyConfig, TargetsIn, Test};
+use crate::config::{ConfigError, Job, Mode, Seg, Steps, StudyConfig, TargetsIn, Test};
 use crate::units::format_size;
 
 /// One point of a study: the value of each cycled parameter (absent: as the job says).
@@ -163,7 +164,7 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
                 .map_err(|m| err("size", m))
         })
         .transpose()?;
-    check_search(s)?;
+    check_mode(s)?;
     let speed = values("speed", &s.speed)?;
     if let Some(bad) = speed.iter().flatten().find(|&&v| !(v > 0.0 && v.is_finite())) {
         return Err(err("speed", format!("speed = {bad}: give factors above 0 (1: the trace's own times)")));
@@ -187,38 +188,18 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
     Ok(out)
 }
 
-/// Checks a `limit` search or a `curve` (each runs its own points: neither cycles
-/// outstanding I/Os, and they do not go together).
-fn check_search(s: &StudyConfig) -> Result<(), ConfigError> {
+/// Checks the study's mode (a limit search, a curve, steady state) against the rest of its
+/// `[study]` section.
+fn check_mode(s: &StudyConfig) -> Result<(), ConfigError> {
     let err =
         |key: &'static str, message: String| ConfigError { path: vec![Seg::Key("study"), Seg::Key(key)], message };
-    if let Some(l) = &s.limit {
-        if s.outstanding.is_some() {
-            return Err(err("outstanding", "a limit search sets outstanding I/Os itself: remove outstanding".into()));
-        }
-        if !(l.ms > 0.0 && l.ms.is_finite()) {
-            return Err(err("limit", format!("ms = {}: give a positive response time in ms", l.ms)));
-        }
-        if l.of != "avg" && !crate::result::PERCENTILES.iter().any(|(k, _)| *k == l.of) {
-            let names: Vec<&str> = crate::result::PERCENTILES.iter().map(|(k, _)| *k).collect();
-            return Err(err("limit", format!("of = \"{}\": give avg or one of {}", l.of, names.join(", "))));
-        }
-        if l.max_outstanding == 0 || l.max_outstanding > 65536 {
-            return Err(err("limit", format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding)));
-        }
+    let mode = s.mode().map_err(|m| err(if s.steady.is_some() { "steady" } else { "curve" }, m))?;
+    match mode {
+        Mode::Cycle => Ok(()),
+        Mode::Limit(l) => search::check(l, s).map_err(|m| err("limit", m)),
+        Mode::Curve(c) => curve::check(c).map_err(|m| err("curve", m)),
+        Mode::Steady(st) => steady::check(st, s).map_err(|m| err("steady", m)),
     }
-    if let Some(st) = &s.steady {
-        steady::check(st, s).map_err(|m| err("steady", m))?;
-    }
-    if let Some(c) = &s.curve {
-        if s.limit.is_some() {
-            return Err(err("curve", "give curve or limit, not both".into()));
-        }
-        if c.fractions.is_empty() || c.fractions.iter().any(|f| !(*f > 0.0 && *f <= 1000.0)) {
-            return Err(err("curve", "fractions: give % of the maximum above 0 (and at most 1000)".into()));
-        }
-    }
-    Ok(())
 }
 
 /// Every point of `out` once per value, in order: one more cycle of the cartesian product.

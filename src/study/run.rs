@@ -3,11 +3,10 @@
 
 use std::time::{Instant, SystemTime};
 
-use super::doc::{self, CurveResult, PointResult, SCHEMA, SearchResult, StudyDoc};
-use super::doc::{Preconditioned, SteadyResult};
-use super::stats::{CV_WARN, Spread};
+use super::doc::{self, PointResult, SCHEMA, StudyDoc};
+use super::stats::CV_WARN;
 use super::{Point, apply, search};
-use crate::config::{Job, Limit, Steady, StudyConfig};
+use crate::config::{Job, Mode};
 use crate::error::{Error, Result, input, runtime};
 use crate::managers::Group;
 use crate::plan;
@@ -24,7 +23,7 @@ pub trait StudyObserver: Observer {
 
 /// The observer of one point's runs: each snapshot says where the study is, and a point always
 /// runs to its end (Ctrl-C stops a study between points, see [`run_study`]).
-struct PointObserver<'a> {
+pub(super) struct PointObserver<'a> {
     inner: &'a mut dyn StudyObserver,
     progress: Progress,
     /// When the point started, and the time left then.
@@ -51,26 +50,26 @@ impl Observer for PointObserver<'_> {
 }
 
 /// Runs points one after another into one document.
-struct Runner<'a> {
+pub(super) struct Runner<'a> {
     /// The job as written, with its `[study]` section (`apply` reads how targets are added).
-    base: Job,
-    repeat: u32,
-    doc: StudyDoc,
-    t0: Instant,
+    pub(super) base: Job,
+    pub(super) repeat: u32,
+    pub(super) doc: StudyDoc,
+    pub(super) t0: Instant,
     /// Hears every interval and point; asked between points whether to stop.
-    observer: &'a mut dyn StudyObserver,
+    pub(super) observer: &'a mut dyn StudyObserver,
     /// The managers running every point together.
-    group: &'a dyn Group,
+    pub(super) group: &'a dyn Group,
     /// With `--verify`: per target, the map of the last point that wrote to it.
-    maps: Vec<BlockMap>,
+    pub(super) maps: Vec<BlockMap>,
     /// How many points the study measures (at most, when it runs rounds until steady); None
     /// when searches decide.
-    planned: Option<usize>,
+    pub(super) planned: Option<usize>,
 }
 
 impl Runner<'_> {
     /// Runs `point` (only `spec`, if given) `repeat` times; returns its index in the document.
-    fn measure(&mut self, point: &Point, spec: Option<&str>, label: &str) -> Result<usize> {
+    pub(super) fn measure(&mut self, point: &Point, spec: Option<&str>, label: &str) -> Result<usize> {
         // Every manager stops before the same point, whichever was told to.
         if self.group.sum(&[u64::from(self.observer.stop_requested())], "the next point")[0] > 0 {
             return Err(Error::Stopped);
@@ -138,7 +137,12 @@ impl<'a> Runner<'a> {
     /// The observer of a run of the next point: its label, and the time left when it starts,
     /// the points to come at the pace of those done (before any is, `this_point_s`, the
     /// point's own settings, for each).
-    fn point_observer(&mut self, point: &Point, label: String, this_point_s: Option<f64>) -> PointObserver<'_> {
+    pub(super) fn point_observer(
+        &mut self,
+        point: &Point,
+        label: String,
+        this_point_s: Option<f64>,
+    ) -> PointObserver<'_> {
         let done = self.doc.points.len();
         let elapsed_s = self.t0.elapsed().as_secs_f64();
         let left_then = self.planned.and_then(|n| {
@@ -156,24 +160,11 @@ impl<'a> Runner<'a> {
 
 /// A search or curve runs one access specification at a time: each of test.run, or (None) the
 /// workers' own.
-fn specs_of(c: &Job) -> Vec<Option<String>> {
+pub(super) fn specs_of(c: &Job) -> Vec<Option<String>> {
     match c.test.run.is_empty() {
         true => vec![None],
         false => c.test.run.iter().cloned().map(Some).collect(),
     }
-}
-
-/// The response time a limit applies to, at a measured point: the median over its repeats.
-fn response(p: &PointResult, of: &str) -> Option<f64> {
-    let v: Option<Vec<f64>> = p
-        .runs
-        .iter()
-        .map(|d| {
-            let m = &d.results.first()?.totals.metrics;
-            if of == "avg" { m.avg_response_ms } else { m.percentiles_ms.get(of).copied() }
-        })
-        .collect();
-    v.map(|v| Spread::of(&v).median)
 }
 
 /// Runs every point of `points` over `config` (the job as written, with its `[study]` section),
@@ -207,12 +198,12 @@ pub fn run_study(
         warnings: Vec::new(),
         interrupted: true,
     };
-    let specs = specs_of(config).len();
-    let planned = match (&study.steady, &study.limit, &study.curve) {
-        (Some(st), _, _) => Some(points.len() * st.max_rounds as usize),
-        (None, None, None) => Some(points.len()),
-        (None, None, Some(c)) => Some(points.len() * specs * (1 + c.fractions.len())),
-        (None, Some(_), _) => None,
+    let mode = study.mode().map_err(input)?;
+    let planned = match mode {
+        Mode::Cycle => Some(points.len()),
+        Mode::Steady(st) => Some(points.len() * st.max_rounds as usize),
+        Mode::Curve(c) => Some(super::curve::planned(config, c, points.len())),
+        Mode::Limit(_) => None,
     };
     let mut r = Runner {
         planned,
@@ -224,7 +215,7 @@ pub fn run_study(
         group,
         maps: Vec::new(),
     };
-    match run_points(&mut r, &study, points) {
+    match run_points(&mut r, mode, points) {
         Ok(()) => r.doc.interrupted = false,
         Err(Error::Stopped) => r.doc.interrupted = true,
         Err(e) => return Err(e),
@@ -251,195 +242,18 @@ pub struct Studied {
     pub maps: Vec<BlockMap>,
 }
 
-/// The study's points: cycled, searched, on a curve, or in rounds until steady.
-fn run_points(r: &mut Runner, study: &StudyConfig, points: &[Point]) -> Result<()> {
-    if let Some(st) = &study.steady {
-        return rounds(r, st, points);
-    }
-    match (&study.limit, &study.curve) {
-        (None, None) => {
+/// The study's points, as its mode runs them.
+fn run_points(r: &mut Runner, mode: Mode, points: &[Point]) -> Result<()> {
+    match mode {
+        Mode::Cycle => {
             for (i, point) in points.iter().enumerate() {
                 let label = format!("point {}/{} {}", i + 1, points.len(), point.label());
                 r.measure(point, None, &label)?;
             }
+            Ok(())
         }
-        (None, Some(curve)) => {
-            let fractions = curve.fractions.clone();
-            let specs = specs_of(&r.base);
-            for point in points {
-                for spec in &specs {
-                    let label = |p: &Point| format!("curve {} {}", spec.as_deref().unwrap_or(""), p.label());
-                    let max = r.measure(point, spec.as_deref(), &label(point))?;
-                    let max_iops = r.doc.points[max].summary[0].iops.median;
-                    let mut at = Vec::new();
-                    for &f in &fractions {
-                        let p = Point { rate_pct: Some(f), rate_iops: Some(max_iops * f / 100.0), ..point.clone() };
-                        at.push(r.measure(&p, spec.as_deref(), &label(&p))?);
-                    }
-                    let spec = r.doc.points[max].summary[0].spec.clone();
-                    r.doc.curves.push(CurveResult { params: point.clone(), spec, max, points: at });
-                }
-            }
-        }
-        (Some(limit), _) => {
-            // One search per outer point and access specification (test.run), or one over the
-            // workers' own specifications.
-            let specs = specs_of(&r.base);
-            for point in points {
-                for spec in &specs {
-                    let mut indexes: Vec<(u32, usize)> = Vec::new();
-                    let outcome = search::search(limit.ms, limit.max_outstanding, &mut |q| {
-                        let p = Point { outstanding: Some(q), ..point.clone() };
-                        let label = format!("search {} {}", spec.as_deref().unwrap_or(""), p.label());
-                        let i = r.measure(&p, spec.as_deref(), &label)?;
-                        indexes.push((q, i));
-                        // A run with no completed I/O has no response time: count it as over.
-                        Ok(response(&r.doc.points[i], &limit.of).unwrap_or(f64::INFINITY))
-                    })?;
-                    let at = |q: Option<u32>| q.and_then(|q| indexes.iter().find(|(d, _)| *d == q).map(|(_, i)| *i));
-                    let (found, over) = (at(outcome.found), at(outcome.over));
-                    let name = r.doc.points[indexes[0].1].summary.first().map_or(String::new(), |s| s.spec.clone());
-                    let answer = explain(&r.doc.points, &name, limit, found, over, &outcome);
-                    r.doc.searches.push(SearchResult {
-                        params: point.clone(),
-                        spec: name,
-                        limit_ms: limit.ms,
-                        of: limit.of.clone(),
-                        found,
-                        over,
-                        measured: indexes.iter().map(|(_, i)| *i).collect(),
-                        answer,
-                    });
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Preconditions the targets, then runs every point round after round until the tracked
-/// measure settles (or `max_rounds`); the document says whether and when after each round.
-fn rounds(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
-    if let Some(track) = &st.track {
-        let mut names = Vec::new();
-        for p in points {
-            let test = apply(&r.base, p).map_err(|e| input(e.message))?;
-            names.extend(test.workloads.iter().map(|w| w.name.clone()));
-        }
-        if !names.contains(track) {
-            names.dedup();
-            return Err(input(format!(
-                "[study] steady: track = \"{track}\" is not a workload of this study; give one of {}",
-                names.join(", ")
-            )));
-        }
-    }
-    let pre = precondition(r, st, points)?;
-    r.doc.steady = Some(SteadyResult::new(st, pre));
-    for round in 1..=st.max_rounds {
-        let mut indexes = Vec::new();
-        for (i, p) in points.iter().enumerate() {
-            let p = Point { round: Some(round), ..p.clone() };
-            let label = format!("round {round} point {}/{} {}", i + 1, points.len(), p.label());
-            indexes.push(r.measure(&p, None, &label)?);
-        }
-        let steady = r.doc.steady.as_mut().expect("set above");
-        steady.rounds.push(indexes);
-        super::steady::update(steady, st, &r.doc.points);
-        let reached = steady.reached;
-        r.observer.point_done(&r.doc)?;
-        if reached {
-            break;
-        }
-    }
-    Ok(())
-}
-
-/// Writes every working set `st.passes` times before the rounds: in 128 KiB sequential writes
-/// (at the first point), or with the tracked workload (else the first that writes) where it
-/// runs. None when asked for none, when no workload writes, or on the null target (which keeps
-/// nothing).
-fn precondition(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<Option<Preconditioned>> {
-    let resolve = |job: &Job, p: &Point| apply(job, p).map_err(|e| input(e.message));
-    let (test, spec) = match st.precondition.as_str() {
-        "none" => return Ok(None),
-        "sequential" => {
-            let mut job = r.base.clone();
-            let spec = "streaming-write-128k".to_string();
-            job.test.run = vec![spec.clone()];
-            job.workers.iter_mut().for_each(|w| w.spec = None);
-            (resolve(&job, &points[0])?, spec)
-        }
-        _ => {
-            let writes = |w: &crate::config::Workload| w.specs.iter().any(|s| s.writes());
-            let tests = points.iter().map(|p| resolve(&r.base, p)).collect::<Result<Vec<_>>>()?;
-            let pick = |ok: &dyn Fn(&crate::config::Workload) -> bool| {
-                tests.iter().find_map(|t| Some((t.clone(), t.workloads.iter().find(|w| ok(w))?.name.clone())))
-            };
-            let found = pick(&|w| st.track.as_ref() == Some(&w.name) && writes(w)).or_else(|| pick(&|w| writes(w)));
-            let Some((mut test, spec)) = found else {
-                r.doc.warnings.push("no workload of the study writes: not preconditioned".into());
-                return Ok(None);
-            };
-            test.workloads.retain(|w| w.name == spec);
-            (test, spec)
-        }
-    };
-    let mut prep = plan::prepare_for(r.group, test)?;
-    if prep.targets.iter().any(|t| t.kind == crate::targets::TargetKind::Null) {
-        r.doc.warnings.push("the null target keeps no data: not preconditioned".into());
-        return Ok(None);
-    }
-    let mine: u64 = prep.plans[0].iter().flat_map(|p| &p.targets).map(|ws| ws.size).sum();
-    let bytes = r.group.sum(&[mine * st.passes as u64], "preconditioning")[0];
-    (prep.share.settings.bytes, prep.share.settings.ios) = (Some(bytes), None);
-    let label = format!("precondition: {spec} x {}", st.passes);
-    let tested = run::run_test(&prep, r.group, &mut r.point_observer(&points[0], label, None))?;
-    let result = tested.doc.results.first();
-    Ok(Some(Preconditioned {
-        pattern: st.precondition.clone(),
-        spec,
-        passes: st.passes,
-        bytes: result.map_or(0, |w| w.totals.metrics.bytes),
-        duration_s: result.map_or(0.0, |w| w.duration_s),
-        mbps: result.map_or(0.0, |w| w.totals.metrics.mbps),
-    }))
-}
-
-/// "oltp-8k: 6,740 IOPS at 19.6 ms avg with 48 outstanding; 49 outstanding gave 20.1 ms".
-fn explain(
-    points: &[PointResult],
-    spec: &str,
-    limit: &Limit,
-    found: Option<usize>,
-    over: Option<usize>,
-    outcome: &search::Outcome,
-) -> String {
-    let of = &limit.of;
-    let value = |i: usize| response(&points[i], of).map_or("no".into(), |v| format!("{v:.3} ms"));
-    let iops = |i: usize| crate::format::thousands(points[i].summary[0].iops.median);
-    let depth = |i: usize| points[i].params.outstanding.unwrap_or(0);
-    match (found, over) {
-        (Some(f), Some(o)) => format!(
-            "{spec}: {} IOPS at {} {of} with {} outstanding; {} outstanding gave {} (limit {} ms)",
-            iops(f),
-            value(f),
-            depth(f),
-            depth(o),
-            value(o),
-            limit.ms
-        ),
-        (Some(f), None) => format!(
-            "{spec}: {} IOPS at {} {of} with {} outstanding, the most searched; never over the limit of {} ms",
-            iops(f),
-            value(f),
-            depth(f),
-            limit.ms
-        ),
-        (None, _) => format!(
-            "{spec}: over the limit of {} ms even at 1 outstanding ({} {of})",
-            limit.ms,
-            outcome.measured.first().map_or("-".into(), |m| format!("{:.3} ms", m.1))
-        ),
+        Mode::Limit(limit) => search::run(r, limit, points),
+        Mode::Curve(curve) => super::curve::run(r, curve, points),
+        Mode::Steady(st) => super::steady::run(r, st, points),
     }
 }

@@ -3,6 +3,11 @@
 //! and the first over it. The answer is the deepest depth measured at or under the limit whose
 //! next depth (one more) was measured over it.
 
+use super::Point;
+use super::doc::{PointResult, SearchResult};
+use super::run::{Runner, specs_of};
+use super::stats::Spread;
+use crate::config::{Limit, StudyConfig};
 use crate::error::Result;
 
 /// What a search measured and found.
@@ -51,6 +56,109 @@ pub fn search(limit_ms: f64, max: u32, measure: &mut dyn FnMut(u32) -> Result<f6
         hi = Some(h);
     }
     Ok(Outcome { measured, found: Some(lo), over: hi })
+}
+
+/// Checks a study's `limit` against the rest of its `[study]` section.
+pub(super) fn check(l: &Limit, s: &StudyConfig) -> std::result::Result<(), String> {
+    if s.outstanding.is_some() {
+        return Err("a limit search sets outstanding I/Os itself: remove outstanding".into());
+    }
+    if !(l.ms > 0.0 && l.ms.is_finite()) {
+        return Err(format!("ms = {}: give a positive response time in ms", l.ms));
+    }
+    if l.of != "avg" && !crate::result::PERCENTILES.iter().any(|(k, _)| *k == l.of) {
+        let names: Vec<&str> = crate::result::PERCENTILES.iter().map(|(k, _)| *k).collect();
+        return Err(format!("of = \"{}\": give avg or one of {}", l.of, names.join(", ")));
+    }
+    if l.max_outstanding == 0 || l.max_outstanding > 65536 {
+        return Err(format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding));
+    }
+    Ok(())
+}
+
+/// One search per point and access specification (test.run), or one over the workers' own
+/// specifications.
+pub(super) fn run(r: &mut Runner, limit: &Limit, points: &[Point]) -> Result<()> {
+    let specs = specs_of(&r.base);
+    for point in points {
+        for spec in &specs {
+            let mut indexes: Vec<(u32, usize)> = Vec::new();
+            let outcome = search(limit.ms, limit.max_outstanding, &mut |q| {
+                let p = Point { outstanding: Some(q), ..point.clone() };
+                let label = format!("search {} {}", spec.as_deref().unwrap_or(""), p.label());
+                let i = r.measure(&p, spec.as_deref(), &label)?;
+                indexes.push((q, i));
+                // A run with no completed I/O has no response time: count it as over.
+                Ok(response(&r.doc.points[i], &limit.of).unwrap_or(f64::INFINITY))
+            })?;
+            let at = |q: Option<u32>| q.and_then(|q| indexes.iter().find(|(d, _)| *d == q).map(|(_, i)| *i));
+            let (found, over) = (at(outcome.found), at(outcome.over));
+            let name = r.doc.points[indexes[0].1].summary.first().map_or(String::new(), |s| s.spec.clone());
+            let answer = explain(&r.doc.points, &name, limit, found, over, &outcome);
+            r.doc.searches.push(SearchResult {
+                params: point.clone(),
+                spec: name,
+                limit_ms: limit.ms,
+                of: limit.of.clone(),
+                found,
+                over,
+                measured: indexes.iter().map(|(_, i)| *i).collect(),
+                answer,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The response time a limit applies to, at a measured point: the median over its repeats.
+fn response(p: &PointResult, of: &str) -> Option<f64> {
+    let v: Option<Vec<f64>> = p
+        .runs
+        .iter()
+        .map(|d| {
+            let m = &d.results.first()?.totals.metrics;
+            if of == "avg" { m.avg_response_ms } else { m.percentiles_ms.get(of).copied() }
+        })
+        .collect();
+    v.map(|v| Spread::of(&v).median)
+}
+
+/// "oltp-8k: 6,740 IOPS at 19.6 ms avg with 48 outstanding; 49 outstanding gave 20.1 ms".
+fn explain(
+    points: &[PointResult],
+    spec: &str,
+    limit: &Limit,
+    found: Option<usize>,
+    over: Option<usize>,
+    outcome: &Outcome,
+) -> String {
+    let of = &limit.of;
+    let value = |i: usize| response(&points[i], of).map_or("no".into(), |v| format!("{v:.3} ms"));
+    let iops = |i: usize| crate::format::thousands(points[i].summary[0].iops.median);
+    let depth = |i: usize| points[i].params.outstanding.unwrap_or(0);
+    match (found, over) {
+        (Some(f), Some(o)) => format!(
+            "{spec}: {} IOPS at {} {of} with {} outstanding; {} outstanding gave {} (limit {} ms)",
+            iops(f),
+            value(f),
+            depth(f),
+            depth(o),
+            value(o),
+            limit.ms
+        ),
+        (Some(f), None) => format!(
+            "{spec}: {} IOPS at {} {of} with {} outstanding, the most searched; never over the limit of {} ms",
+            iops(f),
+            value(f),
+            depth(f),
+            limit.ms
+        ),
+        (None, _) => format!(
+            "{spec}: over the limit of {} ms even at 1 outstanding ({} {of})",
+            limit.ms,
+            outcome.measured.first().map_or("-".into(), |m| format!("{:.3} ms", m.1))
+        ),
+    }
 }
 
 #[cfg(test)]

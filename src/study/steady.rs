@@ -6,19 +6,16 @@
 //! sustained writes (garbage collection, full caches): a figure taken before steady state is
 //! the fresh device's, not the one users live with.
 
-use super::Point;
-use super::doc::{PointResult, SpecSummary, SteadyResult, SteadyRow, Tracked};
-use crate::config::{Steady, StudyConfig};
+use super::doc::{PointResult, Preconditioned, SpecSummary, SteadyResult, SteadyRow, Tracked};
+use super::run::Runner;
+use super::{Point, apply};
+use crate::config::{Job, Measure, Precondition, Steady, StudyConfig, Workload};
+use crate::error::{Result, input};
 use crate::format::thousands;
-
-/// The measures steady state can track.
-const MEASURES: [&str; 3] = ["iops", "mbps", "avg_ms"];
+use crate::{plan, run};
 
 /// Checks a study's `steady` against the rest of its `[study]` section.
-pub fn check(st: &Steady, s: &StudyConfig) -> Result<(), String> {
-    if !MEASURES.contains(&st.measure.as_str()) {
-        return Err(format!("measure = \"{}\": give iops, mbps or avg_ms", st.measure));
-    }
+pub fn check(st: &Steady, s: &StudyConfig) -> std::result::Result<(), String> {
     for (key, v) in [("excursion_pct", st.excursion_pct), ("slope_pct", st.slope_pct)] {
         if !(v > 0.0 && v <= 100.0) {
             return Err(format!("{key} = {v}: give a % above 0 and at most 100"));
@@ -30,14 +27,8 @@ pub fn check(st: &Steady, s: &StudyConfig) -> Result<(), String> {
     if st.max_rounds < st.window || st.max_rounds > 1000 {
         return Err(format!("max_rounds = {}: give {} (the window) to 1000", st.max_rounds, st.window));
     }
-    if !["sequential", "workload", "none"].contains(&st.precondition.as_str()) {
-        return Err(format!("precondition = \"{}\": give sequential, workload or none", st.precondition));
-    }
     if st.passes == 0 || st.passes > 100 {
         return Err(format!("passes = {}: give 1 to 100", st.passes));
-    }
-    if s.limit.is_some() || s.curve.is_some() {
-        return Err("steady state repeats cycled points: it does not go with a limit search or a curve".into());
     }
     if s.repeat != 1 {
         return Err(format!(
@@ -113,7 +104,7 @@ pub fn update(res: &mut SteadyResult, st: &Steady, points: &[PointResult]) {
                 avg_response_ms: mean(&|s| s.avg_response_ms.map(|v| v.median)),
             });
             if st.track.as_ref().is_none_or(|t| *t == s.spec) {
-                let values = res.rounds.iter().map(|r| at(r).and_then(|s| value(s, &st.measure)).unwrap_or(0.0));
+                let values = res.rounds.iter().map(|r| at(r).and_then(|s| value(s, st.measure)).unwrap_or(0.0));
                 tracked.push(Tracked { params, spec: s.spec.clone(), values: values.collect() });
             }
         }
@@ -125,8 +116,8 @@ pub fn update(res: &mut SteadyResult, st: &Steady, points: &[PointResult]) {
     res.window = (w >= 2).then(|| [(n - w + 1) as u32, n as u32]);
     (res.excursion_pct, res.slope_pct) = if w >= 2 { (Some(excursion), Some(slope)) } else { (None, None) };
     let what = match &st.track {
-        Some(t) => format!("{} of {t}", st.measure),
-        None => format!("{} of every workload", st.measure),
+        Some(t) => format!("{} of {t}", st.measure.name()),
+        None => format!("{} of every workload", st.measure.name()),
     };
     res.answer = match (res.reached, res.window) {
         (true, Some([a, b])) => format!(
@@ -154,12 +145,101 @@ fn tracked_mean(tracked: &[Tracked], fits: &[Fit]) -> String {
 }
 
 /// The value of `measure` in a workload's summary.
-pub fn value(s: &SpecSummary, measure: &str) -> Option<f64> {
+pub fn value(s: &SpecSummary, measure: Measure) -> Option<f64> {
     match measure {
-        "iops" => Some(s.iops.median),
-        "mbps" => Some(s.mbps.median),
-        _ => s.avg_response_ms.map(|v| v.median),
+        Measure::Iops => Some(s.iops.median),
+        Measure::Mbps => Some(s.mbps.median),
+        Measure::AvgMs => s.avg_response_ms.map(|v| v.median),
     }
+}
+
+/// Preconditions the targets, then runs every point round after round until the tracked
+/// measure settles (or `max_rounds`); the document says whether and when after each round.
+pub(super) fn run(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
+    if let Some(track) = &st.track {
+        let mut names = Vec::new();
+        for p in points {
+            let test = apply(&r.base, p).map_err(|e| input(e.message))?;
+            names.extend(test.workloads.iter().map(|w| w.name.clone()));
+        }
+        if !names.contains(track) {
+            names.dedup();
+            return Err(input(format!(
+                "[study] steady: track = \"{track}\" is not a workload of this study; give one of {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let pre = precondition(r, st, points)?;
+    r.doc.steady = Some(SteadyResult::new(st, pre));
+    for round in 1..=st.max_rounds {
+        let mut indexes = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            let p = Point { round: Some(round), ..p.clone() };
+            let label = format!("round {round} point {}/{} {}", i + 1, points.len(), p.label());
+            indexes.push(r.measure(&p, None, &label)?);
+        }
+        let steady = r.doc.steady.as_mut().expect("set above");
+        steady.rounds.push(indexes);
+        update(steady, st, &r.doc.points);
+        let reached = steady.reached;
+        r.observer.point_done(&r.doc)?;
+        if reached {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Writes every working set `st.passes` times before the rounds: in 128 KiB sequential writes
+/// (at the first point), or with the tracked workload (else the first that writes) where it
+/// runs. None when asked for none, when no workload writes, or on the null target (which keeps
+/// nothing).
+fn precondition(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<Option<Preconditioned>> {
+    let resolve = |job: &Job, p: &Point| apply(job, p).map_err(|e| input(e.message));
+    let (test, spec) = match st.precondition {
+        Precondition::Off => return Ok(None),
+        Precondition::Sequential => {
+            let mut job = r.base.clone();
+            let spec = "streaming-write-128k".to_string();
+            job.test.run = vec![spec.clone()];
+            job.workers.iter_mut().for_each(|w| w.spec = None);
+            (resolve(&job, &points[0])?, spec)
+        }
+        Precondition::Workload => {
+            let writes = |w: &Workload| w.specs.iter().any(|s| s.writes());
+            let tests = points.iter().map(|p| resolve(&r.base, p)).collect::<Result<Vec<_>>>()?;
+            let pick = |ok: &dyn Fn(&Workload) -> bool| {
+                tests.iter().find_map(|t| Some((t.clone(), t.workloads.iter().find(|w| ok(w))?.name.clone())))
+            };
+            let found = pick(&|w| st.track.as_ref() == Some(&w.name) && writes(w)).or_else(|| pick(&|w| writes(w)));
+            let Some((mut test, spec)) = found else {
+                r.doc.warnings.push("no workload of the study writes: not preconditioned".into());
+                return Ok(None);
+            };
+            test.workloads.retain(|w| w.name == spec);
+            (test, spec)
+        }
+    };
+    let mut prep = plan::prepare_for(r.group, test)?;
+    if prep.targets.iter().any(|t| t.kind == crate::targets::TargetKind::Null) {
+        r.doc.warnings.push("the null target keeps no data: not preconditioned".into());
+        return Ok(None);
+    }
+    let mine: u64 = prep.plans[0].iter().flat_map(|p| &p.targets).map(|ws| ws.size).sum();
+    let bytes = r.group.sum(&[mine * st.passes as u64], "preconditioning")[0];
+    (prep.share.settings.bytes, prep.share.settings.ios) = (Some(bytes), None);
+    let label = format!("precondition: {spec} x {}", st.passes);
+    let tested = run::run_test(&prep, r.group, &mut r.point_observer(&points[0], label, None))?;
+    let result = tested.doc.results.first();
+    Ok(Some(Preconditioned {
+        pattern: st.precondition,
+        spec,
+        passes: st.passes,
+        bytes: result.map_or(0, |w| w.totals.metrics.bytes),
+        duration_s: result.map_or(0.0, |w| w.duration_s),
+        mbps: result.map_or(0.0, |w| w.totals.metrics.mbps),
+    }))
 }
 
 #[cfg(test)]

@@ -159,6 +159,10 @@ fn mistakes_in_a_study_are_one_line() {
         ("limit = { ms = 0 }", "give a positive response time"),
         ("limit = { of = \"p42\" }", "give avg or one of p50"),
         ("limit = { ms = 20 }\noutstanding = [1, 2]", "sets outstanding I/Os itself"),
+        ("limit = { ms = 20 }\ncurve = {}", "limit, curve and steady are ways of running a study's points: give one"),
+        ("steady = {}\ncurve = {}", "give one of them"),
+        ("steady = { measure = \"latency\" }", "unknown variant `latency`, expected one of `iops`, `mbps`, `avg_ms`"),
+        ("steady = { precondition = \"twice\" }", "expected one of `sequential`, `workload`, `none`"),
     ] {
         std::fs::write(
             &bad,
