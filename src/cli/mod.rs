@@ -75,11 +75,11 @@ pub(super) fn run_and_write(
     let mut exports = Outputs::open(group, to)?;
     let prep = plan::prepare_for(group, test)?;
     if group.leads() {
-        for w in &prep.warnings {
+        for w in prep.warnings() {
             eprintln!("iogauge: warning: {w}");
         }
     }
-    verify::forget_maps(prep.targets.iter().map(|t| t.path.as_str()).filter(|t| prep.share.writes_to(t)))?;
+    verify::forget_maps(prep.targets().iter().map(|t| t.path.as_str()).filter(|t| prep.share().writes_to(t)))?;
     interrupt::stop_on_interrupt();
     let run::Tested { doc, maps } = run::run_test(&prep, group, &mut exports)?;
     exports.write_run(doc.clone())?;

@@ -90,23 +90,54 @@ impl Share {
     }
 }
 
-/// A checked test, ready to run.
+/// A checked test, ready to run: read-only once planned, so what runs is what the plan
+/// checked and what the result document records (a change is a new test, planned again).
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    share: Share,
+    targets: Vec<TargetInfo>,
+    plans: Vec<Vec<WorkerPlan>>,
+    warnings: Vec<String>,
+    test: Test,
+    managers: Vec<ManagerInfo>,
+    verify_block: Option<u64>,
+}
+
+impl Prepared {
     /// This manager's share of the test.
-    pub share: Share,
+    pub fn share(&self) -> &Share {
+        &self.share
+    }
+
     /// Every distinct target of this manager.
-    pub targets: Vec<TargetInfo>,
+    pub fn targets(&self) -> &[TargetInfo] {
+        &self.targets
+    }
+
     /// Each workload's worker plans, in workload order.
-    pub plans: Vec<Vec<WorkerPlan>>,
+    pub fn plans(&self) -> &[Vec<WorkerPlan>] {
+        &self.plans
+    }
+
     /// Things the user should know (buffered I/O, psync depth), of every manager.
-    pub warnings: Vec<String>,
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// The whole test: what result documents record.
-    pub test: Test,
+    pub fn test(&self) -> &Test {
+        &self.test
+    }
+
     /// Every manager: its host, targets and number of workers.
-    pub managers: Vec<ManagerInfo>,
+    pub fn managers(&self) -> &[ManagerInfo] {
+        &self.managers
+    }
+
     /// With `--verify`: the bytes per verified block.
-    pub verify_block: Option<u64>,
+    pub fn verify_block(&self) -> Option<u64> {
+        self.verify_block
+    }
 }
 
 /// Checks a test as `prepare_for` does, creating nothing: a study checks every point's

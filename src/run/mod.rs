@@ -46,13 +46,13 @@ pub struct Tested {
 pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer) -> Result<Tested> {
     let started = SystemTime::now();
     let t0 = Instant::now();
-    let settings = &prep.test.settings;
+    let settings = &prep.test().settings;
     let mut results = Vec::new();
     let mut interrupted = false;
     let mut verification = prep
-        .verify_block
-        .map(|block| Verification::new(block, &prep.targets, &prep.plans, prep.share.settings.journal.clone()));
-    for r in 0..prep.plans.len() {
+        .verify_block()
+        .map(|block| Verification::new(block, &prep.targets(), &prep.plans(), prep.share().settings.journal.clone()));
+    for r in 0..prep.plans().len() {
         let mine = run_workload(prep, group, r, observer, verification.as_mut());
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = (!settings.counted()).then_some(settings.sync_timeout);
@@ -72,19 +72,19 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         // Nothing was measured: nothing to write or save.
         return Err(Error::Stopped);
     }
-    let lead = &prep.managers[0];
+    let lead = &prep.managers()[0];
     let mut doc = ResultDoc {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at: timestamp(started),
         duration_s: t0.elapsed().as_secs_f64(),
         host: lead.host.clone(),
-        config: prep.test.to_job(),
+        config: prep.test().to_job(),
         target_info: lead.target_info.clone(),
         results,
-        warnings: prep.warnings.clone(),
+        warnings: prep.warnings().to_vec(),
         interrupted,
-        managers: prep.managers.clone(),
+        managers: prep.managers().to_vec(),
     };
     doc.warnings.extend(crate::findings::warnings(&doc));
     Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })
@@ -116,13 +116,13 @@ fn run_workload(
     observer: &mut dyn Observer,
     mut verification: Option<&mut Verification>,
 ) -> Result<WorkloadResult> {
-    let plans = &prep.plans[r];
+    let plans = &prep.plans()[r];
     let n = plans.len();
     let checkers = match verification.as_deref_mut() {
         Some(v) => start_checkers(v, prep, plans)?,
         None => Vec::new(),
     };
-    let clock = Clock::of(&prep.share.settings);
+    let clock = Clock::of(&prep.share().settings);
     // Without ramp-up, recording starts with the workers; after one, when every manager has
     // reached its end (the monitor sets the window then).
     let ramped = clock.ramp_ns > 0;
@@ -136,7 +136,7 @@ fn run_workload(
         finished: AtomicUsize::new(0),
         live: plans.iter().map(|p| Live::new(p.targets.len())).collect(),
     });
-    let spec = prep.share.workloads[r].name.as_str();
+    let spec = prep.share().workloads[r].name.as_str();
     let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
     let (handles, outcomes) = spawn_workers(prep, plans, checkers, logs, &ctl)?;
     ctl.barrier.wait();
@@ -156,10 +156,10 @@ fn run_workload(
     let window = if failed {
         Window::empty(&ctl.live)
     } else {
-        let io_timeout = prep.share.settings.io_timeout;
+        let io_timeout = prep.share().settings.io_timeout;
         let names = plans
             .iter()
-            .map(|p| (p.name.clone(), p.targets.iter().map(|ws| prep.targets[ws.target].path.clone()).collect()))
+            .map(|p| (p.name.clone(), p.targets.iter().map(|ws| prep.targets()[ws.target].path.clone()).collect()))
             .collect();
         let counters =
             &Counters { ctl: Arc::clone(&ctl), names: Arc::new(names), rank: group.me().rank, workload: spec.into() };
@@ -215,7 +215,7 @@ fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -
         .enumerate()
         .map(|(i, plan)| {
             let slots = plan.outstanding as usize * plan.targets.len();
-            v.checker(prep.share.first_worker + i, plan, slots)
+            v.checker(prep.share().first_worker + i, plan, slots)
         })
         .collect()
 }
@@ -228,7 +228,7 @@ type Logs = (Vec<Option<worker::io_log::IoLog>>, Vec<JoinHandle<std::result::Res
 
 /// Starts a writer per worker of workload `workload` when the test has a `log_dir`.
 fn start_logs(prep: &Prepared, plans: &[WorkerPlan], workload: usize, ctl: &Arc<Control>) -> Result<Logs> {
-    let s = &prep.share.settings;
+    let s = &prep.share().settings;
     let Some(dir) = &s.log_dir else { return Ok((Vec::new(), Vec::new())) };
     let (mut logs, mut writers) = (Vec::new(), Vec::new());
     for plan in plans {
@@ -252,7 +252,7 @@ fn spawn_workers(
     logs: Vec<Option<worker::io_log::IoLog>>,
     ctl: &Arc<Control>,
 ) -> Result<(Vec<JoinHandle<()>>, Outcomes)> {
-    let s = &prep.share.settings;
+    let s = &prep.share().settings;
     let mut checkers = checkers.into_iter();
     let mut logs = logs.into_iter();
     let (sent, received) = mpsc::channel();
@@ -260,16 +260,16 @@ fn spawn_workers(
         .iter()
         .enumerate()
         .map(|(i, plan)| {
-            let at = prep.share.first_worker + i;
+            let at = prep.share().first_worker + i;
             let job = WorkerJob {
                 index: i,
                 plan: plan.clone(),
-                targets: plan.targets.iter().map(|ws| prep.targets[ws.target].clone()).collect(),
+                targets: plan.targets.iter().map(|ws| prep.targets()[ws.target].clone()).collect(),
                 engine: s.engine,
                 data: s.data,
                 seed: s.seed,
-                ios_limit: share(s.ios, prep.share.all_workers, at),
-                bytes_limit: share(s.bytes, prep.share.all_workers, at),
+                ios_limit: share(s.ios, prep.share().all_workers, at),
+                bytes_limit: share(s.bytes, prep.share().all_workers, at),
                 arrivals: s.arrivals,
                 stop_on_error: s.on_error == OnError::Stop,
                 checker: checkers.next().flatten(),
@@ -314,7 +314,7 @@ fn collect(
             // Never joined: its thread id stays valid, and nothing waits for it but the exit.
             std::mem::forget(h);
             let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            held.extend(o.held.iter().map(|&t| prep.targets[plan.targets[t].target].path.clone()));
+            held.extend(o.held.iter().map(|&t| prep.targets()[plan.targets[t].target].path.clone()));
         } else {
             h.join().expect("worker thread panicked");
         }

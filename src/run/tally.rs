@@ -110,7 +110,7 @@ impl Ended<'_> {
     fn breakdown(&self, secs: f64) -> (Vec<WorkerResult>, Vec<TargetResult>, IoStats) {
         let prep = self.prep;
         let mut all = IoStats::default();
-        let mut per_target: Vec<(IoStats, u64)> = vec![Default::default(); prep.targets.len()];
+        let mut per_target: Vec<(IoStats, u64)> = vec![Default::default(); prep.targets().len()];
         let mut workers = Vec::new();
         for (plan, o) in self.plans.iter().zip(self.outcomes) {
             let mut wsum = IoStats::default();
@@ -120,7 +120,7 @@ impl Ended<'_> {
                 per_target[ws.target].0 += st;
                 per_target[ws.target].1 += plan.outstanding as u64;
                 targets.push(TargetResult {
-                    path: prep.targets[ws.target].path.clone(),
+                    path: prep.targets()[ws.target].path.clone(),
                     manager: self.rank,
                     start_offset: ws.start,
                     working_set_bytes: ws.size,
@@ -142,14 +142,15 @@ impl Ended<'_> {
             });
         }
         let targets = prep
-            .targets
+            .targets()
             .iter()
             .zip(&per_target)
             .filter(|(_, (_, qd))| *qd > 0)
             .map(|(info, (st, qd))| {
                 // The working set of the first worker using it (workers may differ; each
                 // worker's own entry has its own).
-                let ws = self.plans.iter().flat_map(|p| &p.targets).find(|w| prep.targets[w.target].path == info.path);
+                let ws =
+                    self.plans.iter().flat_map(|p| &p.targets).find(|w| prep.targets()[w.target].path == info.path);
                 TargetResult {
                     path: info.path.clone(),
                     manager: self.rank,
@@ -174,7 +175,7 @@ impl Ended<'_> {
         Some(FirstError {
             manager: self.rank,
             worker: plan.name.clone(),
-            path: self.prep.targets[plan.targets[f.target].target].path.clone(),
+            path: self.prep.targets()[plan.targets[f.target].target].path.clone(),
             offset: f.offset,
             write: f.op == Op::Write,
             op: Some(f.op),

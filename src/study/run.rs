@@ -81,22 +81,24 @@ impl Runner<'_> {
         let test = apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
         let st = &test.settings;
         let per_run = (!st.counted()).then(|| (st.ramp + st.time).as_secs_f64() * test.workloads.len() as f64);
-        let mut prep = plan::prepare_for(self.group, test)?;
         let mut docs = Vec::new();
         for r in 0..self.repeat {
             let mut label = label.to_string();
             if self.repeat > 1 {
                 label += &format!(" run {}/{}", r + 1, self.repeat);
             }
-            // Each run's I/O logs in a directory of its own: DIR/point-N[/run-R].
+            // Each run's I/O logs in a directory of its own, DIR/point-N[/run-R]: set before
+            // the run is planned, so its document says where they are.
+            let mut test = test.clone();
             if let Some(dir) = &self.base.test.log_dir {
                 let mut d = dir.join(format!("point-{}", self.doc.points.len() + 1));
                 if self.repeat > 1 {
                     d = d.join(format!("run-{}", r + 1));
                 }
                 std::fs::create_dir_all(&d).map_err(|e| runtime(format!("--log-dir {}: {e}", d.display())))?;
-                prep.share.settings.log_dir = Some(d);
+                test.settings.log_dir = Some(d);
             }
+            let prep = plan::prepare_for(self.group, test)?;
             let group = self.group;
             let left = per_run.map(|t| t * f64::from(self.repeat - r));
             let tested = run::run_test(&prep, group, &mut self.point_observer(point, label, left))?;

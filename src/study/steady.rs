@@ -221,14 +221,19 @@ fn precondition(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<Option<
             (test, spec)
         }
     };
-    let mut prep = plan::prepare_for(r.group, test)?;
-    if prep.targets.iter().any(|t| t.kind == crate::targets::TargetKind::Null) {
+    let sized = plan::prepare_for(r.group, test.clone())?;
+    if sized.targets().iter().any(|t| t.kind == crate::targets::TargetKind::Null) {
         r.doc.warnings.push("the null target keeps no data: not preconditioned".into());
         return Ok(None);
     }
-    let mine: u64 = prep.plans[0].iter().flat_map(|p| &p.targets).map(|ws| ws.size).sum();
-    let bytes = r.group.sum(&[mine * st.passes as u64], "preconditioning")[0];
-    (prep.share.settings.bytes, prep.share.settings.ios) = (Some(bytes), None);
+    // The working sets are the plan's: planned once to learn them, and again to write them
+    // `passes` times over, a count the test (and so its document) says.
+    let mine: u64 = sized.plans()[0].iter().flat_map(|p| &p.targets).map(|ws| ws.size).sum();
+    drop(sized);
+    let mut test = test;
+    (test.settings.bytes, test.settings.ios) =
+        (Some(r.group.sum(&[mine * st.passes as u64], "preconditioning")[0]), None);
+    let prep = plan::prepare_for(r.group, test)?;
     let label = format!("precondition: {spec} x {}", st.passes);
     let tested = run::run_test(&prep, r.group, &mut r.point_observer(&points[0], label, None))?;
     let result = tested.doc.results.first();

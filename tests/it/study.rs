@@ -86,6 +86,25 @@ outstanding = { start = 1, end = 8, base = 2 }
         w.iter().map(|w| w["targets"].as_array().unwrap().len()).collect()
     };
     assert_eq!((lists(0), lists(1)), (vec![1], vec![2, 1]));
+    // Each run logs its I/Os in a directory of its own, and its document says which.
+    let logs = dir.join("logs");
+    let logged = write_job(
+        &scratch("study-logs"),
+        &format!(
+            "[test]\nios = 1000\nlog_dir = \"{}\"\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+             [study]\nrepeat = 2\noutstanding = [1, 2]\n",
+            logs.display()
+        ),
+    );
+    let s = study(&logged, &["--quiet"]);
+    for (p, point) in s["points"].as_array().unwrap().iter().enumerate() {
+        for (r, run) in point["runs"].as_array().unwrap().iter().enumerate() {
+            let said = run["config"]["test"]["log_dir"].as_str().unwrap().to_string();
+            let want = logs.join(format!("point-{}/run-{}", p + 1, r + 1));
+            assert_eq!(Path::new(&said), want);
+            assert!(std::fs::read_dir(&want).unwrap().count() > 0, "{said} holds the run's logs");
+        }
+    }
     // The CSV: a header and one row per point and specification, every row as wide.
     let csv_path = dir.join("s.csv");
     ok(&["study", &job, "--csv", csv_path.to_str().unwrap(), "-q"]);
