@@ -51,7 +51,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
     let mut interrupted = false;
     let mut verification = prep
         .verify_block()
-        .map(|block| Verification::new(block, &prep.targets(), &prep.plans(), prep.share().settings.journal.clone()));
+        .map(|block| Verification::new(block, prep.targets(), prep.plans(), prep.share().settings.journal.clone()));
     for r in 0..prep.plans().len() {
         let mine = run_workload(prep, group, r, observer, verification.as_mut());
         // A timed run ends at the same moment everywhere; a counted one when each is done.
