@@ -247,14 +247,22 @@ impl AccessSpec {
         self.lines.iter().any(|l| l.share > 0 && l.trim > 0)
     }
 
+    /// Its name without the transfer size it ends in when every line has that one size
+    /// (`streaming-read` for `streaming-read-64k`), else its name.
+    pub fn stem(&self) -> &str {
+        let one = self.lines.first().map(|l| l.size).filter(|s| self.lines.iter().all(|l| l.size == *s));
+        one.and_then(|s| self.name.strip_suffix(&format!("-{}", size_name(s)))).unwrap_or(&self.name)
+    }
+
     /// The specification with every line at transfer size `size` (a study's size cycle),
     /// named for it: a name that ends in its one size takes the new one (`streaming-read-64k`
     /// at 1M is `streaming-read-1m`), any other gets `@SIZE` (`file-server@1m`).
     pub fn at_size(&self, size: u64) -> AccessSpec {
-        let old = self.lines.first().map(|l| l.size).filter(|s| self.lines.iter().all(|l| l.size == *s));
-        let name = match old.and_then(|s| self.name.strip_suffix(&format!("-{}", size_name(s)))) {
-            Some(stem) => format!("{stem}-{}", size_name(size)),
-            None => format!("{}@{}", self.name, size_name(size)),
+        let stem = self.stem();
+        let name = if stem.len() < self.name.len() {
+            format!("{stem}-{}", size_name(size))
+        } else {
+            format!("{}@{}", self.name, size_name(size))
         };
         let lines = self.lines.iter().map(|l| SpecLine { size, ..l.clone() }).collect();
         AccessSpec { name, description: self.description.clone(), lines }
@@ -270,8 +278,9 @@ impl AccessSpec {
     }
 }
 
-/// A specification's name without the transfer size [`AccessSpec::at_size`] gave it: the
-/// series name of a chart whose x axis is the size (`streaming-read-1m` -> `streaming-read`).
+/// A specification's name without the transfer size [`AccessSpec::at_size`] gave it
+/// (`streaming-read-1m` -> `streaming-read`): for study documents written before their
+/// summaries said their workload (`SpecSummary::workload`).
 pub fn name_without_size(name: &str, size: u64) -> &str {
     let s = size_name(size);
     name.strip_suffix(&format!("-{s}")).or_else(|| name.strip_suffix(&format!("@{s}"))).unwrap_or(name)
@@ -534,6 +543,9 @@ mod tests {
         assert!(fs.lines.iter().all(|l| l.size == 8192 && l.read == 80));
         assert_eq!(name_without_size(&fs.name, 8192), "file-server");
         assert_eq!(find_builtin("oltp-8k").unwrap().at_size(4096).name, "oltp-4k");
+        // The stem is what a size names: the series a size cycle makes.
+        assert_eq!(find_builtin("streaming-read-64k").unwrap().stem(), "streaming-read");
+        assert_eq!(find_builtin("file-server").unwrap().stem(), "file-server");
     }
 
     #[test]

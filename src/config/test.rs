@@ -134,6 +134,10 @@ impl Worker {
 pub struct Workload {
     /// The name of the result: the specifications that ran, each once, joined by `+`.
     pub name: String,
+    /// The workload as the job names it: `name` before a study point's transfer size renamed
+    /// its specifications (`streaming-read` for `streaming-read-1m`), the same otherwise. With
+    /// the point's parameters, what a study's tables and charts group by.
+    pub base: String,
     /// Access specification of each worker, in worker order.
     pub specs: Vec<AccessSpec>,
 }
@@ -144,13 +148,18 @@ fn at(path: Vec<Seg>, message: impl Into<String>) -> ConfigError {
 
 /// The name of a workload: its specifications in order of first use, each once.
 fn workload_name(specs: &[AccessSpec]) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for s in specs {
-        if !names.contains(&s.name.as_str()) {
-            names.push(&s.name);
+    joined(specs.iter().map(|s| s.name.as_str()))
+}
+
+/// Names in order of first use, each once, joined by `+`.
+fn joined<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut once: Vec<&str> = Vec::new();
+    for n in names {
+        if !once.contains(&n) {
+            once.push(n);
         }
     }
-    names.join("+")
+    once.join("+")
 }
 
 impl Test {
@@ -228,6 +237,8 @@ impl Test {
         };
         self.specs.iter_mut().for_each(|s| *s = s.at_size(size));
         for w in &mut self.workloads {
+            // The series the sizes make: each specification without the size it is named for.
+            w.base = joined(w.specs.iter().map(AccessSpec::stem));
             w.specs.iter_mut().for_each(|s| *s = s.at_size(size));
             w.name = workload_name(&w.specs);
         }
@@ -325,7 +336,8 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
             ));
         }
         let specs: Vec<AccessSpec> = own.into_iter().flatten().collect();
-        vec![Workload { name: workload_name(&specs), specs }]
+        let name = workload_name(&specs);
+        vec![Workload { base: name.clone(), name, specs }]
     } else {
         if own.iter().all(Option::is_some) {
             let names: Vec<&str> = job.test.run.iter().map(String::as_str).collect();
@@ -346,7 +358,7 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
                 specs.extend(own.iter().map(|o| o.clone().unwrap_or_else(|| l.clone())));
                 let name = workload_name(&specs);
                 specs.remove(0);
-                Workload { name, specs }
+                Workload { base: name.clone(), name, specs }
             })
             .collect()
     };

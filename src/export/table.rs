@@ -7,7 +7,7 @@ use crate::config::Measure;
 use crate::findings;
 use crate::format::{grid, opt_ms, thousands};
 use crate::result::{Detail, Dir, DirFigures, ResultDoc};
-use crate::study::doc::StudyDoc;
+use crate::study::doc::{SteadyRow, StudyDoc, workload_of};
 
 /// The summary table of a document: a row per workload, read and write apart when it has
 /// both, the `detail` rows under it; errors, notes and warnings under the table.
@@ -208,11 +208,9 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
 fn steady_to_bytes(doc: &StudyDoc, st: &crate::study::doc::SteadyResult) -> Vec<u8> {
     let mut specs: Vec<String> = Vec::new();
     let mut points: Vec<crate::study::Point> = Vec::new();
+    let workload = |r: &SteadyRow| workload_of(&r.spec, r.workload.as_deref(), r.params.size).to_string();
     for r in &st.table {
-        let s = match r.params.size {
-            Some(size) => crate::spec::name_without_size(&r.spec, size).to_string(),
-            None => r.spec.clone(),
-        };
+        let s = workload(r);
         if !specs.contains(&s) {
             specs.push(s);
         }
@@ -229,9 +227,7 @@ fn steady_to_bytes(doc: &StudyDoc, st: &crate::study::doc::SteadyResult) -> Vec<
     for p in &points {
         let mut row = vec![p.label()];
         for s in &specs {
-            let r = st.table.iter().find(|r| {
-                &r.params == p && p.size.map_or(r.spec.as_str(), |z| crate::spec::name_without_size(&r.spec, z)) == s
-            });
+            let r = st.table.iter().find(|r| &r.params == p && workload(r) == *s);
             row.push(r.map_or("-".into(), |r| match st.measure {
                 Measure::Mbps => format!("{:.1}", r.mbps),
                 Measure::AvgMs => opt_ms(r.avg_response_ms),

@@ -77,7 +77,11 @@ impl Share {
         let workloads = test
             .workloads
             .iter()
-            .map(|r| Workload { name: r.name.clone(), specs: keep.iter().map(|&i| r.specs[i].clone()).collect() })
+            .map(|r| Workload {
+                name: r.name.clone(),
+                base: r.base.clone(),
+                specs: keep.iter().map(|&i| r.specs[i].clone()).collect(),
+            })
             .collect();
         Share { settings, workers, workloads, first_worker, all_workers }
     }

@@ -7,7 +7,7 @@ use super::svg::{Axis, Chart, Mark, Rule, Scale, Series, num};
 use crate::config::Measure;
 use crate::result::ResultDoc;
 use crate::study::Point;
-use crate::study::doc::{PointResult, SpecSummary, StudyDoc};
+use crate::study::doc::{PointResult, SpecSummary, StudyDoc, workload_of};
 use crate::units::format_size;
 
 /// One style per series name across the whole report, so a series keeps its colour.
@@ -163,18 +163,17 @@ impl<'a> Rows<'a> {
         if self.multi {
             parts.push(r.study.to_string());
         }
+        let size = r.point.params.size;
+        let workload = workload_of(&r.s.spec, r.s.workload.as_deref(), size);
         // A specification named for its size (a size cycle renames it) needs no size tag.
-        let sized = |size: f64| crate::spec::name_without_size(&r.s.spec, size as u64) != r.s.spec;
+        let named_for_size = workload != r.s.spec;
         for k in self.varying.iter().filter(|k| !skip.contains(k)) {
-            if let Some(v) = k.get(&r.point.params).filter(|v| *k != Param::Size || !sized(*v)) {
+            if let Some(v) = k.get(&r.point.params).filter(|_| *k != Param::Size || !named_for_size) {
                 parts.push(k.tag(v));
             }
         }
-        // With the size on the x axis, a series is the specification at every size.
-        let spec = match r.point.params.size {
-            Some(size) if skip.contains(&Param::Size) => crate::spec::name_without_size(&r.s.spec, size),
-            _ => &r.s.spec,
-        };
+        // With the size on the x axis, a series is the workload at every size.
+        let spec = if size.is_some() && skip.contains(&Param::Size) { workload } else { &r.s.spec };
         parts.push(spec.to_string());
         parts.join(" · ")
     }

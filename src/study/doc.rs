@@ -99,6 +99,10 @@ pub struct PointResult {
 pub struct SpecSummary {
     /// The specification's name.
     pub spec: String,
+    /// The workload as the job names it (`streaming-read` where a size cycle ran
+    /// `streaming-read-1m`): with `params`, its identity in a study's tables and charts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
     /// I/Os per second.
     pub iops: Spread,
     /// 10^6 bytes per second.
@@ -163,6 +167,7 @@ pub fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
             };
             SpecSummary {
                 spec,
+                workload: None,
                 iops: spread(|h| h.iops),
                 mbps: spread(|h| h.mbps),
                 avg_response_ms: optional(|h| h.avg_response_ms),
@@ -176,6 +181,13 @@ pub fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
             }
         })
         .collect()
+}
+
+/// The workload a summary of `spec` at a point of transfer size `size` belongs to: the one
+/// `recorded`, or for a document written before summaries recorded it, `spec` without the size
+/// the point named it for.
+pub fn workload_of<'a>(spec: &'a str, recorded: Option<&'a str>, size: Option<u64>) -> &'a str {
+    recorded.unwrap_or_else(|| size.map_or(spec, |z| crate::spec::name_without_size(spec, z)))
 }
 
 /// One IOPS-vs-response-time curve: the uncontrolled maximum and the open-loop points.
@@ -286,6 +298,9 @@ pub struct SteadyRow {
     pub params: Point,
     /// The workload's name.
     pub spec: String,
+    /// The workload as the job names it (as in [`SpecSummary`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
     /// Mean IOPS over the window.
     pub iops: f64,
     /// Mean MB/s over the window.

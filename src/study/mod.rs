@@ -346,6 +346,8 @@ mod tests {
         assert!(c.specs.iter().all(|s| s.lines.iter().all(|l| l.size == 65536)));
         // Each specification is named for the size it runs at, wherever the test names it.
         assert!(c.specs.iter().all(|s| s.name.ends_with("64k")), "{:?}", c.specs);
+        // ...and keeps the name it had without it, for the series the sizes make.
+        assert_eq!((c.workloads[0].name.as_str(), c.workloads[0].base.as_str()), ("random-read-64k", "random-read"));
         assert!(c.workloads.iter().all(|w| w.specs.iter().all(|s| w.name.contains(&s.name))));
         assert!(c.to_job().study.is_none());
         assert!(c.workers.iter().all(|w| w.rate_iops == Some(100.0)), "the rate is shared by the workers");

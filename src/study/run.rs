@@ -114,7 +114,10 @@ impl Runner<'_> {
                 self.doc.warnings.push(w.clone());
             }
         }
-        let summary = doc::summarise(&docs);
+        let mut summary = doc::summarise(&docs);
+        for s in &mut summary {
+            s.workload = test.workloads.iter().find(|w| w.name == s.spec).map(|w| w.base.clone());
+        }
         for s in &summary {
             if s.iops.cv > CV_WARN {
                 self.doc.warnings.push(format!(

@@ -99,6 +99,7 @@ pub fn update(res: &mut SteadyResult, st: &Steady, points: &[PointResult]) {
             table.push(SteadyRow {
                 params: params.clone(),
                 spec: s.spec.clone(),
+                workload: s.workload.clone(),
                 iops: mean(&|s| Some(s.iops.median)).unwrap_or(0.0),
                 mbps: mean(&|s| Some(s.mbps.median)).unwrap_or(0.0),
                 avg_response_ms: mean(&|s| s.avg_response_ms.map(|v| v.median)),

@@ -145,6 +145,11 @@ fn size_sweep_on_a_loop_device_matches_the_kernel() {
         assert_eq!(num(t, "ios") as u64, 3000);
         assert_eq!(num(t, "bytes") as u64, 3000 * num(p, "params/size") as u64, "every I/O is the point's size");
         bytes += num(t, "bytes") as u64;
+        // Named for its size, one workload across the points.
+        let size = num(p, "params/size") as u64;
+        let name = if size < 1024 { size.to_string() } else { format!("{}k", size / 1024) };
+        assert_eq!(p["summary"][0]["spec"].as_str(), Some(format!("random-read-{name}").as_str()));
+        assert_eq!(p["summary"][0]["workload"].as_str(), Some("random-read"));
     }
     // Reads completed + merged, and 512-byte sectors read.
     assert_eq!((after[0] - before[0]) + (after[1] - before[1]), 4 * 3000);
