@@ -3,7 +3,7 @@
 
 use super::Point;
 use super::doc::CurveResult;
-use super::run::{Runner, specs_of};
+use super::runner::{Runner, specs_of};
 use crate::config::{Curve, Job};
 use crate::error::Result;
 

@@ -5,7 +5,7 @@
 
 use super::Point;
 use super::doc::{PointResult, SearchResult};
-use super::run::{Runner, specs_of};
+use super::runner::{Runner, specs_of};
 use super::stats::Spread;
 use crate::config::{Limit, StudyConfig};
 use crate::error::Result;

@@ -7,7 +7,7 @@
 //! the fresh device's, not the one users live with.
 
 use super::doc::{PointResult, Preconditioned, SpecSummary, SteadyResult, SteadyRow, Tracked};
-use super::run::Runner;
+use super::runner::Runner;
 use super::{Point, apply};
 use crate::config::{Job, Measure, Precondition, Steady, StudyConfig, Workload};
 use crate::error::{Result, input};
