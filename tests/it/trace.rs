@@ -685,6 +685,9 @@ fn blktrace_per_cpu_files_merge_in_time_order_and_replay_in_it() {
     assert_eq!(num(&doc, "results/0/totals/read_ios") as u64, reads);
     assert_eq!(num(&doc, "results/0/totals/write_ios") as u64, writes);
     assert!(doc["warnings"].to_string().find("back in time").is_none(), "{}", doc["warnings"]);
+    let saved = dir.join("replay.json");
+    std::fs::write(&saved, doc.to_string()).unwrap();
+    validate_result(&saved).unwrap();
     // The target saw the source's requests in the source's order (among its own probes by
     // libblkid and udev, before and after).
     let replayed = capture_order(&dir.join("replay.csv"));
