@@ -4,10 +4,12 @@
 //! time, so a trace is whole whichever CPU saw each event (fio replays one file at a time).
 //!
 //! Each event is a 48-byte `struct blk_io_trace` (include/uapi/linux/blktrace_api.h, version
-//! 7) in the byte order of the machine that traced, then `pdu_len` bytes of payload, skipped
-//! here. An I/O is a request as the device was sent it (`D`, issue) matched to its completion
+//! 7) in the byte order of the machine that traced, then `pdu_len` bytes of payload (read here
+//! only for a remap's origin). An I/O is a request as the device was sent it (`D`, issue) matched to its completion
 //! (`C`) by sector and size, as iogauge's capture records them; a device without requests
 //! (zram, device mapper, md) has no `D` events, and its I/Os are its bios as queued (`Q`).
+//! A partition's trace gives its disk's sectors; its first remap (`A`) says where the
+//! partition starts, and offsets are told from there, as a capture of the partition has them.
 //! Passthrough commands and notes (process names, messages) carry no I/O of a workload.
 
 use std::cmp::Reverse;
@@ -41,6 +43,9 @@ const TA_QUEUE: u32 = 1;
 const TA_REQUEUE: u32 = 6;
 const TA_ISSUE: u32 = 7;
 const TA_COMPLETE: u32 = 8;
+const TA_REMAP: u32 = 15;
+/// The action's flag for a payload that starts with a cgroup id (8 bytes).
+const TA_CGROUP: u32 = 1 << 8;
 
 /// One event.
 #[derive(Debug, Clone, Copy)]
@@ -51,6 +56,8 @@ struct Event {
     action: u32,
     device: u32,
     error: u16,
+    /// A remap's origin (`A`): the device and sector the I/O was sent to before it.
+    remap: Option<(u32, u64)>,
 }
 
 impl Event {
@@ -66,8 +73,9 @@ impl Event {
         (self.sector, self.bytes)
     }
 
-    /// The I/O it issues; None for what is neither a read, a write, a trim nor a flush.
-    fn io(&self) -> Option<TraceIo> {
+    /// The I/O it issues, its offset told from sector `start`; None for what is neither a
+    /// read, a write, a trim nor a flush.
+    fn io(&self, start: u64) -> Option<TraceIo> {
         let c = self.category();
         let op = if c & TC_DISCARD != 0 {
             Op::Trim
@@ -85,7 +93,7 @@ impl Event {
         Some(TraceIo {
             at_ns: self.time,
             op,
-            offset: self.sector * 512,
+            offset: self.sector.saturating_sub(start) * 512,
             len: self.bytes,
             fua: op == Op::Write && c & TC_FUA != 0,
             latency_ns: None,
@@ -100,14 +108,21 @@ struct CpuFile {
     big_endian: bool,
     /// Where the next event starts.
     at: u64,
+    /// The last event's payload.
+    pdu: Vec<u8>,
 }
 
 impl CpuFile {
     fn open(path: &Path) -> Result<CpuFile> {
         let file =
             File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
-        let mut f =
-            CpuFile { path: path.to_owned(), file: BufReader::with_capacity(1 << 16, file), big_endian: false, at: 0 };
+        let mut f = CpuFile {
+            path: path.to_owned(),
+            file: BufReader::with_capacity(1 << 16, file),
+            big_endian: false,
+            at: 0,
+            pdu: Vec::new(),
+        };
         let head = match f.file.fill_buf() {
             Ok(head) => head,
             Err(e) => return Err(Error::Runtime(format!("{}: reading the trace: {e}", path.display()))),
@@ -135,6 +150,17 @@ impl CpuFile {
         Ok(f)
     }
 
+    /// The file ends inside the event at `at`: a blktrace that was killed.
+    fn cut_short(&self) -> Error {
+        Error::Input(format!(
+            "{}: ends inside an event at byte {} (blktrace stopped abruptly?): cut it there with `truncate -s {} {}`",
+            self.path.display(),
+            self.at,
+            self.at,
+            self.path.display()
+        ))
+    }
+
     fn failed(&self, e: std::io::Error) -> Error {
         Error::Runtime(format!("{}: reading the trace: {e}", self.path.display()))
     }
@@ -150,16 +176,7 @@ impl CpuFile {
         while got < RECORD {
             match self.file.read(&mut r[got..]) {
                 Ok(0) if got == 0 => return Ok(None),
-                Ok(0) => {
-                    return Err(Error::Input(format!(
-                        "{}: ends inside an event at byte {} (blktrace stopped abruptly?): cut it there with \
-                         `truncate -s {} {}`",
-                        self.path.display(),
-                        self.at,
-                        self.at,
-                        self.path.display()
-                    )));
-                }
+                Ok(0) => return Err(self.cut_short()),
                 Ok(n) => got += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.failed(e)),
@@ -181,17 +198,30 @@ impl CpuFile {
                 self.at
             )));
         }
-        let e = Event {
+        let mut e = Event {
             time: u64_at(8),
             sector: u64_at(16),
             bytes: u32_at(24),
             action: u32_at(28),
             device: u32_at(36),
             error: u16_at(44),
+            remap: None,
         };
-        let pdu = u16_at(46) as u64;
-        std::io::copy(&mut (&mut self.file).take(pdu), &mut std::io::sink()).map_err(|e| self.failed(e))?;
-        self.at += RECORD as u64 + pdu;
+        let pdu_len = u16_at(46) as usize;
+        self.pdu.resize(pdu_len, 0);
+        self.file
+            .read_exact(&mut self.pdu)
+            .map_err(|e| if e.kind() == ErrorKind::UnexpectedEof { self.cut_short() } else { self.failed(e) })?;
+        if e.act() == TA_REMAP && e.category() & TC_NOTIFY == 0 {
+            // struct blk_io_trace_remap, big-endian whatever the machine: device_from,
+            // device_to, sector_from; after the cgroup id if there is one.
+            let at = if e.action & TA_CGROUP != 0 { 8 } else { 0 };
+            if let Some(r) = self.pdu.get(at..at + 16) {
+                let from = u32::from_be_bytes(r[0..4].try_into().expect("4 bytes"));
+                e.remap = Some((from, u64::from_be_bytes(r[8..16].try_into().expect("8 bytes"))));
+            }
+        }
+        self.at += (RECORD + pdu_len) as u64;
         Ok(Some(e))
     }
 }
@@ -208,6 +238,8 @@ pub(crate) struct Reader {
     device: Option<u32>,
     /// The time of the first event: times are told from it, as blkparse tells them.
     genesis: Option<u64>,
+    /// A partition's first sector on its disk, once a remap has said it.
+    start: Option<u64>,
     pairing: Pairing<TraceIo>,
     ended: bool,
 }
@@ -223,6 +255,7 @@ impl Reader {
             issue,
             device: None,
             genesis: None,
+            start: None,
             pairing: Pairing::default(),
             ended: false,
         };
@@ -278,8 +311,19 @@ impl Reader {
             }
             match e.act() {
                 a if a == self.issue => {
-                    if let Some(io) = e.io() {
+                    if let Some(io) = e.io(self.start.unwrap_or(0)) {
                         self.pairing.issue(e.key(), io);
+                    }
+                }
+                // The trace of a partition: its bios are remapped from it (the trace's own
+                // device) onto its disk, whose sectors every later event gives. Offsets are
+                // the partition's, from its start (a disk's trace sees its partitions' remaps
+                // too, from other devices, and keeps the disk's offsets).
+                TA_REMAP => {
+                    if let (None, Some((from, sector_from))) = (self.start, e.remap)
+                        && from == e.device
+                    {
+                        self.start = Some(e.sector.saturating_sub(sector_from));
                     }
                 }
                 TA_COMPLETE => self.pairing.complete(e.key(), Completion { at_ns: e.time, error: -(e.error as i32) }),
@@ -408,6 +452,24 @@ mod tests {
         });
         std::fs::remove_file(&path).unwrap();
         got
+    }
+
+    #[test]
+    fn a_partitions_trace_gives_the_partitions_offsets_a_disks_the_disks() {
+        // A partition starting at sector 34816 on its disk; the I/O at its sector 80.
+        let remap = |from: u32| {
+            let mut pdu = from.to_be_bytes().to_vec();
+            pdu.extend((8u32 << 20).to_be_bytes());
+            pdu.extend(80u64.to_be_bytes());
+            event(1, 34896, 4096, TA_REMAP, TC_READ, &pdu)
+        };
+        let rest = [event(2, 34896, 4096, TA_QUEUE, TC_READ, &[]), event(3, 34896, 4096, TA_ISSUE, TC_READ, &[])];
+        // The trace's own device (7,0 in `event`) is the partition...
+        let partition = [vec![remap(7 << 20)], rest.to_vec()].concat().concat();
+        assert_eq!(read("part", &partition).unwrap()[0].offset, 80 * 512);
+        // ...or the disk, whose partition 7,1 the I/O came through.
+        let disk = [vec![remap(7 << 20 | 1)], rest.to_vec()].concat().concat();
+        assert_eq!(read("disk", &disk).unwrap()[0].offset, 34896 * 512);
     }
 
     #[test]
