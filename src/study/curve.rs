@@ -17,7 +17,6 @@ pub(super) fn check(c: &Curve) -> std::result::Result<(), String> {
 
 /// At each point, for each access specification: the maximum, then each fraction of it.
 pub(super) fn run(r: &mut Runner, curve: &Curve, points: &[Point]) -> Result<()> {
-    let fractions = curve.fractions.clone();
     let specs = specs_of(&r.base);
     for point in points {
         for spec in &specs {
@@ -25,7 +24,7 @@ pub(super) fn run(r: &mut Runner, curve: &Curve, points: &[Point]) -> Result<()>
             let max = r.measure(point, spec.as_deref(), &label(point))?;
             let max_iops = r.doc.points[max].summary[0].iops.median;
             let mut at = Vec::new();
-            for &f in &fractions {
+            for &f in &curve.fractions {
                 let p = Point { rate_pct: Some(f), rate_iops: Some(max_iops * f / 100.0), ..point.clone() };
                 at.push(r.measure(&p, spec.as_deref(), &label(&p))?);
             }

@@ -24,7 +24,7 @@ pub trait StudyObserver: Observer {
 }
 
 /// The observer of one point's runs: each snapshot says where the study is, and a point always
-/// runs to its end (Ctrl-C stops a study between points, see [`run_study`]).
+/// runs to its end (Ctrl-C stops a study between points, see [`super::run::run_study`]).
 pub(super) struct PointObserver<'a> {
     inner: &'a mut dyn StudyObserver,
     progress: Progress,

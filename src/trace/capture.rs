@@ -127,9 +127,9 @@ impl Instance {
         fs::create_dir(&dir)
             .map_err(|e| Error::Runtime(format!("{}: cannot make a tracing instance: {e}", dir.display())))?;
         let i = Instance { dir, events: w.events };
-        // A new instance takes the top level's options as they are: whoever set them there
-        // (ftrace's blk tracer writes binary) would leave this one unreadable. The text read
-        // here, whatever they are; `fields` (since 5.19) is left alone where it is not.
+        // A new instance takes the top level's options as they are, and whoever set them there
+        // (ftrace's blk tracer writes binary) would leave this one unreadable: it is set to the
+        // text parsed here. `fields` is an option since 5.19: turned off where there is one.
         for option in ["nobin", "noraw", "nohex", "nolatency-format", "context-info"] {
             i.set("trace_options", option)?;
         }

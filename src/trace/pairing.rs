@@ -54,7 +54,7 @@ impl<R> Pairing<R> {
             self.orphans += 1;
             return;
         };
-        if let Some(Some((_, done))) = self.rows.get_mut((seq - self.first) as usize) {
+        if let Some(Some((_, done))) = self.row(seq) {
             *done = Some(c);
         }
     }
@@ -62,9 +62,18 @@ impl<R> Pairing<R> {
     /// The latest request at `key` went back to the queue: it is issued again later, and its
     /// first issue is forgotten.
     pub(crate) fn requeue(&mut self, key: Key) {
-        if let Some(seq) = self.waiting.get_mut(&key).and_then(VecDeque::pop_back) {
-            self.rows[(seq - self.first) as usize] = None;
+        if let Some(seq) = self.waiting.get_mut(&key).and_then(VecDeque::pop_back)
+            && let Some(row) = self.row(seq)
+        {
+            *row = None;
         }
+    }
+
+    /// The row of issue `seq`, unless it was let go already (unfinished, with too many behind
+    /// it).
+    fn row(&mut self, seq: u64) -> Option<&mut Option<(R, Option<Completion>)>> {
+        let at = seq.checked_sub(self.first)?;
+        self.rows.get_mut(usize::try_from(at).ok()?)
     }
 
     /// The oldest issue, once it has completed (or, with `all`, at the end of the trace,
@@ -110,5 +119,20 @@ mod tests {
         assert_eq!(p.orphans, 1);
         assert_eq!(p.pop(true), Some((30, None)));
         assert_eq!(p.pop(true), None, "the requeued issue is forgotten");
+    }
+
+    #[test]
+    fn an_issue_let_go_unfinished_takes_no_late_completion_or_requeue() {
+        let mut p = Pairing::default();
+        p.issue((1, 1), 10);
+        p.issue((2, 1), 20);
+        assert_eq!(p.pop(true), Some((10, None)));
+        // Its completion (or requeue) comes after it was let go: nothing left to mark.
+        p.complete((1, 1), Completion { at_ns: 30, error: 0 });
+        p.issue((1, 1), 40);
+        p.requeue((1, 1));
+        p.complete((2, 1), Completion { at_ns: 50, error: 0 });
+        assert_eq!(p.pop(false), Some((20, Some(Completion { at_ns: 50, error: 0 }))));
+        assert_eq!(p.pop(true), None);
     }
 }
