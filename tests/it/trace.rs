@@ -570,8 +570,9 @@ impl BlkTracer {
         let set = |file: &str, v: &str| {
             std::fs::write(Path::new(TRACING).join(file), v).unwrap_or_else(|e| panic!("{file} <- {v}: {e}"))
         };
-        let buffer_kib = std::fs::read_to_string(Path::new(TRACING).join("buffer_size_kb")).unwrap();
+        // Taken first: what is put back is what was there before any of these tests.
         let _only = TOP_TRACER.lock().unwrap_or_else(|e| e.into_inner());
+        let buffer_kib = std::fs::read_to_string(Path::new(TRACING).join("buffer_size_kb")).unwrap();
         let t = BlkTracer { device: device.to_string(), buffer_kib: buffer_kib.trim().to_string(), _only };
         set("buffer_size_kb", "16384");
         set("current_tracer", "blk");
