@@ -136,17 +136,6 @@ pub enum Precondition {
     Off,
 }
 
-impl Precondition {
-    /// As job files and documents write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Precondition::Sequential => "sequential",
-            Precondition::Workload => "workload",
-            Precondition::Off => "none",
-        }
-    }
-}
-
 /// What a study does with the points its cycles make: one of these, by the `[study]` keys
 /// given.
 #[derive(Debug, Clone, Copy, PartialEq)]
