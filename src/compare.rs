@@ -110,7 +110,8 @@ fn setup(d: &Document) -> Setup {
     Setup {
         targets: targets.join(", "),
         engine: distinct(&|r| {
-            r.workers.first().map_or(String::new(), |w| w.engine.split(';').next().unwrap_or("").to_string())
+            let engine = r.workers.first().and_then(|w| w.engine.as_deref()).unwrap_or("");
+            engine.split(';').next().unwrap_or("").to_string()
         }),
         outstanding: distinct(&|r| r.totals.outstanding.to_string()),
         workers: distinct(&|r| r.workers.len().to_string()),

@@ -10,9 +10,9 @@ use crate::study::doc::StudyDoc;
 /// A result document or a study document.
 #[derive(Debug, Clone)]
 pub enum Document {
-    /// `iogauge.result/1`: one test. (Both boxed: they are large, and differ in size.)
+    /// `iogauge.result/1` or `/2`: one test. (Both boxed: they are large, and differ in size.)
     Run(Box<ResultDoc>),
-    /// `iogauge.study/1`: many tests, one per point.
+    /// `iogauge.study/1` or `/2`: many tests, one per point.
     Study(Box<StudyDoc>),
 }
 
@@ -56,12 +56,15 @@ impl Document {
         let head: Head = serde_json::from_slice(bytes)
             .map_err(|e| input(format!("{name} is not an iogauge result or study document: {e}")))?;
         let bad = |e: serde_json::Error| input(format!("{name}: not a valid {} document: {e}", head.schema));
-        match head.schema.as_str() {
-            crate::result::SCHEMA => Ok(Document::Run(serde_json::from_slice(bytes).map_err(bad)?)),
-            crate::study::doc::SCHEMA => Ok(Document::Study(serde_json::from_slice(bytes).map_err(bad)?)),
-            other => Err(input(format!(
-                "{name}: unknown schema '{other}': give iogauge.result/1 or iogauge.study/1 documents"
-            ))),
+        let schema = head.schema.as_str();
+        if crate::result::READ.contains(&schema) {
+            Ok(Document::Run(serde_json::from_slice(bytes).map_err(bad)?))
+        } else if crate::study::doc::READ.contains(&schema) {
+            Ok(Document::Study(serde_json::from_slice(bytes).map_err(bad)?))
+        } else {
+            Err(input(format!(
+                "{name}: unknown schema '{schema}': give iogauge.result/1 or /2, or iogauge.study/1 or /2 documents"
+            )))
         }
     }
 

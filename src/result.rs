@@ -1,4 +1,4 @@
-//! The result document (`iogauge.result/1`), documented in docs/result-schema.md.
+//! The result document (`iogauge.result/2`), documented in docs/result-schema.md.
 //!
 //! Every level (totals, workers, targets) carries the same [`Metrics`], computed from raw
 //! [`IoStats`] that are kept in the document (`raw`, histograms included), so results from
@@ -16,7 +16,12 @@ use crate::targets::TargetInfo;
 use crate::verify::block::VerifyResult;
 
 /// The schema name and version; a change that breaks readers bumps the number.
-pub const SCHEMA: &str = "iogauge.result/1";
+/// 2: a file-system test's threads have no `engine`, `outstanding` or `targets`.
+pub const SCHEMA: &str = "iogauge.result/2";
+
+/// Every version read: this one and those before it (a version-1 document reads as it was
+/// written, its file-system threads with the `psync` engine it said).
+pub const READ: [&str; 2] = ["iogauge.result/1", SCHEMA];
 
 /// Percentiles reported, as (key, quantile).
 pub const PERCENTILES: [(&str, f64); 7] = [
@@ -363,10 +368,13 @@ pub struct WorkerResult {
     pub manager: u32,
     /// Its access specification.
     pub spec: String,
-    /// Engine and kernel features used.
-    pub engine: String,
-    /// Outstanding I/Os per target.
-    pub outstanding: u32,
+    /// Engine and kernel features used; absent for a file-system test's thread, which reads
+    /// and writes its files itself (pread/pwrite, one record at a time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Outstanding I/Os per target; absent for a file-system test's thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outstanding: Option<u32>,
     /// The CPUs its thread ran on (its affinity: `cpus` if given, else the process's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<u32>,

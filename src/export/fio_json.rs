@@ -181,7 +181,8 @@ fn job(doc: &ResultDoc, k: usize, r: &WorkloadResult, w: &WorkerResult) -> Value
     }
     let files = w.targets.len().max(1) as u32;
     // fio's iodepth is the job's, over all its files.
-    let depth = w.outstanding * files;
+    // A file-system test's thread (no `outstanding`) does one record at a time.
+    let depth = w.outstanding.unwrap_or(1) * files;
     options.insert("iodepth".into(), depth.to_string().into());
     // As fio writes a job of numjobs copies: every copy says how many there are.
     options.insert("numjobs".into(), r.workers.len().to_string().into());

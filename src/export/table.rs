@@ -96,7 +96,7 @@ fn in_flight(doc: &ResultDoc, out: &mut String) {
         if let Some(p) = findings::pace(doc, r) {
             let _ = writeln!(out, "{}: {}", r.spec, p.describe());
         } else if let Some((mean, asked)) = findings::in_flight(r) {
-            let psync = r.workers.iter().any(|w| w.engine.starts_with("psync"));
+            let psync = r.workers.iter().any(|w| w.engine.as_deref().is_some_and(|e| e.starts_with("psync")));
             let why = if psync { ": psync does one I/O at a time per worker" } else { "" };
             let _ = writeln!(out, "{}: {mean:.1} of {asked} I/Os in flight on average (IOPS x avg ms){why}", r.spec);
         }

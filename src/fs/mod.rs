@@ -12,17 +12,18 @@ mod thread;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime};
 
 use crate::config::{FsConfig, FsTest, Job};
 use crate::error::{Error, Result, input, runtime};
 use crate::host::{self, DeviceModel, HostInfo};
+use crate::managers::Solo;
 use crate::result::ManagerInfo;
 use crate::result::{self, ResultDoc};
-use crate::run::Progress;
+use crate::run::Observer;
 use crate::study::Point;
-use crate::study::doc::{self, PointResult, SCHEMA, StudyDoc};
+use crate::study::doc::StudyDoc;
 use crate::study::run::StudyObserver;
+use crate::study::runner::Runner;
 use crate::units::human_size;
 use thread::Work;
 
@@ -186,30 +187,15 @@ pub fn run_study(job: &Job, observer: &mut dyn StudyObserver) -> Result<StudyDoc
     let written = job.fs.as_ref().ok_or_else(|| input("the job has no [fs] section"))?;
     let checked = check(written)?;
     let c = &checked.c;
-    let study = job.study.clone().unwrap_or_default();
-    let mut config = job.clone();
-    config.study = None;
-    config.fs = Some(c.clone());
-    let mut doc = StudyDoc {
-        schema: SCHEMA.into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        started_at: crate::run::timestamp(SystemTime::now()),
-        duration_s: 0.0,
-        study: study.clone(),
-        config,
-        points: Vec::new(),
-        searches: Vec::new(),
-        curves: Vec::new(),
-        steady: None,
-        warnings: checked.warnings.clone(),
-        interrupted: true,
-    };
-    let t0 = Instant::now();
-    let planned = c.threads.len() * c.phases().iter().filter(|(_, recorded)| *recorded).count();
-    let mut run =
-        FsRun { job, c, checked: &checked, doc: &mut doc, t0, observer, planned, ran: 0, repeat: study.repeat };
+    // The document records the configuration with its default total filled in.
+    let job = &Job { fs: Some(c.clone()), ..job.clone() };
+    let recorded = c.phases().iter().filter(|(_, recorded)| *recorded).count();
+    let solo = Solo::new();
+    let mut runner = Runner::begin(job, Some(c.threads.len() * recorded), observer, &solo);
+    runner.doc_mut().warnings = checked.warnings.clone();
+    let mut run = FsRun { job, c, checked: &checked, runner };
     for &n in &c.threads {
-        for r in 0..study.repeat {
+        for r in 0..run.runner.doc().study.repeat {
             let mut works = run.works(n, r)?;
             let ended = run.tests(n, r, &mut works);
             if !c.keep {
@@ -218,22 +204,13 @@ pub fn run_study(job: &Job, observer: &mut dyn StudyObserver) -> Result<StudyDoc
             match ended {
                 Ok(true) => {}
                 // A test failed: its point says how; the rest cannot run.
-                Ok(false) => {
-                    doc.interrupted = false;
-                    doc.duration_s = t0.elapsed().as_secs_f64();
-                    return Ok(doc);
-                }
-                Err(Error::Stopped) => {
-                    doc.duration_s = t0.elapsed().as_secs_f64();
-                    return Ok(doc);
-                }
+                Ok(false) => return Ok(run.runner.finish(false)),
+                Err(Error::Stopped) => return Ok(run.runner.finish(true)),
                 Err(e) => return Err(e),
             }
         }
     }
-    doc.interrupted = false;
-    doc.duration_s = t0.elapsed().as_secs_f64();
-    Ok(doc)
+    Ok(run.runner.finish(false))
 }
 
 /// A file-system study under way.
@@ -241,13 +218,8 @@ struct FsRun<'a> {
     job: &'a Job,
     c: &'a FsConfig,
     checked: &'a Checked,
-    doc: &'a mut StudyDoc,
-    t0: Instant,
-    observer: &'a mut dyn StudyObserver,
-    /// The points the study makes, the tests recorded so far, and runs of each point.
-    planned: usize,
-    ran: usize,
-    repeat: u32,
+    /// The study document, built as any study's.
+    runner: Runner<'a>,
 }
 
 impl FsRun<'_> {
@@ -271,51 +243,60 @@ impl FsRun<'_> {
 
     /// Runs every test at `n` threads, repeat `r`. False when one failed.
     fn tests(&mut self, n: u32, r: u32, works: &mut [Work]) -> Result<bool> {
+        let repeat = self.runner.doc().study.repeat;
         for (test, recorded) in self.c.phases() {
-            if self.observer.stop_requested() {
+            if self.runner.stop_requested() {
                 return Err(Error::Stopped);
             }
             if self.c.drop_caches {
                 drop_caches()?;
             }
             works.iter_mut().for_each(|w| w.test = test);
-            let progress = self.progress(n, r, test, recorded);
-            let ran = phase::run(works, &self.c.dir, progress, self.job.test.interval, &mut *self.observer);
+            let point = Point { threads: Some(n), test: Some(test.name().into()), ..Point::default() };
+            let mut label = format!("threads={n} {}", test.name());
+            if !recorded {
+                label += " (making the files)";
+            }
+            if repeat > 1 {
+                label += &format!(" run {}/{}", r + 1, repeat);
+            }
+            let mut observer =
+                self.runner.point_observer(&point, if recorded { r } else { 0 }, label, None).stopping_at_once();
+            let ran = phase::run(works, &self.c.dir, self.job.test.interval, &mut observer);
             let setting = phase::Setting {
                 works,
-                dir: &self.c.dir,
                 filesystem: self.checked.filesystem.clone(),
                 caches_dropped: self.c.drop_caches,
                 host_memory_bytes: self.checked.host.memory_bytes,
                 host: self.checked.host.name.clone(),
             };
             let result = ran.result(&setting);
-            self.observer.run_done(&result);
+            observer.run_done(&result);
+            // Asked during the test: it stopped at once, and its result is cut short.
+            let stopped = observer.stop_requested();
             let failed = result.first_error.clone();
             if !recorded {
                 if let Some(e) = failed {
                     return Err(runtime(format!("threads={n}: writing the files: {e}")));
                 }
-                if ran.stopped {
+                if stopped {
                     return Err(Error::Stopped);
                 }
                 continue;
             }
-            self.ran += 1;
-            let point = Point { threads: Some(n), test: Some(test.name().into()), ..Point::default() };
-            let mut run_doc = self.result_doc(n, test, result, ran.started_at);
-            run_doc.interrupted = ran.stopped;
-            self.add(point, run_doc, r)?;
+            let mut run_doc = self.result_doc(n, test, result);
+            run_doc.interrupted = stopped;
+            self.runner.add_run(&point, r, run_doc, &[])?;
             if let Some(e) = failed {
-                self.doc.warnings.push(format!(
+                self.runner.doc_mut().warnings.push(format!(
                     "threads={n} {}: {e}; the tests after it did not run{}",
                     test.name(),
                     if e.errno == libc::ENOSPC { " (the file system is full)" } else { "" }
                 ));
-                self.observer.point_done(self.doc)?;
+                self.runner.tell()?;
                 return Ok(false);
             }
-            if ran.stopped {
+            if stopped {
                 return Err(Error::Stopped);
             }
         }
@@ -323,14 +304,14 @@ impl FsRun<'_> {
     }
 
     /// The result document of one test: a run of its own, as `iogauge run` would write it.
-    fn result_doc(&self, n: u32, test: FsTest, w: result::WorkloadResult, started: SystemTime) -> ResultDoc {
+    fn result_doc(&self, n: u32, test: FsTest, w: result::WorkloadResult) -> ResultDoc {
         let mut config = self.job.clone();
         config.study = None;
         config.fs = Some(FsConfig { threads: vec![n], tests: vec![test], ..self.c.clone() });
         ResultDoc {
             schema: result::SCHEMA.into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: crate::run::timestamp(started),
+            started_at: w.started_at.clone(),
             duration_s: w.duration_s,
             host: self.checked.host.clone(),
             config,
@@ -345,47 +326,5 @@ impl FsRun<'_> {
                 workers: n as usize,
             }],
         }
-    }
-
-    /// Where the study is as test `test` at `n` threads, repeat `r`, starts: the time left at
-    /// the pace of the tests recorded so far.
-    fn progress(&self, n: u32, r: u32, test: FsTest, recorded: bool) -> Progress {
-        let mut label = format!("threads={n} {}", test.name());
-        if !recorded {
-            label += " (making the files)";
-        }
-        if self.repeat > 1 {
-            label += &format!(" run {}/{}", r + 1, self.repeat);
-        }
-        let elapsed_s = self.t0.elapsed().as_secs_f64();
-        let all = self.planned * self.repeat as usize;
-        let at = |p: &PointResult| p.params.threads == Some(n) && p.params.test.as_deref() == Some(test.name());
-        let point = self.doc.points.iter().position(at).unwrap_or(self.doc.points.len()) + 1;
-        Progress {
-            label,
-            point,
-            points: Some(self.planned),
-            round: None,
-            elapsed_s,
-            left_s: (self.ran > 0).then(|| elapsed_s / self.ran as f64 * all.saturating_sub(self.ran) as f64),
-        }
-    }
-
-    /// Adds repeat `r` of `point` to the document (a new point on the first) and hands the
-    /// document to the observer.
-    fn add(&mut self, point: Point, run: ResultDoc, r: u32) -> Result<()> {
-        let points = &mut self.doc.points;
-        match points.iter_mut().find(|p| p.params == point).filter(|_| r > 0) {
-            Some(p) => {
-                p.runs.push(run);
-                p.summary = doc::summarise(&p.runs);
-            }
-            None => {
-                let summary = doc::summarise(std::slice::from_ref(&run));
-                points.push(PointResult { index: points.len(), params: point, summary, runs: vec![run] });
-            }
-        }
-        self.doc.duration_s = self.t0.elapsed().as_secs_f64();
-        self.observer.point_done(self.doc)
     }
 }

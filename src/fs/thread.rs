@@ -5,38 +5,13 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
-use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::config::{Content, FsTest};
 use crate::engine::AlignedBuf;
 use crate::rng::Rng;
+use crate::run::Lane;
 use crate::stats::{IoStats, Op};
-
-/// What every thread of a test shares.
-pub(super) struct Shared {
-    /// Times are nanoseconds from here (taken before the threads start).
-    pub(super) epoch: Instant,
-    /// Every thread and the monitor pass it together: the test starts at once for all.
-    pub(super) barrier: Barrier,
-    /// When the first thread finished (ns from `epoch`; 0: none yet): IOzone's stonewall.
-    pub(super) first_done_ns: AtomicU64,
-    /// Stop now: the user asked, or a thread failed.
-    pub(super) stop: AtomicBool,
-    /// Each thread's running counts, for the live line and the time series.
-    pub(super) live: Vec<LiveCounts>,
-}
-
-/// A thread's counts so far, read by the monitor. A cache line of its own: the threads
-/// count every record, and would otherwise contend for one line.
-#[derive(Default)]
-#[repr(align(64))]
-pub(super) struct LiveCounts {
-    pub(super) ios: AtomicU64,
-    pub(super) bytes: AtomicU64,
-    pub(super) response_ns: AtomicU64,
-}
 
 /// What a thread does in a test.
 pub(super) struct Work {
@@ -103,21 +78,24 @@ fn open(path: &PathBuf, w: &Work) -> std::io::Result<File> {
     o.open(path)
 }
 
-/// Runs `w` as thread `index`: waits at the barrier, then does every record of every file.
-pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
+/// Runs `w` as thread `index`: every record of every file, from the moment all threads start.
+/// `first_done_ns`: when the first thread finished (ns from the epoch; 0: none yet), IOzone's
+/// stonewall, which the first to finish sets.
+pub(super) fn run(index: usize, w: &Work, lane: Lane, first_done_ns: &AtomicU64) -> Outcome {
     let mut buf = AlignedBuf::new(w.record as usize);
     crate::data::fill(buf.as_mut_slice(), Content::Random, w.seed);
     let mut rng = Rng::new(w.seed, index as u64);
     let records = w.file_bytes / w.record;
-    let live = &shared.live[index];
-    let now = || shared.epoch.elapsed().as_nanos() as u64;
+    let Lane { live, stop, epoch } = lane;
+    let now = || epoch.elapsed().as_nanos() as u64;
     let mut out = Outcome { stats: IoStats::default(), start_ns: 0, end_ns: 0, stonewall: (0, 0, 0), failure: None };
     let mut stonewalled = false;
-    shared.barrier.wait();
     out.start_ns = now();
     let writes = w.test.writes();
+    let op = Op::data(writes);
     let fail = |out: &mut Outcome, path: &PathBuf, offset: u64, e: std::io::Error| {
-        out.stats.record_error(Op::data(writes), e.raw_os_error().unwrap_or(0));
+        out.stats.record_error(op, e.raw_os_error().unwrap_or(0));
+        live.count_error(0, op);
         out.failure = Some(Failure {
             path: path.clone(),
             offset,
@@ -125,7 +103,7 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
             errno: e.raw_os_error().unwrap_or(0),
             at_ns: now(),
         });
-        shared.stop.store(true, Relaxed);
+        stop.store(true, Relaxed);
     };
     'files: for (k, path) in w.files.iter().enumerate() {
         let f = match open(path, w) {
@@ -136,7 +114,7 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
             }
         };
         for r in order(w.test, records, w.stride, &mut rng) {
-            if shared.stop.load(Relaxed) {
+            if stop.load(Relaxed) {
                 break 'files;
             }
             let offset = r * w.record;
@@ -150,13 +128,11 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
                 fail(&mut out, path, offset, e);
                 break 'files;
             }
-            out.stats.of_mut(Op::data(writes)).record(w.record, t1 - t0);
-            live.ios.fetch_add(1, Relaxed);
-            live.bytes.fetch_add(w.record, Relaxed);
-            live.response_ns.fetch_add(t1 - t0, Relaxed);
-            if !stonewalled && shared.first_done_ns.load(Relaxed) != 0 {
+            out.stats.of_mut(op).record(w.record, t1 - t0);
+            live.count_one(0, op, w.record, t1 - t0);
+            if !stonewalled && first_done_ns.load(Relaxed) != 0 {
                 stonewalled = true;
-                let d = out.stats.of_mut(Op::data(writes));
+                let d = out.stats.of_mut(op);
                 out.stonewall = (d.bytes, d.ios, t1);
             }
         }
@@ -176,13 +152,13 @@ pub(super) fn run(index: usize, w: &Work, shared: &Shared) -> Outcome {
     if out.end_ns == 0 {
         out.end_ns = now();
     }
-    let d = out.stats.of_mut(Op::data(writes));
+    let d = out.stats.of_mut(op);
     if !stonewalled {
         out.stonewall = (d.bytes, d.ios, out.end_ns);
     }
     // The first to finish (not to fail) stonewalls the others, at once.
-    if out.failure.is_none() && !shared.stop.load(Relaxed) {
-        let _ = shared.first_done_ns.compare_exchange(0, out.end_ns.max(1), Relaxed, Relaxed);
+    if out.failure.is_none() && !stop.load(Relaxed) {
+        let _ = first_done_ns.compare_exchange(0, out.end_ns.max(1), Relaxed, Relaxed);
     }
     // Marked as iogauge's once the time is taken and the others told: bookkeeping, not the
     // workload (a file left unmarked by a crash is refused by the next test, not overwritten;

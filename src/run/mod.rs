@@ -5,6 +5,7 @@ mod io_log;
 mod monitor;
 mod snapshot;
 mod tally;
+mod threads;
 mod verification;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -24,6 +25,7 @@ use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
 use monitor::{Clock, Monitor, Window};
 pub use monitor::{Observer, Silent};
 pub use snapshot::{Count, Counters, Phase, Progress, Snapshot};
+pub use threads::{Lane, Watched, run_threads};
 use verification::Verification;
 
 /// RFC 3339 UTC with milliseconds.

@@ -101,6 +101,12 @@ impl Clock {
         }
     }
 
+    /// The timing of threads that each run to their own end (a file-system test): samples
+    /// every `interval`, no ramp-up, no time limit.
+    pub(super) fn until_done(interval: Duration) -> Clock {
+        Clock { interval_ns: interval.as_nanos() as u64, ramp_ns: 0, time_ns: u64::MAX, counted: true }
+    }
+
     /// Whether the run ends at a time (else on a count of I/Os or bytes).
     pub(super) fn timed(&self) -> bool {
         !self.counted

@@ -1,4 +1,4 @@
-//! The study document (`iogauge.study/1`): the definition, every point with every run's full
+//! The study document (`iogauge.study/2`): the definition, every point with every run's full
 //! result, the summaries of each point's repeats, and what searches and curves found.
 
 use serde::{Deserialize, Serialize};
@@ -10,8 +10,11 @@ use crate::model::Storage;
 use crate::result::{Headline, ResultDoc};
 use crate::spec::SpecLine;
 
-/// `schema` of a study document.
-pub const SCHEMA: &str = "iogauge.study/1";
+/// `schema` of a study document. 2: its runs are `iogauge.result/2` documents.
+pub const SCHEMA: &str = "iogauge.study/2";
+
+/// Every version read.
+pub const READ: [&str; 2] = ["iogauge.study/1", SCHEMA];
 
 /// A study document: the definition, every point with every run's full result, and summaries.
 #[derive(Debug, Clone, Serialize, Deserialize)]

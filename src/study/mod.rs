@@ -21,7 +21,7 @@ pub(crate) mod builtin;
 mod curve;
 pub(crate) mod doc;
 pub(crate) mod run;
-mod runner;
+pub(crate) mod runner;
 pub mod search;
 pub(crate) mod stats;
 pub(crate) mod steady;

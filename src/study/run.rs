@@ -1,16 +1,13 @@
 //! Running a study: its points checked, its document begun, and the points run the way its
 //! mode says (plain cycles here; the others in `search.rs`, `curve.rs`, `steady.rs`).
 
-use std::time::{Instant, SystemTime};
-
-use super::doc::{SCHEMA, StudyDoc};
+use super::doc::StudyDoc;
 use super::runner::Runner;
 use super::{Point, apply, search};
 use crate::config::{Job, Mode};
 use crate::error::{Error, Result, input};
 use crate::managers::Group;
 use crate::plan;
-use crate::run;
 use crate::verify::map::BlockMap;
 
 pub use super::runner::StudyObserver;
@@ -30,22 +27,6 @@ pub fn run_study(
         let test = apply(config, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
         plan::check_for(group, &test).map_err(|e| at_point(e, point))?;
     }
-    let mut job = config.without_secrets();
-    job.study = None;
-    let doc = StudyDoc {
-        schema: SCHEMA.into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        started_at: run::timestamp(SystemTime::now()),
-        duration_s: 0.0,
-        study: study.clone(),
-        config: job,
-        points: Vec::new(),
-        searches: Vec::new(),
-        curves: Vec::new(),
-        steady: None,
-        warnings: Vec::new(),
-        interrupted: true,
-    };
     let mode = study.mode().map_err(input)?;
     let planned = match mode {
         Mode::Cycle => Some(points.len()),
@@ -53,23 +34,14 @@ pub fn run_study(
         Mode::Curve(c) => Some(super::curve::planned(config, c, points.len())),
         Mode::Limit(_) => None,
     };
-    let mut r = Runner {
-        planned,
-        base: config.clone(),
-        repeat: study.repeat,
-        doc,
-        t0: Instant::now(),
-        observer,
-        group,
-        maps: Vec::new(),
-    };
-    match run_points(&mut r, mode, points) {
-        Ok(()) => r.doc.interrupted = false,
-        Err(Error::Stopped) => r.doc.interrupted = true,
+    let mut r = Runner::begin(config, planned, observer, group);
+    let interrupted = match run_points(&mut r, mode, points) {
+        Ok(()) => false,
+        Err(Error::Stopped) => true,
         Err(e) => return Err(e),
-    }
-    r.doc.duration_s = r.t0.elapsed().as_secs_f64();
-    Ok(Studied { doc: r.doc, maps: r.maps })
+    };
+    let maps = std::mem::take(&mut r.maps);
+    Ok(Studied { doc: r.finish(interrupted), maps })
 }
 
 /// An error of a point's test, naming the point.

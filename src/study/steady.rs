@@ -236,7 +236,7 @@ fn precondition(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<Option<
         (Some(r.group.sum(&[mine * st.passes as u64], "preconditioning")[0]), None);
     let prep = plan::prepare_for(r.group, test)?;
     let label = format!("precondition: {spec} x {}", st.passes);
-    let tested = run::run_test(&prep, r.group, &mut r.point_observer(&points[0], label, None))?;
+    let tested = run::run_test(&prep, r.group, &mut r.point_observer(&points[0], 0, label, None))?;
     let result = tested.doc.results.first();
     Ok(Some(Preconditioned {
         pattern: st.precondition,

@@ -78,6 +78,23 @@ impl Live {
     pub fn new(targets: usize) -> Live {
         Live { recorded: (0..targets).map(|_| Default::default()).collect(), ..Live::default() }
     }
+
+    /// One recorded I/O of a thread that counts each as it completes (a file-system test's;
+    /// a worker publishes its totals once per batch instead). Only that thread writes.
+    pub fn count_one(&self, target: usize, op: Op, bytes: u64, response_ns: u64) {
+        let c = &self.recorded[target][op as usize];
+        LiveCount::bump(&c.ios, 1);
+        LiveCount::bump(&c.bytes, bytes);
+        LiveCount::bump(&self.ios, 1);
+        LiveCount::bump(&self.bytes, bytes);
+        LiveCount::bump(&self.response_ns, response_ns);
+        self.latency.record(response_ns);
+    }
+
+    /// One failed I/O of such a thread.
+    pub fn count_error(&self, target: usize, op: Op) {
+        LiveCount::bump(&self.recorded[target][op as usize].errors, 1);
+    }
 }
 
 /// One target's and operation's recorded counts. Only its worker writes them (a load and a

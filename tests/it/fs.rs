@@ -116,7 +116,7 @@ fn every_test_moves_the_bytes_asked_on_ext4_and_xfs() {
             "--keep",
         ]);
         assert_eq!(code, 0, "{}: {err}", mkfs[0]);
-        assert_eq!(doc["schema"], "iogauge.study/1");
+        assert_eq!(doc["schema"], "iogauge.study/2");
         let pts = points(&doc);
         assert_eq!(pts.len(), 2 * 8, "a point per thread count and test");
         for (n, test, w) in &pts {
@@ -151,12 +151,24 @@ fn every_test_moves_the_bytes_asked_on_ext4_and_xfs() {
                 assert_eq!(num(t, "bytes"), (32 / *n * MIB) as f64, "{what}");
             }
             assert!(num(w, "totals/percentiles_ms/p99") > 0.0, "{what}: latency percentiles per record");
-            // The time series covers the test and adds up to its totals.
+            // The time series (the monitor's, as any run's: from the threads' start to its look
+            // after the last one ended) covers the test and adds up to its totals.
             let series = w["intervals"].as_array().unwrap();
             let secs: f64 = series.iter().map(|i| num(i, "duration_s")).sum();
             let bytes: f64 = series.iter().map(|i| num(i, "mbps") * 1e6 * num(i, "duration_s")).sum();
-            assert!((secs - num(w, "duration_s")).abs() < 1e-6, "{what}: {secs} s of samples");
+            let ios: f64 = series.iter().map(|i| num(i, "iops") * num(i, "duration_s")).sum();
+            assert!(secs >= num(w, "duration_s") - 1e-6, "{what}: {secs} s of samples");
             assert!((bytes - num(w, "totals/bytes")).abs() < 1.0, "{what}: {bytes} bytes in the samples");
+            assert!((ios - num(w, "totals/ios")).abs() < 1e-6 * ios.max(1.0), "{what}: {ios} records in the samples");
+            // Each sample's percentiles come from its records' histogram, as a run's do.
+            assert!(
+                series.iter().any(|i| i["percentiles_ms"]["p50"].as_f64().is_some_and(|v| v > 0.0)),
+                "{what}: percentiles per sample"
+            );
+            // A thread reads and writes its files itself: no engine, depth or targets.
+            let t = &w["workers"][0];
+            assert!(t.get("engine").is_none() && t.get("outstanding").is_none(), "{what}: {t}");
+            assert!(t["targets"].as_array().unwrap().is_empty() && w["targets"].as_array().unwrap().is_empty());
         }
         // --keep: the last thread count's files, each as large as asked (rewrite and random
         // write did not grow them), each marked as iogauge's.

@@ -281,3 +281,58 @@ fn a_new_database_opened_by_many_at_once() {
         }
     }
 }
+
+/// Documents an earlier iogauge wrote (`iogauge.result/1`, `iogauge.study/1`: its file-system
+/// threads said engine `psync`, 1 outstanding, the directory as their target) still load in
+/// compare, report, show and export, from files and from a history database, beside the
+/// version 2 documents of the same tests.
+#[test]
+fn documents_an_older_iogauge_wrote_still_load() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (old_fs, old_run) = (fixtures.join("study-1-fs.json"), fixtures.join("result-1-null.json"));
+    let (old_fs, old_run) = (old_fs.to_str().unwrap(), old_run.to_str().unwrap());
+    let dir = scratch("history-v1");
+    let files = dir.join("files");
+    std::fs::create_dir(&files).unwrap();
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    let fs_args = ["--threads", "1", "--size", "1M", "--tests", "write,read", "--db", d, "--json", "fs.json", "-q"];
+    ok_in(&dir, &[&["fs", "--dir", files.to_str().unwrap()][..], &fs_args].concat());
+    ok_in(&dir, &["run", "--target", "null", "--ios", "20000", "--db", d, "--json", "run.json", "-q"]);
+    let new: Value = serde_json::from_slice(&std::fs::read(dir.join("fs.json")).unwrap()).unwrap();
+    assert_eq!(new["schema"], "iogauge.study/2");
+    let old: Value = serde_json::from_slice(&std::fs::read(old_fs).unwrap()).unwrap();
+    assert_eq!(old["points"][0]["runs"][0]["schema"], "iogauge.result/1", "the fixture is a version 1 document");
+    assert_eq!(old["points"][0]["runs"][0]["results"][0]["workers"][0]["engine"], "psync");
+
+    // Files: each workload of the old document against the new one's.
+    let out = String::from_utf8(ok_in(&dir, &["compare", old_fs, "fs.json"]).stdout).unwrap();
+    for w in ["threads=1 write", "threads=1 read", "Overall write"] {
+        assert!(out.contains(w), "compare names {w}: {out}");
+    }
+    let out = String::from_utf8(ok_in(&dir, &["compare", old_run, "run.json"]).stdout).unwrap();
+    assert!(out.contains("random-read-4k"), "{out}");
+    ok_in(&dir, &["report", old_fs, old_run, "fs.json", "run.json", "-o", "r.html", "--db", d]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(html.contains("threads=1") && html.contains("random-read-4k"), "the report holds both");
+
+    // A history database an older iogauge filled: its documents are version 1.
+    let study_id = history(&dir, &db, &[]).iter().find(|e| e["kind"] == "study").unwrap()["id"].as_i64().unwrap();
+    let run_id = history(&dir, &db, &[]).iter().find(|e| e["kind"] == "run").unwrap()["id"].as_i64().unwrap();
+    for (id, file) in [(study_id, old_fs), (run_id, old_run)] {
+        let sql = format!("UPDATE runs SET document = CAST(readfile('{file}') AS TEXT) WHERE id = {id};");
+        let st = std::process::Command::new("sqlite3").arg(&db).arg(sql).status().unwrap();
+        assert!(st.success());
+        let id = id.to_string();
+        let exported = ok_in(&dir, &["export", &id, "--db", d]).stdout;
+        assert_eq!(exported, std::fs::read(file).unwrap(), "export gives the old document back, byte for byte");
+        for detail in ["workers", "targets"] {
+            let shown = String::from_utf8(ok_in(&dir, &["show", &id, "--db", d, "--detail", detail]).stdout).unwrap();
+            assert!(shown.contains("IOPS"), "{shown}");
+        }
+    }
+    let (s, r) = (study_id.to_string(), run_id.to_string());
+    ok_in(&dir, &["report", &s, &r, "-o", "h.html", "--db", d]);
+    let out = String::from_utf8(ok_in(&dir, &["compare", &s, "fs.json", "--db", d]).stdout).unwrap();
+    assert!(out.contains("threads=1 read"), "{out}");
+}

@@ -671,7 +671,7 @@ fn each_rank_logs_in_its_own_iscsi_sessions() {
         "the LUN's device counted every read of both ranks"
     );
     for w in &r.workers {
-        assert_eq!(w.engine, "iscsi (libiscsi; 2 connections per target)");
+        assert_eq!(w.engine.as_deref(), Some("iscsi (libiscsi; 2 connections per target)"));
     }
 }
 

@@ -145,7 +145,7 @@ fn csv_is_iometers() {
 fn stdout_is_only_the_document_with_json_dash() {
     let out = ok(&["run", "--target", "null", "--ios", "1000", "--json", "-"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["schema"], "iogauge.result/1");
+    assert_eq!(v["schema"], "iogauge.result/2");
 }
 
 #[test]

@@ -47,7 +47,7 @@ outstanding = { start = 1, end = 8, base = 2 }
 "#,
     );
     let doc = study(&job, &[]);
-    assert_eq!(doc["schema"], "iogauge.study/1");
+    assert_eq!(doc["schema"], "iogauge.study/2");
     assert_eq!(doc["interrupted"], false);
     let points = doc["points"].as_array().unwrap();
     let want: Vec<(u64, u64)> = [1, 3].iter().flat_map(|&t| [1, 2, 4, 8].map(move |q| (t, q))).collect();
@@ -59,7 +59,7 @@ outstanding = { start = 1, end = 8, base = 2 }
         let runs = p["runs"].as_array().unwrap();
         assert_eq!(runs.len(), 3, "three repeats");
         for r in runs {
-            assert_eq!(r["schema"], "iogauge.result/1", "each run is a whole result document");
+            assert_eq!(r["schema"], "iogauge.result/2", "each run is a whole result document");
             assert_eq!(r["config"]["worker"][0]["targets"].as_array().unwrap().len() as u64, t);
             assert_eq!(r["config"]["worker"][0]["outstanding"].as_u64().unwrap(), q);
             for res in r["results"].as_array().unwrap() {
