@@ -65,6 +65,29 @@ fn sum_live(live: &[Live]) -> Sums {
     s
 }
 
+/// The interval samples, the last one made up so that they sum to `ios` and `bytes`, the
+/// totals. Samples read the running counters, which can disagree with the totals at the end
+/// either way: a worker's already hold the I/Os completed between the end of recording and
+/// the monitor's last look (the totals, kept by each completion's own timestamp, do not); a
+/// file-system thread stopped by Ctrl-C finishes the record it had begun after that look
+/// (the totals count it).
+pub(super) fn reconciled(intervals: &[Interval], ios: u64, bytes: u64) -> Vec<Interval> {
+    let mut out = intervals.to_vec();
+    let Some((last, before)) = out.split_last_mut() else { return out };
+    let (seen_ios, seen_bytes) =
+        before.iter().fold((0.0, 0.0), |(i, b), iv| (i + iv.iops * iv.duration_s, b + iv.mbps * 1e6 * iv.duration_s));
+    let dt = last.duration_s;
+    last.iops = (ios as f64 - seen_ios).max(0.0) / dt;
+    last.mbps = (bytes as f64 - seen_bytes).max(0.0) / dt / 1e6;
+    out
+}
+
+/// Every worker's recorded I/Os and bytes so far.
+pub(super) fn recorded(live: &[Live]) -> (u64, u64) {
+    let s = sum_live(live);
+    (s.recorded_ios, s.recorded_bytes)
+}
+
 /// A point of the monitor's timeline.
 #[derive(Debug, Clone)]
 pub(super) struct Mark {

@@ -3,13 +3,13 @@
 
 use std::time::SystemTime;
 
-use super::monitor::{Clock, Window};
+use super::monitor::{Clock, Window, reconciled};
 use super::timestamp;
 use crate::cpu;
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{
-    FirstError, Interval, Lateness, ManagerResult, Metrics, ReplayResult, TargetResult, Totals, WorkerResult,
-    WorkloadResult, errno_text,
+    FirstError, Lateness, ManagerResult, Metrics, ReplayResult, TargetResult, Totals, WorkerResult, WorkloadResult,
+    errno_text,
 };
 use crate::stats::{Histogram, IoStats, Op};
 use crate::verify::block::VerifyResult;
@@ -28,21 +28,6 @@ pub(super) struct Ended<'a> {
     pub(super) host: String,
 }
 
-/// The interval samples, the last one trimmed to the recording window so that they sum to the
-/// totals. Samples are read from the workers' running counters, which at the end already hold
-/// the I/Os completed between the end of recording and the monitor's last look (the totals,
-/// kept by each completion's own timestamp, do not).
-fn reconciled(intervals: &[Interval], totals: &Metrics) -> Vec<Interval> {
-    let mut out = intervals.to_vec();
-    let Some((last, before)) = out.split_last_mut() else { return out };
-    let (ios, bytes) =
-        before.iter().fold((0.0, 0.0), |(i, b), iv| (i + iv.iops * iv.duration_s, b + iv.mbps * 1e6 * iv.duration_s));
-    let dt = last.duration_s;
-    last.iops = (totals.ios as f64 - ios).max(0.0) / dt;
-    last.mbps = (totals.bytes as f64 - bytes).max(0.0) / dt / 1e6;
-    out
-}
-
 impl Ended<'_> {
     /// This manager's result of the workload named `spec`.
     pub(super) fn result(self, spec: &str) -> WorkloadResult {
@@ -58,7 +43,7 @@ impl Ended<'_> {
         let metrics = Metrics::new(&raw, secs);
         let cpu = cpu::usage(&start.cpu, &end.cpu, recorded_ns as f64 / 1e9, metrics.ios, metrics.iops);
         let outstanding = self.plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum();
-        let intervals = reconciled(intervals, &metrics);
+        let intervals = reconciled(intervals, metrics.ios, metrics.bytes);
         let totals = Totals { metrics, outstanding, cpu };
         let unix_ns = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let record_start_unix_ns = unix_ns(*started_at);

@@ -107,8 +107,10 @@ pub fn run_threads<T: Send>(
         }
         .watch();
         let outcomes = handles.into_iter().map(|h| h.join().expect("a test thread panicked")).collect();
+        // Stopped, the monitor looked last before the threads finished their records.
+        let (ios, bytes) = monitor::recorded(&ctl.live);
         let watched = Watched {
-            intervals: window.intervals,
+            intervals: monitor::reconciled(&window.intervals, ios, bytes),
             cpu_start: window.start.cpu,
             cpu_end: window.end.cpu,
             started_at: window.started_at,

@@ -118,11 +118,22 @@ impl Drop for Prometheus {
 
 /// Fetches /metrics every 300 ms until `child` ends; every scrape must pass `promtool check
 /// metrics`. Returns the number of scrapes and the child's output.
-fn scrape_while(child: Child, port: u16) -> (usize, std::process::Output) {
+/// Also returns the last moment the child was seen running (Unix seconds): Prometheus marks
+/// its series stale at its first failed scrape after the exit, so an instant query for the
+/// final counts asks at that moment, inside `--linger`, not after it.
+fn scrape_while(child: Child, port: u16) -> (usize, std::process::Output, f64) {
     let url = format!("http://127.0.0.1:{port}/metrics");
     let mut child = child;
     let mut scrapes = 0;
-    while child.try_wait().unwrap().is_none() {
+    let unix_now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let mut alive = unix_now();
+    loop {
+        // Running at `t`: try_wait, after it, found it running.
+        let t = unix_now();
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        alive = t;
         let (code, body) = get(&url, &[]);
         if code == 200 {
             let mut check = Command::new("promtool")
@@ -145,7 +156,7 @@ fn scrape_while(child: Child, port: u16) -> (usize, std::process::Output) {
         }
         std::thread::sleep(Duration::from_millis(300));
     }
-    (scrapes, child.wait_with_output().unwrap())
+    (scrapes, child.wait_with_output().unwrap(), alive)
 }
 
 /// iogauge started in `dir` with `args`, its output kept.
@@ -189,7 +200,7 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
             "-q",
         ],
     );
-    let (scrapes, out) = scrape_while(child, port);
+    let (scrapes, out, alive) = scrape_while(child, port);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(scrapes >= 20, "{scrapes} scrapes in 16 s");
     let (health, error) = prom.target_health();
@@ -216,7 +227,7 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
         assert!((rate - mean).abs() <= mean * 0.02, "at {at} s: Prometheus's rate {rate:.0}, the intervals' {mean:.0}");
     }
     // The last scrape (during --linger) holds the result's count exactly.
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let now = alive;
     let total = prom.query("sum(iogauge_ios_total)", now);
     assert_eq!(total[0].1 as u64, r["totals"]["ios"].as_u64().unwrap());
     let state = prom.query("iogauge_state == 1", now);
@@ -254,13 +265,13 @@ fn a_study_is_scraped_its_counters_grow_across_points_and_say_progress() {
             "-q",
         ],
     );
-    let (_, out) = scrape_while(child, port);
+    let (_, out, alive) = scrape_while(child, port);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = read_json(&json);
     let points = doc["points"].as_array().unwrap();
     assert_eq!(points.len(), 3);
     let ios: u64 = points.iter().map(|p| p["runs"][0]["results"][0]["totals"]["ios"].as_u64().unwrap()).sum();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let now = alive;
     // One series for the one workload: it grew through all three points, never reset.
     let total = prom.query("iogauge_ios_total", now);
     assert_eq!(total.len(), 1, "{total:?}");
