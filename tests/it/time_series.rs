@@ -52,11 +52,19 @@ fn interval_percentiles_follow_a_device_that_slows_down() {
     for i in 4..6 {
         assert!(p(i, "p50") >= 19.8, "interval {i} is after it: p50 {} ms", p(i, "p50"));
     }
-    // Each interval's histogram holds exactly its own I/Os (the last is trimmed to the window).
+    // Each interval's histogram holds its own I/Os (the last is trimmed to the window). A mark
+    // reads a worker's histogram, then its counts, about a microsecond apart: an I/O completing
+    // between the two reads is timed in one interval and counted in the next (a fresh clone's
+    // run, a build beside it, saw 4955 against 4956). Here every read takes 20 ms or more and
+    // 4 are outstanding, so at most 4 complete in any 20 ms: more than 16 apart needs the
+    // monitor descheduled for over 80 ms inside that microsecond at one of the interval's two
+    // marks (a scheduler tick falls there about once in 4,000 marks, and a wait of 80 ms after
+    // it, with two CPU burners beside the suite, far less often than once in 250: under one
+    // run in a million). A histogram of the wrong I/Os is off by hundreds.
     for iv in &intervals[..5] {
         let ios = iv["iops"].as_f64().unwrap() * iv["duration_s"].as_f64().unwrap();
         assert!(
-            (histogram_total(iv) as f64 - ios).abs() < 0.5,
+            (histogram_total(iv) as f64 - ios).abs() <= 16.5,
             "{} I/Os in the histogram, {ios} counted",
             histogram_total(iv)
         );
