@@ -508,7 +508,9 @@ fn a_file_system_study_has_live_lines_too() {
     )
     .unwrap();
     let lines = dir.join("live.jsonl");
-    ok_in(&dir, &["study", job.to_str().unwrap(), "--live-json", lines.to_str().unwrap(), "--no-history", "-q"]);
+    let json = dir.join("s.json");
+    let (lines_arg, json_arg) = (lines.to_str().unwrap(), json.to_str().unwrap());
+    ok_in(&dir, &["study", job.to_str().unwrap(), "--live-json", lines_arg, "--json", json_arg, "--no-history", "-q"]);
     validate_lines(&lines).unwrap();
     let all: Vec<Value> =
         std::fs::read_to_string(&lines).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -518,6 +520,13 @@ fn a_file_system_study_has_live_lines_too() {
         assert!(label.starts_with("threads=1 "), "{label}");
         assert!(["write", "read"].contains(&l["workload"].as_str().unwrap()), "{l}");
         assert_eq!(l["study"]["points"], 2);
+    }
+    // The lines are the monitor's samples, as a run's: each test's add up to its result.
+    let doc = read_json(&json);
+    for p in doc["points"].as_array().unwrap() {
+        let test = p["params"]["test"].as_str().unwrap();
+        let lines: u64 = all.iter().filter(|l| l["workload"] == test).map(|l| l["ios"].as_u64().unwrap()).sum();
+        assert_eq!(lines, p["runs"][0]["results"][0]["totals"]["ios"].as_u64().unwrap(), "{test}");
     }
 }
 
