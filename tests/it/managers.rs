@@ -481,7 +481,10 @@ impl Slurm {
         let dir = scratch("slurm");
         let d = dir.display().to_string();
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
-        let port = 20000 + 2 * (std::process::id() % 10000);
+        // Two ports of this process's own below the kernel's ephemeral range (32768 up: a
+        // fresh clone's run once found slurmctld's taken there by some connection's local
+        // end), where nothing else in the suite binds (its servers take ephemeral ports).
+        let port = 20000 + 2 * (std::process::id() % 6000);
         let cpus = std::thread::available_parallelism().unwrap().get();
         std::fs::create_dir_all(dir.join("state")).unwrap();
         std::fs::create_dir_all(dir.join("spool")).unwrap();
