@@ -192,7 +192,7 @@ pub fn run_study(job: &Job, observer: &mut dyn StudyObserver) -> Result<StudyDoc
     let recorded = c.phases().iter().filter(|(_, recorded)| *recorded).count();
     let solo = Solo::new();
     let mut runner = Runner::begin(job, Some(c.threads.len() * recorded), observer, &solo);
-    runner.doc_mut().warnings = checked.warnings.clone();
+    checked.warnings.iter().for_each(|w| runner.warn(w.clone()));
     let mut run = FsRun { job, c, checked: &checked, runner };
     for &n in &c.threads {
         for r in 0..run.runner.doc().study.repeat {
@@ -288,7 +288,7 @@ impl FsRun<'_> {
             run_doc.interrupted = stopped;
             self.runner.add_run(&point, r, run_doc, &[])?;
             if let Some(e) = failed {
-                self.runner.doc_mut().warnings.push(format!(
+                self.runner.warn(format!(
                     "threads={n} {}: {e}; the tests after it did not run{}",
                     test.name(),
                     if e.errno == libc::ENOSPC { " (the file system is full)" } else { "" }

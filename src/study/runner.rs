@@ -127,9 +127,11 @@ impl<'a> Runner<'a> {
         &self.doc
     }
 
-    /// The document, for a file-system study to say what ended it.
-    pub fn doc_mut(&mut self) -> &mut StudyDoc {
-        &mut self.doc
+    /// Adds a warning to the document (once).
+    pub fn warn(&mut self, warning: String) {
+        if !self.doc.warnings.contains(&warning) {
+            self.doc.warnings.push(warning);
+        }
     }
 
     /// The document, its time taken, `interrupted` as said.
@@ -170,9 +172,7 @@ impl<'a> Runner<'a> {
             }
         };
         for w in &run.warnings {
-            if !self.doc.warnings.contains(w) {
-                self.doc.warnings.push(w.clone());
-            }
+            self.warn(w.clone());
         }
         let p = &mut self.doc.points[index];
         p.runs.push(run);

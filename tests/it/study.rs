@@ -310,23 +310,17 @@ fn builtin_studies_run_the_seeds_experiments() {
     }
 }
 
-/// vdbench's curve: the uncontrolled maximum, then open-loop runs whose achieved rates are
-/// within 2 % of the asked ones. On a device whose time is set (every read 10 ms, 8 at a
-/// time: about 750 IOPS whatever the machine's load), with evenly spaced arrivals, so a run
-/// of 1 s at 20 % does 150 I/Os give or take the one or two crossing the window's edges
-/// (1.3 %). The fractions stay at or under 40 %: at 60 % FUSE's own queue (one Python
-/// process) adds 4 ms to the reads, ramp-up falls behind, and recording catches up 5 % over.
-/// (On zram the maximum was the CPU's, and a loaded machine could not keep the open loop's
-/// pace: 93 % of the asked rate with four tests at a time.)
+/// vdbench's curve on zram: the uncontrolled maximum, then open-loop runs whose achieved
+/// rates are within 2 % of the asked ones. The fractions stay low: other tests may take a CPU
+/// (zram's capacity) after the maximum was measured.
 #[test]
 fn curve_runs_at_the_asked_rates() {
-    let fs = FaultFs::new(&["--delay", "10"]);
+    let _z = zram();
     let job = write_job(
         &scratch("curve"),
         &format!(
-            "[test]\nramp = \"300ms\"\ntime = \"1s\"\narrivals = \"uniform\"\nrun = [\"random-read-4k\"]\n\
-             [[worker]]\noutstanding = 8\ntargets = [\"{}\"]\n[study]\ncurve = {{ fractions = [20, 30, 40] }}\n",
-            fs.disk()
+            "[test]\nramp = \"300ms\"\ntime = \"1s\"\narrivals = \"poisson\"\nrun = [\"random-read-4k\"]\n\
+             [[worker]]\noutstanding = 32\ntargets = [\"{ZRAM}\"]\n[study]\ncurve = {{ fractions = [10, 25, 40] }}\n"
         ),
     );
     let doc = study(&job, &["--quiet"]);
@@ -336,15 +330,14 @@ fn curve_runs_at_the_asked_rates() {
     let at: Vec<&Value> =
         c["points"].as_array().unwrap().iter().map(|i| &points[i.as_u64().unwrap() as usize]).collect();
     assert_eq!(at.len(), 3);
-    for (p, pct) in at.iter().zip([20.0, 30.0, 40.0]) {
+    for (p, pct) in at.iter().zip([10.0, 25.0, 40.0]) {
         assert_eq!(num(p, "params/rate_pct"), pct);
         let asked = num(p, "params/rate_iops");
         assert!((asked - max * pct / 100.0).abs() < 1e-6 * asked);
         let achieved = num(p, "summary/0/iops/median");
         assert!((achieved / asked - 1.0).abs() < 0.02, "{pct} %: asked {asked:.0}, achieved {achieved:.0}");
-        // Open-loop response times count from the intended start: at least the device's 10 ms.
-        let ms = num(p, "summary/0/avg_response_ms/median");
-        assert!(ms >= 10.0, "{pct} %: {ms} ms");
+        // Open-loop response times count from the intended start, so they exist and are sane.
+        assert!(num(p, "summary/0/avg_response_ms/median") > 0.0);
     }
 }
 
