@@ -8,8 +8,8 @@ mod tally;
 mod threads;
 mod verification;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Barrier, Mutex, OnceLock, mpsc};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -128,16 +128,9 @@ fn run_workload(
     // Without ramp-up, recording starts with the workers; after one, when every manager has
     // reached its end (the monitor sets the window then).
     let ramped = clock.ramp_ns > 0;
-    let ctl = Arc::new(Control {
-        barrier: Barrier::new(n + 1),
-        epoch: OnceLock::new(),
-        record_start_ns: AtomicU64::new(if ramped { u64::MAX } else { 0 }),
-        record_end_ns: AtomicU64::new(if ramped { u64::MAX } else { clock.time_ns }),
-        stop: AtomicBool::new(false),
-        failed: AtomicBool::new(false),
-        finished: AtomicUsize::new(0),
-        live: plans.iter().map(|p| Live::new(p.targets.len())).collect(),
-    });
+    let live = plans.iter().map(|p| Live::new(p.targets.len())).collect();
+    let ctl =
+        Arc::new(if ramped { Control::new(live, u64::MAX, u64::MAX) } else { Control::new(live, 0, clock.time_ns) });
     let spec = prep.share().workloads[r].name.as_str();
     let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
     let (handles, outcomes) = spawn_workers(prep, plans, checkers, logs, &ctl)?;

@@ -3,8 +3,8 @@
 //! watches them, so the live line, `--live-json`, `/metrics`, Ctrl-C and the time series
 //! (with each interval's percentiles) work for them as for any run.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::monitor::{self, Clock, Monitor, Observer};
@@ -46,18 +46,8 @@ pub fn run_threads<T: Send>(
     observer: &mut dyn Observer,
     body: impl Fn(usize, Lane) -> T + Sync,
 ) -> (Vec<T>, Watched) {
-    let n = threads.len();
-    let ctl = Arc::new(Control {
-        barrier: Barrier::new(n + 1),
-        epoch: OnceLock::new(),
-        // Everything is recorded: a thread's work is its files, whole.
-        record_start_ns: AtomicU64::new(0),
-        record_end_ns: AtomicU64::new(u64::MAX),
-        stop: AtomicBool::new(false),
-        failed: AtomicBool::new(false),
-        finished: AtomicUsize::new(0),
-        live: threads.iter().map(|_| Live::new(1)).collect(),
-    });
+    // Everything is recorded: a thread's work is its files, whole.
+    let ctl = Arc::new(Control::new(threads.iter().map(|_| Live::new(1)).collect(), 0, u64::MAX));
     std::thread::scope(|s| {
         let handles: Vec<_> = threads
             .iter()

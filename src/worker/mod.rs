@@ -166,6 +166,23 @@ pub struct Control {
     pub live: Vec<Live>,
 }
 
+impl Control {
+    /// The control of a run of `live.len()` threads (one `Live` each) and the main thread,
+    /// recording completions from `record_start_ns` to `record_end_ns` (ns from the epoch).
+    pub fn new(live: Vec<Live>, record_start_ns: u64, record_end_ns: u64) -> Control {
+        Control {
+            barrier: Barrier::new(live.len() + 1),
+            epoch: OnceLock::new(),
+            record_start_ns: AtomicU64::new(record_start_ns),
+            record_end_ns: AtomicU64::new(record_end_ns),
+            stop: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            finished: AtomicUsize::new(0),
+            live,
+        }
+    }
+}
+
 /// Everything a worker thread needs.
 pub struct WorkerJob {
     /// Index among the test's workers (seeds its generator).
