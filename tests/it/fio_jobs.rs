@@ -66,43 +66,43 @@ const CASES: [(&str, &str); 8] = [
     (
         "rand-read",
         "; as examples/fio-rand-read.fio\n[global]\nname=fio-rand-read\nfilename=${DEV}\nrw=randread\nbs=4K\ndirect=1\n\
-         numjobs=1\ntime_based\nruntime=1\n\n[file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
+         numjobs=1\ntime_based\nruntime=300ms\n\n[file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
     ),
     (
         "seq-write",
-        "[global]\nname=fio-seq-write\nfilename=${DEV}\nrw=write\nbs=256K\ndirect=1\nnumjobs=1\ntime_based\nruntime=1\n\n\
+        "[global]\nname=fio-seq-write\nfilename=${DEV}\nrw=write\nbs=256K\ndirect=1\nnumjobs=1\ntime_based\nruntime=300ms\n\n\
          [file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
     ),
     (
         "rand-rw",
         "[global]\nname=fio-rand-RW\nfilename=${DEV}\nrw=randrw\nrwmixread=60\nrwmixwrite=40\nbs=4K\ndirect=1\n\
-         numjobs=2\ntime_based\nruntime=1\n[file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
+         numjobs=2\ntime_based\nruntime=300ms\n[file1]\nsize=32m\nioengine=libaio\niodepth=16\n",
     ),
     (
         "depths",
         "; as examples/aio-read.fio: one job per depth\n[global]\nioengine=libaio\nbuffered=0\nrw=randread\nbs=128k\n\
-         size=32m\nfilename=${DEV}\ntime_based\nruntime=1\n[file1]\niodepth=4\n[file2]\niodepth=32\n[file3]\n\
+         size=32m\nfilename=${DEV}\ntime_based\nruntime=300ms\n[file1]\niodepth=4\n[file2]\niodepth=32\n[file3]\n\
          iodepth=8\n[file4]\niodepth=16\n",
     ),
     (
         "phases",
         "# as examples/ssd-test.fio: one phase after another\n[global]\nbs=4k\nioengine=io_uring\niodepth=4\nsize=32m\n\
-         direct=1\nruntime=1\ntime_based\nfilename=${DEV}\n\n[seq-read]\nrw=read\nstonewall\n[rand-read]\n\
+         direct=1\nruntime=300ms\ntime_based\nfilename=${DEV}\n\n[seq-read]\nrw=read\nstonewall\n[rand-read]\n\
          rw=randread\nstonewall\n[seq-write]\nrw=write\nstonewall\n[rand-write]\nrw=randwrite\nstonewall\n",
     ),
     (
         "bssplit",
-        "[global]\nfilename=${DEV}\ndirect=1\nioengine=libaio\ntime_based\nruntime=1\nsize=32m\n[mixed]\nrw=randrw\n\
+        "[global]\nfilename=${DEV}\ndirect=1\nioengine=libaio\ntime_based\nruntime=300ms\nsize=32m\n[mixed]\nrw=randrw\n\
          rwmixread=70\nbssplit=4k/60:64k/40\niodepth=8\nnorandommap\n",
     ),
     (
         "read-write-sizes",
-        "[global]\nfilename=${DEV}\ndirect=1\nioengine=io_uring\ntime_based\nruntime=1\nsize=32m\n[rw]\nrw=randrw\n\
+        "[global]\nfilename=${DEV}\ndirect=1\nioengine=io_uring\ntime_based\nruntime=300ms\nsize=32m\n[rw]\nrw=randrw\n\
          bs=4k,64k\niodepth=8 ; reads of 4 KiB, writes of 64 KiB\nnorandommap\n",
     ),
     (
         "sync-engine",
-        "[global]\nfilename=${DEV}\ndirect=1\ntime_based\nruntime=1\nsize=32m\n[sync]\nioengine=psync\nrw=randread\n\
+        "[global]\nfilename=${DEV}\ndirect=1\ntime_based\nruntime=300ms\nsize=32m\n[sync]\nioengine=psync\nrw=randread\n\
          bs=8k\niodepth=8\n",
     ),
 ];

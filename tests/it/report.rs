@@ -427,7 +427,7 @@ fn seed_004_side_by_side_table_gives_the_published_figures_and_differences() {
 fn many_workloads_are_small_multiples_with_whole_legends() {
     let dir = scratch("readable");
     // Eight workloads, one with a long name; one interval each (no time series to draw).
-    let mut args = vec!["run", "--target", "null", "--ramp", "0s", "--time", "1s", "--json", "many.json", "-q"];
+    let mut args = vec!["run", "--target", "null", "--ramp", "0s", "--time", "300ms", "--json", "many.json", "-q"];
     for s in ["oltp-4k", "oltp-8k", "file-server", "web-server", "random-read-4k", "random-write-4k", "dss-1m"] {
         args.extend(["--spec", s]);
     }
@@ -445,9 +445,9 @@ fn many_workloads_are_small_multiples_with_whole_legends() {
             "--ramp",
             "0s",
             "--time",
-            "2s",
+            "1s",
             "--interval",
-            "500ms",
+            "250ms",
             "--json",
             "long.json",
             "-q",
@@ -475,7 +475,7 @@ fn many_workloads_are_small_multiples_with_whole_legends() {
     assert!(!html.contains("<th>scaling</th>") && !html.contains("theoretical maximum"), "empty columns shown");
     check_in_browser(&dir, &html);
     // One run of one interval: no time-series chart at all.
-    ok_in(&dir, &["run", "--target", "null", "--ramp", "0s", "--time", "1s", "--json", "one.json", "-q"]);
+    ok_in(&dir, &["run", "--target", "null", "--ramp", "0s", "--time", "300ms", "--json", "one.json", "-q"]);
     ok_in(&dir, &["report", "one.json", "-o", "one.html"]);
     let one = std::fs::read_to_string(dir.join("one.html")).unwrap();
     assert!(!one.contains("over time</title>"), "a time series of one point");
