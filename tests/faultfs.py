@@ -4,7 +4,8 @@ or stops answering where told.
 
     faultfs.py MOUNTPOINT SIZE_MIB [--eio START-END]... [--hang START-END]...
                [--flip START-END]... [--lose START-END]...
-               [--delay MS [--delay-after S | --delay-from-handle N] [--delay-step MS]]
+               [--delay MS [--delay-after S | --delay-until S | --delay-from-handle N]
+               [--delay-step MS]]
 
 Offsets are in bytes. An I/O touching an --eio range fails with EIO; one touching a --hang
 range never answers (until the filesystem is unmounted or killed). Silent data faults, for
@@ -13,7 +14,8 @@ bytes into the range, or into the read if it starts later); a write touching a -
 succeeds but is stored only every second time (lost writes). --delay makes every read and
 write take MS milliseconds more, as a device that sleeps (requests are served in parallel);
 with --delay-after, only from S seconds after its first read or write (a device that slows
-down, at a time known from the run's start however late the run starts);
+down, at a time known from the run's start however late the run starts); with --delay-until,
+only until S seconds after it (a device slow while a run ramps up, fast once it records);
 with --delay-from-handle, only through the N-th open file handle to read or write and later ones
 (one handle per worker and run: a device that slows down between one run and the next,
 whatever the time each takes). --delay-step adds MS more for each handle after that (a device
@@ -42,10 +44,11 @@ def ranges(args, flag):
 
 
 class FaultFS(Operations):
-    def __init__(self, size, eio, hang, flip, lose, delay, after, from_handle, step):
+    def __init__(self, size, eio, hang, flip, lose, delay, after, until, from_handle, step):
         self.delay = delay
         self.after = after
-        self.delay_from = None  # set at the first I/O
+        self.until = until
+        self.delay_from = None  # set at the first I/O, as delay_until
         self.from_handle = from_handle
         self.step = step
         self.opens = 0
@@ -68,7 +71,9 @@ class FaultFS(Operations):
             handle = self.handles.setdefault(fh, len(self.handles) + 1)
             if self.delay_from is None:
                 self.delay_from = time.monotonic() + self.after
-        if self.delay and time.monotonic() >= self.delay_from and handle >= self.from_handle:
+                self.delay_until = time.monotonic() + self.until
+        now = time.monotonic()
+        if self.delay and self.delay_from <= now < self.delay_until and handle >= self.from_handle:
             time.sleep(self.delay + self.step * (handle - self.from_handle))
         if self.hit(self.hang, offset, length):
             threading.Event().wait()  # never answers
@@ -134,9 +139,10 @@ def main():
     option = lambda flag, default: float(sys.argv[sys.argv.index(flag) + 1]) if flag in sys.argv else default
     delay = option("--delay", 0) / 1000
     after = option("--delay-after", 0)
+    until = option("--delay-until", float("inf"))
     from_handle = int(option("--delay-from-handle", 1))
     step = option("--delay-step", 0) / 1000
-    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay, after, from_handle, step)
+    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay, after, until, from_handle, step)
     threading.Timer(0.3, lambda: print("ready", flush=True)).start()
     FUSE(fs, mount, foreground=True, nothreads=False, direct_io=True, allow_other=False)
 

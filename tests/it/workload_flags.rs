@@ -138,6 +138,24 @@ fn rate_flags_cap_each_worker() {
     assert!((iops / 600.0 - 1.0).abs() < 0.05, "{iops} IOPS");
 }
 
+/// An open loop records on schedule: arrivals the ramp-up fell behind on are not issued in a
+/// burst inside the recorded window. The device is slow (100 ms per I/O, 4 in flight: 40 IOPS)
+/// while the test ramps up at 200 IOPS asked, some 160 arrivals behind at its end, then fast.
+#[test]
+fn an_open_loop_does_not_carry_the_ramp_ups_backlog_into_recording() {
+    let fs = FaultFs::new(&["--delay", "100", "--delay-until", "1"]);
+    let disk = fs.disk();
+    let args = ["run", "--target", &disk, "--spec", "random-read-4k", "--qd", "4", "--rate-iops", "200"];
+    let doc = json(&args.into_iter().chain(["--ramp", "1s", "--time", "1s", "--no-history"]).collect::<Vec<_>>());
+    let t = totals(&doc);
+    // 200 arrivals in the window, give or take the 4 in flight at either end (carried over,
+    // the ramp-up's backlog would make it some 360).
+    let (iops, ms) = (num(t, "iops"), num(t, "avg_response_ms"));
+    assert!((iops / 200.0 - 1.0).abs() < 0.1, "{iops} IOPS recorded at 200 asked");
+    // Only the ramp-up's last 4 I/Os took 100 ms; the backlog would have waited hundreds.
+    assert!(ms < 20.0, "mean response {ms} ms");
+}
+
 #[test]
 fn a_total_rate_caps_all_workers_together() {
     // Three workers share 60 MB/s evenly; a worker's own cap below its share still paces it.
