@@ -4,78 +4,11 @@
 
 use crate::common;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{iogauge, num, scratch};
+use common::{Nbdkit, iogauge, num, scratch};
 use serde_json::Value;
-
-/// An nbdkit server on a Unix socket in a scratch directory, killed on drop.
-struct Nbdkit {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Nbdkit {
-    /// Starts `nbdkit ARGS` (plugin, filters and their parameters) with the stats filter.
-    fn start(args: &[&str]) -> Nbdkit {
-        let dir = scratch("nbdkit");
-        let (sock, pid, stats) = (dir.join("s.sock"), dir.join("pid"), dir.join("stats"));
-        let child = Command::new("nbdkit")
-            .args(["-f", "--exit-with-parent", "-U"])
-            .arg(&sock)
-            .arg("-P")
-            .arg(&pid)
-            .arg("--filter=stats")
-            .args(args)
-            .arg(format!("statsfile={}", stats.display()))
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("nbdkit (Debian: nbdkit) is installed");
-        let started = Instant::now();
-        while !pid.exists() {
-            assert!(started.elapsed() < Duration::from_secs(20), "nbdkit did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Nbdkit { child, dir }
-    }
-
-    fn url(&self) -> String {
-        format!("nbd+unix:///?socket={}", self.dir.join("s.sock").display())
-    }
-
-    /// Stops the server and returns what its stats filter counted: (ops, bytes as printed)
-    /// of `what` ("read", "write", "trim", "flush").
-    fn stop(mut self) -> impl Fn(&str) -> (u64, f64) {
-        // SAFETY: kill with a pid we own; SIGTERM makes nbdkit write its stats and exit.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        self.child.wait().unwrap();
-        let text = std::fs::read_to_string(self.dir.join("stats")).unwrap_or_default();
-        move |what: &str| {
-            // "read: 94738 ops, 0.615453 s, 370.07 MiB, ...": the count, and the bytes as
-            // printed (to 3 significant places in their unit).
-            let Some(line) = text.lines().find(|l| l.starts_with(&format!("{what}:"))) else { return (0, 0.0) };
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let unit = match f[6].trim_end_matches(',') {
-                "bytes" => 1.0,
-                "KiB" => 1024.0,
-                "MiB" => 1048576.0,
-                "GiB" => 1073741824.0,
-                u => panic!("unit {u}"),
-            };
-            (f[1].parse().unwrap(), f[5].parse::<f64>().unwrap() * unit)
-        }
-    }
-}
-
-impl Drop for Nbdkit {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// Whether the server's count equals ours and its bytes as printed (3 places) round ours.
 fn close((ops, bytes): (u64, f64), ours: (u64, f64)) -> bool {
@@ -327,7 +260,7 @@ pub(crate) fn fault_mid_run(url: &str, pid: i32, fault: i32) -> (Duration, std::
 #[test]
 fn a_server_killed_mid_run_ends_it_with_the_results_saved() {
     let server = Nbdkit::start(&["memory", "16M"]);
-    let (took, out, doc) = fault_mid_run(&server.url(), server.child.id() as i32, libc::SIGKILL);
+    let (took, out, doc) = fault_mid_run(&server.url(), server.pid(), libc::SIGKILL);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     // Within 2 x io_timeout of the kill (and far from the 10 s asked).
     assert!(took < Duration::from_secs(3), "took {took:?}");
@@ -338,7 +271,7 @@ fn a_server_killed_mid_run_ends_it_with_the_results_saved() {
 #[test]
 fn a_server_that_stops_answering_ends_the_run_within_two_io_timeouts() {
     let server = Nbdkit::start(&["memory", "16M"]);
-    let (took, out, doc) = fault_mid_run(&server.url(), server.child.id() as i32, libc::SIGSTOP);
+    let (took, out, doc) = fault_mid_run(&server.url(), server.pid(), libc::SIGSTOP);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     // 1 s in, then io_timeout (1 s) without a completion stops the test, and the I/Os in
     // flight get io_timeout again: 3 s, with a second's margin for a loaded machine.

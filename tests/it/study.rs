@@ -310,17 +310,22 @@ fn builtin_studies_run_the_seeds_experiments() {
     }
 }
 
-/// vdbench's curve on zram: the uncontrolled maximum, then open-loop runs whose achieved
-/// rates are within 2 % of the asked ones. The fractions stay low: other tests may take a CPU
-/// (zram's capacity) after the maximum was measured.
+/// vdbench's curve: the uncontrolled maximum, then open-loop runs whose achieved rates are
+/// within 2 % of the asked ones. On an NBD server whose reads take 10 ms (nbdkit's delay
+/// filter): 32 in flight serve about 3,200 IOPS whatever else the machine runs, where a RAM
+/// disk's capacity is the CPU's, which other tests take and give back between the maximum
+/// and the curve (25 % of a maximum found 5x short on a loaded machine). Evenly spaced
+/// arrivals: the window holds the asked count to the I/O, where a Poisson process's own
+/// spread at 300 IOPS for 1 s is 6 % (its gaps are tested in worker/arrival.rs).
 #[test]
 fn curve_runs_at_the_asked_rates() {
-    let _z = zram();
+    let server = Nbdkit::start(&["--threads", "64", "--filter=delay", "memory", "64M", "rdelay=10ms"]);
     let job = write_job(
         &scratch("curve"),
         &format!(
-            "[test]\nramp = \"300ms\"\ntime = \"1s\"\narrivals = \"poisson\"\nrun = [\"random-read-4k\"]\n\
-             [[worker]]\noutstanding = 32\ntargets = [\"{ZRAM}\"]\n[study]\ncurve = {{ fractions = [10, 25, 40] }}\n"
+            "[test]\nramp = \"300ms\"\ntime = \"1s\"\nrun = [\"random-read-4k\"]\n\
+             [[worker]]\noutstanding = 32\ntargets = [\"{}\"]\n[study]\ncurve = {{ fractions = [10, 25, 40] }}\n",
+            server.url()
         ),
     );
     let doc = study(&job, &["--quiet"]);
@@ -336,8 +341,8 @@ fn curve_runs_at_the_asked_rates() {
         assert!((asked - max * pct / 100.0).abs() < 1e-6 * asked);
         let achieved = num(p, "summary/0/iops/median");
         assert!((achieved / asked - 1.0).abs() < 0.02, "{pct} %: asked {asked:.0}, achieved {achieved:.0}");
-        // Open-loop response times count from the intended start, so they exist and are sane.
-        assert!(num(p, "summary/0/avg_response_ms/median") > 0.0);
+        // Open-loop response times count from the intended start: at least the server's 10 ms.
+        assert!(num(p, "summary/0/avg_response_ms/median") >= 10.0);
     }
 }
 

@@ -6,6 +6,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -187,6 +188,79 @@ pub fn share_bound(p: f64, n: f64) -> f64 {
 pub fn digest(path: &Path) -> String {
     let out = Command::new("b2sum").arg(path).output().unwrap();
     String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string()
+}
+
+/// An nbdkit server (tests/it/network.rs) on a Unix socket in a scratch directory, killed on
+/// drop.
+pub struct Nbdkit {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Nbdkit {
+    /// Starts `nbdkit ARGS` (plugin, filters and their parameters) with the stats filter.
+    pub fn start(args: &[&str]) -> Nbdkit {
+        let dir = scratch("nbdkit");
+        let (sock, pid, stats) = (dir.join("s.sock"), dir.join("pid"), dir.join("stats"));
+        let child = Command::new("nbdkit")
+            .args(["-f", "--exit-with-parent", "-U"])
+            .arg(&sock)
+            .arg("-P")
+            .arg(&pid)
+            .arg("--filter=stats")
+            .args(args)
+            .arg(format!("statsfile={}", stats.display()))
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("nbdkit (Debian: nbdkit) is installed");
+        let started = Instant::now();
+        while !pid.exists() {
+            assert!(started.elapsed() < Duration::from_secs(20), "nbdkit did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Nbdkit { child, dir }
+    }
+
+    /// The server's process id (to stop or kill it mid-run).
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Its export, as iogauge names a target.
+    pub fn url(&self) -> String {
+        format!("nbd+unix:///?socket={}", self.dir.join("s.sock").display())
+    }
+
+    /// Stops the server and returns what its stats filter counted: (ops, bytes as printed)
+    /// of `what` ("read", "write", "trim", "flush").
+    pub fn stop(mut self) -> impl Fn(&str) -> (u64, f64) {
+        // SAFETY: kill with a pid we own; SIGTERM makes nbdkit write its stats and exit.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().unwrap();
+        let text = std::fs::read_to_string(self.dir.join("stats")).unwrap_or_default();
+        move |what: &str| {
+            // "read: 94738 ops, 0.615453 s, 370.07 MiB, ...": the count, and the bytes as
+            // printed (to 3 significant places in their unit).
+            let Some(line) = text.lines().find(|l| l.starts_with(&format!("{what}:"))) else { return (0, 0.0) };
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let unit = match f[6].trim_end_matches(',') {
+                "bytes" => 1.0,
+                "KiB" => 1024.0,
+                "MiB" => 1048576.0,
+                "GiB" => 1073741824.0,
+                u => panic!("unit {u}"),
+            };
+            (f[1].parse().unwrap(), f[5].parse::<f64>().unwrap() * unit)
+        }
+    }
+}
+
+impl Drop for Nbdkit {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// tests/faultfs.py mounted on a scratch directory: one 64 MiB file, `disk`.
