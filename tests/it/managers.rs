@@ -186,11 +186,18 @@ fn two_ranks_record_over_the_same_window() {
     let ios = r.totals.metrics.ios as f64;
     assert!((from_series - ios).abs() / ios < 0.05, "series {from_series} vs totals {ios}");
     assert_eq!(r.intervals.len(), 4);
-    // Each interval's histogram is both managers' I/Os of it, merged exactly.
+    // Each interval's histogram is both managers' I/Os of it, merged: 4,000 of them, where one
+    // manager's part is 2,000. Not exactly the interval's count: a rank's monitor reads its
+    // workers' histograms, then their counts, a few microseconds apart, and an I/O completing
+    // in between is timed in one interval and counted in the next (4000 against 4001, three
+    // tests at a time). At 4 I/Os per ms per rank, more than 200 apart needs a monitor
+    // descheduled for 50 ms inside those microseconds at one of the interval's marks (a tick
+    // falls there about once in 1,000 marks, and a wait of 50 ms with two CPU burners beside
+    // the suite far less often than once in 1,000: under one run in a million).
     for iv in &r.intervals[..3] {
         let h = iv.histogram.as_ref().expect("an interval keeps its histogram");
         assert!(
-            (h.total() as f64 - iv.iops * iv.duration_s).abs() < 0.5,
+            (h.total() as f64 - iv.iops * iv.duration_s).abs() <= 200.5,
             "{} vs {}",
             h.total(),
             iv.iops * iv.duration_s
