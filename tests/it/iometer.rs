@@ -6,6 +6,7 @@
 use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 use common::*;
 use regex::Regex;
@@ -26,12 +27,13 @@ enum Class {
 }
 
 fn class(cell: &str) -> Class {
-    let decimal = Regex::new(r"^\d+\.\d{6}$").unwrap();
+    // Compiled once: a file has thousands of cells.
+    static DECIMAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d+\.\d{6}$").unwrap());
     match cell {
         "" => Class::Empty,
         "-1" => Class::MinusOne,
         c if c.bytes().all(|b| b.is_ascii_digit()) => Class::Integer,
-        c if decimal.is_match(c) => Class::Decimal,
+        c if DECIMAL.is_match(c) => Class::Decimal,
         _ => Class::Text,
     }
 }
