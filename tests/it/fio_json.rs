@@ -209,16 +209,24 @@ fn fio_plot_draws_iogauges_logs() {
          name = \"randread-iodepth-1-numjobs-1\"\ntargets = [\"null\"]\nrate_iops = 20000\n",
     )
     .unwrap();
-    ok_in(&dir, &["run", "j.toml", "--log-dir", "logs", "--log-avg", "500", "-q", "--no-history"]);
+    ok_in(&dir, &["run", "j.toml", "--log-dir", "logs", "--log-avg", "500", "--json", "r.json", "-q", "--no-history"]);
     let iops = log_lines(&dir.join("logs/randread-iodepth-1-numjobs-1_iops.1.log"));
     assert_eq!(iops.len(), 4);
-    // An open loop catches up after a stall: a window short of its share gives it to the next
-    // (a 13 ms stall on a busy machine moves 260 I/Os), so each window is near 20,000, and all
-    // four together never more than 80,000. They are fewer only by the I/Os due before the
-    // worker's own start, from which its arrivals count: its engine is set up after the test's
-    // start (10.5 ms late, 210 I/Os, seen under two busy loops; 1000 is 50 ms).
-    assert!(iops.iter().all(|l| l[1].abs_diff(20_000) <= 1000), "paced at 20,000 per second: {iops:?}");
-    let all: u64 = iops.iter().map(|l| l[1]).sum();
-    assert!(all <= 80_000 && 80_000 - all <= 1000, "paced at 20,000 per second: {iops:?}");
+    // Each window's line is its I/Os per second: its I/Os are half of it, and the windows hold
+    // every I/O recorded.
+    let counts: Vec<u64> = iops.iter().map(|l| l[1] / 2).collect();
+    assert_eq!(counts.iter().sum::<u64>() as f64, num(&read(&dir.join("r.json")), "results/0/totals/ios"));
+    // An open loop is never ahead of its schedule: by the end of window k, at most the 10,000
+    // I/Os due in each (its arrivals count from the worker's start, after the test's). Behind
+    // it after a stall, it catches up in the next window (a 70 ms stall, four tests and two
+    // burners beside it, left a window 1,400 short and the next 1,200 over), so only a stall at
+    // the very end is not made up: 600 of 80,000 seen so; 5 % is a 100 ms stall there.
+    let mut due_by = 0;
+    for (k, c) in counts.iter().scan(0, |sum, c| Some(*sum + c)).enumerate() {
+        due_by += 10_000;
+        assert!(c <= due_by + 1, "window {k}: {c} I/Os by its end, {due_by} due: {iops:?}");
+    }
+    let all: u64 = counts.iter().sum();
+    assert!(all as f64 >= 40_000.0 * 0.95, "paced at 20,000 per second: {iops:?}");
     fio_plot(&dir, &["-i", "logs", "-g", "-t", "iops", "lat", "-r", "randread", "-d", "1", "-n", "1"]);
 }
