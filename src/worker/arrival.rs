@@ -16,7 +16,7 @@ pub(super) struct Arrival {
     per_byte: f64,
     /// Exponential gaps draw from this; None for uniform ones.
     rng: Option<Rng>,
-    /// Whether the arrivals were restarted at the start of recording (`record_from`).
+    /// Whether recording has started (`record_from` has dropped what was owed before it).
     recording: bool,
 }
 
