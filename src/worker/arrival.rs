@@ -1,6 +1,8 @@
 //! When an open loop's I/Os are due: evenly spaced, or a Poisson process (exponential gaps)
 //! at the same mean rate.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use crate::config::Arrivals;
 use crate::rng::Rng;
 
@@ -42,12 +44,17 @@ impl Arrival {
     /// count as a rate nobody asked for and their wait as response time the ramp-up caused.
     /// Recording starts on schedule, at its own start. (Exponential gaps have no memory: a
     /// Poisson process restarted there keeps its law.)
+    /// Once recording has started it does nothing, without reading `record_start_ns`.
     #[inline(always)]
-    pub(super) fn record_from(&mut self, record_start_ns: u64, now: u64) {
-        if !self.recording && now >= record_start_ns {
+    pub(super) fn record_from(&mut self, record_start_ns: &AtomicU64, now: u64) {
+        if self.recording {
+            return;
+        }
+        let start = record_start_ns.load(Relaxed);
+        if now >= start {
             self.recording = true;
-            if self.next_ns < record_start_ns {
-                (self.next_ns, self.next) = (record_start_ns, record_start_ns as f64);
+            if self.next_ns < start {
+                (self.next_ns, self.next) = (start, start as f64);
             }
         }
     }
@@ -99,20 +106,20 @@ mod tests {
     #[test]
     fn recording_starts_at_its_own_start() {
         let mut a = Arrival::new(Some(1000.0), None, Arrivals::Uniform, 1, 0).unwrap();
-        a.record_from(5_000_000, 4_000_000);
+        a.record_from(&AtomicU64::new(5_000_000), 4_000_000);
         assert_eq!(a.take(4096), 0, "before recording starts, nothing changes");
         // 10 ms in, behind since the first arrival: the next is due at recording's start.
-        a.record_from(5_000_000, 10_000_000);
+        a.record_from(&AtomicU64::new(5_000_000), 10_000_000);
         assert_eq!((a.take(4096), a.take(4096)), (5_000_000, 6_000_000));
         // Once only: a later call moves nothing.
-        a.record_from(50_000_000, 60_000_000);
+        a.record_from(&AtomicU64::new(50_000_000), 60_000_000);
         assert_eq!(a.take(4096), 7_000_000);
         // On schedule at the start: the arrivals keep their times.
         let mut b = Arrival::new(Some(1000.0), None, Arrivals::Uniform, 1, 0).unwrap();
         for _ in 0..6 {
             b.take(4096);
         }
-        b.record_from(5_000_000, 5_500_000);
+        b.record_from(&AtomicU64::new(5_000_000), 5_500_000);
         assert_eq!(b.take(4096), 6_000_000);
     }
 }

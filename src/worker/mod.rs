@@ -701,7 +701,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
     #[inline(always)]
     fn issue(&mut self, free: &mut VecDeque<u32>) {
         if let Some(a) = &mut self.arrivals {
-            a.record_from(self.ctl.record_start_ns.load(Relaxed), self.now);
+            a.record_from(&self.ctl.record_start_ns, self.now);
         }
         while self.in_flight < self.cap {
             if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
