@@ -58,9 +58,9 @@ pub struct Live {
     pub ios: AtomicU64,
     /// Bytes transferred.
     pub bytes: AtomicU64,
-    /// Sum of response times (ns).
+    /// Sum of response times (ns) of the completions before recording ended.
     pub response_ns: AtomicU64,
-    /// Every response time, for each interval's percentiles.
+    /// Their response times, for each interval's percentiles.
     pub latency: LiveHistogram,
     /// The worker's thread (pthread_t) while it runs I/O, 0 otherwise: the main thread
     /// interrupts its wait for completions with [`wake`] when the test stops.
@@ -899,8 +899,12 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                 }
                 self.total_ios += 1;
                 self.total_bytes += m.len as u64;
-                self.total_resp += response;
-                self.live.latency.record(response);
+                if now < end_ns {
+                    // What completes after recording ended (the drain) is in no sample: an
+                    // interval's response times are those of the I/Os it counts.
+                    self.total_resp += response;
+                    self.live.latency.record(response);
+                }
             } else {
                 // Errors count whenever they happen: a failing device must not look clean
                 // because it failed during ramp-up.
