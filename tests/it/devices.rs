@@ -25,15 +25,18 @@ fn reconcile(dev: &str, name: &str, spec: &str, ios: u64, extra: &[&str]) {
     assert_eq!((after.2 - before.2) + (after.3 - before.3), writes, "writes on {dev}");
 }
 
-/// I/Os in flight by Little's law over a timed closed-loop run.
-fn littles_law(dev: &str, qd: u32, workers: u32, spec: &str, extra: &[&str]) -> f64 {
-    let (q, w) = (qd.to_string(), workers.to_string());
-    let mut args =
-        vec!["run", "--target", dev, "--spec", spec, "--qd", &q, "--workers", &w, "--ramp", "500ms", "--time", "2s"];
-    args.extend(extra);
-    let doc = json(&args);
-    let t = &doc["results"][0]["totals"];
-    num(t, "iops") * num(t, "avg_response_ms") / 1000.0
+/// Little's law (`common::assert_littles_law`) on closed loops of random 4 KiB reads on `dev`:
+/// per case, (outstanding I/Os, workers, I/Os).
+fn assert_littles_law_on(dev: &str, cases: &[(u32, u32, u64)]) {
+    for &(qd, workers, ios) in cases {
+        let logs = scratch("little");
+        let (q, w, n, l) = (qd.to_string(), workers.to_string(), ios.to_string(), logs.display().to_string());
+        let args = ["run", "--target", dev, "--spec", "random-read-4k", "--qd", &q, "--workers", &w, "--ios", &n];
+        let doc = json(&[&args[..], &["--log-dir", &l, "--no-history"]].concat());
+        assert_eq!(num(&doc["results"][0]["totals"], "ios") as u64, ios);
+        assert_littles_law(&doc, &logs, qd);
+        std::fs::remove_dir_all(&logs).unwrap();
+    }
 }
 
 #[test]
@@ -54,21 +57,13 @@ fn zram_counts_match_the_kernel() {
 #[test]
 fn littles_law_holds_on_a_loop_device() {
     let l = LoopDev::new(256 << 20);
-    for (qd, workers) in [(4, 1), (16, 2)] {
-        let in_flight = littles_law(&l.dev, qd, workers, "random-read-4k", &[]);
-        let asked = (qd * workers) as f64;
-        assert!((in_flight / asked - 1.0).abs() < 0.05, "qd {qd} x {workers}: Little gives {in_flight}");
-    }
+    assert_littles_law_on(&l.dev, &[(4, 1, 40_000), (16, 2, 80_000)]);
 }
 
 #[test]
 fn littles_law_holds_on_zram() {
     let _z = zram();
-    for (qd, workers) in [(1, 1), (32, 1), (16, 2)] {
-        let in_flight = littles_law(ZRAM, qd, workers, "random-read-4k", &[]);
-        let asked = (qd * workers) as f64;
-        assert!((in_flight / asked - 1.0).abs() < 0.05, "qd {qd} x {workers}: Little gives {in_flight}");
-    }
+    assert_littles_law_on(ZRAM, &[(1, 1, 50_000), (32, 1, 100_000), (16, 2, 100_000)]);
 }
 
 /// Runs iogauge with `args` (plus `--json -`) and, half way through a 2 s test after a 1 s

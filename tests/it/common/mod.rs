@@ -184,6 +184,52 @@ pub fn share_bound(p: f64, n: f64) -> f64 {
     ONE_IN_A_MILLION_SD * (p * (1.0 - p) / n).sqrt()
 }
 
+/// Asserts Little's law on a counted closed-loop run (`--ios`) of workers with `qd`
+/// outstanding I/Os each, its per-I/O logs in `logs` (`--log-dir`): IOPS x mean response time
+/// (the I/Os in flight on average over the run) lies within bounds that hold whatever the
+/// machine's load. A timed window cannot give such bounds: a device stalled across its end (a
+/// loop device's kernel worker went 1.2 s without running here, two CPU burners beside the
+/// suite) leaves its I/Os out of the window and IOPS short, with nothing in the result to say by
+/// how much. A counted run records every I/O, from the epoch to the last completion
+/// (`duration_s`, D):
+/// - never more than qd per worker in flight, each I/O within [0, D]: the sum of response times
+///   is at most qd x workers x D;
+/// - each worker has qd in flight from its first issue to its last (a completion's slot is
+///   issued again at the same clock reading): the sum is at least the sum over workers of
+///   qd x (last issue - first issue). An issue is a completion less its response time: the log
+///   (fio's format) gives each completion to the millisecond below, so the first issue is
+///   before min(at + 1 ms - response), the last after max(at - response).
+pub fn assert_littles_law(doc: &Value, logs: &Path, qd: u32) {
+    let r = &doc["results"][0];
+    let t = &r["totals"];
+    let d_ns = num(r, "duration_s") * 1e9;
+    let (mut workers, mut kept_ns) = (0, 0.0);
+    for entry in std::fs::read_dir(logs).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.file_name().unwrap().to_str().unwrap().contains("_lat.") {
+            continue;
+        }
+        // Lines: completion (ms from the start, rounded down), response (ns), direction, size, offset.
+        let (mut first, mut last) = (f64::MAX, f64::MIN);
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let mut f = line.split(", ").map(|v| v.parse::<f64>().unwrap());
+            let (at_ns, response_ns) = (f.next().unwrap() * 1e6, f.next().unwrap());
+            first = first.min(at_ns + 1e6 - response_ns);
+            last = last.max(at_ns - response_ns);
+        }
+        workers += 1;
+        kept_ns += qd as f64 * (last - first).max(0.0);
+    }
+    assert_eq!(workers, r["workers"].as_array().unwrap().len(), "a log per worker in {}", logs.display());
+    let in_flight = num(t, "iops") * num(t, "avg_response_ms") / 1000.0;
+    // The upper bound's 1e-9: the document's decimal digits of IOPS and the mean.
+    let (lo, hi) = (kept_ns / d_ns, (qd * workers as u32) as f64 * (1.0 + 1e-9));
+    assert!(
+        lo <= in_flight && in_flight <= hi,
+        "{workers} x qd {qd}: IOPS x mean response {in_flight}, not in [{lo}, {hi}]"
+    );
+}
+
 /// BLAKE2b of a file (via b2sum, 3.6x faster than sha256sum here) for byte-identity checks.
 pub fn digest(path: &Path) -> String {
     let out = Command::new("b2sum").arg(path).output().unwrap();
