@@ -56,10 +56,13 @@ pub fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("stdout holds only the JSON document")
 }
 
-/// A fresh directory under the system temp dir, unique per call.
+/// A fresh directory under the system temp dir, unique per call. The first call of a test
+/// process removes what earlier ones left (below).
 pub fn scratch(tag: &str) -> PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(remove_scratch_of_ended_runs);
     let d = std::env::temp_dir().join(format!(
         "iogauge-test-{}-{tag}-{}",
         std::process::id(),
@@ -172,6 +175,38 @@ pub fn validate_study(path: &Path) -> Result<(), String> {
     );
     let out = Command::new("/usr/bin/python3").args(["-c", &script]).output().unwrap();
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
+/// Removes the scratch directories (`iogauge-test-PID-...`) of test processes that have ended:
+/// a test leaves its files behind (logs, file-system images, traces), about 2 GB a run of the
+/// suite, which filled this machine's disk after a day of runs. A directory with a mount under
+/// it (a crashed test's FUSE file or file system) is left alone: removing it would go through
+/// the mount.
+fn remove_scratch_of_ended_runs() {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix("iogauge-test-")).and_then(|rest| rest.split('-').next());
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let path = entry.path();
+        let mounted = mounts.lines().filter_map(|l| l.split(' ').nth(1)).any(|m| Path::new(m).starts_with(&path));
+        if !mounted && !Path::new(&format!("/proc/{pid}")).exists() {
+            detach_loop_devices_under(&path);
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
+/// Detaches the loop devices whose backing file is under `dir` (a killed test's `LoopDev`).
+fn detach_loop_devices_under(dir: &Path) {
+    let Ok(devices) = std::fs::read_dir("/sys/block") else { return };
+    for dev in devices.flatten() {
+        let Ok(file) = std::fs::read_to_string(dev.path().join("loop/backing_file")) else { continue };
+        if Path::new(file.trim_end()).starts_with(dir) {
+            let _ = Command::new("losetup").arg("-d").arg(Path::new("/dev").join(dev.file_name())).status();
+        }
+    }
 }
 
 /// Standard deviations either side of a mean that a normal draw stays within in all but one run
