@@ -866,6 +866,9 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         let end_ns = ctl.record_end_ns.load(Relaxed);
         let start_ns = ctl.record_start_ns.load(Relaxed);
         let recording = now >= start_ns && now < end_ns;
+        // What completes after recording ended (the drain) is in no sample: an interval's
+        // response times are those of the I/Os it counts.
+        let sampled = now < end_ns;
         for c in done.drain(..) {
             self.in_flight -= 1;
             let m = self.s.meta[c.slot as usize];
@@ -899,9 +902,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                 }
                 self.total_ios += 1;
                 self.total_bytes += m.len as u64;
-                if now < end_ns {
-                    // What completes after recording ended (the drain) is in no sample: an
-                    // interval's response times are those of the I/Os it counts.
+                if sampled {
                     self.total_resp += response;
                     self.live.latency.record(response);
                 }
