@@ -178,7 +178,7 @@ pub fn validate_study(path: &Path) -> Result<(), String> {
 }
 
 /// Removes the scratch directories (`iogauge-test-PID-...`) of test processes that have ended:
-/// a test leaves its files behind (logs, file-system images, traces), about 2 GB a run of the
+/// a test leaves its files behind (logs, file-system images, traces), about 1 GB a run of the
 /// suite, which filled this machine's disk after a day of runs. A directory with a mount under
 /// it (a crashed test's FUSE file or file system) is left alone: removing it would go through
 /// the mount.
