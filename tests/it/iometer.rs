@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use common::*;
-use regex::Regex;
+use regex_lite::Regex;
 use serde_json::Value;
 
 const FIXTURE: &str = include_str!("../fixtures/iometer-1.1-cycling.csv");
