@@ -123,9 +123,10 @@ fn per_io(args: &[&str]) -> f64 {
     (instructions(b, args) - instructions(a, args)) as f64 / (b - a) as f64
 }
 
-/// The bounds sit about 1.2x above what is measured in the build the suite runs (the `suite`
-/// profile: release without LTO, 16 codegen units): 320 instructions per I/O at 32
-/// outstanding, 532 at 1, where the clock read is per I/O (307 and 514 with the profile before
+/// The bounds sit about 1.15x above what is measured in the build the suite runs (the `suite`
+/// profile: release without LTO, 16 codegen units): 336 instructions per I/O at 32
+/// outstanding, 575 at 1, where the clock read is per I/O (320 and 532 before the local
+/// ThinLTO across codegen units was turned off; 307 and 514 with the profile before
 /// debug info was dropped and the runs halved; 299 and 509 before the live per-target counts,
 /// issue 32). (A release build with LTO does
 /// 238 and 435; 204 and 392 when first measured, before error handling, time-outs and
