@@ -511,11 +511,15 @@ fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
     let truth = (rows.len() as f64) / ((issue(rows.last().unwrap()) - issue(&rows[0])) / 1e9);
     let rate: f64 = job.lines().find_map(|l| l.strip_prefix("rate_iops = ")).unwrap().parse().unwrap();
     assert!((rate / truth - 1.0).abs() < 0.01 && rate < 8400.0, "{rate} against {truth}: {job}");
-    // The fidelity check: the replay and the distilled job on the same target.
+    // The fidelity check: the replay and the distilled job on the same target. The replay
+    // issues every I/O of the trace, at its times as far as the machine keeps them: its IOPS
+    // are the machine's punctuality (a loaded pass ran it 0.4 s late over 3 s, 4,725 IOPS
+    // beside the distilled job's 5,329; tested apart above). So the distilled job's IOPS
+    // against the trace's own rate, where its open loop catches up on lateness.
     let out = ok(&["distil", trace.to_str().unwrap(), "--check", &dev.dev, "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (replayed, distilled) = (num(&v, "replay/iops"), num(&v, "distilled/iops"));
-    assert!((distilled / replayed - 1.0).abs() < 0.10, "{v}");
+    assert_eq!(num(&v, "replay/ios"), rows.len() as f64, "{v}");
+    assert!((num(&v, "distilled/iops") / truth - 1.0).abs() < 0.10, "{v} against the trace's {truth} IOPS");
 }
 
 #[test]

@@ -308,6 +308,22 @@ fn lost_writes_are_found_as_stale_or_never_written() {
     }
 }
 
+/// Bytes of the journal's records in `jdir` (32 a record, two a completed write).
+fn journal_bytes(jdir: &Path) -> u64 {
+    let Ok(files) = std::fs::read_dir(jdir) else { return 0 };
+    let records = files.flatten().filter(|f| f.file_name().to_string_lossy().ends_with(".jnl"));
+    records.map(|f| f.metadata().map_or(0, |m| m.len())).sum()
+}
+
+/// Waits until the journal in `jdir` holds `writes` more writes' records than it did now.
+fn wait_for_journaled_writes(jdir: &Path, writes: u64) {
+    let (from, t0) = (journal_bytes(jdir), Instant::now());
+    while journal_bytes(jdir) < from + writes * 64 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "{writes} writes not journaled in 60 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// kill -9 at several moments: the journal then verifies the target with no false positive
 /// (writes in flight at the kill may or may not be there). A completed write then lost (an
 /// older copy of its block put back, as a power loss would leave it) is found as stale.
@@ -317,16 +333,20 @@ fn a_killed_run_is_verified_from_its_journal() {
     let dir = scratch("verify-journal");
     let jdir = dir.join("journal");
     let mut snapshot = Vec::new();
-    for (k, ms) in [700u64, 1500, 2600].into_iter().enumerate() {
+    // Each kill comes after writes the checks need, counted in the journal, not after a fixed
+    // time (a loaded machine took 700 ms to write 49 blocks): 300 before the snapshot, 300
+    // after it (blocks rewritten since), then 0, 0.4 or 1 s more.
+    for (k, ms) in [0u64, 400, 1000].into_iter().enumerate() {
         let mut child = command_in(&dir, &["run", "--spec", "oltp-4k", "--target", &dev.dev, "--working-set", "8M"])
             .args(["--allow-write", &dev.dev, "--journal", jdir.to_str().unwrap(), "--time", "60s", "-q"])
             .args(["--seed", &k.to_string(), "--no-history"])
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(ms / 2));
+        wait_for_journaled_writes(&jdir, 300);
         snapshot = std::fs::read(&dev.file).unwrap();
-        std::thread::sleep(Duration::from_millis(ms / 2));
+        wait_for_journaled_writes(&jdir, 300);
+        std::thread::sleep(Duration::from_millis(ms));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let (code, report) = verify(&dir, &["--journal", jdir.to_str().unwrap()]);
