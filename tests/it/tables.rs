@@ -4,6 +4,9 @@
 
 use crate::common;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
 use common::*;
 use serde_json::Value;
 
@@ -110,16 +113,32 @@ fn own_cpu_is_on_the_hosts_scale() {
     assert!(own > 0.0 && own <= num(cpu, "utilization_pct") + 2.0, "{cpu}");
 }
 
+/// Threads of this process that keep a CPU each busy until dropped, a panic included. Threads,
+/// not processes: `sh -c 'while :; do :; done'` children outlived a killed test process and
+/// burned two CPUs for 45 minutes of the next runs.
+struct Burners(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
+
+impl Burners {
+    fn start(n: usize) -> Burners {
+        let stop = Arc::new(AtomicBool::new(false));
+        let spin = |stop: Arc<AtomicBool>| move || while !stop.load(Relaxed) {};
+        Burners(stop.clone(), (0..n).map(|_| std::thread::spawn(spin(stop.clone()))).collect())
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        self.0.store(true, Relaxed);
+        self.1.drain(..).for_each(|t| t.join().unwrap());
+    }
+}
+
 #[test]
 fn a_busy_host_is_said() {
     // Two CPU burners beside a paced run: the host's CPU % is theirs, not the storage path's.
-    let burners: Vec<std::process::Child> =
-        (0..2).map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect();
+    let burners = Burners::start(2);
     let doc = json(&["run", "--target", "null", "--rate-iops", "1000", "--time", "3s", "--ramp", "0s", "--no-history"]);
-    for mut b in burners {
-        let _ = b.kill();
-        let _ = b.wait();
-    }
+    drop(burners);
     let warned = doc["warnings"].to_string();
     assert!(warned.contains("the rest of the host") && warned.contains("measure the host"), "{warned}");
 }
