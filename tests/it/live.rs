@@ -209,6 +209,7 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
     // Every scrape from recording's start to a second before the exit was seen succeeded. Not
     // the target's state now: its last scrape may have come after the exit (refused, as it
     // should be); and not up to the exit, which may cut a scrape begun just before it.
+    // Scraped every second, about 14 of them (at least 8: the rates below want 4 in each 5 s).
     let secs = (alive - 1.0 - start).floor() as u64;
     let (up, scrapes) = prom.scrapes_up(secs, alive - 1.0);
     assert!(up == scrapes && scrapes >= 8.0, "{up} of {scrapes} scrapes in {secs} s succeeded");
