@@ -211,8 +211,11 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
     // should be); and not up to the exit, which may cut a scrape begun just before it.
     // Scraped every second, about 14 of them (at least 8: the rates below want 4 in each 5 s).
     let secs = (alive - 1.0 - start).floor() as u64;
-    let (up, scrapes) = prom.scrapes_up(secs, alive - 1.0);
-    assert!(up == scrapes && scrapes >= 8.0, "{up} of {scrapes} scrapes in {secs} s succeeded");
+    let (up, by_prometheus) = prom.scrapes_up(secs, alive - 1.0);
+    assert!(
+        up == by_prometheus && by_prometheus >= 8.0,
+        "{up} of Prometheus's {by_prometheus} scrapes in {secs} s succeeded"
+    );
     let intervals = r["intervals"].as_array().unwrap();
     // At 6, 8, 10 and 12 s into recording, the rate over the last 5 s against the result's
     // intervals that end in those 5 s.
