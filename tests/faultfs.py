@@ -5,7 +5,7 @@ or stops answering where told.
     faultfs.py MOUNTPOINT SIZE_MIB [--eio START-END]... [--hang START-END]...
                [--flip START-END]... [--lose START-END]...
                [--delay MS [--delay-after S | --delay-until S | --delay-from-handle N]
-               [--delay-step MS]]
+               [--delay-factor F]]
 
 Offsets are in bytes. An I/O touching an --eio range fails with EIO; one touching a --hang
 range never answers (until the filesystem is unmounted or killed). Silent data faults, for
@@ -18,8 +18,8 @@ down, at a time known from the run's start however late the run starts); with --
 only until S seconds after it (a device slow while a run ramps up, fast once it records);
 with --delay-from-handle, only through the N-th open file handle to read or write and later ones
 (one handle per worker and run: a device that slows down between one run and the next,
-whatever the time each takes). --delay-step adds MS more for each handle after that (a device
-slower run after run).
+whatever the time each takes). --delay-factor multiplies the delay by F for each handle after
+that (a device slower run after run, each run F times slower than the one before).
 Every I/O goes to the filesystem (direct_io), none is served from the page cache. Runs in the foreground; prints
 "ready" on stdout once mounted.
 """
@@ -44,13 +44,13 @@ def ranges(args, flag):
 
 
 class FaultFS(Operations):
-    def __init__(self, size, eio, hang, flip, lose, delay, after, until, from_handle, step):
+    def __init__(self, size, eio, hang, flip, lose, delay, after, until, from_handle, factor):
         self.delay = delay
         self.after = after
         self.until = until
         self.delay_from = None  # set at the first I/O, as delay_until
         self.from_handle = from_handle
-        self.step = step
+        self.factor = factor
         self.opens = 0
         self.handles = {}  # open number -> its number among the handles that did I/O
         self.data = bytearray(size)
@@ -74,7 +74,7 @@ class FaultFS(Operations):
                 self.delay_until = time.monotonic() + self.until
         now = time.monotonic()
         if self.delay and self.delay_from <= now < self.delay_until and handle >= self.from_handle:
-            time.sleep(self.delay + self.step * (handle - self.from_handle))
+            time.sleep(self.delay * self.factor ** (handle - self.from_handle))
         if self.hit(self.hang, offset, length):
             threading.Event().wait()  # never answers
         if self.hit(self.eio, offset, length):
@@ -141,8 +141,8 @@ def main():
     after = option("--delay-after", 0)
     until = option("--delay-until", float("inf"))
     from_handle = int(option("--delay-from-handle", 1))
-    step = option("--delay-step", 0) / 1000
-    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay, after, until, from_handle, step)
+    factor = option("--delay-factor", 1)
+    fs = FaultFS(size, arg("--eio"), arg("--hang"), arg("--flip"), arg("--lose"), delay, after, until, from_handle, factor)
     threading.Timer(0.3, lambda: print("ready", flush=True)).start()
     FUSE(fs, mount, foreground=True, nothreads=False, direct_io=True, allow_other=False)
 

@@ -1,8 +1,8 @@
 //! Steady state (issue 23): a study runs its points round after round until the tracked
 //! measure settles (SNIA PTS's excursion and slope over a window), after preconditioning.
 //! Checked against devices whose speed is known (FUSE files that slow to 10 ms per I/O after the
-//! first run: one outstanding I/O then makes 100 IOPS at most, by Little's law; or 20 ms more
-//! each run) and against the kernel's count of bytes written.
+//! first run: one outstanding I/O then makes 100 IOPS at most, by Little's law; or ten times
+//! slower each run) and against the kernel's count of bytes written.
 
 use crate::common;
 
@@ -65,11 +65,13 @@ fn steady_state_waits_for_a_device_that_settles() {
     assert!((hi - lo) / mean <= 0.4, "{values:?}");
     assert_eq!(doc["points"].as_array().unwrap().len(), b, "one point per round");
     assert_eq!(doc["points"][0]["params"]["round"], 1);
-    // A device 20 ms slower each round never settles: the rounds stop at max_rounds and the
-    // study says so. A response is the delay (5, 25, 45 ms) and the server's overhead (with 4
-    // outstanding, a round of 25 ms delays averaged 40 to 71 ms, once 71 then 78: "settled").
-    // 45 / 25 stays above the 10 % asked unless the overhead passes 15 ms.
-    let slower = FaultFs::new(&["--delay", "5", "--delay-step", "20"]);
+    // A device ten times slower each round never settles: the rounds stop at max_rounds and the
+    // study says so. Reads take 1, 10 and 100 ms, one at a time. Two rounds are within the 10 %
+    // asked only if the faster one's mean response reaches 90 % of the slower one's: at least 80 ms
+    // lost by each 10 ms read (or 8 ms by each 1 ms read), the server or iogauge stopped for 8/9 of
+    // the round. A step of 20 ms (5, 25, 45 ms) was not enough: CI once saw 42.5 ms then 45.9 ms,
+    // 17 ms lost by each read of a round of a few reads on a loaded host ("settled").
+    let slower = FaultFs::new(&["--delay", "1", "--delay-factor", "10"]);
     let job = job.replace(&fs.disk(), &slower.disk()).replace(
         "window = 3, max_rounds = 12, excursion_pct = 40, slope_pct = 40",
         "window = 2, max_rounds = 3, excursion_pct = 10, slope_pct = 10, measure = \"avg_ms\"",
@@ -82,6 +84,11 @@ fn steady_state_waits_for_a_device_that_settles() {
         doc["steady"]["answer"]
     );
     assert_eq!(doc["points"].as_array().unwrap().len(), 3);
+    // Each round's mean response is at least its reads' delay: 1, 10, 100 ms.
+    let values = doc["steady"]["tracked"][0]["values"].as_array().unwrap();
+    for (round, v) in values.iter().enumerate() {
+        assert!(v.as_f64().unwrap() >= 10f64.powi(round as i32), "round {}: {values:?}", round + 1);
+    }
 }
 
 #[test]
