@@ -1,7 +1,7 @@
 //! What a result's numbers need said beside them, so they do not mislead: a host busy with
-//! other work (CPU % then measures the host), a rate that was not reached, fewer I/Os in
-//! flight than asked. The run adds the first two to the document's `warnings`; the table
-//! prints all three.
+//! other work (CPU % then measures the host), a rate that was not reached, response times
+//! stamped per batch of completions, fewer I/Os in flight than asked. The run adds the first
+//! three to the document's `warnings`; the table prints all four.
 
 use crate::format::thousands;
 use crate::result::{Metrics, ResultDoc, WorkloadResult};
@@ -95,6 +95,15 @@ pub fn in_flight(r: &WorkloadResult) -> Option<(f64, u64)> {
 /// The warnings a finished run's numbers call for, one line each.
 pub fn warnings(doc: &ResultDoc) -> Vec<String> {
     let mut out = Vec::new();
+    let batch = doc.config.test.completion_batch;
+    if batch > 1 {
+        out.push(format!(
+            "response times were stamped once per wait for up to {batch} completions (completion_batch = {batch}): \
+             each can be overstated by up to {} other completions' time; completion_batch = 1 stamps each I/O \
+             when the worker first sees it",
+            batch - 1
+        ));
+    }
     for r in &doc.results {
         let cpu = &r.totals.cpu;
         let others = cpu.all.utilization_pct - cpu.own_pct;

@@ -209,6 +209,15 @@ pub struct SettingFlags {
     /// them (default 1).
     #[arg(long, value_name = "N")]
     pub connections: Option<u32>,
+    /// Wait for N completions at once (fio's iodepth_batch_complete_min; default 1: each
+    /// I/O's response time its own). More saves CPU, and overstates response times by up to
+    /// N-1 other completions' time.
+    #[arg(long, value_name = "N")]
+    pub completion_batch: Option<u32>,
+    /// Spread each worker's I/Os on targets that block (zram) over up to N kernel io-wq
+    /// threads at once: more CPUs per worker. Default: one at a time, as fio.
+    #[arg(long, value_name = "N")]
+    pub io_wq_threads: Option<u32>,
     /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
     /// and leave a map of the last writes for `iogauge verify`.
     #[arg(long)]
@@ -681,6 +690,12 @@ impl SettingFlags {
         }
         if let Some(v) = self.connections {
             t.connections = v;
+        }
+        if let Some(v) = self.completion_batch {
+            t.completion_batch = v;
+        }
+        if self.io_wq_threads.is_some() {
+            t.io_wq_threads = self.io_wq_threads;
         }
         t.verify |= self.verify;
         if let Some(v) = &self.journal {

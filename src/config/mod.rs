@@ -172,6 +172,21 @@ pub struct TestSettings {
     /// round-robin: the connections per session of seed 000.
     #[serde(skip_serializing_if = "is_one")]
     pub connections: u32,
+    /// How many completions a worker waits for at once (at most the I/Os in flight; fio's
+    /// `iodepth_batch_complete_min`). At 1 each wait ends at the first completion and every I/O
+    /// is stamped as soon as the worker sees it; more saves wake-ups (CPU) but stamps the I/Os
+    /// of a batch with the time of its last, overstating each response time by up to the time
+    /// of `completion_batch - 1` other completions.
+    #[serde(skip_serializing_if = "is_one")]
+    pub completion_batch: u32,
+    /// Spreads each worker's I/Os on targets that cannot take I/O without blocking it (zram)
+    /// over up to this many kernel io-wq threads at once, sent straight to them. Default: none,
+    /// tried on the worker's thread, then served by one io-wq thread at a time (another only
+    /// while one sleeps), as fio's are: a worker takes about one CPU besides its own thread.
+    /// A target found asleep inside its I/Os gets one thread per outstanding I/O whatever this
+    /// says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_wq_threads: Option<u32>,
     /// Stamp every written block with a header and checksum, check every read of a block
     /// the test wrote, and leave a map of the last writes for `iogauge verify`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -258,6 +273,8 @@ impl Default for TestSettings {
             sync_timeout: Duration::from_secs(60),
             io_timeout: Duration::from_secs(30),
             connections: 1,
+            completion_batch: 1,
+            io_wq_threads: None,
             verify: false,
             journal: None,
             log_dir: None,

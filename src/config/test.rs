@@ -401,6 +401,15 @@ fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
             &format!("connections = {}: give 1 to 64 connections per network target", t.connections),
         );
     }
+    if t.completion_batch == 0 {
+        return err(
+            "completion_batch",
+            "completion_batch = 0: give 1 (each I/O stamped when it completes) or more (fewer wake-ups)",
+        );
+    }
+    if let Some(n) = t.io_wq_threads.filter(|n| !(1..=4096).contains(n)) {
+        return err("io_wq_threads", &format!("io_wq_threads = {n}: give 1 to 4096 threads per worker"));
+    }
     if t.sync_timeout < Duration::from_secs(1) {
         return err("sync_timeout", "sync_timeout must be at least 1s");
     }

@@ -1,24 +1,25 @@
 //! io-wq: the kernel threads that serve a ring's I/Os which cannot be issued without blocking.
 //!
 //! A target without non-blocking I/O (zram: the kernel's `FMODE_NOWAIT` is unset) sends every
-//! I/O to io-wq anyway (files on FUSE go there too, for another reason: see io_uring.rs). Left
-//! alone, io_uring first tries each I/O on the submitting thread, fails, and queues it to a
-//! single io-wq thread, which grows more only when one sleeps. On a device served by the CPU
-//! (zram copies or decompresses the page on the thread that issues it) that one thread is the
-//! limit. So such I/Os are marked `IOSQE_ASYNC` (straight to io-wq, which may then run several
-//! at once) and the worker's io-wq is held to one thread per CPU it may run on: more would only
-//! take turns on the same CPUs. On zram at 32 outstanding this took 4 KiB random reads from
-//! 0.99x to about 1.15x fio's IOPS and 1 MiB sequential reads from 0.99x to about 1.9x
-//! (docs/performance.md). The price is in CPU per I/O, which stays near fio's (0.92x-0.95x):
-//! with as many io-wq threads as CPUs, the worker preempts one each time it wakes to reap,
-//! and io-wq looks up each I/O's registered file and buffer under the ring's lock, which the
-//! failed try on the submitting thread would have done there.
+//! I/O to io-wq anyway, after a try on the worker's thread that fails (straight there at one
+//! outstanding I/O, and files on FUSE always: see io_uring.rs). io-wq then runs one thread for
+//! the worker and adds another only while one sleeps: one thread's worth of CPU, as fio's jobs
+//! get. An earlier iogauge sent
+//! such I/Os straight there (`IOSQE_ASYNC`), where io-wq starts a thread for each I/O it
+//! finds no idle thread for, and held them to one per CPU of the host: one worker of 32
+//! outstanding I/Os on zram ran 16 io-wq threads on a 16-core machine and four workers 64,
+//! taking 4.1x fio's CPU per I/O and, with several workers, losing IOPS to the crowd. Holding
+//! them to one thread instead lost a third of the IOPS of four workers on one zram (a thread
+//! that blocks on the device's locks then has no other to take over), so the kernel's own
+//! rule is the default (docs/performance.md has the figures).
 //!
-//! A device that sleeps (a FUSE server, a network or replicated block device) would then have
-//! only that many I/Os at the device, whatever the outstanding I/Os asked. [`IoWq::watch`]
-//! looks at the io-wq threads a few times a second; when every one of them is asleep inside
-//! an I/O twice running, the device sleeps, and the limit becomes one thread per outstanding
-//! I/O, for the rest of the run.
+//! Spreading one worker over more CPUs is the user's choice, `io_wq_threads = N`: its I/Os go
+//! straight to io-wq, up to N threads at once ([`IoWq::hold`]). A device that sleeps (a FUSE
+//! server, a network or replicated block device) would then have only N I/Os at the device,
+//! whatever the outstanding I/Os asked. [`IoWq::watch`] looks at the io-wq threads a few
+//! times a second; when every one of them is asleep inside an I/O twice running, the device
+//! sleeps, and the limit becomes one thread per outstanding I/O, for the rest of the run. A
+//! worker's `cpus` hold its io-wq threads to the same CPUs ([`run_on`]).
 
 use std::os::fd::RawFd;
 use std::time::Duration;
@@ -27,7 +28,7 @@ use io_uring::IoUring;
 
 use super::AlignedBuf;
 
-/// How often the io-wq threads are looked at, while they are held to one per CPU.
+/// How often the io-wq threads are looked at, while they are held.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// Whether `fd` takes non-blocking I/O (`RWF_NOWAIT`), as io_uring asks before issuing on the
@@ -57,8 +58,9 @@ pub fn supports_nowait(fd: RawFd) -> bool {
 pub struct IoWq {
     /// The worker thread: its io-wq threads are named `iou-wrk-<tid>`.
     owner: libc::pid_t,
-    /// Threads allowed while held (CPUs), and once lifted (the worker's outstanding I/Os).
-    per_cpu: u32,
+    /// Threads allowed while held (`io_wq_threads`), and once lifted (the worker's
+    /// outstanding I/Os).
+    held: u32,
     per_io: u32,
     lifted: bool,
     /// Consecutive looks that found every io-wq thread asleep inside an I/O.
@@ -72,21 +74,20 @@ pub struct IoWq {
 }
 
 impl IoWq {
-    /// Holds the calling thread's io-wq to one thread per CPU, for `slots` outstanding I/Os.
-    /// None when there are no more I/Os than CPUs or the kernel refuses (5.15 and later take it).
-    pub fn hold(ring: &IoUring, slots: usize) -> Option<IoWq> {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-        let per_io = slots as u32;
+    /// Holds the calling thread's io-wq to `threads` threads (where the kernel takes it: 5.15
+    /// and later) for `slots` outstanding I/Os. None when there are no more I/Os than threads.
+    pub fn hold(ring: &IoUring, slots: usize, threads: u32) -> Option<IoWq> {
+        let (held, per_io) = (threads.max(1), slots as u32);
         // [bounded, unbounded]: both, because an IOSQE_ASYNC I/O on a registered file reaches
         // io-wq before its file is looked up, and io-wq then counts it as unbounded work.
-        if per_io <= cpus || ring.submitter().register_iowq_max_workers(&mut [cpus, cpus]).is_err() {
+        if per_io <= held || ring.submitter().register_iowq_max_workers(&mut [held, held]).is_err() {
             return None;
         }
         // SAFETY: gettid has no preconditions.
         let owner = unsafe { libc::gettid() };
         Some(IoWq {
             owner,
-            per_cpu: cpus,
+            held,
             per_io,
             lifted: false,
             asleep_looks: 0,
@@ -103,7 +104,7 @@ impl IoWq {
 
     /// The threads allowed now.
     pub fn limit(&self) -> u32 {
-        if self.lifted { self.per_io } else { self.per_cpu }
+        if self.lifted { self.per_io } else { self.held }
     }
 
     /// Looks at the io-wq threads if it is time, and lifts the limit when the device sleeps.
@@ -118,7 +119,7 @@ impl IoWq {
         }
         self.next_look = now + WATCH_EVERY;
         let asleep = self.asleep_in_io();
-        self.asleep_looks = if asleep >= self.per_cpu as usize { self.asleep_looks + 1 } else { 0 };
+        self.asleep_looks = if asleep >= self.held as usize { self.asleep_looks + 1 } else { 0 };
         if self.asleep_looks >= 2 && ring.submitter().register_iowq_max_workers(&mut [self.per_io, self.per_io]).is_ok()
         {
             self.lifted = true;
@@ -144,7 +145,7 @@ impl IoWq {
         // Fewer threads than allowed cannot all be held: look for new ones, but not at every look
         // (a search reads every thread's name, and a run may have many workers).
         self.looks += 1;
-        if self.threads.is_empty() || (self.threads.len() < self.per_cpu as usize && self.looks % 10 == 0) {
+        if self.threads.is_empty() || (self.threads.len() < self.held as usize && self.looks % 10 == 0) {
             self.threads = io_wq_threads(self.owner);
             asleep = self.threads.iter().filter(|&&t| thread_state(t) == Some(ThreadState::InIo)).count();
         }
@@ -159,6 +160,20 @@ fn coarse_now() -> Duration {
     // SAFETY: clock_gettime only writes the timespec it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Runs `ring`'s io-wq threads on `cpus` only (none: wherever the process may); false where
+/// the kernel refuses (before 5.14).
+pub fn run_on(ring: &IoUring, cpus: &[u32]) -> bool {
+    if cpus.is_empty() {
+        return false;
+    }
+    // SAFETY: cpu_set_t is plain bits; CPU_SET writes one bit below CPU_SETSIZE (checked).
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus.iter().filter(|&&c| (c as usize) < libc::CPU_SETSIZE as usize) {
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    ring.submitter().register_iowq_aff(&set).is_ok()
 }
 
 #[derive(PartialEq)]

@@ -148,6 +148,18 @@ pub struct Resources {
     pub regions: Vec<(*mut u8, usize)>,
     /// Slots: outstanding I/Os x targets.
     pub slots: usize,
+    /// How far the kernel may spread the worker's I/Os that cannot be issued without blocking.
+    pub io_wq: IoWqLimit,
+}
+
+/// Where a worker's I/Os that cannot be issued without blocking run: the kernel's io-wq
+/// threads, one at a time by default, as fio's (see io_wq.rs).
+#[derive(Debug, Clone, Default)]
+pub struct IoWqLimit {
+    /// Spread over up to this many threads at once (`io_wq_threads`), straight to io-wq.
+    pub threads: Option<u32>,
+    /// On these CPUs (the worker's own; empty: wherever the process may run).
+    pub cpus: Vec<u32>,
 }
 
 /// The loop that drives an engine (the worker's), generic so that each engine's calls inline.
@@ -174,7 +186,7 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<D
         let abandoned = if gave_up.is_empty() { Abandoned::default() } else { engine.abandon(&gave_up) };
         Driven { output, abandoned }
     }
-    let Resources { targets, regions, slots } = res;
+    let Resources { targets, regions, slots, io_wq } = res;
     // The plan gives a worker targets of one kind, so one variant takes them all.
     fn all<T>(targets: Vec<Target>, take: impl Fn(Target) -> Option<T>) -> Vec<T> {
         targets.into_iter().map(|t| take(t).expect("the plan gives a worker targets of one kind")).collect()
@@ -194,7 +206,7 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<D
             match kind {
                 EngineKind::Psync => end(psync::PsyncEngine::new(files), driver),
                 EngineKind::IoUring => {
-                    let ring = io_uring::UringEngine::new(files, &regions, slots);
+                    let ring = io_uring::UringEngine::new(files, &regions, slots, &io_wq);
                     end(ring.map_err(|e| format!("cannot set up io_uring: {e}"))?, driver)
                 }
             }

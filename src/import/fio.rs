@@ -209,6 +209,8 @@ struct FioJob {
     data: DataPattern,
     /// `log_avg_msec`.
     log_avg_ms: u64,
+    /// `iodepth_batch_complete_min`: completions waited for at once (fio's default 1).
+    completion_batch: u32,
     /// Starts a new group, run after the ones before it.
     stonewall: bool,
 }
@@ -325,6 +327,7 @@ impl FioJob {
             log_dir: None,
             data: Content::Random.into(),
             log_avg_ms: 0,
+            completion_batch: 1,
             stonewall: false,
         }
     }
@@ -421,6 +424,14 @@ impl FioJob {
                     self.log_dir = Some(dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
                 }
                 "log_avg_msec" => self.log_avg_ms = num(v)?,
+                // fio's 0 polls without waiting; iogauge waits for at least one.
+                "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
+                    self.completion_batch = num(v)?.clamp(1, u32::MAX as u64) as u32
+                }
+                // iogauge submits every I/O it has ready at once.
+                "iodepth_batch_submit" | "iodepth_batch" => {
+                    num(v)?;
+                }
                 // iogauge's logs always give each I/O's offset.
                 "log_offset" => {}
                 "stonewall" | "wait_for_previous" | "new_group" => self.stonewall = flag(o)?,
@@ -668,6 +679,7 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     }
     test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
     test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
+    test.completion_batch = same(jobs, "iodepth_batch_complete_min", |j| j.completion_batch)?;
     test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
     test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
         true => EngineKind::Psync,

@@ -270,6 +270,8 @@ fn spawn_workers(
                 checker: checkers.next().flatten(),
                 io_timeout: s.io_timeout,
                 log: logs.next().flatten(),
+                completion_batch: s.completion_batch as usize,
+                io_wq_threads: s.io_wq_threads,
             };
             let (ctl, sent) = (Arc::clone(ctl), sent.clone());
             std::thread::Builder::new()

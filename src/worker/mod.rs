@@ -2,20 +2,18 @@
 //! (outstanding I/Os x targets). Slot `s` belongs to target `s / outstanding`; when it completes
 //! it is reissued on the same target, as Iometer does.
 //!
-//! The loop reads the clock once per batch, after reaping: that instant ends the response time
-//! of every I/O reaped and starts that of every I/O issued before the next submit (the few ns
-//! spent generating them count as response time, well inside the histogram's 0.8 % buckets).
+//! The loop reads the clock once per wake-up, after reaping: that instant ends the response
+//! time of every I/O reaped and starts that of every I/O issued before the next submit (the few
+//! ns spent generating them count as response time, well inside the histogram's 0.8 % buckets).
 //! Nothing is allocated or locked per I/O: stats are the worker's own, and the live counters the
 //! main thread reads are relaxed stores once per batch.
 //!
-//! The loop waits for a quarter of the I/Os in flight ([`REAP_FRACTION`]) rather than for
-//! each one, as fio's tuned `iodepth_batch_complete_min=8` does at 32: every wake-up of the
-//! worker costs a context switch, and on zram at 32 outstanding waiting for each completion
-//! costs about 10 % more CPU per I/O. The price is in the shape of the response times, not their
-//! mean: an I/O reaped in a batch of `k` completed up to `k - 1` completions before its
-//! timestamp, so a response time is overstated by at most `(k - 1) / n` of the mean response
-//! time at `n` in flight (1/4; 1/8 on average), while the mean still obeys Little's law for
-//! the depth the application keeps. At 7 or fewer in flight it waits for every completion.
+//! By default each wait ends at the first completion (`completion_batch = 1`, as fio's
+//! default), so an I/O is stamped when the worker first sees it: what it overstates is the
+//! wake-up and the handling of the completions seen with it, not other I/Os' service times.
+//! A larger batch saves wake-ups (CPU per I/O) and stamps an I/O reaped in a batch of `k` up to
+//! `k - 1` completions late; the mean still obeys Little's law for the depth the application
+//! keeps, and the document says the batch (docs/result-schema.md).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -40,9 +38,6 @@ mod law;
 
 use arrival::Arrival;
 use generator::Generator;
-
-/// The loop waits for `in flight / REAP_FRACTION` completions (at least one); see above.
-const REAP_FRACTION: usize = 4;
 
 /// An open loop spins rather than sleeps through the last this many ns before an I/O is due
 /// (a sleep wakes some tens of µs late).
@@ -212,6 +207,10 @@ pub struct WorkerJob {
     pub io_timeout: Duration,
     /// With `--log-dir`: every recorded completion, to the log's writer.
     pub log: Option<io_log::IoLog>,
+    /// Completions waited for at once (`test.completion_batch`).
+    pub completion_batch: usize,
+    /// Its I/Os spread over up to this many io-wq threads at once (`test.io_wq_threads`).
+    pub io_wq_threads: Option<u32>,
 }
 
 /// A worker's first failed I/O.
@@ -313,7 +312,8 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let live = &ctl.live[job.index];
     // SAFETY: pthread_self has no preconditions.
     live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
-    let resources = engine::Resources { targets: std::mem::take(&mut s.targets), regions: s.regions(), slots };
+    let io_wq = engine::IoWqLimit { threads: job.io_wq_threads, cpus: job.plan.cpus.clone() };
+    let resources = engine::Resources { targets: std::mem::take(&mut s.targets), regions: s.regions(), slots, io_wq };
     let driven = engine::drive(job.engine, resources, Loop { job: &job, s: &mut s, ctl, epoch });
     let (result, held) = match driven {
         Ok(d) => {
@@ -849,7 +849,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                 (1, Some(Duration::from_nanos(left.saturating_sub(SPIN_NS))))
             }
             true => (1, None),
-            false => ((self.in_flight / REAP_FRACTION).max(1), None),
+            false => (self.in_flight.min(self.job.completion_batch).max(1), None),
         };
         if self.issuing {
             return Some((reap, timeout));

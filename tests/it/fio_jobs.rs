@@ -156,10 +156,14 @@ fn convert_prints_the_job_that_runs_the_same() {
     let job = dir.join("j.fio");
     std::fs::write(
         &job,
-        "[global]\nioengine=null\nrw=randrw\nrwmixread=70\nbs=8k\nnumber_ios=20000\n[a]\niodepth=4\n[b]\niodepth=8\n",
+        "[global]\nioengine=null\nrw=randrw\nrwmixread=70\nbs=8k\nnumber_ios=20000\n\
+         iodepth_batch_submit=16\niodepth_batch_complete_min=2\n[a]\niodepth=4\n[b]\niodepth=8\n",
     )
     .unwrap();
     let toml = ok_in(&dir, &["convert", "j.fio"]).stdout;
+    // fio's completion batches are the test's (issue 45); its submit batches are what
+    // iogauge does anyway (everything ready, at once).
+    assert!(String::from_utf8_lossy(&toml).contains("completion_batch = 2"), "{}", String::from_utf8_lossy(&toml));
     std::fs::write(dir.join("j.toml"), &toml).unwrap();
     let from_fio = json(&["run", job.to_str().unwrap()]);
     let from_toml = json(&["run", dir.join("j.toml").to_str().unwrap()]);
