@@ -232,7 +232,19 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
             .map(|iv| num(iv, "iops"))
             .collect();
         let mean = ivs.iter().sum::<f64>() / ivs.len() as f64;
-        assert!((rate - mean).abs() <= mean * 0.02, "at {at} s: Prometheus's rate {rate:.0}, the intervals' {mean:.0}");
+        // Prometheus stamps a sample when its scrape starts; iogauge reads its counters when it
+        // answers, up to the scrape's duration later. Over a span of (samples - 1) s, the two
+        // ends' delays can move the rate by their sum over the span: under load, an answer 80 ms
+        // late at one end is 2 % (issue 45: failed once so, with a suite, builds and two
+        // burners beside it). The bound is those durations, as Prometheus measured them.
+        let late = prom.query("max_over_time(scrape_duration_seconds[5s])", start + at);
+        let late = late.first().map_or(0.0, |s| s.1);
+        let span = samples[0].1 - 1.0;
+        let bound = mean * (0.02 + 2.0 * late / span);
+        assert!(
+            (rate - mean).abs() <= bound,
+            "at {at} s: Prometheus's rate {rate:.0}, the intervals' {mean:.0} (scrapes took up to {late:.3} s)"
+        );
     }
     // The last scrape (during --linger) holds the result's count exactly.
     let now = alive;
