@@ -70,6 +70,10 @@ pub struct ResultDoc {
     pub warnings: Vec<String>,
     /// True if the test was stopped before its end.
     pub interrupted: bool,
+    /// Why the test ended before its last workload, when one could not run (a target that
+    /// stopped answering between workloads): `results` holds the workloads before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
     /// Every manager (MPI rank; one on a single host): its machine and targets.
     #[serde(default)]
     pub managers: Vec<ManagerInfo>,
@@ -705,10 +709,15 @@ impl Metrics {
 impl ResultDoc {
     /// Whether any I/O failed, or any block read back did not match, in any run.
     pub fn has_errors(&self) -> bool {
-        self.results.iter().any(|r| r.totals.metrics.errors > 0 || r.verify.as_ref().is_some_and(|v| v.mismatches > 0))
+        self.failed.is_some()
+            || self
+                .results
+                .iter()
+                .any(|r| r.totals.metrics.errors > 0 || r.verify.as_ref().is_some_and(|v| v.mismatches > 0))
     }
 
-    /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed, else 0.
+    /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed or a
+    /// workload could not run, else 0.
     pub fn exit_status(&self) -> i32 {
         match (self.interrupted, self.has_errors()) {
             (true, _) => crate::error::Error::Stopped.exit_code(),

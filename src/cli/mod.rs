@@ -83,6 +83,9 @@ pub(super) fn run_and_write(
     interrupt::stop_on_interrupt();
     let run::Tested { doc, maps } = run::run_test(&prep, group, &mut exports)?;
     exports.write_run(doc.clone())?;
+    if let (Some(why), true) = (&doc.failed, group.leads()) {
+        eprintln!("iogauge: {why}; the workloads before it are kept");
+    }
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;
     Ok(doc)

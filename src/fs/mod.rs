@@ -319,6 +319,7 @@ impl FsRun<'_> {
             results: vec![w],
             warnings: self.checked.warnings.clone(),
             interrupted: false,
+            failed: None,
             managers: vec![ManagerInfo {
                 rank: 0,
                 host: self.checked.host.clone(),

@@ -54,11 +54,21 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
     let mut verification = prep
         .verify_block()
         .map(|block| Verification::new(block, prep.targets(), prep.plans(), prep.share().settings.journal.clone()));
+    let mut failed = None;
     for r in 0..prep.plans().len() {
         let mine = run_workload(prep, group, r, observer, verification.as_mut());
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = (!settings.counted()).then_some(settings.sync_timeout);
-        let parts = managers::agree(group, mine, "the end of the run", timeout)?;
+        let parts = match managers::agree(group, mine, "the end of the run", timeout) {
+            Ok(parts) => parts,
+            // A workload that cannot run after others did (its target stopped answering in
+            // between) ends the test; what the others measured is kept, and the run fails.
+            Err(e @ Error::Runtime(_)) if !results.is_empty() => {
+                failed = Some(e.to_string());
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         let result = WorkloadResult::merge(parts);
         observer.run_done(&result);
         interrupted = observer.stop_requested();
@@ -86,6 +96,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         results,
         warnings: prep.warnings().to_vec(),
         interrupted,
+        failed,
         managers: prep.managers().to_vec(),
     };
     doc.warnings.extend(crate::findings::warnings(&doc));

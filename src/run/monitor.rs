@@ -215,9 +215,17 @@ impl Monitor<'_> {
             let end = rec.as_ref().map(|(rs, _, _): &(u64, Mark, SystemTime)| rs.saturating_add(time));
             if self.clock.timed() && end == Some(next) {
                 // Recording ends here: every completion before it is published once the
-                // workers have drained, and the last sample holds them all.
+                // workers have drained, and the last sample holds them all. A worker may be
+                // waiting for completions that do not come (a target that stopped answering
+                // near the end): its wait is interrupted until it has seen the stop, and it
+                // then gives its I/Os io_timeout to complete.
                 self.stop_at(next);
+                let mut waited = 0u32;
                 while !self.all_done() {
+                    if waited % 20 == 0 {
+                        crate::worker::wake(&self.ctl.live);
+                    }
+                    waited += 1;
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }

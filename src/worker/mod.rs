@@ -43,6 +43,10 @@ use generator::Generator;
 /// (a sleep wakes some tens of µs late).
 const SPIN_NS: u64 = 100_000;
 
+/// The longest a worker sleeps or waits before it looks whether the test stops (a signal
+/// interrupts its waits for completions, not its sleeps: Rust's sleep resumes after one).
+const STOP_SEEN_NS: u64 = 50_000_000;
+
 /// A worker's running totals (all completions, ramp-up included), for the live line and the
 /// interval samples, and its recorded counts per target and operation, for live metrics. On
 /// its own cache line so workers do not slow each other down.
@@ -796,23 +800,29 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         }
     }
 
-    /// Waits out a transfer delay or the next arrival with nothing in flight. A sleep wakes
-    /// some µs late; an open loop would count that as response time, so it spins through the
-    /// last SPIN_NS.
+    /// Waits out a transfer delay or the next arrival with nothing in flight, but never past
+    /// the end of recording, and in steps of at most [`STOP_SEEN_NS`], so a stop (Ctrl-C, an
+    /// error elsewhere) is seen within them: a rate of one I/O a minute, or a trace's next row
+    /// an hour on, must not hold the run. A sleep wakes some µs late; an open loop would count
+    /// that as response time, so it spins through the last SPIN_NS.
     #[inline(always)]
     fn wait_for_next_issue(&mut self) {
-        let wait = self.next_issue_ns.saturating_sub(self.now);
-        if self.paced() {
-            // Asleep until SPIN_NS before it is due, then spinning: on time within the clock's
-            // resolution instead of a wake-up's latency late.
-            if wait > SPIN_NS {
-                std::thread::sleep(Duration::from_nanos(wait - SPIN_NS));
+        let paced = self.paced();
+        loop {
+            let until = self.next_issue_ns.min(self.ctl.record_end_ns.load(Relaxed));
+            let left = until.saturating_sub(now_ns(self.epoch));
+            if left == 0 || self.ctl.stop.load(Relaxed) {
+                break;
             }
-            while now_ns(self.epoch) < self.next_issue_ns {
-                std::hint::spin_loop();
+            if paced && left <= SPIN_NS {
+                // On time within the clock's resolution instead of a wake-up's latency late.
+                while now_ns(self.epoch) < until {
+                    std::hint::spin_loop();
+                }
+                break;
             }
-        } else {
-            std::thread::sleep(Duration::from_nanos(wait));
+            let nap = if paced { left - SPIN_NS } else { left };
+            std::thread::sleep(Duration::from_nanos(nap.min(STOP_SEEN_NS)));
         }
         self.now = now_ns(self.epoch);
         if self.now >= self.ctl.record_end_ns.load(Relaxed) || self.ctl.stop.load(Relaxed) {
@@ -844,9 +854,11 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         // its next arrival (with none free, arrivals wait for a completion anyway).
         let (reap, timeout) = match self.paced() {
             true if self.issuing && self.in_flight < self.cap => {
-                // Woken SPIN_NS early, then polling: on time rather than a wake-up late.
-                let left = self.next_due().saturating_sub(self.now);
-                (1, Some(Duration::from_nanos(left.saturating_sub(SPIN_NS))))
+                // Woken SPIN_NS early, then polling: on time rather than a wake-up late; and
+                // at the end of recording, or within STOP_SEEN_NS, to see a stop.
+                let due = self.next_due().min(self.ctl.record_end_ns.load(Relaxed));
+                let left = due.saturating_sub(self.now).saturating_sub(SPIN_NS).min(STOP_SEEN_NS);
+                (1, Some(Duration::from_nanos(left)))
             }
             true => (1, None),
             false => (self.in_flight.min(self.job.completion_batch).max(1), None),

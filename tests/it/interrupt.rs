@@ -126,3 +126,40 @@ fn a_second_ctrl_c_leaves_at_once() {
     assert!(t0.elapsed() < Duration::from_secs(5), "took {:?}", t0.elapsed());
     assert_eq!(status.code(), Some(130));
 }
+
+/// A worker waiting to issue its next I/O sees the end of the run and a stop (issue 46): a rate
+/// of one I/O in 10 s ends at its 1 s, and a replay whose next row is 30 s on (fio's iolog v3
+/// counts µs) stops at a signal, its results saved. Bounds: the run's time plus 1.5 s for a loaded machine; a signal
+/// seen within 1.5 s (the worker looks every 50 ms).
+#[test]
+fn waits_for_the_next_io_end_with_the_run_and_at_a_signal() {
+    let dir = scratch("paced-end");
+    let t0 = Instant::now();
+    let args = ["run", "--target", "null", "--rate-iops", "0.1", "--ramp", "0s", "--time", "1s", "--json", "-"];
+    let out = command_in(&dir, &[&args[..], &["--no-history"]].concat()).output().unwrap();
+    let took = t0.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_millis(2500), "a 1 s run at 0.1 IOPS took {took:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(num(&doc, "results/0/totals/ios") <= 1.0, "{}", doc["results"][0]["totals"]);
+
+    let trace = dir.join("far.iolog");
+    std::fs::write(
+        &trace,
+        "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 0 4096\n30000000 /dev/x read 4096 4096\n",
+    )
+    .unwrap();
+    let json = dir.join("replay.json");
+    let args =
+        ["replay", trace.to_str().unwrap(), "--target", "null", "--json", json.to_str().unwrap(), "--no-history"];
+    let child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(signalled.elapsed() < Duration::from_millis(1500), "stopped {:?} after SIGTERM", signalled.elapsed());
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).expect("the replay's result is saved")).unwrap();
+    assert_eq!(num(&doc, "results/0/totals/ios"), 1.0, "{}", doc["results"][0]["totals"]);
+}

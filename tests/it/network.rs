@@ -282,6 +282,57 @@ fn a_server_that_stops_answering_ends_the_run_within_two_io_timeouts() {
     assert!(num(&doc["results"][0]["totals"], "errors") > 0.0);
 }
 
+/// Runs iogauge on `server` with `args` (plus --json), stops the server (SIGSTOP) `at` after
+/// the start, and returns how long the run took, its output and its saved document.
+fn stopped_at(server: &Nbdkit, args: &[&str], at: Duration) -> (Duration, std::process::Output, Value) {
+    let dir = scratch("nbd-stall");
+    let json = dir.join("r.json");
+    let url = server.url();
+    let mut all = vec!["run", "--target", &url];
+    all.extend(args);
+    all.extend(["--json", json.to_str().unwrap(), "--no-history"]);
+    let started = Instant::now();
+    let child = common::command_in(&dir, &all).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(at);
+    // SAFETY: signalling the server this test started.
+    unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    // SAFETY: as above: a stopped server must be able to end.
+    unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    let doc = serde_json::from_slice(&std::fs::read(&json).expect("the result is saved")).unwrap();
+    (took, out, doc)
+}
+
+/// A target that stops answering in the last quarter of a workload, or as the next one starts
+/// (issue 46): the run used to wait for the I/Os in flight for good, deaf to signals. Now its
+/// end interrupts the workers' waits, which give their I/Os io_timeout (2 s) and stop. Bound:
+/// 2 s of run + 2 s of io_timeout + 2 s for a second one (the stalled I/Os of the next workload
+/// stop the test after io_timeout without a completion), and margin for a loaded machine.
+#[test]
+fn a_server_that_stops_answering_near_the_end_ends_the_run_with_its_results() {
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let run = ["--rw", "randread", "--qd", "8", "--ramp", "0s", "--time", "2s", "--io-timeout", "2s"];
+    let (took, out, doc) = stopped_at(&server, &run, Duration::from_millis(1500));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let t = &doc["results"][0]["totals"];
+    assert!(num(t, "ios") > 0.0 && num(t, "errors") > 0.0, "{t}");
+    drop(server);
+
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let two = ["--spec", "random-read-4k", "--spec", "streaming-read-128k", "--qd", "8", "--ramp", "0s"];
+    let two = [&two[..], &["--time", "1s", "--io-timeout", "2s"]].concat();
+    let (took, out, doc) = stopped_at(&server, &two, Duration::from_millis(950));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(num(&doc["results"][0]["totals"], "ios") > 0.0, "{doc}");
+    // The second workload could not connect (its failure is the document's), or connected and
+    // then saw its I/Os time out (its errors are).
+    let errors: f64 = doc["results"].as_array().unwrap().iter().map(|r| num(&r["totals"], "errors")).sum();
+    assert!(doc.get("failed").is_some() || errors > 0.0, "{}", doc["results"]);
+}
+
 #[test]
 fn a_fio_job_on_ioengine_nbd_runs_on_its_uri() {
     let server = Nbdkit::start(&["memory", "16M"]);
