@@ -15,7 +15,7 @@ use crate::study::doc::StudyDoc;
 /// it resolves.
 pub fn load(path: &Path, import: &Import) -> Result<Job> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
+    let text = crate::import::read_text(path, false).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
     match Format::of(path, &text) {
         Format::Toml => parse_in(&text, &name, path.parent().unwrap_or(Path::new("."))),
         Format::Icf => {

@@ -12,7 +12,6 @@ use super::history::Saver;
 use super::interrupt;
 use crate::document::Document;
 use crate::error::Result;
-use crate::export::output::apart;
 use crate::export::table::Table;
 use crate::export::{Destination, ExportManager, Exporter, csv, fio_json, iometer, iozone, json};
 use crate::live::Live;
@@ -33,8 +32,9 @@ pub(super) struct Outputs {
 
 impl Outputs {
     /// Opens the outputs and the history on the lead manager (the others write nothing); every
-    /// manager learns if that failed.
-    pub(super) fn open(group: &dyn Group, to: Destinations) -> Result<Outputs> {
+    /// manager learns if that failed. `log_dir`: the test's `--log-dir`, which the run writes
+    /// itself, claimed here beside the rest.
+    pub(super) fn open(group: &dyn Group, to: Destinations, log_dir: Option<&PathBuf>) -> Result<Outputs> {
         let to_stdout = |p: Option<&PathBuf>| p.is_some_and(|p| p.as_os_str() == "-");
         let lead = group.leads();
         let asked: [(&'static str, Option<&PathBuf>, Box<dyn Exporter>); 6] = [
@@ -45,14 +45,15 @@ impl Outputs {
             ("--fio-json", to.fio_json.or(to.fio_dir), Box::new(fio_json::FioJson)),
             ("--live-json", to.live.live_json.as_ref(), Box::new(json::Json)),
         ];
-        let paths: Vec<(&str, Option<&PathBuf>)> = asked.iter().map(|(f, p, _)| (*f, *p)).collect();
-        let quiet_stdout = to.quiet || paths.iter().any(|o| to_stdout(o.1)) || !lead;
+        let quiet_stdout = to.quiet || asked.iter().any(|o| to_stdout(o.1)) || !lead;
         let live = to.live.asked(!quiet_stdout && std::io::stdout().is_terminal());
         let opened = if !lead {
             live.map(|_| (Saver::none(), ExportManager::none(), Live::none()))
         } else {
             let saver = to.history.saver(to.quiet);
-            let checked = saver.as_ref().map_err(Clone::clone).and_then(|s| apart(&paths, s.db()));
+            let mut guard = super::history::guard(to.history.db.as_deref());
+            let logs = log_dir.map_or(Ok(()), |d| guard.claim("--log-dir", d, true));
+            let checked = saver.as_ref().map_err(Clone::clone).and(logs);
             checked.and_then(|()| {
                 // --live-json is a stream the live outputs open; the rest are documents.
                 let destinations = asked
@@ -64,9 +65,9 @@ impl Outputs {
                     })
                     .collect();
                 let table = (!quiet_stdout).then_some(Table { detail: to.detail });
-                let files = ExportManager::open(destinations, table)?;
+                let files = ExportManager::open(destinations, table, &mut guard)?;
                 let managers = group.all().iter().map(|m| (m.rank, m.host.clone())).collect();
-                Ok((saver?, files, Live::open(&live?, managers)?))
+                Ok((saver?, files, Live::open(&live?, managers, &mut guard)?))
             })
         };
         let (saver, files, live) = managers::all_ok(group, opened, "opening the outputs")?;

@@ -13,7 +13,7 @@ use crate::managers::Solo;
 pub(super) fn run(job: &Job, to: Destinations) -> Result<i32> {
     // A file-system test runs on this host alone.
     let group = Solo::new();
-    let mut exports = Outputs::open(&group, to)?;
+    let mut exports = Outputs::open(&group, to, None)?;
     interrupt::stop_on_interrupt();
     let doc = crate::fs::run_study(job, &mut exports)?;
     exports.write_study(&doc, None)?;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::document::Document;
-use crate::error::{Result, input, runtime};
+use crate::error::{Result, input};
+use crate::export::output::Guard;
 use crate::format::{grid, thousands};
 use crate::history::{self, Filter, History};
 use crate::report;
@@ -37,6 +38,12 @@ pub struct DetailFlag {
     /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows).
     #[arg(long, value_name = "workers|targets")]
     pub detail: Option<Detail>,
+}
+
+/// The guard of a command's outputs (`export::output::Guard`): none may be the history
+/// database, the command's `--db` nor the default one, whether or not it saves there.
+pub(super) fn guard(db: Option<&Path>) -> Guard {
+    Guard::new(db.map(Path::to_path_buf).into_iter().chain(history::default_path()).collect())
 }
 
 /// Saves documents into the history, if there is one; a failure to save warns and the run
@@ -259,14 +266,9 @@ pub fn show(id: i64, db: &DbFlag, detail: Detail) -> Result<i32> {
 
 /// Writes a stored document's JSON, byte for byte as `--json` wrote it.
 pub fn export(id: i64, output: Option<&Path>, db: &DbFlag) -> Result<i32> {
+    let mut out = guard(db.db.as_deref()).file("--output", output.unwrap_or(Path::new("-")))?;
     let bytes = open(db)?.document_bytes(id)?;
-    match output {
-        Some(p) => std::fs::write(p, &bytes).map_err(|e| input(format!("cannot write {}: {e}", p.display())))?,
-        None => {
-            use std::io::Write;
-            std::io::stdout().write_all(&bytes).map_err(|e| runtime(format!("writing the document: {e}")))?
-        }
-    }
+    out.write(&bytes, "the document")?;
     Ok(0)
 }
 
@@ -295,6 +297,9 @@ pub struct ReportArgs {
 
 /// Writes the HTML report (and the charts' SVG files).
 pub fn report(a: &ReportArgs) -> Result<i32> {
+    let mut guard = guard(a.db.db.as_deref());
+    let charts = a.charts.as_ref().map(|d| guard.dir("--charts", d)).transpose()?;
+    let mut out = guard.file("--output", &a.output)?;
     let mut docs = Documents::new(&a.db);
     let inputs = a
         .inputs
@@ -303,15 +308,12 @@ pub fn report(a: &ReportArgs) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     let title = a.title.clone().unwrap_or_else(|| "iogauge report".into());
     let rep = report::build(&title, &inputs, a.detail.detail.unwrap_or_default());
-    if let Some(dir) = &a.charts {
-        std::fs::create_dir_all(dir).map_err(|e| input(format!("cannot create {}: {e}", dir.display())))?;
-        for c in &rep.charts {
-            let path = dir.join(format!("{}.svg", c.file_stem));
-            std::fs::write(&path, &c.svg).map_err(|e| input(format!("cannot write {}: {e}", path.display())))?;
-        }
+    if let Some(dir) = charts {
+        let files: Vec<(String, Vec<u8>)> =
+            rep.charts.iter().map(|c| (format!("{}.svg", c.file_stem), c.svg.clone().into_bytes())).collect();
+        dir.write(&files, "the charts")?;
     }
-    std::fs::write(&a.output, rep.html.as_bytes())
-        .map_err(|e| input(format!("cannot write {}: {e}", a.output.display())))?;
+    out.write(rep.html.as_bytes(), "the report")?;
     eprintln!("iogauge: wrote {} ({} charts)", a.output.display(), rep.charts.len());
     Ok(0)
 }

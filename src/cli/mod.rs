@@ -72,7 +72,7 @@ pub(super) fn run_and_write(
         live: &out.live,
         detail: out.detail.detail.unwrap_or_default(),
     };
-    let mut exports = Outputs::open(group, to)?;
+    let mut exports = Outputs::open(group, to, test.settings.log_dir.as_ref())?;
     let prep = plan::prepare_for(group, test)?;
     if group.leads() {
         for w in prep.warnings() {
@@ -156,7 +156,7 @@ fn study_on(
     job: &crate::config::Job,
     points: &[study::Point],
 ) -> Result<i32> {
-    let mut exports = Outputs::open(group, a.outputs.destinations())?;
+    let mut exports = Outputs::open(group, a.outputs.destinations(), job.test.log_dir.as_ref())?;
     interrupt::stop_on_interrupt();
     let test = Test::from_job(job)?;
     let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
@@ -219,7 +219,7 @@ fn man_pages(dir: &std::path::Path) -> Result<i32> {
     for c in &commands {
         pages.push((format!("iogauge-{c}.1"), man_page(Some(c))?));
     }
-    crate::export::output::OutputDir::open(dir, "iogauge man --dir")?.write(&pages, "the man pages")?;
+    history::guard(None).dir("--dir", dir)?.write(&pages, "the man pages")?;
     Ok(0)
 }
 

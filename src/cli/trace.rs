@@ -8,7 +8,6 @@ use std::time::Duration;
 use super::args::{CaptureArgs, DistilArgs, FitFlag, OutputFlags, ReplayArgs};
 use crate::config::{Fit, Job, Replay, Speed, Test, WorkerConfig};
 use crate::error::{Result, runtime};
-use crate::export::output::Output;
 use crate::format::thousands;
 use crate::result::ResultDoc;
 use crate::trace::distil::{self, Distilled};
@@ -16,7 +15,7 @@ use crate::trace::{Summary, capture, stem};
 
 /// Runs `iogauge capture`: says on stderr what was recorded, and whether anything was lost.
 pub fn capture(a: &CaptureArgs) -> Result<i32> {
-    let mut out = Output::open(&a.output)?;
+    let mut out = super::history::guard(None).file("--output", &a.output)?;
     super::interrupt::stop_on_interrupt();
     let started = capture::Capture::start(&a.device)?;
     // Said once the tracepoints are on: what happens on the device from here is recorded.
@@ -153,7 +152,9 @@ pub fn distil(a: &DistilArgs) -> Result<i32> {
     let toml = toml::to_string(&job).map_err(|e| runtime(format!("writing the job: {e}")))?;
     let text = format!("{}{toml}", distilled_header(&d, &a.trace));
     match &a.output {
-        Some(path) => Output::open(path)?.write(text.as_bytes(), "the distilled job")?,
+        Some(path) => {
+            super::history::guard(None).file("--output", path)?.write(text.as_bytes(), "the distilled job")?
+        }
         None if a.check.is_none() => print!("{text}"),
         None => {}
     }

@@ -185,6 +185,9 @@ fn mix(text: &str) -> Result<Vec<(u64, u32)>> {
             .trim_end_matches('%')
             .parse()
             .map_err(|_| input(format!("--bs {text}: '{share}' is not a % of I/Os")))?;
+        if share == 0 {
+            return Err(input(format!("--bs {text}: '{item}' has a share of 0 %: leave it out, or give it a share")));
+        }
         sizes.push((size, share));
     }
     Ok(sizes)

@@ -73,12 +73,16 @@ impl ExportManager {
     }
 
     /// Opens every destination, writing nothing to any yet; `table`: the table to print.
-    pub fn open(destinations: Vec<Destination>, table: Option<table::Table>) -> Result<ExportManager> {
+    pub fn open(
+        destinations: Vec<Destination>,
+        table: Option<table::Table>,
+        guard: &mut output::Guard,
+    ) -> Result<ExportManager> {
         let mut outputs = Vec::new();
         for d in destinations {
             let place = match d.dir {
-                true => Place::Dir(OutputDir::open(&d.path, d.flag)?),
-                false => Place::File(Output::open(&d.path)?),
+                true => Place::Dir(guard.dir(d.flag, &d.path)?),
+                false => Place::File(guard.file(d.flag, &d.path)?),
             };
             outputs.push((d.exporter, place));
         }

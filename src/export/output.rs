@@ -1,13 +1,183 @@
 //! Where an output goes: stdout, a file written in place (a pipe, /dev/null), a regular file
 //! replaced whole (a temporary file beside it, then a rename), or a directory of such files.
-//! Every one is opened before the first I/O, so a bad path fails before anything is measured.
+//! Every one is opened before the first I/O, so a bad path fails before anything is measured,
+//! and every one a command writes is claimed through its [`Guard`] first (issue 46): no block
+//! or character device but /dev/null, a terminal or the process's own stdout, no history
+//! database or SQLite's journal beside one, no file twice, none inside another output's
+//! directory.
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, input, runtime};
+
+/// The files SQLite keeps beside a database (rollback journal, write-ahead log, its index).
+const JOURNALS: [&str; 3] = ["-journal", "-wal", "-shm"];
+
+/// What one command writes, claimed before anything is opened. Each output is checked against
+/// what it may never be and against the command's other outputs; files are compared by
+/// identity (device and inode), or where one does not exist yet, by the directory's identity
+/// and the name.
+pub struct Guard {
+    /// History databases no output may be: the command's `--db` and the default one.
+    protected: Vec<PathBuf>,
+    /// The outputs claimed so far: (flag, path, whether a directory).
+    claimed: Vec<(String, PathBuf, bool)>,
+}
+
+impl Guard {
+    /// A command's guard, protecting the history databases `protected`.
+    pub fn new(protected: Vec<PathBuf>) -> Guard {
+        Guard { protected, claimed: Vec::new() }
+    }
+
+    /// Claims `path` for the output `flag` and opens it ([`Output::open`]).
+    pub fn file(&mut self, flag: &str, path: &Path) -> Result<Output> {
+        self.claim(flag, path, false)?;
+        Output::open(path)
+    }
+
+    /// Claims `path` for an output written line by line as it comes (`--live-json`): stdout,
+    /// or the file, created now and written in place.
+    pub fn lines(&mut self, flag: &str, path: &Path) -> Result<Box<dyn Write + Send>> {
+        self.claim(flag, path, false)?;
+        if path.as_os_str() == "-" {
+            return Ok(Box::new(std::io::stdout()));
+        }
+        let f = File::create(path).map_err(|e| input(format!("{flag} {}: cannot write it: {e}", path.display())))?;
+        Ok(Box::new(f))
+    }
+
+    /// Claims the directory `path` for the output `flag`, makes it if missing and checks that
+    /// it takes files.
+    pub fn dir(&mut self, flag: &str, path: &Path) -> Result<OutputDir> {
+        self.claim(flag, path, true)?;
+        OutputDir::open(path, flag)
+    }
+
+    /// Checks `path` for the output `flag` and records it; writes nothing.
+    pub fn claim(&mut self, flag: &str, path: &Path, dir: bool) -> Result<()> {
+        let shown = path.display();
+        if path.as_os_str() == "-" {
+            if let Some((other, _, _)) = self.claimed.iter().find(|(_, p, _)| p.as_os_str() == "-") {
+                return Err(input(format!("{other} - and {flag} - cannot both use stdout: give one a file")));
+            }
+            self.claimed.push((flag.to_string(), path.to_path_buf(), dir));
+            return Ok(());
+        }
+        let mut device = false;
+        if let Ok(m) = std::fs::metadata(path) {
+            let kind = m.file_type();
+            device = kind.is_char_device();
+            if kind.is_block_device() {
+                return Err(input(format!("{flag} {shown} is a block device: give a file for the output")));
+            }
+            if kind.is_char_device() && !harmless_device(&m) {
+                return Err(input(format!(
+                    "{flag} {shown} is a character device: give a file for the output (or /dev/null)"
+                )));
+            }
+        }
+        let here = Place::of(path);
+        for db in &self.protected {
+            let journal = JOURNALS.iter().any(|j| here == Place::of(&with_suffix(db, j)));
+            if here == Place::of(db) || journal {
+                return Err(input(format!(
+                    "{flag} {shown} is the history database{}: give another file for the output",
+                    if journal { "'s journal" } else { "" }
+                )));
+            }
+        }
+        // /dev/null or a terminal may take several outputs.
+        for (other, taken, taken_dir) in self.claimed.iter().filter(|_| !device) {
+            if taken.as_os_str() == "-" {
+                continue;
+            }
+            let there = Place::of(taken);
+            if here == there {
+                return Err(input(format!("{other} and {flag} both name {shown}: give each its own file")));
+            }
+            // (file flag, its path, directory flag, its path)
+            let (file, dir_of) = match (dir, *taken_dir) {
+                (false, true) => ((flag, path, &here), (other.as_str(), taken.as_path(), &there)),
+                (true, false) => ((other.as_str(), taken.as_path(), &there), (flag, path, &here)),
+                _ => continue,
+            };
+            if file.2.inside(dir_of.2) {
+                return Err(input(format!(
+                    "{} {} is inside {}'s directory {}, whose files iogauge writes: give a path outside it",
+                    file.0,
+                    file.1.display(),
+                    dir_of.0,
+                    dir_of.1.display()
+                )));
+            }
+        }
+        self.claimed.push((flag.to_string(), path.to_path_buf(), dir));
+        Ok(())
+    }
+}
+
+/// Where a path is: its directory (by identity where it exists, else by name) and its name.
+struct Place {
+    dir: Option<(u64, u64)>,
+    dir_name: PathBuf,
+    name: std::ffi::OsString,
+}
+
+impl Place {
+    fn of(path: &Path) -> Place {
+        // A file that exists is placed where its last link is: another name for it (a
+        // symlink, a bind mount) is the same place.
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let parent = real.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = std::fs::metadata(parent).ok().map(|m| (m.dev(), m.ino()));
+        let dir_name = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+        Place { dir, dir_name, name: real.file_name().unwrap_or_default().to_os_string() }
+    }
+
+    /// Whether a file at `self` lies directly inside the directory at `dir`.
+    fn inside(&self, dir: &Place) -> bool {
+        let whole = std::fs::metadata(dir.dir_name.join(&dir.name)).ok().map(|m| (m.dev(), m.ino()));
+        match (self.dir, whole) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.dir_name == dir.dir_name.join(&dir.name),
+        }
+    }
+}
+
+impl PartialEq for Place {
+    fn eq(&self, other: &Place) -> bool {
+        let same_dir = match (self.dir, other.dir) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.dir_name == other.dir_name,
+        };
+        same_dir && self.name == other.name
+    }
+}
+
+/// `db` with `suffix` after its file name (`history.sqlite-wal`).
+fn with_suffix(db: &Path, suffix: &str) -> PathBuf {
+    let mut name = db.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    db.with_file_name(name)
+}
+
+/// A character device an output may be: /dev/null, a terminal, or what this process's stdout
+/// or stderr is (`/dev/stdout`); never a disk's (sg, nvme) or anything else.
+fn harmless_device(m: &std::fs::Metadata) -> bool {
+    let null = std::fs::metadata("/dev/null").is_ok_and(|n| n.rdev() == m.rdev());
+    // SAFETY: fstat of the process's own stdout and stderr writes only into the stat given.
+    let ours = [1, 2].iter().any(|&fd| unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_rdev == m.rdev()
+    });
+    // Terminals: the virtual consoles (4), /dev/tty (5, 0) and pseudo-terminals (136-143).
+    let tty = matches!(libc::major(m.rdev()), 4 | 136..=143) || m.rdev() == libc::makedev(5, 0);
+    null || ours || tty
+}
 
 /// One output: stdout, a file that is not a regular file (a pipe, /dev/null), written in
 /// place, or a regular file, replaced whole through a temporary file beside it.
@@ -19,8 +189,8 @@ pub enum Output {
 
 impl Output {
     /// Checks that `path` can be written, writing nothing to it: a regular file's directory
-    /// takes a temporary file; a block device is refused.
-    pub fn open(path: &Path) -> Result<Output> {
+    /// takes a temporary file; a block device is refused. Through a [`Guard`].
+    pub(super) fn open(path: &Path) -> Result<Output> {
         if path.as_os_str() == "-" {
             return Ok(Output::Stdout);
         }
@@ -86,8 +256,8 @@ pub struct OutputDir(PathBuf);
 
 impl OutputDir {
     /// Makes the directory if it is missing and checks that it takes files, writing nothing
-    /// that stays.
-    pub fn open(path: &Path, flag: &str) -> Result<OutputDir> {
+    /// that stays. Through a [`Guard`].
+    pub(super) fn open(path: &Path, flag: &str) -> Result<OutputDir> {
         crate::targets::output_dir(path, flag)?;
         Ok(OutputDir(path.to_path_buf()))
     }
@@ -112,34 +282,4 @@ impl Drop for Output {
             let _ = std::fs::remove_file(tmp);
         }
     }
-}
-
-/// Refuses outputs that would overwrite the history database or each other (by identity:
-/// another name for the same file is the same file), or share stdout.
-pub fn apart(outputs: &[(&str, Option<&PathBuf>)], db: Option<&Path>) -> Result<()> {
-    let stdout: Vec<&str> =
-        outputs.iter().filter(|(_, p)| p.is_some_and(|p| p.as_os_str() == "-")).map(|o| o.0).collect();
-    if let [a, b, ..] = stdout[..] {
-        return Err(input(format!("{a} - and {b} - cannot both use stdout: give one a file")));
-    }
-    let id = |p: &Path| crate::targets::Identity::of_path(&p.to_string_lossy()).ok();
-    let db = db.and_then(id);
-    let files: Vec<(&str, &PathBuf)> =
-        outputs.iter().filter_map(|(flag, p)| Some((*flag, (*p)?))).filter(|(_, p)| p.as_os_str() != "-").collect();
-    for (flag, p) in &files {
-        if db.is_some() && id(p) == db {
-            return Err(input(format!(
-                "{flag} {} is the history database: give another file for the output",
-                p.display()
-            )));
-        }
-    }
-    for (i, (fa, a)) in files.iter().enumerate() {
-        for (fb, b) in &files[i + 1..] {
-            if a == b || id(a).is_some_and(|x| id(b) == Some(x)) {
-                return Err(input(format!("{fa} and {fb} both name {}: give each its own file", a.display())));
-            }
-        }
-    }
-    Ok(())
 }

@@ -10,7 +10,6 @@
 mod phase;
 mod thread;
 
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::{FsConfig, FsTest, Job};
@@ -131,10 +130,7 @@ fn check(c: &FsConfig) -> Result<Checked> {
         )));
     }
     if c.direct {
-        let probe = dir.join(format!(".iogauge-fs-probe.{}", std::process::id()));
-        let opened = std::fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_DIRECT).open(&probe);
-        let _ = std::fs::remove_file(&probe);
-        if let Err(e) = opened {
+        if let Err(e) = crate::targets::probe_dir(dir, libc::O_DIRECT) {
             return Err(input(format!("{} does not take O_DIRECT ({e}): leave out --direct", c.dir)));
         }
     }

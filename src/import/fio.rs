@@ -143,7 +143,7 @@ fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Section>) -> R
             let inc = PathBuf::from(expand(inc.trim(), &at)?);
             // fio looks from where it runs, then beside the including file.
             let path = if inc.exists() { inc } else { file.parent().unwrap_or(Path::new(".")).join(inc) };
-            let text = std::fs::read_to_string(&path).map_err(|e| format!("{at}: include {}: {e}", path.display()))?;
+            let text = super::read_text(&path, true).map_err(|e| format!("{at}: include {}: {e}", path.display()))?;
             sections(&text, &path, depth + 1, into)?;
             continue;
         }
@@ -154,6 +154,11 @@ fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Section>) -> R
             Some((k, v)) => (k.trim(), Some(expand(v.trim(), &at)?)),
             None => (line, None),
         };
+        // Not quoted: an include of a file that is no job file (a password file) must not
+        // print its lines.
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("{at}: not a fio option (a name, or name=value)"));
+        }
         section.opts.push(Opt { key: key.to_ascii_lowercase(), value, at });
     }
     Ok(())
@@ -362,7 +367,12 @@ impl FioJob {
                     self.sizes = [range(&r).map_err(bad)?, range(&w).map_err(bad)?];
                 }
                 "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,
-                "numjobs" => self.numjobs = num(v)?.clamp(1, 4096) as u32,
+                "numjobs" => {
+                    self.numjobs = match num(v)? {
+                        n @ 1..=4096 => n as u32,
+                        n => return Err(format!("{}: numjobs={n}: give 1 to 4096 jobs", o.at)),
+                    }
+                }
                 "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
                 "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
                 "time_based" => self.time_based = flag(o)?,

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::error::{Result, input};
+use crate::error::Result;
+use crate::export::output::Guard;
 use crate::result::WorkloadResult;
 use crate::run::{Counters, Snapshot};
 use board::Board;
@@ -53,15 +54,10 @@ impl Live {
     /// Opens what `asked` names: binds the servers' ports and opens the lines' file now, so a
     /// port in use or a bad path fails before anything is measured; says where each server
     /// listens. `managers`: every manager's rank and host.
-    pub fn open(asked: &Asked, managers: Vec<(u32, String)>) -> Result<Live> {
+    pub fn open(asked: &Asked, managers: Vec<(u32, String)>, guard: &mut Guard) -> Result<Live> {
         let lines = match &asked.live_json {
             None => None,
-            Some(p) if p.as_os_str() == "-" => Some(Lines::new(Box::new(std::io::stdout()))),
-            Some(p) => {
-                let f = std::fs::File::create(p)
-                    .map_err(|e| input(format!("--live-json {}: cannot write it: {e}", p.display())))?;
-                Some(Lines::new(Box::new(f)))
-            }
+            Some(p) => Some(Lines::new(guard.lines("--live-json", p)?)),
         };
         let mut listeners: Vec<(SocketAddr, Routes)> = Vec::new();
         let mut add = |addr: Option<SocketAddr>, routes: Routes| {

@@ -127,6 +127,11 @@ pub const NULL: &str = "null";
 pub fn inspect(path: &str, s: &TestSettings) -> Result<TargetInfo> {
     match crate::net::protocol(path) {
         Some(_) => network::inspect(path, s.connections, s.io_timeout),
+        // A URL of a scheme iogauge does not know (or one in capitals) is no file's path.
+        None if path.contains("://") => Err(input(format!(
+            "{path}: not a target iogauge reaches: give a block device, a file, null, or an nbd://, nbds://, \
+             nbd+unix:// or iscsi:// URL (the scheme in lower case)"
+        ))),
         None => inspect_local(path, s.file_size, s.buffered),
     }
 }
@@ -540,8 +545,59 @@ pub fn output_dir(dir: &Path, flag: &str) -> Result<()> {
         return Err(input(format!("{flag} {} is not a directory: give a directory for its files", dir.display())));
     }
     std::fs::create_dir_all(dir).map_err(cannot)?;
-    let probe = dir.join(format!(".iogauge-{}.probe", std::process::id()));
-    File::create(&probe).map_err(cannot)?;
-    let _ = std::fs::remove_file(probe);
-    Ok(())
+    probe_dir(dir, 0).map_err(cannot)
+}
+
+/// Whether `dir` takes a new file opened with `flags` (O_DIRECT, say): an unnamed file
+/// (O_TMPFILE) where the filesystem makes one, else a file of a name nothing else holds,
+/// created exclusively and removed. Nothing that was there before is touched.
+pub fn probe_dir(dir: &Path, flags: i32) -> std::io::Result<()> {
+    let tmp = OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE | flags).open(dir);
+    match tmp {
+        Ok(_) => return Ok(()),
+        // A filesystem without O_TMPFILE (FUSE, older NFS): a named file instead.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {}
+        Err(e) => return Err(e),
+    }
+    probe_named(dir, flags)
+}
+
+/// [`probe_dir`] with a named file: the first name of this process's that nothing holds,
+/// created exclusively (`O_EXCL`), so only a file this call made is removed.
+fn probe_named(dir: &Path, flags: i32) -> std::io::Result<()> {
+    for n in 0..100 {
+        let probe = dir.join(format!(".iogauge-probe.{}.{n}", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).custom_flags(flags).open(&probe) {
+            Ok(_) => return std::fs::remove_file(&probe),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A probe never removes what it did not make (issue 46: `fs --direct` removed a file of
+    /// its probe's name that was already there, then said the directory took no O_DIRECT).
+    #[test]
+    fn probes_leave_files_they_did_not_make() {
+        let dir = std::env::temp_dir().join(format!("iogauge-probe-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let theirs: Vec<std::path::PathBuf> =
+            (0..3).map(|n| dir.join(format!(".iogauge-probe.{}.{n}", std::process::id()))).collect();
+        for f in &theirs {
+            std::fs::write(f, "theirs").unwrap();
+        }
+        probe_named(&dir, 0).unwrap();
+        probe_dir(&dir, 0).unwrap();
+        for f in &theirs {
+            assert_eq!(std::fs::read_to_string(f).unwrap(), "theirs", "{}", f.display());
+        }
+        let left = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(left, theirs.len(), "a probe left a file behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -140,3 +140,23 @@ fn limits() {
         "I/O buffers need 512.0 GiB",
     );
 }
+
+/// Inputs bounded (issue 46): an include reads regular files only and never prints what a
+/// file that is no job file holds; a job file is read to a bound; counts beyond what runs are
+/// refused, not clamped; a share of 0 % and a URL of an unknown (or capitalised) scheme are
+/// mistakes, not a file name.
+#[test]
+fn foreign_inputs_are_bounded_and_never_quoted() {
+    let dir = scratch("bounded");
+    std::fs::write(dir.join("zero.fio"), "[j]\ninclude /dev/zero\n").unwrap();
+    rejected_in(&dir, &["run", "zero.fio"], "include /dev/zero: not a regular file");
+    std::fs::write(dir.join("secret"), "root:$6$abcdefgh$notahash:19000:0:99999:7:::\n").unwrap();
+    std::fs::write(dir.join("leak.fio"), format!("[j]\ninclude {}\n", dir.join("secret").display())).unwrap();
+    let err = rejected_in(&dir, &["run", "leak.fio"], "not a fio option");
+    assert!(!err.contains("abcdefgh") && !err.contains("root"), "{err}");
+    rejected_in(&dir, &["run", "/dev/zero"], "larger than 16 MiB");
+    std::fs::write(dir.join("many.fio"), "[j]\nioengine=null\nnumjobs=1000000\nsize=1m\n").unwrap();
+    rejected_in(&dir, &["run", "many.fio"], "numjobs=1000000: give 1 to 4096 jobs");
+    rejected_in(&dir, &["run", "--target", "null", "--bs", "4K:0"], "share of 0 %");
+    rejected_in(&dir, &["run", "--target", "NBD://localhost/x"], "the scheme in lower case");
+}

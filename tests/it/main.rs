@@ -30,6 +30,7 @@ mod managers;
 mod network;
 mod null_target;
 mod operations;
+mod outputs;
 mod package;
 mod placement;
 mod report;

@@ -1,0 +1,90 @@
+//! Every file a command writes goes through one guard (issue 46): each command's output flags
+//! refuse a block device holding a file system, a character device other than /dev/null, the
+//! history database and SQLite's journal beside it (also with --no-history, and the default
+//! database as well as a --db), another output of the same command, and a file inside an
+//! output directory; one line, exit 2, and nothing written to any of them.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// One line on stderr, exit 2.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let out = iogauge_in(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+}
+
+/// The history database the tests' commands use by default (common::command_in's
+/// XDG_DATA_HOME).
+fn default_db() -> PathBuf {
+    std::env::temp_dir().join(format!("iogauge-test-{}-data", std::process::id())).join("iogauge/history.sqlite")
+}
+
+#[test]
+fn every_output_is_guarded() {
+    let dir = scratch("outputs");
+    // A result, a stored run (in the default database and in one of our own), a trace.
+    ok_in(&dir, &["run", "--target", "null", "--ios", "1000", "--json", "r.json", "-q"]);
+    ok_in(&dir, &["run", "--target", "null", "--ios", "1000", "--db", "own.sqlite", "-q"]);
+    let trace = dir.join("t.iolog");
+    std::fs::write(&trace, "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 0 4096\n").unwrap();
+    let (db, own) = (default_db(), dir.join("own.sqlite"));
+    let (db_s, own_s, trace_s) = (db.display().to_string(), own.display().to_string(), trace.display().to_string());
+    let wal = format!("{db_s}-wal");
+    let disk = LoopDev::new(16 << 20);
+    assert!(std::process::Command::new("mkfs.ext4").args(["-q", "-F", &disk.dev]).status().unwrap().success());
+    let before = [digest(Path::new(&disk.dev)), digest(&db), digest(&own)];
+
+    // Every command and output flag, with what else it needs: the flag's value goes last.
+    let run = ["run", "--target", "null", "--ios", "100", "-q"];
+    let files: Vec<(Vec<&str>, &str)> = vec![
+        (run.to_vec(), "--json"),
+        (run.to_vec(), "--csv"),
+        (run.to_vec(), "--iometer-csv"),
+        (run.to_vec(), "--fio-json"),
+        (run.to_vec(), "--live-json"),
+        ([&run[..], &["--no-history"]].concat(), "--json"),
+        (vec!["report", "r.json"], "-o"),
+        (vec!["export", "1"], "-o"),
+        (vec!["distil", &trace_s], "-o"),
+        (vec!["capture", "--device", &disk.dev, "--time", "1s"], "-o"),
+    ];
+    for (args, flag) in &files {
+        for (value, why) in [
+            (disk.dev.as_str(), "is a block device"),
+            ("/dev/zero", "is a character device"),
+            (db_s.as_str(), "is the history database"),
+            (wal.as_str(), "is the history database's journal"),
+        ] {
+            refused(&dir, &[&args[..], &[*flag, value]].concat(), why);
+        }
+    }
+    // A --db of the command's own: the run and the commands that read a history.
+    refused(&dir, &[&run[..], &["--db", &own_s, "--json", &own_s]].concat(), "is the history database");
+    refused(&dir, &["export", "1", "--db", &own_s, "-o", &own_s], "is the history database");
+    refused(&dir, &["report", "r.json", "--db", &own_s, "-o", &own_s], "is the history database");
+
+    // Two outputs on one file, a file inside an output directory, stdout twice.
+    refused(&dir, &[&run[..], &["--json", "a.json", "--csv", "./a.json"]].concat(), "both name");
+    std::fs::create_dir_all(dir.join("logs")).unwrap();
+    refused(&dir, &[&run[..], &["--log-dir", "logs", "--json", "logs/r.json"]].concat(), "inside --log-dir");
+    refused(&dir, &["report", "r.json", "--charts", "charts", "-o", "charts/r.html"], "inside --charts");
+    refused(&dir, &[&run[..], &["--json", "-", "--live-json", "-"]].concat(), "cannot both use stdout");
+    refused(&dir, &["man", "--dir", &disk.dev], "is a block device");
+
+    let after = [digest(Path::new(&disk.dev)), digest(&db), digest(&own)];
+    assert_eq!(before, after, "a refused output changed the device or a database");
+    // The databases are still databases, with their runs.
+    for db in [&db, &own] {
+        let out = std::process::Command::new("sqlite3").arg(db).arg("select count(*) from runs").output().unwrap();
+        assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() != "0", "{}", db.display());
+    }
+    // And what may be written is: /dev/null, a file beside the databases.
+    ok_in(&dir, &[&run[..], &["--json", "/dev/null", "--live-json", "/dev/null"]].concat());
+    ok_in(&dir, &["export", "1", "-o", &format!("{}.json", db_s)]);
+}
