@@ -6,34 +6,40 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
 
+/// iogauge in `dir`, its default history database there (the tests' shared one changes as
+/// other tests save their runs).
+fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    command_in(dir, args).env("XDG_DATA_HOME", dir.join("data")).output().unwrap()
+}
+
+/// Succeeds.
+fn done(dir: &Path, args: &[&str]) {
+    let out = run_in(dir, args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// One line on stderr, exit 2.
 fn refused(dir: &Path, args: &[&str], needle: &str) {
-    let out = iogauge_in(dir, args);
+    let out = run_in(dir, args);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
     assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
 }
 
-/// The history database the tests' commands use by default (common::command_in's
-/// XDG_DATA_HOME).
-fn default_db() -> PathBuf {
-    std::env::temp_dir().join(format!("iogauge-test-{}-data", std::process::id())).join("iogauge/history.sqlite")
-}
-
 #[test]
 fn every_output_is_guarded() {
     let dir = scratch("outputs");
     // A result, a stored run (in the default database and in one of our own), a trace.
-    ok_in(&dir, &["run", "--target", "null", "--ios", "1000", "--json", "r.json", "-q"]);
-    ok_in(&dir, &["run", "--target", "null", "--ios", "1000", "--db", "own.sqlite", "-q"]);
+    done(&dir, &["run", "--target", "null", "--ios", "1000", "--json", "r.json", "-q"]);
+    done(&dir, &["run", "--target", "null", "--ios", "1000", "--db", "own.sqlite", "-q"]);
     let trace = dir.join("t.iolog");
     std::fs::write(&trace, "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 0 4096\n").unwrap();
-    let (db, own) = (default_db(), dir.join("own.sqlite"));
+    let (db, own) = (dir.join("data/iogauge/history.sqlite"), dir.join("own.sqlite"));
     let (db_s, own_s, trace_s) = (db.display().to_string(), own.display().to_string(), trace.display().to_string());
     let wal = format!("{db_s}-wal");
     let disk = LoopDev::new(16 << 20);
@@ -85,6 +91,6 @@ fn every_output_is_guarded() {
         assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() != "0", "{}", db.display());
     }
     // And what may be written is: /dev/null, a file beside the databases.
-    ok_in(&dir, &[&run[..], &["--json", "/dev/null", "--live-json", "/dev/null"]].concat());
-    ok_in(&dir, &["export", "1", "-o", &format!("{}.json", db_s)]);
+    done(&dir, &[&run[..], &["--json", "/dev/null", "--live-json", "/dev/null", "--no-history"]].concat());
+    done(&dir, &["export", "1", "-o", &format!("{}.json", db_s)]);
 }
