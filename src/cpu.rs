@@ -18,6 +18,17 @@ pub struct CpuSnapshot {
     own_system_us: u64,
 }
 
+/// `cpus` as the kernel's CPU set (`sched_setaffinity`, io-wq's affinity); numbers past
+/// `CPU_SETSIZE` are left out.
+pub fn cpu_set(cpus: &[u32]) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is plain bits; CPU_SET writes one bit below CPU_SETSIZE (checked).
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus.iter().filter(|&&c| (c as usize) < libc::CPU_SETSIZE as usize) {
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    set
+}
+
 /// Reads /proc/stat and this process's CPU time.
 pub fn snapshot() -> CpuSnapshot {
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();

@@ -61,12 +61,8 @@ pub fn thread_cpus() -> std::io::Result<Vec<u32>> {
 
 /// Restricts the calling thread to `cpus`.
 pub fn pin_thread(cpus: &[u32]) -> std::io::Result<()> {
-    // SAFETY: cpu_set_t is plain bits; CPU_SET writes one bit below CPU_SETSIZE (checked), and
-    // sched_setaffinity reads the set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus.iter().filter(|&&c| (c as usize) < libc::CPU_SETSIZE as usize) {
-        unsafe { libc::CPU_SET(c as usize, &mut set) };
-    }
+    let set = crate::cpu::cpu_set(cpus);
+    // SAFETY: sched_setaffinity reads the set it is given.
     if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
         return Err(std::io::Error::last_os_error());
     }

@@ -4,14 +4,13 @@
 //! I/O to io-wq anyway, after a try on the worker's thread that fails (straight there at one
 //! outstanding I/O, and files on FUSE always: see io_uring.rs). io-wq then runs one thread for
 //! the worker and adds another only while one sleeps: one thread's worth of CPU, as fio's jobs
-//! get. An earlier iogauge sent
-//! such I/Os straight there (`IOSQE_ASYNC`), where io-wq starts a thread for each I/O it
-//! finds no idle thread for, and held them to one per CPU of the host: one worker of 32
-//! outstanding I/Os on zram ran 16 io-wq threads on a 16-core machine and four workers 64,
-//! taking 4.1x fio's CPU per I/O and, with several workers, losing IOPS to the crowd. Holding
-//! them to one thread instead lost a third of the IOPS of four workers on one zram (a thread
-//! that blocks on the device's locks then has no other to take over), so the kernel's own
-//! rule is the default (docs/performance.md has the figures).
+//! get. An earlier iogauge sent such I/Os straight there (`IOSQE_ASYNC`), where io-wq starts a
+//! thread for each I/O it finds no idle thread for, and held them to one per CPU of the host:
+//! one worker of 32 outstanding I/Os on zram ran 16 io-wq threads on a 16-core machine and
+//! four workers 64, taking 4.1x fio's CPU per I/O and, with several workers, losing IOPS to
+//! the crowd. Holding them to one thread instead lost a third of the IOPS of four workers on
+//! one zram (a thread that blocks on the device's locks then has no other to take over), so
+//! the kernel's own rule is the default (docs/performance.md has the figures).
 //!
 //! Spreading one worker over more CPUs is the user's choice, `io_wq_threads = N`: its I/Os go
 //! straight to io-wq, up to N threads at once ([`IoWq::hold`]). A device that sleeps (a FUSE
@@ -162,18 +161,12 @@ fn coarse_now() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Runs `ring`'s io-wq threads on `cpus` only (none: wherever the process may); false where
-/// the kernel refuses (before 5.14).
-pub fn run_on(ring: &IoUring, cpus: &[u32]) -> bool {
-    if cpus.is_empty() {
-        return false;
+/// Runs `ring`'s io-wq threads on `cpus` only (none: wherever the process may, as where the
+/// kernel refuses: before 5.14).
+pub fn run_on(ring: &IoUring, cpus: &[u32]) {
+    if !cpus.is_empty() {
+        let _ = ring.submitter().register_iowq_aff(&crate::cpu::cpu_set(cpus));
     }
-    // SAFETY: cpu_set_t is plain bits; CPU_SET writes one bit below CPU_SETSIZE (checked).
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus.iter().filter(|&&c| (c as usize) < libc::CPU_SETSIZE as usize) {
-        unsafe { libc::CPU_SET(c as usize, &mut set) };
-    }
-    ring.submitter().register_iowq_aff(&set).is_ok()
 }
 
 #[derive(PartialEq)]
