@@ -120,8 +120,10 @@ impl Guard {
     }
 }
 
-/// Where a path is: its directory (by identity where it exists, else by name) and its name.
+/// Where a path is: the file's identity where it exists (another name for it, a hard link,
+/// is the same file), its directory (by identity where it exists, else by name) and its name.
 struct Place {
+    file: Option<(u64, u64)>,
     dir: Option<(u64, u64)>,
     dir_name: PathBuf,
     name: std::ffi::OsString,
@@ -129,13 +131,13 @@ struct Place {
 
 impl Place {
     fn of(path: &Path) -> Place {
-        // A file that exists is placed where its last link is: another name for it (a
-        // symlink, a bind mount) is the same place.
+        // Symlinks resolved: the place is where the name finally leads.
         let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let parent = real.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let dir = std::fs::metadata(parent).ok().map(|m| (m.dev(), m.ino()));
         let dir_name = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
-        Place { dir, dir_name, name: real.file_name().unwrap_or_default().to_os_string() }
+        let file = std::fs::metadata(&real).ok().map(|m| (m.dev(), m.ino()));
+        Place { file, dir, dir_name, name: real.file_name().unwrap_or_default().to_os_string() }
     }
 
     /// Whether a file at `self` lies directly inside the directory at `dir`.
@@ -150,6 +152,9 @@ impl Place {
 
 impl PartialEq for Place {
     fn eq(&self, other: &Place) -> bool {
+        if let (Some(a), Some(b)) = (self.file, other.file) {
+            return a == b;
+        }
         let same_dir = match (self.dir, other.dir) {
             (Some(a), Some(b)) => a == b,
             _ => self.dir_name == other.dir_name,
@@ -189,16 +194,14 @@ pub enum Output {
 
 impl Output {
     /// Checks that `path` can be written, writing nothing to it: a regular file's directory
-    /// takes a temporary file; a block device is refused. Through a [`Guard`].
+    /// takes a temporary file. Through a [`Guard`], which refuses what may not be written.
     pub(super) fn open(path: &Path) -> Result<Output> {
         if path.as_os_str() == "-" {
             return Ok(Output::Stdout);
         }
         let cannot = |e: std::io::Error| input(format!("cannot write {}: {e}", path.display()));
+        // Devices were refused by the guard.
         match std::fs::metadata(path) {
-            Ok(m) if m.file_type().is_block_device() => {
-                Err(input(format!("{} is a block device: give a file for the output", path.display())))
-            }
             Ok(m) if !m.is_file() => Ok(Output::InPlace(File::options().write(true).open(path).map_err(cannot)?)),
             _ => {
                 // A symlink to a file is followed: the file it names is replaced, not the link.

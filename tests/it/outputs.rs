@@ -77,6 +77,12 @@ fn every_output_is_guarded() {
 
     // Two outputs on one file, a file inside an output directory, stdout twice.
     refused(&dir, &[&run[..], &["--json", "a.json", "--csv", "./a.json"]].concat(), "both name");
+    // By identity: a hard link to the database, or to another output, is the same file.
+    std::fs::hard_link(&db, dir.join("linked.sqlite")).unwrap();
+    refused(&dir, &["export", "1", "-o", "linked.sqlite"], "is the history database");
+    std::fs::write(dir.join("b.json"), "").unwrap();
+    std::fs::hard_link(dir.join("b.json"), dir.join("c.json")).unwrap();
+    refused(&dir, &[&run[..], &["--json", "b.json", "--csv", "c.json"]].concat(), "both name");
     std::fs::create_dir_all(dir.join("logs")).unwrap();
     refused(&dir, &[&run[..], &["--log-dir", "logs", "--json", "logs/r.json"]].concat(), "inside --log-dir");
     refused(&dir, &["report", "r.json", "--charts", "charts", "-o", "charts/r.html"], "inside --charts");
