@@ -126,6 +126,10 @@ impl Observer for Outputs {
     fn stop_requested(&self) -> bool {
         interrupt::requested()
     }
+
+    fn stop_now_requested(&self) -> bool {
+        interrupt::now()
+    }
 }
 
 impl StudyObserver for Outputs {

@@ -1,27 +1,35 @@
 //! Ctrl-C, SIGTERM and SIGHUP during a test: the first asks it to stop and keep what it
-//! measured, a second ends the process at once.
+//! measured (a study finishes its point), the second to stop now, giving up the I/Os still in
+//! flight, and still keep what was measured; a third ends the process at once.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use crate::error::Error;
 
-/// Set by the first Ctrl-C (or SIGTERM): a run stops at once and keeps what it measured; a
-/// study finishes its current point and keeps the points done.
-static STOP: AtomicBool = AtomicBool::new(false);
+/// How many times the user asked to stop.
+static STOPS: AtomicU8 = AtomicU8::new(0);
 
 extern "C" fn on_interrupt(_: libc::c_int) {
-    if STOP.swap(true, Relaxed) {
-        // SAFETY: _exit is async-signal-safe. A second Ctrl-C leaves at once.
-        unsafe { libc::_exit(Error::Stopped.exit_code()) };
-    }
-    let msg = b"\niogauge: stopping; what is measured is kept (Ctrl-C again to stop at once)\n";
+    let msg: &[u8] = match STOPS.fetch_add(1, Relaxed) {
+        0 => b"\niogauge: stopping; what is measured is kept (again: stop now, giving up the I/Os in flight)\n",
+        1 => b"\niogauge: stopping now: the I/Os in flight are given up; what is measured is kept (again: exit without saving)\n",
+        _ => {
+            // SAFETY: _exit is async-signal-safe.
+            unsafe { libc::_exit(Error::Stopped.exit_code()) }
+        }
+    };
     // SAFETY: write(2) is async-signal-safe; msg outlives the call.
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
 }
 
 /// Whether the user asked to stop.
 pub(super) fn requested() -> bool {
-    STOP.load(Relaxed)
+    STOPS.load(Relaxed) >= 1
+}
+
+/// Whether the user asked a second time: stop now, whatever is in flight.
+pub(super) fn now() -> bool {
+    STOPS.load(Relaxed) >= 2
 }
 
 /// From now on Ctrl-C, SIGTERM and SIGHUP stop the test (before: they end the process, which has

@@ -174,8 +174,10 @@ fn run_workload(
             Monitor { ctl: &ctl, group, epoch, started, first, clock: &clock, spec, counters, observer, io_timeout }
                 .watch();
         // A worker may be waiting for completions that do not come: interrupt its wait
-        // (again, until it has seen the stop) so it drains with a timeout.
+        // (again, until it has seen the stop) so it drains with a timeout, or at once when
+        // the user asks again.
         while ctl.finished.load(Relaxed) < n {
+            ctl.give_up.fetch_or(observer.stop_now_requested(), Relaxed);
             worker::wake(&ctl.live);
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -29,6 +29,12 @@ pub trait Observer {
     fn stop_requested(&self) -> bool {
         false
     }
+    /// Whether the user asked again: the workload (a study's point too) stops at once, the
+    /// I/Os still in flight are given up without waiting io_timeout (each counts as timed
+    /// out), and what was measured is kept.
+    fn stop_now_requested(&self) -> bool {
+        false
+    }
 }
 
 /// Shows nothing, never stops early.
@@ -223,6 +229,7 @@ impl Monitor<'_> {
                 let mut waited = 0u32;
                 while !self.all_done() {
                     if waited % 20 == 0 {
+                        self.ctl.give_up.fetch_or(self.observer.stop_now_requested(), Relaxed);
                         crate::worker::wake(&self.ctl.live);
                     }
                     waited += 1;

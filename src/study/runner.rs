@@ -29,7 +29,8 @@ pub trait StudyObserver: Observer {
 /// is made to [`stop at once`](PointObserver::stopping_at_once).
 pub struct PointObserver<'a> {
     inner: &'a mut dyn StudyObserver,
-    /// A Ctrl-C stops the run at once, its result kept and marked interrupted.
+    /// A Ctrl-C stops the run at once, its result kept and marked interrupted (else only a
+    /// second one does).
     at_once: bool,
     progress: Progress,
     /// When the point started, and the time left then.
@@ -54,7 +55,10 @@ impl Observer for PointObserver<'_> {
         self.inner.run_done(result);
     }
     fn stop_requested(&self) -> bool {
-        self.at_once && self.inner.stop_requested()
+        (self.at_once && self.inner.stop_requested()) || self.inner.stop_now_requested()
+    }
+    fn stop_now_requested(&self) -> bool {
+        self.inner.stop_now_requested()
     }
 }
 

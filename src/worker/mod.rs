@@ -157,6 +157,8 @@ pub struct Control {
     pub record_end_ns: AtomicU64,
     /// Asks every worker to stop issuing.
     pub stop: AtomicBool,
+    /// Asks every stopped worker to give up its I/Os in flight now rather than after io_timeout.
+    pub give_up: AtomicBool,
     /// A worker failed to set up; nobody runs.
     pub failed: AtomicBool,
     /// Workers that have finished.
@@ -175,6 +177,7 @@ impl Control {
             record_start_ns: AtomicU64::new(record_start_ns),
             record_end_ns: AtomicU64::new(record_end_ns),
             stop: AtomicBool::new(false),
+            give_up: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             finished: AtomicUsize::new(0),
             live,
@@ -867,6 +870,9 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             return Some((reap, timeout));
         }
         let deadline = *self.drain_deadline.get_or_insert(self.now + self.job.io_timeout.as_nanos() as u64);
+        if self.ctl.give_up.load(Relaxed) {
+            return None;
+        }
         drain_wait(deadline, self.now, timeout).map(|t| (reap, Some(t)))
     }
 

@@ -101,9 +101,10 @@ fn a_stop_before_recording_saves_nothing() {
     assert_eq!(serde_json::from_slice::<Value>(&list.stdout).unwrap(), Value::Array(vec![]));
 }
 
-/// A study finishes its current point after the first Ctrl-C; a second one leaves at once.
+/// A study finishes its current point after the first Ctrl-C; a second one stops that point at
+/// once and keeps the study so far, the point marked interrupted; a third leaves at once.
 #[test]
-fn a_second_ctrl_c_leaves_at_once() {
+fn a_second_ctrl_c_stops_the_point_and_keeps_the_study() {
     let dir = scratch("twice");
     std::fs::write(
         dir.join("s.toml"),
@@ -111,8 +112,8 @@ fn a_second_ctrl_c_leaves_at_once() {
          [study]\noutstanding = [1, 2]\n",
     )
     .unwrap();
-    let mut child =
-        command_in(&dir, &["study", "s.toml", "-q", "--no-history"]).stderr(Stdio::piped()).spawn().unwrap();
+    let args = ["study", "s.toml", "-q", "--json", "s.json", "--db", "h.sqlite"];
+    let mut child = command_in(&dir, &args).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(800));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -125,6 +126,25 @@ fn a_second_ctrl_c_leaves_at_once() {
     // Well before the 20 s point would have ended, however loaded the host.
     assert!(t0.elapsed() < Duration::from_secs(5), "took {:?}", t0.elapsed());
     assert_eq!(status.code(), Some(130));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("s.json")).expect("the study is saved")).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{doc}");
+    let run = &points[0]["runs"][0];
+    assert_eq!(run["interrupted"], true, "{run}");
+    assert!(num(run, "results/0/totals/ios") > 0.0, "{run}");
+    let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+
+    let mut child = command_in(&dir, &["study", "s.toml", "-q", "--no-history"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let t0 = Instant::now();
+    for _ in 0..3 {
+        // SAFETY: as above.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(t0.elapsed() < Duration::from_secs(5), "took {:?}", t0.elapsed());
 }
 
 /// A worker waiting to issue its next I/O sees the end of the run and a stop (issue 46): a rate

@@ -333,6 +333,42 @@ fn a_server_that_stops_answering_near_the_end_ends_the_run_with_its_results() {
     assert!(doc.get("failed").is_some() || errors > 0.0, "{}", doc["results"]);
 }
 
+/// A target that stopped answering, and the user who will not wait io_timeout (60 s) for its
+/// I/Os: the first Ctrl-C stops issuing and waits for them, the second gives them up at once
+/// (each an ETIMEDOUT error) and the result is saved. Bound: 3 s after the second signal on a
+/// loaded machine (the run's loop looks every 20 ms).
+#[test]
+fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let dir = scratch("nbd-twice");
+    let url = server.url();
+    let args = ["run", "--target", &url, "--rw", "randread", "--qd", "8", "--ramp", "0s", "--time", "60s"];
+    let args = [&args[..], &["--io-timeout", "60s", "--json", "r.json", "--no-history"]].concat();
+    let child = common::command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: signalling the server this test started, then our own child.
+    unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(!dir.join("r.json").exists(), "the first Ctrl-C waits for the I/Os in flight");
+    let t0 = Instant::now();
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    // SAFETY: as above.
+    unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    assert!(took < Duration::from_secs(3), "took {took:?} after the second Ctrl-C");
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).expect("saved")).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let t = &doc["results"][0]["totals"];
+    assert!(num(t, "ios") > 0.0, "{t}");
+    assert_eq!(num(t, "errors"), 8.0, "the 8 I/Os in flight are given up: {t}");
+}
+
 #[test]
 fn a_fio_job_on_ioengine_nbd_runs_on_its_uri() {
     let server = Nbdkit::start(&["memory", "16M"]);
