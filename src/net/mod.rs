@@ -71,6 +71,8 @@ pub struct Locator {
 pub fn locate(url: &str) -> Result<Locator, String> {
     let bad = |why: &str| format!("target {url}: {why}");
     let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("not a URL"))?;
+    // An iSCSI URL's password may hold any character: the server starts after its userinfo.
+    let rest = iscsi_userinfo(url).map_or(rest, |(_, after)| after);
     let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
     let (authority, path) = before_query.split_once('/').unwrap_or((before_query, ""));
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
@@ -101,39 +103,42 @@ pub fn locate(url: &str) -> Result<Locator, String> {
 /// Passwords taken out of URLs ([`take_secret`]), by the `USER@HOST[:PORT]` they were given for.
 static SECRETS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
-/// `url` without the password it may carry (`iscsi://USER%PASSWORD@HOST/...` becomes
-/// `iscsi://USER@HOST/...`), which is kept in this process for [`secret`]. Every target a
-/// test names passes through here as the test is read, so that no result, message, report
-/// or history entry holds a password. Anything else is returned as it is.
+/// `url` without the password it may carry (`iscsi://USER%PASSWORD@HOST/...`, libiscsi's
+/// form, or `iscsi://USER:PASSWORD@HOST/...`, the URI's, become `iscsi://USER@HOST/...`),
+/// which is kept in this process for [`secret`]. Every target a test names passes through
+/// here as the test is read, so that no result, message, report or history entry holds a
+/// password. Anything else is returned as it is.
 pub fn take_secret(url: &str) -> String {
-    let Some(authority) = iscsi_authority(url) else { return url.to_string() };
-    let Some((userinfo, host)) = authority.rsplit_once('@') else { return url.to_string() };
-    let Some((user, password)) = userinfo.split_once('%') else { return url.to_string() };
+    let Some((Some(userinfo), after)) = iscsi_userinfo(url) else { return url.to_string() };
+    let Some((user, password)) = userinfo.split_once(['%', ':']) else { return url.to_string() };
+    let host = after.split_once('/').map_or(after, |(h, _)| h);
     let key = format!("{user}@{host}");
     let mut secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
     secrets.retain(|(k, _)| *k != key);
-    secrets.push((key.clone(), percent_decode(password)));
-    url.replacen(authority, &key, 1)
+    secrets.push((key, percent_decode(password)));
+    format!("iscsi://{user}@{after}")
 }
 
 /// The password [`take_secret`] took for `url`'s user and server.
 pub fn secret(url: &str) -> Option<String> {
-    let authority = iscsi_authority(url)?;
+    let (Some(user), after) = iscsi_userinfo(url)? else { return None };
+    let key = format!("{user}@{}", after.split_once('/').map_or(after, |(h, _)| h));
     let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    secrets.iter().find(|(k, _)| k == authority).map(|(_, p)| p.clone())
+    secrets.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone())
 }
 
 /// The user an `iscsi://USER@...` URL names.
 pub fn user(url: &str) -> Option<String> {
-    let authority = iscsi_authority(url)?;
-    let (userinfo, _) = authority.rsplit_once('@')?;
-    Some(percent_decode(userinfo.split('%').next().unwrap_or(userinfo))).filter(|u| !u.is_empty())
+    let userinfo = iscsi_userinfo(url)?.0?;
+    Some(percent_decode(userinfo.split(['%', ':']).next().unwrap_or(userinfo))).filter(|u| !u.is_empty())
 }
 
-/// An `iscsi://` URL's authority: `[USER[%PASSWORD]@]HOST[:PORT]`.
-fn iscsi_authority(url: &str) -> Option<&str> {
+/// An `iscsi://` URL's userinfo (`USER[%PASSWORD]`, if any) and what follows it
+/// (`HOST[:PORT]/IQN/LUN`). The userinfo ends at the URL's last `@` (an IQN holds none), so a
+/// password with an unencoded `/` or `?` is still read as the password, never as the host.
+fn iscsi_userinfo(url: &str) -> Option<(Option<&str>, &str)> {
     let rest = url.strip_prefix("iscsi://")?;
-    Some(rest.split_once('/').map_or(rest, |(a, _)| a))
+    Some(rest.rsplit_once('@').map_or((None, rest), |(u, after)| (Some(u), after)))
 }
 
 /// `host[:port]` (an IPv6 address in brackets) as its first resolved address.
@@ -243,5 +248,14 @@ mod tests {
         assert_eq!(secret("iscsi://bob@127.0.0.1:3261/iqn.2026-11.x:y/1"), None);
         assert_eq!(take_secret("nbd://alice%x@h/e"), "nbd://alice%x@h/e");
         assert_eq!(locate(&u).unwrap().server, "127.0.0.1:3261");
+        // A password holding an unencoded '/', '?' or '@', and the URI's USER:PASSWORD form.
+        let u = take_secret("iscsi://carol%a/b?c@d@127.0.0.1:3262/iqn.2026-11.x:y/2");
+        assert_eq!(u, "iscsi://carol@127.0.0.1:3262/iqn.2026-11.x:y/2");
+        assert_eq!((user(&u).as_deref(), secret(&u).as_deref()), (Some("carol"), Some("a/b?c@d")));
+        let u = take_secret("iscsi://dave:s3%2Fcret@127.0.0.1:3263/iqn.2026-11.x:y/0");
+        assert_eq!(u, "iscsi://dave@127.0.0.1:3263/iqn.2026-11.x:y/0");
+        assert_eq!((user(&u).as_deref(), secret(&u).as_deref()), (Some("dave"), Some("s3/cret")));
+        let l = locate("iscsi://erin%x/y@127.0.0.1:3264/iqn.2026-11.x:y/5").unwrap();
+        assert_eq!((l.server.as_str(), l.export.as_str(), l.lun), ("127.0.0.1:3264", "iqn.2026-11.x:y", Some(5)));
     }
 }

@@ -254,14 +254,15 @@ fn chap_passwords_log_in_and_appear_nowhere() {
     let dev = LoopDev::new(16 << 20);
     let target = Tgtd::start();
     target.lun(1, &dev.dev, true);
-    let password = "Pw-4f0c2e91-nowhere";
+    // A '/' the URL does not encode (nor '%' the URI form needs) is still the password's.
+    let password = "Pw/4f0c2e91-nowhere";
     assert!(target.admin(&["--op", "new", "--mode", "account", "--user", "alice", "--password", password]));
     assert!(target.admin(&["--op", "bind", "--mode", "account", "--tid", "1", "--user", "alice"]));
     let plain = target.url(1);
     let with_user = plain.replace("iscsi://", "iscsi://alice@");
     // No credentials, and a wrong password: one line each, saying what to give.
     for (url, says) in
-        [(plain.clone(), "LIBISCSI_CHAP_PASSWORD"), (with_user.replace("alice@", "alice%wrong@"), "check")]
+        [(plain.clone(), "LIBISCSI_CHAP_PASSWORD"), (with_user.replace("alice@", "alice:wr/ong@"), "check")]
     {
         let out = iogauge(&["run", "--target", &url, "--rw", "randread", "--ios", "10"]);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -270,7 +271,7 @@ fn chap_passwords_log_in_and_appear_nowhere() {
             err.contains("Authentication failure") && err.contains(says) && err.trim().lines().count() == 1,
             "{err}"
         );
-        assert!(!err.contains("wrong"), "the password is in the message: {err}");
+        assert!(!err.contains("wr/ong") && !err.contains("ong@"), "the password is in the message: {err}");
     }
     // The password in the URL (and written in the job that reruns it), or in the environment.
     let dir = scratch("iscsi-chap");
@@ -284,6 +285,11 @@ fn chap_passwords_log_in_and_appear_nowhere() {
     std::fs::write(&job, format!("[[worker]]\ntargets = [\"{in_url}\"]\n")).unwrap();
     let out = iogauge(&["convert", job.to_str().unwrap()]);
     said += &String::from_utf8_lossy(&out.stdout);
+    // The URI's USER:PASSWORD form logs in the same way.
+    let uri_form = with_user.replace("alice@", &format!("alice:{password}@"));
+    let (out, doc) = run_json(&["run", "--target", &uri_form, "--rw", "randread", "--ios", "100"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    said += &format!("{}{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr), doc.unwrap());
     let mut c = common::command_in(&dir, &["run", "--target", &with_user, "--rw", "randread", "--ios", "500"]);
     let out = c.env("LIBISCSI_CHAP_PASSWORD", password).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -293,7 +299,7 @@ fn chap_passwords_log_in_and_appear_nowhere() {
     let out = Command::new("grep").args(["-r", "-c", password]).arg(&history).output().unwrap();
     said += &String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.ends_with(":0")).collect::<String>();
     assert!(said.contains("alice@127.0.0.1"), "{said}");
-    assert!(!said.contains(password), "the password appears: {said}");
+    assert!(!said.contains(password) && !said.contains("4f0c2e91"), "the password appears: {said}");
 }
 
 #[test]
