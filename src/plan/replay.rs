@@ -6,6 +6,17 @@ use crate::config::{Fit, Replay, TestSettings, Worker};
 use crate::error::{Result, input};
 use crate::trace::Summary;
 use crate::units::human_size;
+use std::time::Duration;
+
+/// `lasts` in the largest unit that keeps it readable (years of 365.25 days).
+fn human_duration(lasts: Duration) -> String {
+    let s = lasts.as_secs_f64();
+    match s {
+        s if s >= 365.25 * 86_400.0 => format!("{:.0} years", s / (365.25 * 86_400.0)),
+        s if s >= 86_400.0 => format!("{:.1} days", s / 86_400.0),
+        s => format!("{s:.0} s"),
+    }
+}
 
 /// Reads the trace once (its reach, sizes, alignment) and checks the worker against it; a
 /// trace whose times go back is said in `warnings`.
@@ -46,6 +57,18 @@ pub(super) fn check(
             info.path,
             human_size(ws)
         )));
+    }
+    // A trace's times are taken as they are: one that spans years is replayed over years.
+    if let crate::trace::replay::Speed::Times(v) = r.speed {
+        let lasts = Duration::from_secs_f64(summary.span_ns() as f64 / 1e9 / v);
+        if lasts > Duration::from_secs(86_400) && s.max_time.is_none_or(|m| m > Duration::from_secs(86_400)) {
+            warnings.push(format!(
+                "{name}: trace {} spans {} at speed {v}: the replay lasts as long unless --time ends it sooner \
+                 (--speed max issues its I/Os without their times)",
+                r.trace.display(),
+                human_duration(lasts)
+            ));
+        }
     }
     if summary.unordered > 0 {
         warnings.push(format!(

@@ -93,7 +93,7 @@ impl Event {
         Some(TraceIo {
             at_ns: self.time,
             op,
-            offset: self.sector.saturating_sub(start) * 512,
+            offset: self.sector.saturating_sub(start).saturating_mul(512),
             len: self.bytes,
             fua: op == Op::Write && c & TC_FUA != 0,
             latency_ns: None,
@@ -287,6 +287,15 @@ impl Reader {
         loop {
             if let Some((io, done)) = self.pairing.pop(self.ended) {
                 let latency_ns = done.and_then(|d| d.at_ns.checked_sub(io.at_ns));
+                if let Some(why) = io.fault() {
+                    return Err(Error::Input(format!(
+                        "{}: the {} of {} bytes at byte {}: {why}",
+                        self.files[0].path.display(),
+                        io.op.name(),
+                        io.len,
+                        io.offset
+                    )));
+                }
                 return Ok(Some(TraceIo { latency_ns, ..io }));
             }
             if self.ended {

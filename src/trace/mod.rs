@@ -46,6 +46,24 @@ pub(crate) struct TraceIo {
     pub latency_ns: Option<u64>,
 }
 
+impl TraceIo {
+    /// Why iogauge cannot issue this I/O, if it cannot: checked as the trace is read, so that
+    /// a replay or a distil refuses the trace before any I/O rather than fail at this one.
+    pub(crate) fn fault(&self) -> Option<&'static str> {
+        if self.op == Op::Flush {
+            None
+        } else if self.len == 0 {
+            Some("a transfer of 0 bytes (an I/O moves at least one sector)")
+        } else if self.offset.checked_add(u64::from(self.len)).is_none() {
+            Some("the I/O ends beyond 2^64 bytes")
+        } else if (self.offset | u64::from(self.len)) % 512 != 0 {
+            Some("offset and length must be multiples of 512 bytes: iogauge replays whole sectors")
+        } else {
+            None
+        }
+    }
+}
+
 /// A trace's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -163,7 +181,10 @@ impl TextReader {
             }
             let parsed = if self.format == Format::Capture { self.capture_line() } else { self.fio_line() }?;
             if let Some(io) = parsed {
-                return Ok(Some(io));
+                return match io.fault() {
+                    Some(why) => Err(self.bad(why)),
+                    None => Ok(Some(io)),
+                };
             }
         }
     }
@@ -208,7 +229,7 @@ impl TextReader {
         let at_ns = match self.format {
             Format::FioV3 => {
                 let us = f.next().and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| self.bad("no time in µs"))?;
-                us * 1000
+                us.checked_mul(1000).ok_or_else(|| self.bad(TOO_LATE))?
             }
             _ => self.waited_ns,
         };
@@ -220,7 +241,8 @@ impl TextReader {
         let op = match action {
             "add" | "open" | "close" => return Ok(None),
             "wait" if self.format == Format::FioV2 => {
-                self.waited_ns += offset.unwrap_or(0) * 1000;
+                let wait = offset.unwrap_or(0).checked_mul(1000);
+                self.waited_ns = wait.and_then(|w| self.waited_ns.checked_add(w)).ok_or_else(|| self.bad(TOO_LATE))?;
                 return Ok(None);
             }
             "read" => Op::Read,
@@ -238,6 +260,9 @@ impl TextReader {
         Ok(Some(TraceIo { at_ns, op, offset: offset.unwrap_or(0), len, fua: false, latency_ns: None }))
     }
 }
+
+/// A time a trace cannot mean (fio's times are µs, iogauge's ns from the trace's start).
+const TOO_LATE: &str = "the time is beyond 2^64 ns (584 years) from the trace's start";
 
 /// A trace's name for what is made of it: its file's name without extension, a blktrace's
 /// device (`sda` for `sda.blktrace.0`).
@@ -403,6 +428,31 @@ mod tests {
         assert!(e.contains(":3: no time in µs"), "{e}");
         let e = all("hello\n").unwrap_err().to_string();
         assert!(e.contains("not a trace iogauge reads"), "{e}");
+    }
+
+    /// An I/O iogauge could not issue, or a time it could not wait for, is refused as the
+    /// trace is read (issue 46: each used to pass the plan and fail, or run at once, later).
+    #[test]
+    fn ios_that_cannot_be_issued_are_refused_with_their_line() {
+        let v3 = "fio version 3 iolog\n0 f add\n";
+        for (row, says) in [
+            ("0 f read 0 0", "a transfer of 0 bytes"),
+            ("0 f trim 4096 0", "a transfer of 0 bytes"),
+            ("0 f read 18446744073709551104 4096", "beyond 2^64 bytes"),
+            ("0 f write 1 4096", "multiples of 512 bytes"),
+            ("0 f write 4096 1000", "multiples of 512 bytes"),
+            ("18446744073709552 f read 0 4096", "beyond 2^64 ns"),
+        ] {
+            let e = all(&format!("{v3}{row}\n")).unwrap_err().to_string();
+            assert!(e.contains(":3: ") && e.contains(says), "{row}: {e}");
+        }
+        let e = all("fio version 2 iolog\nf wait 18446744073709552 0\nf read 0 512\n").unwrap_err().to_string();
+        assert!(e.contains(":2: ") && e.contains("beyond 2^64 ns"), "{e}");
+        let e = all(&format!("{CAPTURE_MAGIC}\n{CAPTURE_COLUMNS}\n0,,read,0,0,,0,x\n")).unwrap_err().to_string();
+        assert!(e.contains(":3: ") && e.contains("0 bytes"), "{e}");
+        // A flush moves nothing, and the largest time in ns that µs can say is still read.
+        let v = all(&format!("{v3}18446744073709550 f sync 0 0\n")).unwrap();
+        assert_eq!((v[0].op, v[0].at_ns), (Op::Flush, 18_446_744_073_709_550_000));
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl Replayer {
         let io = self.next?;
         let began = *self.began_ns.get_or_insert(now_ns);
         let due_ns = match self.speed {
-            Speed::Times(v) => began + ((io.at_ns.saturating_sub(self.origin_ns)) as f64 / v) as u64,
+            Speed::Times(v) => began.saturating_add(((io.at_ns.saturating_sub(self.origin_ns)) as f64 / v) as u64),
             Speed::Max => 0,
         };
         Some(Due { io: TraceIo { offset: self.place(io.offset, io.len), ..io }, due_ns })

@@ -401,7 +401,17 @@ fn replay_refuses_in_one_line_and_fits_when_asked() {
     // A file system on it: data a replay's writes would destroy.
     assert!(Command::new("mkfs.ext4").args(["-q", &dev.dev]).status().unwrap().success());
     let before = kernel_ios(dev.name());
+    // Rows iogauge cannot issue, after a write it could: refused before that write is.
+    let (unaligned, empty, late) = (dir.join("unaligned.iolog"), dir.join("empty.iolog"), dir.join("late.iolog"));
+    std::fs::write(&unaligned, "fio version 2 iolog\nf write 8192 4096\nf read 1 4096\n").unwrap();
+    std::fs::write(&empty, "fio version 2 iolog\nf write 8192 4096\nf read 4096 0\n").unwrap();
+    std::fs::write(&late, "fio version 3 iolog\n0 f write 8192 4096\n18446744073709552 f read 0 4096\n").unwrap();
+    let (unaligned, empty, late) = (unaligned.to_str().unwrap(), empty.to_str().unwrap(), late.to_str().unwrap());
     for (args, says) in [
+        (vec!["replay", unaligned, "--target", &dev.dev, "--allow-write", &dev.dev], ":3: offset and length"),
+        (vec!["replay", empty, "--target", &dev.dev, "--allow-write", &dev.dev], ":3: a transfer of 0 bytes"),
+        (vec!["replay", late, "--target", &dev.dev, "--allow-write", &dev.dev], ":3: the time is beyond"),
+        (vec!["distil", unaligned], ":3: offset and length"),
         (vec!["replay", t, "--target", &dev.dev, "--allow-write", &dev.dev], "--fit wrap"),
         (vec!["replay", t, "--target", &dev.dev, "--fit", "wrap"], "ext4"),
         (vec!["replay", "/etc/hostname", "--target", &dev.dev], "not a trace iogauge reads"),
