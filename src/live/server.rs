@@ -1,14 +1,18 @@
 //! The HTTP side of `--metrics` and `--http`: hyper (HTTP/1.1) on one thread of its own, a
 //! tokio runtime of one thread, so a scraper or browser never takes CPU from the workers'
 //! threads beyond that one, and a slow or hostile client holds only its own connection:
-//! at most [`MAX_CONNECTIONS`] at once, [`HEADER_TIMEOUT`] to send a request's head, and
-//! [`CONNECTION_LIFE`] in all. The workers and the monitor never wait for it: they update the
+//! at most [`MAX_CONNECTIONS`] at once (a new one closes the oldest, so clients that keep
+//! their connections alive cannot keep a scraper out), [`HEADER_TIMEOUT`] to send a request's
+//! head, and [`CONNECTION_LIFE`] in all. The workers and the monitor never wait for it: they update the
 //! board, which a request copies under a short lock.
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -23,8 +27,10 @@ use super::board::Board;
 use super::{metrics, page};
 use crate::error::{Result, input};
 
-/// Connections served at once; more are closed as they are accepted.
+/// Connections served at once; a new one beyond closes the oldest.
 const MAX_CONNECTIONS: usize = 32;
+/// A connection closed for a newer one has this long to finish the answer it is sending.
+const CLOSING_GRACE: Duration = Duration::from_secs(1);
 /// A client has this long to send a request's head.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// A connection (keep-alive included) is closed after this long.
@@ -87,7 +93,7 @@ pub fn start(listeners: Vec<Listener>, board: Arc<Board>) -> Result<()> {
         .name("iogauge-live".into())
         .spawn(move || {
             runtime.block_on(async move {
-                let open = Arc::new(AtomicUsize::new(0));
+                let open = Arc::new(Mutex::new(Open::default()));
                 let mut accepting = Vec::new();
                 for l in listeners {
                     let socket = tokio::net::TcpListener::from_std(l.socket).expect("a non-blocking socket");
@@ -102,7 +108,34 @@ pub fn start(listeners: Vec<Listener>, board: Arc<Board>) -> Result<()> {
     Ok(())
 }
 
-async fn accept(socket: tokio::net::TcpListener, routes: Routes, board: Arc<Board>, open: Arc<AtomicUsize>) {
+/// The connections being served, oldest first, each with what tells it to close.
+#[derive(Default)]
+struct Open {
+    next: u64,
+    list: VecDeque<(u64, Arc<tokio::sync::Notify>)>,
+}
+
+impl Open {
+    /// Takes a new connection in, closing the oldest beyond [`MAX_CONNECTIONS`]: its id, and
+    /// what tells it to close in turn.
+    fn admit(&mut self) -> (u64, Arc<tokio::sync::Notify>) {
+        if self.list.len() >= MAX_CONNECTIONS
+            && let Some((_, oldest)) = self.list.pop_front()
+        {
+            oldest.notify_one();
+        }
+        let (id, close) = (self.next, Arc::new(tokio::sync::Notify::new()));
+        self.next += 1;
+        self.list.push_back((id, Arc::clone(&close)));
+        (id, close)
+    }
+
+    fn ended(&mut self, id: u64) {
+        self.list.retain(|(i, _)| *i != id);
+    }
+}
+
+async fn accept(socket: tokio::net::TcpListener, routes: Routes, board: Arc<Board>, open: Arc<Mutex<Open>>) {
     loop {
         let stream = match socket.accept().await {
             Ok((stream, _)) => stream,
@@ -112,22 +145,37 @@ async fn accept(socket: tokio::net::TcpListener, routes: Routes, board: Arc<Boar
                 continue;
             }
         };
-        if open.load(Relaxed) >= MAX_CONNECTIONS {
-            continue;
-        }
-        open.fetch_add(1, Relaxed);
+        let (id, close) = open.lock().unwrap_or_else(|e| e.into_inner()).admit();
         let (board, open) = (Arc::clone(&board), Arc::clone(&open));
         tokio::spawn(async move {
             let service = service_fn(move |req| {
                 let reply = respond(&board, routes, &req);
                 async move { Ok::<_, Infallible>(reply) }
             });
-            let conn = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            let _ = tokio::time::timeout(CONNECTION_LIFE, conn).await;
-            open.fetch_sub(1, Relaxed);
+            let mut conn = pin!(
+                http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_TIMEOUT)
+                    .serve_connection(TokioIo::new(stream), service)
+            );
+            let mut closing = pin!(close.notified());
+            let mut life = pin!(tokio::time::sleep(CONNECTION_LIFE));
+            let mut told = false;
+            std::future::poll_fn(|cx| {
+                if !told && closing.as_mut().poll(cx).is_ready() {
+                    // A newer connection needs the place: an answer under way may end, then
+                    // the connection closes.
+                    told = true;
+                    conn.as_mut().graceful_shutdown();
+                    life.as_mut().reset(tokio::time::Instant::now() + CLOSING_GRACE);
+                }
+                if life.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(());
+                }
+                conn.as_mut().poll(cx).map(|_| ())
+            })
+            .await;
+            open.lock().unwrap_or_else(|e| e.into_inner()).ended(id);
         });
     }
 }

@@ -647,3 +647,69 @@ fn hostile_clients_delay_neither_the_run_nor_other_scrapes() {
     // 8 s of run, 1 s of linger, and start-up: the hostile clients added nothing.
     assert!(took < 8.0 + 1.0 + 3.0, "took {took} s");
 }
+
+/// 32 clients that keep their connections alive, asking every 100 ms (and coming back when
+/// closed), used to hold every place the server has: a scraper's connection was closed unread
+/// (issue 46). A new connection now closes the oldest: each of 8 scrapes is answered, at once.
+#[test]
+fn keep_alive_clients_cannot_keep_a_scraper_out() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = scratch("live-keepalive");
+    let port = free_port();
+    let args = ["run", "--target", "null", "--ramp", "0s", "--time", "8s", "--metrics", &port.to_string()];
+    let child = spawn_in(&dir, &[&args[..], &["--no-history", "-q"]].concat());
+    let addr = format!("127.0.0.1:{port}");
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..32)
+        .map(|_| {
+            let (stop, addr) = (std::sync::Arc::clone(&stop), addr.clone());
+            std::thread::spawn(move || {
+                let mut asked = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok(mut s) = std::net::TcpStream::connect(&addr) else { break };
+                    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                    let mut buf = [0u8; 4096];
+                    while !stop.load(Ordering::Relaxed) {
+                        // HEAD: the answer is its head alone, read whole in one go or two.
+                        if s.write_all(b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n").is_err() {
+                            break;
+                        }
+                        let mut got = Vec::new();
+                        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match s.read(&mut buf) {
+                                Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                                _ => break,
+                            }
+                        }
+                        if !got.starts_with(b"HTTP/1.1 200") {
+                            break;
+                        }
+                        asked += 1;
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                }
+                asked
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1000));
+    for i in 0..8 {
+        let t = Instant::now();
+        let (code, body) = get(&format!("http://{addr}/metrics"), &[]);
+        assert_eq!(code, 200, "scrape {i} not answered beside 32 keep-alive clients");
+        assert!(body.contains("iogauge_ios_total"));
+        // A loaded machine's scheduling, not a wait for a place: under the 5 s a head may take.
+        assert!(t.elapsed() < Duration::from_secs(2), "scrape {i} took {:?}", t.elapsed());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let asked: u32 = clients.into_iter().map(|c| c.join().unwrap()).sum();
+    assert!(asked > 32, "the keep-alive clients were answered too ({asked} answers)");
+    assert!(child.wait_with_output().unwrap().status.success());
+}

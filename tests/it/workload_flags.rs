@@ -339,7 +339,9 @@ fn skewed_offsets_follow_their_law() {
     let hot = n[..102].iter().sum::<u64>() as f64 / 1e6;
     assert!((hot - predicted).abs() < 0.005, "hottest tenth: {hot}, zipf's law {predicted}");
     // Refused in one line: a law that is not one.
-    let out = iogauge(&["run", "--target", "null", "--distribution", "zipf:0", "--no-history"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("theta must be above 0"));
+    for (law, says) in [("zipf:0", "above 0"), ("zipf:1e9", "at most 100"), ("zipf:inf", "not a finite number")] {
+        let out = iogauge(&["run", "--target", "null", "--distribution", law, "--no-history"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{law}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }
