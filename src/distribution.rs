@@ -51,7 +51,11 @@ impl Distribution {
 }
 
 fn number(text: &str, what: &str) -> Result<f64, String> {
-    text.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| format!("{what} '{text}' is not a finite number"))
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{what} '{text}' is not a finite number"))
 }
 
 impl FromStr for Distribution {

@@ -105,6 +105,9 @@ impl Outputs {
         if doc.interrupted {
             eprintln!("iogauge: stopped: {} point(s) kept", doc.points.len());
         }
+        if let Some(why) = &doc.failed {
+            eprintln!("iogauge: {why}; the {} point(s) before it are kept", doc.points.len());
+        }
         self.live.end(&interrupt::requested);
         written
     }

@@ -6,10 +6,10 @@
 //! head, and [`CONNECTION_LIFE`] in all. The workers and the monitor never wait for it: they update the
 //! board, which a request copies under a short lock.
 
-use std::convert::Infallible;
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::collections::VecDeque;
+use std::convert::Infallible;
 use std::future::Future;
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;

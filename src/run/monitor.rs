@@ -236,7 +236,12 @@ impl Monitor<'_> {
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
-            let at = if self.clock.timed() { next.min(self.elapsed()) } else { self.elapsed() };
+            // A stop (a stalled target, Ctrl-C) in the last interval ends recording where it
+            // came, not at the interval's end the drain has passed by now.
+            let at = match self.clock.timed() {
+                true => next.min(self.elapsed()).min(self.ctl.record_end_ns.load(Relaxed)),
+                false => self.elapsed(),
+            };
             let m = mark(&self.ctl.live, at);
             let sample = Sample::between(&prev, &m, rec.is_some());
             if let Some((rs, _, _)) = &rec {

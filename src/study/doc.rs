@@ -46,6 +46,10 @@ pub struct StudyDoc {
     pub warnings: Vec<String>,
     /// True while points remain to run (the document is written after every point).
     pub interrupted: bool,
+    /// Why the study ended before its last point, when one could not run after others did (a
+    /// target that stopped answering in between): `points` holds those before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 impl StudyDoc {
@@ -71,15 +75,17 @@ impl StudyDoc {
             steady: None,
             warnings: doc.warnings.clone(),
             interrupted: doc.interrupted,
+            failed: doc.failed.clone(),
         }
     }
 
-    /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed, else 0.
+    /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed or a point
+    /// could not run, else 0.
     pub fn exit_status(&self) -> i32 {
         if self.interrupted {
             return crate::error::Error::Stopped.exit_code();
         }
-        let errors = self.points.iter().flat_map(|p| &p.summary).any(|s| s.errors > 0);
+        let errors = self.failed.is_some() || self.points.iter().flat_map(|p| &p.summary).any(|s| s.errors > 0);
         if errors { 1 } else { 0 }
     }
 }

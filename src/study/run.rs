@@ -35,13 +35,17 @@ pub fn run_study(
         Mode::Limit(_) => None,
     };
     let mut r = Runner::begin(config, planned, observer, group);
-    let interrupted = match run_points(&mut r, mode, points) {
-        Ok(()) => false,
-        Err(Error::Stopped) => true,
+    let (interrupted, failed) = match run_points(&mut r, mode, points) {
+        Ok(()) => (false, None),
+        Err(Error::Stopped) => (true, None),
+        // Every point passed its checks before the first I/O: one that cannot run after others
+        // did met a change on the way (its target stopped answering). What the others measured
+        // is kept, and the study fails.
+        Err(e) if !r.doc().points.is_empty() => (false, Some(e.to_string())),
         Err(e) => return Err(e),
     };
     let maps = std::mem::take(&mut r.maps);
-    Ok(Studied { doc: r.finish(interrupted), maps })
+    Ok(Studied { doc: StudyDoc { failed, ..r.finish(interrupted) }, maps })
 }
 
 /// An error of a point's test, naming the point.

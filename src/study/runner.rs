@@ -113,6 +113,7 @@ impl<'a> Runner<'a> {
             steady: None,
             warnings: Vec::new(),
             interrupted: true,
+            failed: None,
         };
         Runner {
             base: config.clone(),

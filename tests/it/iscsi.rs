@@ -289,7 +289,8 @@ fn chap_passwords_log_in_and_appear_nowhere() {
     let uri_form = with_user.replace("alice@", &format!("alice:{password}@"));
     let (out, doc) = run_json(&["run", "--target", &uri_form, "--rw", "randread", "--ios", "100"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    said += &format!("{}{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr), doc.unwrap());
+    said +=
+        &format!("{}{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr), doc.unwrap());
     let mut c = common::command_in(&dir, &["run", "--target", &with_user, "--rw", "randread", "--ios", "500"]);
     let out = c.env("LIBISCSI_CHAP_PASSWORD", password).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -333,6 +333,77 @@ fn a_server_that_stops_answering_near_the_end_ends_the_run_with_its_results() {
     assert!(doc.get("failed").is_some() || errors > 0.0, "{}", doc["results"]);
 }
 
+/// A target that stops answering at the other moments of a test (issue 46): during ramp-up,
+/// in the last interval of recording, and between two points of a study. Each ends within
+/// io_timeout and its drain of the stall, exit status 1, with what was measured saved: the
+/// recorded time ends where the stall was seen (not at the interval's end), and a study keeps
+/// its points done and says why it ended. Bounds: as above, 2 s of margin for a loaded host.
+#[test]
+fn a_server_that_stops_answering_at_any_moment_ends_the_test_with_what_was_measured() {
+    // During ramp-up (2 s): nothing recorded, the 8 I/Os in flight timed out.
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let ramp = ["--rw", "randread", "--qd", "8", "--ramp", "2s", "--time", "3s", "--io-timeout", "500ms"];
+    let (took, out, doc) = stopped_at(&server, &ramp, Duration::from_millis(300));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    let t = &doc["results"][0]["totals"];
+    assert_eq!((num(t, "ios"), num(t, "errors")), (0.0, 8.0), "{t}");
+    drop(server);
+
+    // In the last of three 1 s intervals: the stall, seen io_timeout (1 s) after the server
+    // stopped at 1.3 s, ends recording about 2.3 s in.
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let last = ["--rw", "randread", "--qd", "8", "--ramp", "0s", "--time", "3s", "--io-timeout", "1s"];
+    let (took, out, doc) = stopped_at(&server, &last, Duration::from_millis(1300));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(7), "took {took:?}");
+    let r = &doc["results"][0];
+    let secs = num(r, "duration_s");
+    assert!(secs > 1.0 && secs < 2.9, "recorded {secs} s: the stall ended recording, not the interval's end");
+    assert!((num(r, "totals/iops") * secs - num(r, "totals/ios")).abs() < 1.0, "{}", r["totals"]);
+    drop(server);
+
+    // Between two points of a study: the first point is kept, the second cannot connect.
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let dir = scratch("nbd-study-stall");
+    std::fs::write(
+        dir.join("s.toml"),
+        format!(
+            "[test]\nramp = \"0s\"\ntime = \"1s\"\nio_timeout = \"1s\"\nrun = [\"random-read-4k\"]\n\
+             [[worker]]\ntargets = [\"{}\"]\n[study]\noutstanding = [1, 2, 4, 8]\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let child = common::command_in(&dir, &["study", "s.toml", "--json", "s.json", "--db", "h.sqlite", "-q"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first point's document is written, the server stops answering.
+    while !dir.join("s.json").exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: signalling the server this test started.
+    unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    // SAFETY: as above.
+    unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("s.json")).unwrap()).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert!(!points.is_empty() && points.len() < 4, "{} points", points.len());
+    assert_eq!(doc["interrupted"], false);
+    let why = doc["failed"].as_str().expect("the study says why it ended");
+    assert!(err.contains(why) && err.contains("point(s) before it are kept"), "{err}");
+    let list = common::ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "the study is in the history: {list}");
+}
+
 /// A target that stopped answering, and the user who will not wait io_timeout (60 s) for its
 /// I/Os: the first Ctrl-C stops issuing and waits for them, the second gives them up at once
 /// (each an ETIMEDOUT error) and the result is saved. Bound: 3 s after the second signal on a
