@@ -3,7 +3,7 @@
 //! counters (/sys/block/loopN/stat) count what the target served, or by files read back here.
 
 use crate::common;
-use crate::network::{fault_mid_run, run_json};
+use crate::network::{self, fault_mid_run, run_json};
 
 use std::net::TcpListener;
 use std::os::unix::fs::MetadataExt;
@@ -360,6 +360,21 @@ fn a_target_that_stops_answering_ends_the_run_within_two_io_timeouts() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("stopped answering"), "{said}");
     assert!(num(&doc["results"][0]["totals"], "errors") > 0.0);
+    // SAFETY: the server this test stopped goes on, for the next case.
+    unsafe { libc::kill(target.child.id() as i32, libc::SIGCONT) };
+    drop(target);
+
+    // Stopped 0.5 s before the end of a 2 s run with io_timeout 2 s (issue 46: the run used to
+    // wait for good): the run's end interrupts the wait and the I/Os in flight get io_timeout.
+    let target = Tgtd::start();
+    target.lun(1, &dev.dev, true);
+    let args = ["--rw", "randread", "--qd", "8", "--ramp", "0s", "--time", "2s", "--io-timeout", "2s"];
+    let (took, out, doc) =
+        network::stopped_at(&target.url(1), target.child.id() as i32, &args, Duration::from_millis(1500));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let t = &doc["results"][0]["totals"];
+    assert!(num(t, "ios") > 0.0 && num(t, "errors") > 0.0, "{t}");
 }
 
 #[test]

@@ -282,24 +282,23 @@ fn a_server_that_stops_answering_ends_the_run_within_two_io_timeouts() {
     assert!(num(&doc["results"][0]["totals"], "errors") > 0.0);
 }
 
-/// Runs iogauge on `server` with `args` (plus --json), stops the server (SIGSTOP) `at` after
-/// the start, and returns how long the run took, its output and its saved document.
-fn stopped_at(server: &Nbdkit, args: &[&str], at: Duration) -> (Duration, std::process::Output, Value) {
-    let dir = scratch("nbd-stall");
+/// Runs `run --target URL ARGS` and stops its server (process `pid`, SIGSTOP) `at` in; returns
+/// how long iogauge took, its output and its result document (which must be saved).
+pub(crate) fn stopped_at(url: &str, pid: i32, args: &[&str], at: Duration) -> (Duration, std::process::Output, Value) {
+    let dir = scratch("net-stall");
     let json = dir.join("r.json");
-    let url = server.url();
-    let mut all = vec!["run", "--target", &url];
+    let mut all = vec!["run", "--target", url];
     all.extend(args);
     all.extend(["--json", json.to_str().unwrap(), "--no-history"]);
     let started = Instant::now();
     let child = common::command_in(&dir, &all).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(at);
     // SAFETY: signalling the server this test started.
-    unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
     let out = child.wait_with_output().unwrap();
     let took = started.elapsed();
     // SAFETY: as above: a stopped server must be able to end.
-    unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    unsafe { libc::kill(pid, libc::SIGCONT) };
     let doc = serde_json::from_slice(&std::fs::read(&json).expect("the result is saved")).unwrap();
     (took, out, doc)
 }
@@ -313,7 +312,7 @@ fn stopped_at(server: &Nbdkit, args: &[&str], at: Duration) -> (Duration, std::p
 fn a_server_that_stops_answering_near_the_end_ends_the_run_with_its_results() {
     let server = Nbdkit::start(&["memory", "16M"]);
     let run = ["--rw", "randread", "--qd", "8", "--ramp", "0s", "--time", "2s", "--io-timeout", "2s"];
-    let (took, out, doc) = stopped_at(&server, &run, Duration::from_millis(1500));
+    let (took, out, doc) = stopped_at(&server.url(), server.pid(), &run, Duration::from_millis(1500));
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let t = &doc["results"][0]["totals"];
@@ -323,7 +322,7 @@ fn a_server_that_stops_answering_near_the_end_ends_the_run_with_its_results() {
     let server = Nbdkit::start(&["memory", "16M"]);
     let two = ["--spec", "random-read-4k", "--spec", "streaming-read-128k", "--qd", "8", "--ramp", "0s"];
     let two = [&two[..], &["--time", "1s", "--io-timeout", "2s"]].concat();
-    let (took, out, doc) = stopped_at(&server, &two, Duration::from_millis(950));
+    let (took, out, doc) = stopped_at(&server.url(), server.pid(), &two, Duration::from_millis(950));
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(took < Duration::from_secs(10), "took {took:?}");
     assert!(num(&doc["results"][0]["totals"], "ios") > 0.0, "{doc}");
@@ -343,7 +342,7 @@ fn a_server_that_stops_answering_at_any_moment_ends_the_test_with_what_was_measu
     // During ramp-up (2 s): nothing recorded, the 8 I/Os in flight timed out.
     let server = Nbdkit::start(&["memory", "16M"]);
     let ramp = ["--rw", "randread", "--qd", "8", "--ramp", "2s", "--time", "3s", "--io-timeout", "500ms"];
-    let (took, out, doc) = stopped_at(&server, &ramp, Duration::from_millis(300));
+    let (took, out, doc) = stopped_at(&server.url(), server.pid(), &ramp, Duration::from_millis(300));
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(took < Duration::from_secs(4), "took {took:?}");
     let t = &doc["results"][0]["totals"];
@@ -354,7 +353,7 @@ fn a_server_that_stops_answering_at_any_moment_ends_the_test_with_what_was_measu
     // stopped at 1.3 s, ends recording about 2.3 s in.
     let server = Nbdkit::start(&["memory", "16M"]);
     let last = ["--rw", "randread", "--qd", "8", "--ramp", "0s", "--time", "3s", "--io-timeout", "1s"];
-    let (took, out, doc) = stopped_at(&server, &last, Duration::from_millis(1300));
+    let (took, out, doc) = stopped_at(&server.url(), server.pid(), &last, Duration::from_millis(1300));
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(took < Duration::from_secs(7), "took {took:?}");
     let r = &doc["results"][0];
