@@ -98,12 +98,27 @@ impl FromStr for Distribution {
                 Ok(Distribution::Normal { stddev_pct, center_pct })
             }
             ("zoned", false) => {
-                let mut zones = Vec::new();
+                // As fio parses it: a share left empty (`20/`) is the rest of 100 %, shared
+                // equally among the empty ones.
+                let share = |t: &str, what: &str| match t.trim() {
+                    "" => Ok(None),
+                    t => number(t, what).map(Some),
+                };
+                let mut given = Vec::new();
                 for z in args.split(':') {
                     let (io, range) =
                         z.split_once('/').ok_or_else(|| format!("zoned: '{z}' is not IO_PCT/RANGE_PCT"))?;
-                    let zone =
-                        Zone { io_pct: number(io, "a zone's I/O %")?, range_pct: number(range, "a zone's range %")? };
+                    given.push((share(io, "a zone's I/O %")?, share(range, "a zone's range %")?, z));
+                }
+                let rest = |of: &dyn Fn(&(Option<f64>, Option<f64>, &str)) -> Option<f64>| {
+                    let empty = given.iter().filter(|g| of(g).is_none()).count();
+                    let sum: f64 = given.iter().filter_map(of).sum();
+                    (100.0 - sum) / empty.max(1) as f64
+                };
+                let (io_rest, range_rest) = (rest(&|g| g.0), rest(&|g| g.1));
+                let mut zones = Vec::new();
+                for &(io, range, z) in &given {
+                    let zone = Zone { io_pct: io.unwrap_or(io_rest), range_pct: range.unwrap_or(range_rest) };
                     if zone.io_pct < 0.0 || zone.range_pct < 0.0 || (zone.io_pct > 0.0 && zone.range_pct == 0.0) {
                         return Err(format!("zoned: '{z}': shares are 0 to 100 %, and I/Os need a range to land in"));
                     }
@@ -174,7 +189,25 @@ mod tests {
             "normal:5".parse::<Distribution>().unwrap(),
             Distribution::Normal { stddev_pct: 5.0, center_pct: 50.0 }
         );
-        for bad in ["zipf", "zipf:0", "pareto:1", "normal:0", "zoned:80/20", "zoned:50/0:50/100", "hot", "zipf:x"] {
+        // fio's empty shares: the rest of 100 %, shared equally among them.
+        for (text, full) in [
+            ("zoned:50/5:30/15:20/", "zoned:50/5:30/15:20/80"),
+            ("zoned:50/10:25/:25/", "zoned:50/10:25/45:25/45"),
+            ("zoned:60/10:/90", "zoned:60/10:40/90"),
+        ] {
+            assert_eq!(text.parse::<Distribution>().unwrap().to_string(), full, "{text}");
+        }
+        for bad in [
+            "zipf",
+            "zipf:0",
+            "pareto:1",
+            "normal:0",
+            "zoned:80/20",
+            "zoned:50/0:50/100",
+            "hot",
+            "zipf:x",
+            "zoned:50/60:30/50:20/",
+        ] {
             assert!(bad.parse::<Distribution>().is_err(), "{bad}");
         }
     }

@@ -278,9 +278,9 @@ pub struct WorkerFlags {
 }
 
 impl WorkerFlags {
-    fn any(&self) -> bool {
-        !self.targets.is_empty()
-            || self.workers.is_some()
+    /// Whether any flag but --target is given: what a job file's workers say for themselves.
+    fn shape_any(&self) -> bool {
+        self.workers.is_some()
             || self.outstanding.is_some()
             || self.stroke.is_some()
             || self.working_set.is_some()
@@ -649,7 +649,12 @@ impl SettingFlags {
             t.ramp = v;
         }
         if let Some(v) = self.time {
-            t.time = v;
+            // A job that ends on its count (a fio job's size): --time caps it, as fio's
+            // --runtime does, rather than go unheard.
+            match t.counted() {
+                true => t.max_time = Some(v),
+                false => t.time = v,
+            }
         }
         if self.ios.is_some() {
             t.ios = self.ios;
@@ -725,20 +730,21 @@ fn resolve_flags(job: &Job) -> Result<Test> {
 pub fn run_test(a: &RunArgs) -> Result<Test> {
     let mut job = match &a.job {
         Some(path) => {
-            if a.flags.workers.any() {
+            if a.flags.workers.shape_any() {
                 return Err(input(format!(
-                    "--target, --workers, --outstanding, --stroke, --working-set, --offset, --rate-iops, \
-                     --rate-mbps and --cpus cannot be combined with job file {}: edit its [[worker]] sections",
+                    "--workers, --outstanding, --stroke, --working-set, --offset, --rate-iops, --rate-mbps and \
+                     --cpus cannot be combined with job file {}: edit its [[worker]] sections",
                     path.display()
                 )));
             }
-            let job = job::load(path, &a.import.import(&a.flags.settings))?;
+            let mut job = job::load(path, &a.import.import(&a.flags.settings))?;
             if job.study.is_some() {
                 return Err(input(format!(
                     "{} describes a study (a [study] section, or Iometer's cycling): run it with iogauge study {0}",
                     path.display()
                 )));
             }
+            fill_targets(&mut job, &a.flags.workers.targets, path)?;
             job
         }
         None => Job { workers: a.flags.workers.workers(1)?, ..Job::default() },
@@ -760,6 +766,26 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
     }
     a.flags.settings.apply(&mut job)?;
     resolve_flags(&job)
+}
+
+/// `--target` with a job file: the targets of the workers that name none (a distilled job's,
+/// a template's). Refused when every worker names its own: the flag would change nothing.
+fn fill_targets(job: &mut Job, targets: &[String], path: &std::path::Path) -> Result<()> {
+    if targets.is_empty() {
+        return Ok(());
+    }
+    let mut open: Vec<_> = job.workers.iter_mut().filter(|w| w.targets.is_empty()).collect();
+    if open.is_empty() {
+        return Err(input(format!(
+            "--target fills the workers that name no target, and every worker of {} names its own: edit its \
+             [[worker]] sections, or leave --target out",
+            path.display()
+        )));
+    }
+    for w in &mut open {
+        w.targets = targets.to_vec();
+    }
+    Ok(())
 }
 
 /// The test `iogauge profile` describes.

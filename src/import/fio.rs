@@ -218,6 +218,12 @@ struct FioJob {
     completion_batch: u32,
     /// Starts a new group, run after the ones before it.
     stonewall: bool,
+    /// `rate`: a cap in MB/s (10^6 bytes/s).
+    rate_mbps: Option<f64>,
+    /// `description`: what the job is, as its specification's description.
+    description: Option<String>,
+    /// `rate_process=poisson`: exponentially spaced arrivals.
+    poisson: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -334,12 +340,23 @@ impl FioJob {
             log_avg_ms: 0,
             completion_batch: 1,
             stonewall: false,
+            rate_mbps: None,
+            description: None,
+            poisson: false,
         }
     }
 
     /// Applies the options in order (a later one wins); `rwmixread` and `rw` are read after
     /// the rest, as fio settles a mix whatever the order.
-    fn apply(&mut self, opts: &[Opt], import: &Import, warnings: &mut Vec<String>) -> Result<(), String> {
+    /// Options skipped under `--ignore-unknown` go to `ignored`; fio's reporting options,
+    /// which change nothing here, to `notes` (each said once for the whole file).
+    fn apply(
+        &mut self,
+        opts: &[Opt],
+        import: &Import,
+        ignored: &mut Vec<(String, String)>,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
         let (mut rw, mut mix_read, mut mix_write) = (None, None, None);
         for o in opts {
             let v = o.value.as_deref().unwrap_or("");
@@ -391,6 +408,13 @@ impl FioJob {
                         return Err(format!("{}: rate_iops={v}: one rate for reads and writes together", o.at));
                     }
                     self.rate_iops = Some(num(v)? as f64);
+                }
+                // fio's `rate`: bytes per second (its sizes' suffixes, 1m = 1 MiB/s).
+                "rate" => {
+                    if v.contains(',') {
+                        return Err(format!("{}: rate={v}: one rate for reads and writes together", o.at));
+                    }
+                    self.rate_mbps = Some(parse_size(v).map_err(bad)? as f64 / 1e6);
                 }
                 "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
                 "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
@@ -447,16 +471,35 @@ impl FioJob {
                 "stonewall" | "wait_for_previous" | "new_group" => self.stonewall = flag(o)?,
                 // Reporting and process model: no bearing on what runs (iogauge reports the
                 // group's totals and each worker anyway).
-                "group_reporting" | "thread" => {}
+                "group_reporting" | "thread" | "threads" => {}
+                // What fio measures and prints: iogauge times every I/O (its clock costs ~20 ns
+                // an I/O, docs/performance.md) and gives every percentile anyway.
+                "gtod_reduce" | "disable_lat" | "disable_clat" | "disable_slat" | "disable_bw" | "clat_percentiles"
+                | "lat_percentiles" | "percentile_list" => {
+                    if !notes.contains(&o.key) {
+                        notes.push(o.key.clone());
+                    }
+                }
+                "description" => self.description = Some(v.to_string()),
+                "rate_process" => {
+                    self.poisson = match v.trim() {
+                        "linear" => false,
+                        "poisson" => true,
+                        _ => return Err(bad(format!("{v}: give linear or poisson"))),
+                    }
+                }
                 // What iogauge always does: uniform random offsets without a map of the blocks
                 // done, from a fixed seed (docs/interop.md: fio's default map differs).
                 "norandommap" | "randrepeat" => {}
                 other => {
-                    let msg = format!("{}: option {other} in [{}] is not supported", o.at, self.name);
                     if !import.ignore_unknown {
-                        return Err(format!("{msg}: remove it, or give --ignore-unknown to run without it"));
+                        return Err(format!(
+                            "{}: option {other} in [{}] is not supported: remove it, or give --ignore-unknown to run \
+                             without it",
+                            o.at, self.name
+                        ));
                     }
-                    warnings.push(format!("{msg}: ignored (--ignore-unknown)"));
+                    ignored.push((other.to_string(), o.at.clone()));
                 }
             }
         }
@@ -524,7 +567,8 @@ impl FioJob {
         // The job's name, unless a built-in specification has it.
         let taken = crate::spec::builtin().iter().any(|s| s.name == self.name);
         let name = if taken { format!("fio-{}", self.name) } else { self.name.clone() };
-        let spec = AccessSpec { name, description: format!("fio job [{}]", self.name), lines };
+        let description = self.description.clone().unwrap_or_else(|| format!("fio job [{}]", self.name));
+        let spec = AccessSpec { name, description, lines };
         spec.validate().map_err(|e| format!("{}: {e}", self.at))?;
         Ok(spec)
     }
@@ -592,7 +636,7 @@ pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<Strin
     sections(text, file, 0, &mut secs)?;
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs = Vec::new();
-    let mut warnings = Vec::new();
+    let (mut ignored, mut notes) = (Vec::new(), Vec::new());
     for s in &secs {
         if s.name.starts_with("global") {
             global.extend(s.opts.iter().cloned());
@@ -600,14 +644,52 @@ pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<Strin
         }
         let mut job = FioJob::new(s);
         let opts: Vec<Opt> = global.iter().chain(&s.opts).cloned().collect();
-        job.apply(&opts, import, &mut warnings)?;
+        let mut skipped = Vec::new();
+        job.apply(&opts, import, &mut skipped, &mut notes)?;
+        for (option, at) in skipped {
+            match ignored.iter_mut().find(|(o, _, _): &&mut (String, String, Vec<String>)| *o == option) {
+                Some((_, _, names)) if names.last() != Some(&job.name) => names.push(job.name.clone()),
+                Some(_) => {}
+                None => ignored.push((option, at, vec![job.name.clone()])),
+            }
+        }
         // fio: stonewall set in [global] applies to every job after it.
         jobs.push(job);
     }
     if jobs.is_empty() {
         return Err(format!("{}: no job section: add one, e.g. [job1]", file.display()));
     }
+    // Each option said once: where it was first given (a [global] one reaches every job) and the
+    // jobs it was skipped for.
+    let mut warnings: Vec<String> = ignored
+        .into_iter()
+        .map(|(option, at, names)| {
+            let jobs = match names.len() {
+                n if n == jobs.len() && n > 1 => format!("all {n} jobs"),
+                n if n > 3 => format!("[{}] and {} more jobs", names[..3].join("], ["), n - 3),
+                _ => format!("[{}]", names.join("], [")),
+            };
+            format!("{at}: option {option} is not supported: ignored in {jobs} (--ignore-unknown)")
+        })
+        .collect();
+    if !notes.is_empty() {
+        warnings.push(format!(
+            "{}: {}: fio's reporting options; iogauge times every I/O and reports every percentile whatever they say",
+            file.display(),
+            notes.join(", ")
+        ));
+    }
     to_job(&jobs, file).map(|j| (j, warnings))
+}
+
+/// A setting's value as a message shows it: `unset` for none, without Rust's `Some("...")`.
+fn shown<T: std::fmt::Debug>(v: &T) -> String {
+    let text = format!("{v:?}");
+    match text.strip_prefix("Some(").and_then(|t| t.strip_suffix(')')) {
+        Some(inner) => inner.trim_matches('"').to_string(),
+        None if text == "None" => "unset".into(),
+        None => text,
+    }
 }
 
 /// The settings all jobs must share, since iogauge's are the test's.
@@ -615,12 +697,12 @@ fn same<T: PartialEq + std::fmt::Debug>(jobs: &[FioJob], what: &str, f: impl Fn(
     let first = f(&jobs[0]);
     if let Some(j) = jobs.iter().find(|j| f(j) != first) {
         return Err(format!(
-            "{}: [{}] and [{}] differ in {what} ({:?} and {:?}): iogauge runs one {what} for all jobs",
+            "{}: [{}] and [{}] differ in {what} ({} and {}): iogauge runs one {what} for all jobs",
             j.at,
             jobs[0].name,
             j.name,
-            first,
-            f(j)
+            shown(&first),
+            shown(&f(j))
         ));
     }
     Ok(first)
@@ -646,15 +728,7 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     }
     let mut job = Job::default();
     settings(jobs, file, &mut job.test)?;
-    // Groups: a stonewall starts one; each group after the first must be the same workers
-    // with one specification of its own.
-    let mut groups: Vec<Vec<&FioJob>> = Vec::new();
-    for j in jobs {
-        match groups.last_mut() {
-            Some(g) if !j.stonewall => g.push(j),
-            _ => groups.push(vec![j]),
-        }
-    }
+    let groups = groups(jobs);
     job.workers = workers(&groups[0])?;
     let (specs, run) = specifications(&groups, &job.workers)?;
     if groups.len() > 1 {
@@ -674,6 +748,19 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     Ok(job)
 }
 
+/// The jobs in groups: a stonewall starts one; each group after the first must be the same
+/// workers with one specification of its own (a workload).
+fn groups(jobs: &[FioJob]) -> Vec<Vec<&FioJob>> {
+    let mut groups: Vec<Vec<&FioJob>> = Vec::new();
+    for j in jobs {
+        match groups.last_mut() {
+            Some(g) if !j.stonewall => g.push(j),
+            _ => groups.push(vec![j]),
+        }
+    }
+    groups
+}
+
 /// The `[test]` settings every job must share: direct, verify, logs, ramp, engine, and how
 /// the test ends.
 fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(), String> {
@@ -690,6 +777,9 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
     test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
     test.completion_batch = same(jobs, "iodepth_batch_complete_min", |j| j.completion_batch)?;
+    if same(jobs, "rate_process", |j| j.poisson)? {
+        test.arrivals = crate::config::Arrivals::Poisson;
+    }
     test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
     test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
         true => EngineKind::Psync,
@@ -703,8 +793,22 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     if time_based {
         test.time = runtime.ok_or_else(|| format!("{name}: time_based without runtime: give runtime"))?;
     } else {
-        let ios = jobs.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
-        let bytes = jobs.iter().map(|j| j.io_size.or(j.size).map(|b| b * copies(j))).sum::<Option<u64>>();
+        // Each group (between stonewalls) is a workload of its own, ending on its own jobs'
+        // count: the groups' counts must agree, since iogauge's is the test's.
+        let groups = groups(jobs);
+        let count = |g: &Vec<&FioJob>| {
+            let ios = g.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
+            let bytes = g.iter().map(|j| j.io_size.or(j.size).map(|b| b * copies(j))).sum::<Option<u64>>();
+            (ios, bytes)
+        };
+        let (ios, bytes) = count(&groups[0]);
+        if let Some(g) = groups.iter().find(|g| count(g) != (ios, bytes)) {
+            return Err(format!(
+                "{}: the group [{}] starts does other I/O than the first group's (size, io_size or number_ios): \
+                 iogauge ends every workload on one count; give the groups the same",
+                g[0].at, g[0].name
+            ));
+        }
         // A runtime without time_based caps a job that ends on its size.
         match (ios, bytes, runtime) {
             (Some(n), _, t) => (test.ios, test.max_time) = (Some(n), t),
@@ -746,6 +850,7 @@ fn workers(group: &[&FioJob]) -> Result<Vec<WorkerConfig>, String> {
             working_set: j.size.map(|s| s / files as u64),
             offset: j.offset,
             rate_iops: j.rate_iops,
+            rate_mbps: j.rate_mbps,
             ..WorkerConfig::default()
         };
         if j.file_per_copy() {

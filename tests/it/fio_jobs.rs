@@ -232,8 +232,64 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     let out = iogauge_in(&dir, &["run", "j.fio", "--ignore-unknown", "-q", "--no-history"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("warning: j.fio:6: option fadvise_hint in [a] is not supported")
+        String::from_utf8_lossy(&out.stderr)
+            .contains("warning: j.fio:6: option fadvise_hint is not supported: ignored in [a] (--ignore-unknown)")
     );
+    // Once per option, however many jobs it reaches (fio's 1mbs_clients.fio has 32); fio's
+    // reporting options and a description are no reason to refuse a job, and its rate
+    // options are iogauge's.
+    let mut many = "[global]\nioengine=null\nnumber_ios=100\nrw=randread\nstartdelay=1\ngtod_reduce=1\nthreads=1\n\
+                    disable_clat=1\nrate_process=poisson\nrate=4m\ndescription=a library of clients\n"
+        .to_string();
+    for i in 0..32 {
+        many += &format!("[client{i}]\n{}", if i < 30 { "fadvise_hint=0\n" } else { "" });
+    }
+    std::fs::write(dir.join("many.fio"), many).unwrap();
+    let out = iogauge_in(&dir, &["convert", "many.fio", "--ignore-unknown"]);
+    let (err, job) = (String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("startdelay").count(), 1, "{err}");
+    assert!(err.contains("many.fio:5: option startdelay is not supported: ignored in all 32 jobs"), "{err}");
+    assert!(err.contains("ignored in [client0], [client1], [client2] and 27 more jobs"), "{err}");
+    assert_eq!(err.matches("gtod_reduce, disable_clat: fio's reporting options").count(), 1, "{err}");
+    assert_eq!(err.lines().count(), 3, "{err}");
+    let job: toml::Value = toml::from_str(&job).unwrap();
+    assert_eq!(job["test"]["arrivals"].as_str(), Some("poisson"), "{job}");
+    assert_eq!(job["worker"][0]["rate_mbps"].as_float(), Some(4.194304), "{job}");
+    assert_eq!(job["spec"][0]["description"].as_str(), Some("a library of clients"), "{job}");
+    // Settings jobs must share name their values as a user writes them.
+    std::fs::write(dir.join("logs.fio"), format!("{base}[a]\nwrite_lat_log=x\n[b]\n")).unwrap();
+    let out = iogauge_in(&dir, &["convert", "logs.fio"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("differ in write_*_log (. and unset)") && !err.contains("Some("), "{err}");
+}
+
+/// fio's stonewall groups each do their own size (fio's examples/ssd-test.fio, its size
+/// scaled down to 16 MiB): 16 MiB per group, not the sum over the groups in each (issue 47);
+/// a job bounded by its size takes --time as fio takes --runtime, a cap.
+#[test]
+fn stonewall_groups_each_do_their_own_size() {
+    let dir = scratch("fio-stonewall");
+    let job = "[global]\nbs=4k\nioengine=libaio\niodepth=4\nsize=16m\ndirect=1\nruntime=60\nfilename=t.file\n\
+               [seq-read]\nrw=read\nstonewall\n[rand-read]\nrw=randread\nstonewall\n[seq-write]\nrw=write\nstonewall\n\
+               [rand-write]\nrw=randwrite\nstonewall\n";
+    std::fs::write(dir.join("ssd.fio"), job).unwrap();
+    let out = iogauge_in(&dir, &["run", "ssd.fio", "--json", "r.json", "-q", "--no-history"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let bytes: Vec<f64> = doc["results"].as_array().unwrap().iter().map(|r| num(r, "totals/bytes")).collect();
+    assert_eq!(bytes, [16.0 * 1048576.0; 4], "each group its own 16 MiB");
+    // Groups that end on different counts cannot be one test's workloads: said in one line.
+    std::fs::write(dir.join("uneven.fio"), job.replace("[rand-read]\n", "[rand-read]\nsize=8m\n")).unwrap();
+    let out = iogauge_in(&dir, &["convert", "uneven.fio"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("[rand-read] starts does other I/O") && err.trim().lines().count() == 1, "{err}");
+    // A job that ends on its size, capped by --time: 1 s of a paced job of 10 s.
+    std::fs::write(dir.join("paced.fio"), "[a]\nioengine=null\nsize=40m\nbs=4k\nrate_iops=1000\n").unwrap();
+    let doc = json(&["run", dir.join("paced.fio").to_str().unwrap(), "--time", "1s"]);
+    let secs = num(&doc, "results/0/duration_s");
+    assert!((secs - 1.0).abs() < 0.05, "recorded {secs} s of a job capped at 1 s");
 }
 
 #[test]
