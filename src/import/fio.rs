@@ -581,6 +581,35 @@ impl FioJob {
 
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
     /// own file `NAME.N.0` in the directory; `null` for the null engine.
+    /// The bytes a job bounded by `size` moves: all of it, but for a sequential job that skips
+    /// a hole after each I/O (`rw=read:512k`), which ends at the end of each file's part:
+    /// whole transfers that fit, as fio counts them.
+    fn covered(&self, size: u64) -> u64 {
+        let [reads, writes] = &self.sizes;
+        let bs = match (self.read, reads.as_slice(), writes.as_slice()) {
+            (100, [(bs, _)], _) | (0, _, [(bs, _)]) => *bs,
+            (_, [(r, _)], [(w, _)]) if r == w => *r,
+            _ => return size,
+        };
+        if self.random > 0 || self.skip <= 0 {
+            return size;
+        }
+        let files = self.targets(0).len().max(1) as u64;
+        let part = size / files;
+        let fit = if part >= bs { (part - bs) / (bs + self.skip as u64) + 1 } else { 0 };
+        fit * bs * files
+    }
+
+    /// What fio does without a size: the whole of each of the job's files or devices (from its
+    /// offset on), when each exists; None otherwise.
+    fn whole(&self) -> Option<u64> {
+        if matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi) {
+            return None;
+        }
+        let sizes = self.targets(0).into_iter().map(|f| crate::targets::existing_size(Path::new(&f)).ok());
+        sizes.map(|s| s.map(|s| s.saturating_sub(self.offset))).sum::<Option<u64>>().filter(|&b| b > 0)
+    }
+
     fn targets(&self, copy: u32) -> Vec<String> {
         match (self.engine, &self.uri) {
             (Engine::Null, _) => return vec!["null".into()],
@@ -798,8 +827,9 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
         let groups = groups(jobs);
         let count = |g: &Vec<&FioJob>| {
             let ios = g.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
-            let bytes = g.iter().map(|j| j.io_size.or(j.size).map(|b| b * copies(j))).sum::<Option<u64>>();
-            (ios, bytes)
+            let bytes = g.iter().map(|j| j.io_size.or(j.size.or_else(|| j.whole()).map(|s| j.covered(s))));
+            let bytes = bytes.zip(g).map(|(b, j)| b.map(|b| b * copies(j)));
+            (ios, bytes.sum::<Option<u64>>())
         };
         let (ios, bytes) = count(&groups[0]);
         if let Some(g) = groups.iter().find(|g| count(g) != (ios, bytes)) {
@@ -815,8 +845,12 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
             (None, Some(b), t) => (test.bytes, test.max_time) = (Some(b), t),
             (None, None, Some(t)) => test.time = t,
             (None, None, None) => {
+                let j = groups[0].iter().find(|j| j.whole().is_none()).unwrap_or(&groups[0][0]);
                 return Err(format!(
-                    "{name}: no size, io_size, number_ios or runtime: fio would not know when to stop"
+                    "{name}: [{}] has no size, io_size, number_ios or runtime, and {} is not an existing file or \
+                     device whose size fio would take: give size=",
+                    j.name,
+                    j.targets(0).join(":")
                 ));
             }
         }

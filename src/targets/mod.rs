@@ -227,6 +227,19 @@ fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
     })
 }
 
+/// The size of an existing block device or regular file (a block device is opened read-only,
+/// and only asked its size). What fio takes as a job's size when it gives none.
+pub fn existing_size(path: &std::path::Path) -> std::io::Result<u64> {
+    let meta = std::fs::metadata(path)?;
+    if meta.file_type().is_block_device() {
+        return Ok(block_geometry(&File::open(path)?)?.0);
+    }
+    match meta.is_file() {
+        true => Ok(meta.len()),
+        false => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "neither a block device nor a file")),
+    }
+}
+
 /// Size and logical block size of a block device.
 fn block_geometry(f: &File) -> std::io::Result<(u64, u64)> {
     let mut size: u64 = 0;

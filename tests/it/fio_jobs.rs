@@ -356,3 +356,46 @@ fn offset_modifiers_run_as_fio_runs_them() {
     assert!((f - 0.875).abs() < 0.01 && (o - 0.875).abs() < 0.01, "following I/Os: fio {f}, iogauge {o}");
     assert_eq!(doc["config"]["spec"][0]["lines"][0]["seek_every"], 8, "{}", doc["config"]["spec"]);
 }
+
+/// Jobs bounded by their size, whose counts fio and iogauge must give alike (issue 47): a
+/// job with no size does the whole device (as fio's examples/basic-verify.fio), a sequential
+/// read that skips a hole after each I/O ends at the end of its part (`rw=read:512k`), and
+/// stonewall groups each do their own size. Counted from fio's own JSON, on the same device.
+#[test]
+fn jobs_bounded_by_size_move_what_fio_moves() {
+    let lo = LoopDev::new(32 << 20);
+    let dir = scratch("fio-size");
+    for (name, text) in [
+        ("whole-device", "[write]\nrw=randwrite\nbs=4k\ndirect=1\nioengine=libaio\niodepth=16\nfilename=${DEV}\n"),
+        ("skip", "[skip]\nrw=read:512k\nbs=1m\ndirect=1\nioengine=libaio\nsize=24m\nfilename=${DEV}\n"),
+        (
+            "groups",
+            "[global]\nbs=4k\nioengine=libaio\niodepth=4\nsize=8m\ndirect=1\nfilename=${DEV}\n[seq-read]\nrw=read\n\
+             stonewall\n[rand-write]\nrw=randwrite\nstonewall\n",
+        ),
+    ] {
+        let job = dir.join(format!("{name}.fio"));
+        std::fs::write(&job, text).unwrap();
+        let theirs = fio(&dir, &job, &lo.dev);
+        let doc = ours(&dir, &job, &lo.dev);
+        let counts = |d: &str| {
+            let fio: Vec<(f64, f64)> = theirs["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| (num(&j[d], "total_ios"), num(&j[d], "io_kbytes") * 1024.0))
+                .collect();
+            let ours: Vec<(f64, f64)> = doc["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (num(&r["totals"], &format!("{d}_ios")), num(&r["totals"], &format!("{d}_bytes"))))
+                .collect();
+            (fio, ours)
+        };
+        for d in ["read", "write"] {
+            let (fio, ours) = counts(d);
+            assert_eq!(fio, ours, "{name}: {d} I/Os and bytes per group, fio's then iogauge's");
+        }
+    }
+}
