@@ -13,8 +13,12 @@ use crate::units::{format_size, serde_size};
 
 /// Smallest and largest transfer sizes accepted.
 pub const MIN_TRANSFER: u64 = 512;
-/// Largest transfer size accepted (16 MiB).
+/// Largest transfer size accepted (16 MiB) for I/Os that move data: each outstanding I/O
+/// holds a buffer of it.
 pub const MAX_TRANSFER: u64 = 16 << 20;
+/// Largest trim or flush (4 GiB less a sector): they move no data and hold no buffer; the
+/// kernel and fio issue discards of GiB (fio's t/jobs/t0038.iolog trims 2 GiB at a time).
+pub const MAX_DISCARD: u64 = (4 << 30) - 512;
 
 /// One line of an access specification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,6 +126,12 @@ impl SpecLine {
         100u32.saturating_sub(self.read + self.trim + self.flush)
     }
 
+    /// Whether its I/Os move data (reads or writes), and so hold a buffer of its size; a line
+    /// of trims alone (not rewritten) or flushes alone does not.
+    pub fn moves_data(&self) -> bool {
+        self.read > 0 || self.write() > 0 || self.write_trimmed
+    }
+
     /// Whether it changes what a target holds (writes or trims).
     pub fn changes_data(&self) -> bool {
         self.share > 0 && (self.write() > 0 || self.trim > 0)
@@ -201,10 +211,12 @@ impl AccessSpec {
         }
         for (i, l) in self.lines.iter().enumerate() {
             let at = format!("access specification '{name}' line {}", i + 1);
-            if !(MIN_TRANSFER..=MAX_TRANSFER).contains(&l.size) || l.size % 512 != 0 {
-                let size = crate::units::human_size(l.size);
+            let max = if l.moves_data() { MAX_TRANSFER } else { MAX_DISCARD };
+            if !(MIN_TRANSFER..=max).contains(&l.size) || l.size % 512 != 0 {
+                let (size, most) = (crate::units::human_size(l.size), crate::units::human_size(max));
+                let what = if l.moves_data() { "" } else { " (of trims or flushes alone)" };
                 return Err(format!(
-                    "{at}: transfer size {size} must be a multiple of 512 bytes from 512 bytes to 16 MiB"
+                    "{at}: transfer size{what} {size} must be a multiple of 512 bytes from 512 bytes to {most}"
                 ));
             }
             for (what, v) in [("read", l.read), ("random", l.random), ("share", l.share)] {
@@ -231,9 +243,10 @@ impl AccessSpec {
         Ok(())
     }
 
-    /// Largest transfer size of any line.
+    /// Largest transfer size of any line that moves data: the size of each outstanding I/O's
+    /// buffer (512 bytes when no line moves data).
     pub fn max_transfer(&self) -> u64 {
-        self.lines.iter().map(|l| l.size).max().unwrap_or(0)
+        self.lines.iter().filter(|l| l.moves_data()).map(|l| l.size).max().unwrap_or(MIN_TRANSFER)
     }
 
     /// Whether any line changes what a target holds (writes or trims): the safety rules

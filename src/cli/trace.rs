@@ -131,12 +131,12 @@ fn distilled_header(d: &Distilled, trace: &Path) -> String {
             _ => String::new(),
         };
         out += &format!(
-            "# {}: {:.1}-{:.1} s, {} I/Os, {:.0} IOPS, {:.0} % read{arrival}\n",
+            "# {}: {:.1}-{:.1} s, {} I/Os, {}, {:.0} % read{arrival}\n",
             p.spec.name,
             p.start_ns as f64 / 1e9,
             p.end_ns as f64 / 1e9,
             thousands(p.ios as f64),
-            p.iops,
+            p.iops.map_or_else(|| "no times (as fast as possible)".into(), |r| format!("{r:.0} IOPS")),
             p.read_pct
         );
     }

@@ -218,6 +218,10 @@ struct FioJob {
     completion_batch: u32,
     /// Starts a new group, run after the ones before it.
     stonewall: bool,
+    /// `ioengine` as written (libaio and io_uring are one engine here, not in fio).
+    engine_name: String,
+    /// `norandommap`: random offsets drawn with repeats, as iogauge draws them.
+    norandommap: bool,
     /// `rate`: a cap in MB/s (10^6 bytes/s).
     rate_mbps: Option<f64>,
     /// `description`: what the job is, as its specification's description.
@@ -340,6 +344,8 @@ impl FioJob {
             log_avg_ms: 0,
             completion_batch: 1,
             stonewall: false,
+            engine_name: "psync".into(),
+            norandommap: false,
             rate_mbps: None,
             description: None,
             poisson: false,
@@ -402,7 +408,10 @@ impl FioJob {
                 "directory" => self.directory = Some(v.to_string()),
                 "direct" => self.direct = flag(o)?,
                 "buffered" => self.direct = !flag(o)?,
-                "ioengine" => self.engine = Engine::of(v).map_err(|e| format!("{}: ioengine={v}: {e}", o.at))?,
+                "ioengine" => {
+                    self.engine = Engine::of(v).map_err(|e| format!("{}: ioengine={v}: {e}", o.at))?;
+                    self.engine_name = v.trim().to_ascii_lowercase();
+                }
                 "rate_iops" => {
                     if v.contains(',') {
                         return Err(format!("{}: rate_iops={v}: one rate for reads and writes together", o.at));
@@ -490,7 +499,8 @@ impl FioJob {
                 }
                 // What iogauge always does: uniform random offsets without a map of the blocks
                 // done, from a fixed seed (docs/interop.md: fio's default map differs).
-                "norandommap" | "randrepeat" => {}
+                "norandommap" => self.norandommap = flag(o)?,
+                "randrepeat" => {}
                 other => {
                     if !import.ignore_unknown {
                         return Err(format!(
@@ -708,6 +718,7 @@ pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<Strin
             notes.join(", ")
         ));
     }
+    warnings.extend(differences(&jobs));
     to_job(&jobs, file).map(|j| (j, warnings))
 }
 
@@ -719,6 +730,37 @@ fn shown<T: std::fmt::Debug>(v: &T) -> String {
         None if text == "None" => "unset".into(),
         None => text,
     }
+}
+
+/// Where the job runs otherwise than under fio, each said once (docs/interop.md): fio's
+/// libaio on buffered files, fio's random map with mixed sizes, fio's read-back of a verify job.
+fn differences(jobs: &[FioJob]) -> Vec<String> {
+    let first = |f: &dyn Fn(&FioJob) -> bool| jobs.iter().find(|j| f(j));
+    let mut said = Vec::new();
+    if let Some(j) = first(&|j| !j.direct && matches!(j.engine_name.as_str(), "libaio" | "posixaio") && j.iodepth > 1) {
+        said.push(format!(
+            "{}: [{}]: ioengine={} on buffered I/O (direct=0): fio's submission waits for each I/O there, so fio \
+             keeps about one in flight; iogauge's io_uring keeps iodepth={}: expect more I/Os per second than fio's",
+            j.at, j.name, j.engine_name, j.iodepth
+        ));
+    }
+    let mixed = |j: &FioJob| j.sizes.iter().any(|s| s.len() > 1);
+    if let Some(j) = first(&|j| j.random > 0 && mixed(j) && !j.norandommap) {
+        said.push(format!(
+            "{}: [{}]: fio keeps a map of the blocks a random job has done and cuts an I/O short where the blocks \
+             after its offset are done, so its transfer sizes drift from bs/bssplit; iogauge draws offsets with \
+             repeats, as fio does with norandommap",
+            j.at, j.name
+        ));
+    }
+    if let Some(j) = first(&|j| j.verify && j.read == 0) {
+        said.push(format!(
+            "{}: [{}]: fio reads back and checks what a verify job wrote once it has written it; iogauge checks the \
+             reads a test does and keeps a map of what it wrote: `iogauge verify --target TARGET` reads it back",
+            j.at, j.name
+        ));
+    }
+    said
 }
 
 /// The settings all jobs must share, since iogauge's are the test's.

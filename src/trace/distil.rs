@@ -7,8 +7,10 @@
 //! hot zones as a `zoned` distribution over tenths of the trace's reach when a tenth's share
 //! is more than 5 points off 10 %; flushes as a share of every line; and how the I/Os
 //! arrived: from a capture's completion times, the I/Os in flight on average (Little's law)
-//! and how much of the time any was (busy). Windows alike (read share within 10 points, the
-//! same main size, a rate within a factor of 1.5) merge into one phase.
+//! and how much of the time any was (busy). Neighbouring windows are one phase unless they
+//! differ both much (read share by over 10 points, the main size's share by over 10 points, a
+//! rate over 1.5 times the other) and beyond chance (a binomial test at one false split in a
+//! million pairs): one steady workload stays one phase.
 //!
 //! Limits: interleaved streams hide each other's sequential runs (the trace has no stream
 //! ids); a zone is a tenth of the reach, no finer; a phase's rate is its mean.
@@ -24,6 +26,34 @@ use crate::stats::Op;
 
 /// Tenths of the reach, for hot zones.
 const ZONES: usize = 10;
+
+/// z for one false split in a million window pairs (two-sided normal tail of 10^-6).
+const Z_MILLION: f64 = 4.89;
+
+/// Whether `k` of `n` is beyond chance for a share `p` (normal approximation of the binomial,
+/// at [`Z_MILLION`]).
+fn beyond_chance(k: u64, n: u64, p: f64) -> bool {
+    let (n_f, k_f) = (n as f64, k as f64);
+    let sd = (n_f * p * (1.0 - p)).sqrt();
+    if sd == 0.0 {
+        return (k_f - n_f * p).abs() > 0.5;
+    }
+    (k_f - n_f * p).abs() > Z_MILLION * sd
+}
+
+/// Whether shares `a` of `n` and `b` of `m` differ beyond chance: given their sum, `a` is
+/// binomial over `n + m` with `n / (n + m)` under one share (the two-proportion test).
+fn differ(a: u64, n: u64, b: u64, m: u64) -> bool {
+    let (k, total) = (a + b, n + m);
+    if n == 0 || m == 0 || k == 0 || k == total {
+        return false;
+    }
+    // Given the k events, those in the first window are hypergeometric (mean k p, variance
+    // k p (1 - p) (N - k) / (N - 1)), taken as normal.
+    let p = n as f64 / total as f64;
+    let var = k as f64 * p * (1.0 - p) * (total - k) as f64 / (total as f64 - 1.0).max(1.0);
+    (a as f64 - k as f64 * p).abs() > Z_MILLION * var.sqrt()
+}
 
 /// One transfer size's I/Os in a window.
 #[derive(Debug, Default, Clone)]
@@ -83,15 +113,37 @@ impl Window {
         self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
     }
 
-    fn iops(&self) -> f64 {
-        self.ios() as f64 / self.secs().max(1e-9)
+    /// I/Os per second, when the window lasts: None for I/Os all at one time (a trace without
+    /// times, or a single I/O).
+    fn iops(&self) -> Option<f64> {
+        (self.secs() > 0.0).then(|| self.ios() as f64 / self.secs())
     }
 
+    fn reads(&self) -> u64 {
+        self.sizes.values().map(|s| s.reads).sum()
+    }
+
+    /// Whether `o` is the same workload: a boundary needs a difference both large (10 points
+    /// of read share or of the main size's share, or a rate 1.5 times another) and beyond
+    /// chance ([`differ`]), so that one steady workload stays one phase.
     fn alike(&self, o: &Window) -> bool {
-        let (a, b) = (self.iops(), o.iops());
-        (self.read_pct() - o.read_pct()).abs() <= 10.0
-            && self.main_size() == o.main_size()
-            && a.max(b) <= 1.5 * a.min(b).max(1e-9)
+        let (n, m) = (self.data_ios(), o.data_ios());
+        let reads = (self.read_pct() - o.read_pct()).abs() > 10.0 && differ(self.reads(), n, o.reads(), m);
+        let size = self.main_size();
+        let of = |w: &Window| w.sizes.get(&size).map_or(0, |s| s.ios);
+        let (a, b) = (of(self), of(o));
+        let sizes = size != o.main_size()
+            && (a as f64 / n.max(1) as f64 - b as f64 / m.max(1) as f64).abs() > 0.10
+            && differ(a, n, b, m);
+        // Under one rate, the two windows' I/Os fall into them in proportion to their lengths.
+        let rate = match (self.iops(), o.iops()) {
+            (Some(x), Some(y)) => {
+                let (t, u) = (self.secs(), o.secs());
+                x.max(y) > 1.5 * x.min(y) && beyond_chance(self.ios(), self.ios() + o.ios(), t / (t + u))
+            }
+            _ => false,
+        };
+        !(reads || sizes || rate)
     }
 
     /// Takes in `o`, a stray window before this one: its I/Os, not its time.
@@ -124,8 +176,8 @@ pub(crate) struct Phase {
     pub end_ns: u64,
     /// Its I/Os.
     pub ios: u64,
-    /// I/Os per second over it.
-    pub iops: f64,
+    /// I/Os per second over it (None: its I/Os carry no times, or one).
+    pub iops: Option<f64>,
     /// Reads among its reads and writes (%).
     pub read_pct: f64,
     /// A capture's I/Os in flight on average (Little's law), and the share of the time any

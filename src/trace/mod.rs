@@ -289,8 +289,10 @@ pub struct Summary {
     pub ios: [u64; 4],
     /// Bytes per operation.
     pub bytes: [u64; 4],
-    /// The largest transfer.
+    /// The largest read or write.
     pub max_len: u32,
+    /// The largest trim (no buffer holds it: it may be of GiB).
+    pub max_trim: u32,
     /// The furthest byte reached.
     pub end: u64,
     /// The time of the first I/O (ns).
@@ -329,7 +331,11 @@ impl Summary {
             }
             s.ios[io.op as usize] += 1;
             s.bytes[io.op as usize] += io.len as u64;
-            s.max_len = s.max_len.max(io.len);
+            match io.op {
+                Op::Trim => s.max_trim = s.max_trim.max(io.len),
+                Op::Read | Op::Write => s.max_len = s.max_len.max(io.len),
+                Op::Flush => {}
+            }
             if io.op != Op::Flush {
                 s.end = s.end.max(io.offset + io.len as u64);
                 bits |= io.offset | io.len as u64;

@@ -104,7 +104,7 @@ fn is_none(f: &Fit) -> bool {
 }
 
 /// The access specification a trace's replay plans as: one line per operation the trace
-/// has, at its largest transfer, aligned as every offset of the trace is. It is what the
+/// has, at its largest transfer of that operation, aligned as every offset of the trace is. It is what the
 /// plan checks (writes, trims, alignment, sizes) and the buffers are sized by, not what is
 /// issued.
 pub(crate) fn spec_of(name: &str, s: &Summary) -> std::result::Result<AccessSpec, String> {
@@ -112,14 +112,17 @@ pub(crate) fn spec_of(name: &str, s: &Summary) -> std::result::Result<AccessSpec
     if total == 0 {
         return Err("the trace has no I/O".into());
     }
-    let size = (s.max_len as u64).div_ceil(512).max(1) * 512;
+    // Each operation's line at its own largest size: a trim of GiB holds no buffer, and
+    // must not make the reads' and writes' buffers that large.
+    let size = |len: u32| (len as u64).div_ceil(512).max(1) * 512;
     let present: Vec<Op> = Op::ALL.into_iter().filter(|o| s.ios[*o as usize] > 0).collect();
     let shares = percent_shares(&present.iter().map(|o| s.ios[*o as usize]).collect::<Vec<_>>());
     let lines: Vec<SpecLine> = present
         .iter()
         .zip(shares)
         .map(|(&op, share)| {
-            let mut l = SpecLine::new(size, share, u32::from(op == Op::Read) * 100, 100);
+            let len = if op == Op::Trim { s.max_trim } else { s.max_len };
+            let mut l = SpecLine::new(size(len), share, u32::from(op == Op::Read) * 100, 100);
             l.trim = u32::from(op == Op::Trim) * 100;
             l.flush = u32::from(op == Op::Flush) * 100;
             // The plan checks that a target can do what the trace asks (FUA over NBD).

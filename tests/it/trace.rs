@@ -483,6 +483,39 @@ fn distil_splits_a_trace_into_its_phases() {
     assert!(err.contains("every worker of") && err.trim().lines().count() == 1, "{err}");
 }
 
+/// One steady workload is one phase (issue 47: 4,000 uniform 8 KiB I/Os at 70 % reads came out
+/// as three phases of 69/69/68 %): a boundary needs a difference beyond chance as well as a
+/// large one. 300 I/Os, 30 a window, whose rates differ 1.5-fold by chance (the old rule made
+/// five phases of them). A trace without times has no rate to divide by.
+#[test]
+fn distil_keeps_one_steady_workload_one_phase() {
+    let dir = scratch("distil-steady");
+    let trace = dir.join("steady.iolog");
+    // xorshift64: reads with probability 0.7, gaps exponential of mean 250 µs, offsets uniform.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut s, mut t) = (String::from("fio version 3 iolog\n0 f add\n0 f open\n"), 0u64);
+    for _ in 0..300 {
+        t += (-(1.0 - next()).ln() * 250.0) as u64 + 1;
+        let op = if next() < 0.7 { "read" } else { "write" };
+        s += &format!("{t} f {op} {} 8192\n", (next() * 100_000.0) as u64 * 8192);
+    }
+    std::fs::write(&trace, s).unwrap();
+    let job = String::from_utf8(ok(&["distil", trace.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(distilled_specs(&job).len(), 1, "{job}");
+    let untimed = dir.join("untimed.iolog");
+    std::fs::write(&untimed, "fio version 2 iolog\nf add\nf read 0 4096\nf read 4096 4096\nf write 8192 4096\n")
+        .unwrap();
+    let job = String::from_utf8(ok(&["distil", untimed.to_str().unwrap()]).stdout).unwrap();
+    assert!(job.contains("3 I/Os, no times (as fast as possible)"), "{job}");
+    assert!(!job.contains("rate_iops"), "{job}");
+}
+
 #[test]
 fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
     let dev = LoopDev::new(256 << 20);
