@@ -487,6 +487,39 @@ fn distil_splits_a_trace_into_its_phases() {
 /// as three phases of 69/69/68 %): a boundary needs a difference beyond chance as well as a
 /// large one. 300 I/Os, 30 a window, whose rates differ 1.5-fold by chance (the old rule made
 /// five phases of them). A trace without times has no rate to divide by.
+/// Trims of GiB, as fio's t/jobs/t0038.iolog and the kernel's discards have them: replayed (on
+/// null) and distilled, where a 16 MiB limit on transfers, meant for data buffers, refused a
+/// specification the user never wrote (issue 47).
+#[test]
+fn trims_of_gib_replay_and_distil() {
+    let dir = scratch("big-trims");
+    let trace = dir.join("trims.iolog");
+    let mut s = String::from("fio version 3 iolog\n0 /dev/x add\n1 /dev/x open\n");
+    for i in 0..10u64 {
+        let (at, offset) = (10 + 2 * i, i * 4096);
+        s += &format!("{at} /dev/x trim {offset} 2147483648\n{} /dev/x write {offset} 4096\n", at + 1);
+    }
+    std::fs::write(&trace, s).unwrap();
+    let t = trace.to_str().unwrap();
+    let doc = json(&["replay", t, "--target", "null", "--no-history", "-q"]);
+    let totals = &doc["results"][0]["totals"];
+    assert_eq!((num(totals, "trim_ios"), num(totals, "write_ios"), num(totals, "errors")), (10.0, 10.0, 0.0));
+    assert_eq!(num(totals, "trim_bytes"), 10.0 * 2147483648.0);
+    let job = String::from_utf8(ok(&["distil", t]).stdout).unwrap();
+    let specs = distilled_specs(&job);
+    let sizes: Vec<i64> = specs
+        .iter()
+        .flat_map(|s| s["lines"].as_array().unwrap().iter().map(|l| l["size"].as_integer().unwrap()))
+        .collect();
+    assert!(sizes.contains(&2147483648), "{job}");
+    // Data still moves 16 MiB at most: a 32 MiB write is refused in one line.
+    std::fs::write(&trace, "fio version 3 iolog\n0 /dev/x write 0 33554432\n").unwrap();
+    let out = iogauge(&["replay", t, "--target", "null", "--no-history"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("16 MiB") && err.trim().lines().count() == 1, "{err}");
+}
+
 #[test]
 fn distil_keeps_one_steady_workload_one_phase() {
     let dir = scratch("distil-steady");
