@@ -16,20 +16,16 @@ use crate::study::doc::StudyDoc;
 pub fn load(path: &Path, import: &Import) -> Result<Job> {
     let name = path.display().to_string();
     let text = crate::import::read_text(path, false).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
-    match Format::of(path, &text) {
-        Format::Toml => parse_in(&text, &name, path.parent().unwrap_or(Path::new("."))),
-        Format::Icf => {
-            let job = icf::parse(&text, &name, import).map_err(input)?;
-            resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
-        }
-        Format::Fio => {
-            let (job, warnings) = fio::parse(&text, path, import).map_err(input)?;
-            for w in warnings {
-                eprintln!("iogauge: warning: {w}");
-            }
-            resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
-        }
+    let (job, warnings) = match Format::of(path, &text) {
+        Format::Toml => return parse_in(&text, &name, path.parent().unwrap_or(Path::new("."))),
+        Format::Icf => icf::parse(&text, &name, import),
+        Format::Fio => fio::parse(&text, path, import),
     }
+    .map_err(input)?;
+    for w in warnings {
+        eprintln!("iogauge: warning: {w}");
+    }
+    resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
 }
 
 /// Checks that a job resolves into a test (or a file-system study) and that its study's

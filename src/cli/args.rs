@@ -429,8 +429,8 @@ pub struct ImportFlags {
     /// `PHYSICALDRIVE:1=/dev/sdb`, `E:=/mnt/e` (a directory: its iobw.tst, as Iometer's drive).
     #[arg(long, value_parser = parse_mapping, value_name = "NAME=PATH")]
     pub map_target: Vec<(String, String)>,
-    /// A fio job file's options outside what iogauge reads are skipped with a warning each
-    /// (else refused).
+    /// A fio job file's options outside what iogauge reads, and an Iometer configuration's
+    /// test connection rate, are skipped with a warning each (else refused).
     #[arg(long)]
     pub ignore_unknown: bool,
 }

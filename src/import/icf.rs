@@ -60,6 +60,9 @@ struct IcfWorker {
     pattern: u32,
     specs: Vec<String>,
     targets: Vec<String>,
+    /// Iometer's "test connection rate": the target closed and opened again after this many
+    /// transactions (None: off).
+    reconnect_every: Option<u64>,
 }
 
 /// Lines with their numbers, read one at a time as ICF_ifstream reads them (trimmed).
@@ -253,6 +256,7 @@ fn worker(lines: &mut Lines, manager: usize, manager_name: &str) -> Result<IcfWo
         pattern: 0,
         specs: Vec::new(),
         targets: Vec::new(),
+        reconnect_every: None,
     };
     loop {
         let key = lines.key("a worker key or 'End worker")?;
@@ -298,6 +302,9 @@ fn default_settings(lines: &mut Lines, w: &mut IcfWorker) -> Result<(), String> 
             w.outstanding = fields[0].parse().map_err(|_| lines.err(format!("outstanding I/Os \"{}\"", fields[0])))?;
             if fields.get(3).is_some_and(|f| f.eq_ignore_ascii_case("ENABLED")) {
                 w.seed = fields.get(4).and_then(|s| s.parse().ok());
+            }
+            if fields.get(1).is_some_and(|f| f.eq_ignore_ascii_case("ENABLED")) {
+                w.reconnect_every = Some(fields.get(2).and_then(|s| s.parse().ok()).unwrap_or(1));
             }
         } else if lower.starts_with("'disk maximum size,starting sector") {
             let v = lines.next().unwrap_or("");
@@ -395,7 +402,8 @@ fn steps(c: Cycling, end: u32, what: &str) -> Result<Steps, String> {
 }
 
 /// Reads an Iometer configuration into a job; errors are one line, `FILE:LINE: what`.
-pub fn parse(text: &str, name: &str, import: &Import) -> Result<Job, String> {
+/// Returns the job and what it leaves out with `--ignore-unknown` (Iometer's connection rate).
+pub fn parse(text: &str, name: &str, import: &Import) -> Result<(Job, Vec<String>), String> {
     let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };
     let first = lines.next().unwrap_or("");
     let v = version(first).ok_or_else(|| lines.err(format!("\"{first}\": expected Iometer's version line")))?;
@@ -417,7 +425,22 @@ pub fn parse(text: &str, name: &str, import: &Import) -> Result<Job, String> {
             workers = managers(&mut lines)?;
         }
     }
-    to_job(setup.unwrap_or_default(), specs, workers, name, import)
+    let mut warnings = Vec::new();
+    // Iometer's "test connection rate" closes and opens each target again every N
+    // transactions: iogauge keeps its targets open, so a file that asks for it is refused, or
+    // run without it, said once, with --ignore-unknown.
+    if let Some((w, n)) = workers.iter().find_map(|w| Some((w, w.reconnect_every?))) {
+        let what = format!(
+            "worker \"{}\" has Iometer's test connection rate on (its targets closed and opened again every {n} \
+             transactions), which iogauge does not do: it keeps targets open",
+            w.name
+        );
+        if !import.ignore_unknown {
+            return Err(format!("{name}: {what}; turn it off in Iometer's Disk Targets tab, or give --ignore-unknown"));
+        }
+        warnings.push(format!("{name}: {what}: run without it (--ignore-unknown)"));
+    }
+    to_job(setup.unwrap_or_default(), specs, workers, name, import).map(|j| (j, warnings))
 }
 
 fn to_job(

@@ -244,6 +244,23 @@ fn what_cannot_run_is_one_clear_line() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
         assert!(err.contains(says) && err.contains("t.icf"), "{args:?}: {err}");
     }
+    // Iometer's test connection rate (targets closed and opened every N transactions), which
+    // real files have on: refused in one line, or run without it, said once, with
+    // --ignore-unknown (issue 47: it was dropped without a word).
+    let text = variant(&[("\tCYCLE_OUTSTANDING_IOS\r\n", "\tNORMAL\r\n")]);
+    let (off, on) = ("\t1,DISABLED,1,DISABLED,0", "\t1,ENABLED,50,DISABLED,0");
+    assert!(text.contains(off), "the fixture's worker settings");
+    std::fs::write(dir.join("c.icf"), text.replace(off, on)).unwrap();
+    let map = ["--map-target", "PHYSICALDRIVE:1=null", "--time", "300ms", "--no-history"];
+    let out = iogauge_in(&dir, &[&["run", "c.icf"][..], &map].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("test connection rate") && err.contains("every 50 transactions"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let out = iogauge_in(&dir, &[&["run", "c.icf", "--ignore-unknown", "-q"][..], &map].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("test connection rate").count(), 1, "{err}");
     // With --time, a run time of 0 (Iometer's "until stopped") runs.
     let text = variant(&[
         ("\t0          0          2\r\n", "\t0          0          0\r\n"),
