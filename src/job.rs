@@ -28,6 +28,42 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
     resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
 }
 
+/// Access specifications from a library file (`--spec-file`): an Iometer configuration (its
+/// Access Specifications section), or TOML of `[[spec]]` tables as in a job file.
+pub fn load_specs(path: &Path) -> Result<Vec<crate::spec::AccessSpec>> {
+    let name = path.display().to_string();
+    let text = crate::import::read_text(path, false).map_err(|e| input(format!("cannot read {name}: {e}")))?;
+    let specs = match Format::of(path, &text) {
+        Format::Icf => icf::spec_library(&text, &name).map_err(input)?,
+        Format::Fio => {
+            return Err(input(format!("{name}: a fio job file holds jobs, not a library of specifications")));
+        }
+        Format::Toml => {
+            #[derive(serde::Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Library {
+                #[serde(default)]
+                spec: Vec<crate::spec::AccessSpec>,
+            }
+            let lib: Library = toml::from_str(&text).map_err(|e| {
+                let msg = e.message().trim().replace('\n', " ");
+                match e.span() {
+                    Some(span) => located(&text, &name, span.start, &msg),
+                    None => input(format!("{name}: {msg}")),
+                }
+            })?;
+            lib.spec
+        }
+    };
+    if specs.is_empty() {
+        return Err(input(format!("{name}: no access specifications in it")));
+    }
+    for s in &specs {
+        s.validate().map_err(|m| input(format!("{name}: {m}")))?;
+    }
+    Ok(specs)
+}
+
 /// Checks that a job resolves into a test (or a file-system study) and that its study's
 /// points do.
 fn resolve(job: Job) -> std::result::Result<Job, ConfigError> {

@@ -153,6 +153,10 @@ pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {
 /// Settings of the whole test.
 #[derive(Args, Debug, Default)]
 pub struct SettingFlags {
+    /// Access specifications from a library file, to name with --spec (repeatable): an Iometer
+    /// configuration saved with its specifications, or TOML of [[spec]] tables.
+    #[arg(long, value_name = "FILE", alias = "specs")]
+    pub spec_file: Vec<std::path::PathBuf>,
     /// Ramp-up before recording (e.g. 2s).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub ramp: Option<Duration>,
@@ -714,6 +718,19 @@ impl SettingFlags {
         }
         t.allow_write.extend(self.allow_write.iter().cloned());
         t.allow_mounted_write.extend(self.allow_mounted_write.iter().cloned());
+        for file in &self.spec_file {
+            for spec in crate::job::load_specs(file)? {
+                if let Some(had) = c.specs.iter().find(|s| s.name == spec.name) {
+                    return Err(input(format!(
+                        "--spec-file {}: a specification named '{}' is there already ({}): give each its own name",
+                        file.display(),
+                        spec.name,
+                        had.description
+                    )));
+                }
+                c.specs.push(spec);
+            }
+        }
         if let Some(law) = &self.distribution {
             c.set_distribution(law)?;
         }

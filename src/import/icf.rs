@@ -402,6 +402,22 @@ fn steps(c: Cycling, end: u32, what: &str) -> Result<Steps, String> {
 }
 
 /// Reads an Iometer configuration into a job; errors are one line, `FILE:LINE: what`.
+/// The access specifications of an Iometer configuration, such as a file saved with only its
+/// Access Specifications tab filled (a library of specifications).
+pub fn spec_library(text: &str, name: &str) -> Result<Vec<AccessSpec>, String> {
+    let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };
+    let first = lines.next().unwrap_or("");
+    version(first).ok_or_else(|| lines.err(format!("\"{first}\": expected Iometer's version line")))?;
+    while let Some(l) = lines.next() {
+        if l.to_ascii_uppercase().starts_with("'ACCESS SPECIFICATIONS") {
+            return access_specs(&mut lines);
+        }
+    }
+    Err(format!(
+        "{name}: no 'ACCESS SPECIFICATIONS section: save the specifications from Iometer's Access Specifications tab"
+    ))
+}
+
 /// Returns the job and what it leaves out with `--ignore-unknown` (Iometer's connection rate).
 pub fn parse(text: &str, name: &str, import: &Import) -> Result<(Job, Vec<String>), String> {
     let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };

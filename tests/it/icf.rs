@@ -271,3 +271,41 @@ fn what_cannot_run_is_one_clear_line() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!((num(&doc, "results/0/duration_s") - 0.3).abs() < 0.1);
 }
+
+/// A library of access specifications, as Iometer saves one (its Access Specifications tab
+/// alone) or as TOML: `--spec-file FILE` makes them names for --spec (issue 47).
+#[test]
+fn a_spec_library_names_specifications_for_spec() {
+    let dir = scratch("icf-library");
+    // Iometer's version line and its specifications, nothing else.
+    let start = ICF.find("'ACCESS SPECIFICATIONS").unwrap();
+    let end = ICF.find("'END access specifications").unwrap() + "'END access specifications".len();
+    std::fs::write(dir.join("lib.icf"), format!("Version 1.1.0 \r\n{}\r\n", &ICF[start..end])).unwrap();
+    std::fs::write(
+        dir.join("lib.toml"),
+        "[[spec]]\nname = \"db-16k\"\ndescription = \"ours\"\n[[spec.lines]]\nsize = \"16K\"\nread = 60\nrandom = 100\n",
+    )
+    .unwrap();
+    let run = ["run", "--target", "null", "--ios", "2000", "--no-history", "--json", "-"];
+    let lib = ["--spec-file", "lib.icf", "--spec-file", "lib.toml", "--spec", "File Server", "--spec", "db-16k"];
+    let out = ok_in(&dir, &[&run[..], &lib].concat());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let specs: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["spec"].as_str().unwrap()).collect();
+    assert_eq!(specs, ["File Server", "db-16k"]);
+    // The 16 KiB, 60 % read specification ran as the library says.
+    let t = &doc["results"][1]["totals"];
+    assert_eq!(num(t, "bytes"), 2000.0 * 16384.0);
+    assert!((num(t, "read_ios") / 2000.0 - 0.6).abs() < 0.05, "{t}");
+    // What is no library, and a name given twice: one line each.
+    std::fs::write(dir.join("j.fio"), "[a]\nrw=read\n").unwrap();
+    for (args, says) in [
+        (vec!["--spec-file", "j.fio"], "not a library"),
+        (vec!["--spec-file", "lib.toml", "--spec-file", "lib.toml"], "'db-16k' is there already"),
+        (vec!["--spec-file", "nothere.icf"], "cannot read nothere.icf"),
+    ] {
+        let out = iogauge_in(&dir, &[&run[..], &args].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{args:?}: {err}");
+    }
+}
