@@ -31,33 +31,49 @@ const VERSION: u32 = 7;
 const RECORD: usize = 48;
 
 /// The categories (the action's upper 16 bits).
-const TC_WRITE: u32 = 1 << 1;
-const TC_FLUSH: u32 = 1 << 2;
-const TC_PC: u32 = 1 << 9;
-const TC_NOTIFY: u32 = 1 << 10;
-const TC_DISCARD: u32 = 1 << 13;
-const TC_FUA: u32 = 1 << 15;
+pub(super) const TC_WRITE: u32 = 1 << 1;
+pub(super) const TC_FLUSH: u32 = 1 << 2;
+pub(super) const TC_PC: u32 = 1 << 9;
+pub(super) const TC_NOTIFY: u32 = 1 << 10;
+pub(super) const TC_DISCARD: u32 = 1 << 13;
+pub(super) const TC_FUA: u32 = 1 << 15;
 
 /// The actions (the lower bits; bit 8 says a cgroup id leads the payload).
-const TA_QUEUE: u32 = 1;
-const TA_REQUEUE: u32 = 6;
-const TA_ISSUE: u32 = 7;
-const TA_COMPLETE: u32 = 8;
-const TA_REMAP: u32 = 15;
+pub(super) const TA_QUEUE: u32 = 1;
+pub(super) const TA_REQUEUE: u32 = 6;
+pub(super) const TA_ISSUE: u32 = 7;
+pub(super) const TA_COMPLETE: u32 = 8;
+pub(super) const TA_REMAP: u32 = 15;
 /// The action's flag for a payload that starts with a cgroup id (8 bytes).
 const TA_CGROUP: u32 = 1 << 8;
 
 /// One event.
 #[derive(Debug, Clone, Copy)]
-struct Event {
-    time: u64,
-    sector: u64,
-    bytes: u32,
-    action: u32,
-    device: u32,
-    error: u16,
+pub(super) struct Event {
+    /// ns, from the start of tracing.
+    pub(super) time: u64,
+    pub(super) sector: u64,
+    pub(super) bytes: u32,
+    /// The category (upper 16 bits, `TC_*`) and the action (`TA_*`).
+    pub(super) action: u32,
+    /// The kernel's `major << 20 | minor`.
+    pub(super) device: u32,
+    pub(super) error: u16,
     /// A remap's origin (`A`): the device and sector the I/O was sent to before it.
-    remap: Option<(u32, u64)>,
+    pub(super) remap: Option<(u32, u64)>,
+}
+
+/// Where a trace's events come from, one at a time in each source's order: blktrace's binary
+/// files ([`CpuFile`]) or blkparse's text (`super::blkparse`).
+pub(super) trait Events {
+    /// The next event, None at the end.
+    fn next_event(&mut self) -> Result<Option<Event>>;
+}
+
+impl Events for CpuFile {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        self.next()
+    }
 }
 
 impl Event {
@@ -228,7 +244,11 @@ impl CpuFile {
 
 /// A blktrace's files read as one stream of I/Os in issue order.
 pub(crate) struct Reader {
-    files: Vec<CpuFile>,
+    /// The trace's (first) file, as messages name it.
+    path: PathBuf,
+    /// Binary files, or blkparse's text.
+    format: super::Format,
+    files: Vec<Box<dyn Events>>,
     /// Each file's next event, soonest first (ties: the lower file).
     next: BinaryHeap<Reverse<(u64, usize)>>,
     ahead: Vec<Option<Event>>,
@@ -247,11 +267,29 @@ pub(crate) struct Reader {
 impl Reader {
     /// Reads `paths` (one trace's files) as one.
     pub(crate) fn open(paths: &[PathBuf]) -> Result<Reader> {
-        let issue = if has_requests(paths)? { TA_ISSUE } else { TA_QUEUE };
+        let open = || paths.iter().map(|p| Ok(Box::new(CpuFile::open(p)?) as Box<dyn Events>)).collect();
+        Reader::of(&paths[0], super::Format::Blktrace, open)
+    }
+
+    /// Reads blkparse's text output (`super::blkparse`).
+    pub(crate) fn of_text(path: &Path) -> Result<Reader> {
+        Reader::of(path, super::Format::Blkparse, || {
+            Ok(vec![Box::new(super::blkparse::Text::open(path)?) as Box<dyn Events>])
+        })
+    }
+
+    /// The reader of the sources `open` gives (called twice: a first pass learns whether the
+    /// device has requests).
+    fn of(path: &Path, format: super::Format, open: impl Fn() -> Result<Vec<Box<dyn Events>>>) -> Result<Reader> {
+        let issue = if has_requests(open()?)? { TA_ISSUE } else { TA_QUEUE };
+        let files = open()?;
+        let n = files.len();
         let mut r = Reader {
-            files: paths.iter().map(|p| CpuFile::open(p)).collect::<Result<_>>()?,
+            path: path.to_owned(),
+            format,
+            files,
             next: BinaryHeap::new(),
-            ahead: vec![None; paths.len()],
+            ahead: vec![None; n],
             issue,
             device: None,
             genesis: None,
@@ -265,8 +303,13 @@ impl Reader {
         Ok(r)
     }
 
+    /// Binary files, or blkparse's text.
+    pub(crate) fn format(&self) -> super::Format {
+        self.format
+    }
+
     fn read_ahead(&mut self, i: usize) -> Result<()> {
-        self.ahead[i] = self.files[i].next()?;
+        self.ahead[i] = self.files[i].next_event()?;
         if let Some(e) = self.ahead[i] {
             self.next.push(Reverse((e.time, i)));
         }
@@ -290,7 +333,7 @@ impl Reader {
                 if let Some(why) = io.fault() {
                     return Err(Error::Input(format!(
                         "{}: the {} of {} bytes at byte {}: {why}",
-                        self.files[0].path.display(),
+                        self.path.display(),
                         io.op.name(),
                         io.len,
                         io.offset
@@ -313,7 +356,7 @@ impl Reader {
                 return Err(Error::Input(format!(
                     "{}: holds the I/Os of two devices ({} and {}); replay one device's files (blktrace writes \
                      DEV.blktrace.CPU for each)",
-                    self.files[0].path.display(),
+                    self.path.display(),
                     d(self.device.unwrap_or(0)),
                     d(e.device)
                 )));
@@ -348,10 +391,9 @@ fn not_blktrace(path: &Path) -> Error {
 }
 
 /// Whether the trace's device was sent requests (`D` events), read up to the first one.
-fn has_requests(paths: &[PathBuf]) -> Result<bool> {
-    for p in paths {
-        let mut f = CpuFile::open(p)?;
-        while let Some(e) = f.next()? {
+fn has_requests(sources: Vec<Box<dyn Events>>) -> Result<bool> {
+    for mut f in sources {
+        while let Some(e) = f.next_event()? {
             if e.act() == TA_ISSUE && e.category() & (TC_NOTIFY | TC_PC) == 0 {
                 return Ok(true);
             }

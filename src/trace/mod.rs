@@ -10,6 +10,7 @@
 //! fio's logs name the file of each I/O; every file of a log goes to the one target replayed
 //! (fio's `replay_redirect`).
 
+mod blkparse;
 mod blktrace;
 pub(crate) mod capture;
 pub(crate) mod distil;
@@ -75,6 +76,8 @@ pub enum Format {
     FioV3,
     /// blktrace's binary events.
     Blktrace,
+    /// blkparse's text output of them.
+    Blkparse,
 }
 
 impl Format {
@@ -85,6 +88,7 @@ impl Format {
             Format::FioV2 => "fio iolog v2",
             Format::FioV3 => "fio iolog v3",
             Format::Blktrace => "blktrace",
+            Format::Blkparse => "blkparse text",
         }
     }
 }
@@ -103,6 +107,9 @@ impl Reader {
     pub(crate) fn open(path: &Path) -> Result<Reader> {
         match blktrace::files(path)? {
             Some(files) => Ok(Reader::Blktrace(blktrace::Reader::open(&files)?)),
+            None if first_line(path).is_some_and(|l| blkparse::looks_like(&l)) => {
+                Ok(Reader::Blktrace(blktrace::Reader::of_text(path)?))
+            }
             None => Ok(Reader::Text(TextReader::open(path)?)),
         }
     }
@@ -111,7 +118,7 @@ impl Reader {
     pub(crate) fn format(&self) -> Format {
         match self {
             Reader::Text(t) => t.format,
-            Reader::Blktrace(_) => Format::Blktrace,
+            Reader::Blktrace(b) => b.format(),
         }
     }
 
@@ -122,6 +129,13 @@ impl Reader {
             Reader::Blktrace(b) => b.next_io(),
         }
     }
+}
+
+/// The first line of a file, when it has one that reads as text.
+fn first_line(path: &Path) -> Option<String> {
+    let mut line = String::new();
+    BufReader::new(File::open(path).ok()?).read_line(&mut line).ok()?;
+    Some(line)
 }
 
 /// A text trace read line by line.

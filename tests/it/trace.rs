@@ -847,4 +847,23 @@ fn blktrace_per_cpu_files_merge_in_time_order_and_replay_in_it() {
     // libblkid and udev, before and after).
     let replayed = capture_order(&dir.join("replay.csv"));
     assert!(holds_in_order(&replayed, &timed), "{} replayed, {} traced", replayed.len(), order.len());
+
+    // blkparse's default text of the same files is the same trace (issue 47): its I/Os, in
+    // its order, replayed on null.
+    let text = dir.join("parsed.txt");
+    let out = Command::new("blkparse").current_dir(&dir).args(["-i", source.name(), "-o"]).arg(&text).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = replay_at_max(&text, "null", 1);
+    let r = &doc["results"][0]["replay"];
+    assert_eq!((r["format"].as_str(), r["trace_ios"].as_u64()), (Some("blkparse text"), Some(reads + writes)));
+    assert_eq!(num(&doc, "results/0/totals/read_ios") as u64, reads);
+    assert_eq!(num(&doc, "results/0/totals/write_ios") as u64, writes);
+    let (binary, parsed) = (ok(&["distil", one_file.to_str().unwrap()]), ok(&["distil", text.to_str().unwrap()]));
+    // Named for their files (loop1-phase1, parsed-phase1), the same otherwise.
+    let specs = |o: &std::process::Output| {
+        let mut v = distilled_specs(&String::from_utf8_lossy(&o.stdout));
+        v.iter_mut().for_each(|s| _ = s.as_table_mut().unwrap().remove("name"));
+        v
+    };
+    assert_eq!(specs(&binary), specs(&parsed), "the same specifications from either form");
 }
