@@ -833,8 +833,9 @@ pub struct CaptureArgs {
 /// `iogauge replay` flags.
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// The trace: an iogauge capture, a fio iolog (v2 or v3; write_iolog's), or blktrace's
-    /// files (DEV or any one DEV.blktrace.N stands for every CPU's; a file of `blkparse -d`).
+    /// The trace: an iogauge capture, a fio iolog (v2 or v3; write_iolog's), blktrace's files
+    /// (DEV or any one DEV.blktrace.N stands for every CPU's; a file of `blkparse -d`), or
+    /// blkparse's text.
     pub trace: PathBuf,
     /// The target to replay onto: a block device, file or network target (its writes need
     /// --allow-write as any test's).
@@ -878,8 +879,8 @@ pub enum FitFlag {
 /// `iogauge distil` flags.
 #[derive(Args, Debug)]
 pub struct DistilArgs {
-    /// The trace: an iogauge capture, a fio iolog (v2 or v3), or blktrace's files (DEV or
-    /// any one DEV.blktrace.N stands for every CPU's).
+    /// The trace: an iogauge capture, a fio iolog (v2 or v3), blktrace's files (DEV or any
+    /// one DEV.blktrace.N stands for every CPU's), or blkparse's text.
     pub trace: PathBuf,
     /// The length of the windows compared for phases (default: a tenth of the trace).
     #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
