@@ -139,6 +139,9 @@ fn distilled_header(d: &Distilled, trace: &Path) -> String {
             p.iops.map_or_else(|| "no times (as fast as possible)".into(), |r| format!("{r:.0} IOPS")),
             p.read_pct
         );
+        for l in &p.lost {
+            out += &format!("#   not expressed: {l}\n");
+        }
     }
     out
 }

@@ -23,6 +23,7 @@ use crate::distribution::{Distribution, Zone};
 use crate::error::{Error, Result};
 use crate::spec::{AccessSpec, SpecLine, percent_shares};
 use crate::stats::Op;
+use crate::units::human_size;
 
 /// Tenths of the reach, for hot zones.
 const ZONES: usize = 10;
@@ -61,6 +62,8 @@ struct Size {
     ios: u64,
     reads: u64,
     trims: u64,
+    /// Writes with force unit access.
+    fua: u64,
     /// I/Os that start where the previous one of their operation ended.
     continued: u64,
     /// Every offset OR-ed: its trailing zeros are the alignment.
@@ -72,6 +75,7 @@ impl std::ops::AddAssign<&Size> for Size {
         self.ios += o.ios;
         self.reads += o.reads;
         self.trims += o.trims;
+        self.fua += o.fua;
         self.continued += o.continued;
         self.offsets |= o.offsets;
     }
@@ -186,6 +190,8 @@ pub(crate) struct Phase {
     pub busy_pct: Option<f64>,
     /// The access specification.
     pub spec: AccessSpec,
+    /// What of the phase the specification could not express.
+    pub lost: Vec<String>,
 }
 
 /// A trace distilled.
@@ -215,7 +221,7 @@ pub(crate) fn distil(path: &Path, name: &str, window_ns: u64) -> Result<Distille
     // The busy interval being built: [start, end).
     let mut cover: Option<(u64, u64)> = None;
     while let Some(io) = reader.next_io()? {
-        let TraceIo { at_ns, op, offset, len, latency_ns, .. } = io;
+        let TraceIo { at_ns, op, offset, len, latency_ns, fua } = io;
         if w.ios() == 0 {
             w.start_ns = at_ns;
             boundary = at_ns + window_ns;
@@ -244,6 +250,7 @@ pub(crate) fn distil(path: &Path, name: &str, window_ns: u64) -> Result<Distille
         s.ios += 1;
         s.reads += u64::from(op == Op::Read);
         s.trims += u64::from(op == Op::Trim);
+        s.fua += u64::from(fua);
         s.continued += u64::from(last_end[op as usize] == offset);
         s.offsets |= offset;
         last_end[op as usize] = offset + len as u64;
@@ -293,6 +300,11 @@ fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
     if kept.is_empty() {
         kept.push((w.main_size(), Size::default()));
     }
+    let mut lost = Vec::new();
+    let folded: u64 = w.sizes.iter().filter(|(l, _)| !kept.iter().any(|(k, _)| k == *l)).map(|(_, s)| s.ios).sum();
+    if folded > 0 {
+        lost.push(format!("{folded} I/Os of sizes under 1 % each counted as the nearest size kept"));
+    }
     for (&len, s) in &w.sizes {
         if kept.iter().any(|(l, _)| *l == len) {
             continue;
@@ -321,6 +333,21 @@ fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
             let mut l = SpecLine::new(*len as u64, share, of(s.reads), 100);
             l.trim = of(s.trims).min(100 - l.read);
             l.flush = flush_pct.min(100 - l.read - l.trim);
+            if s.trims > 0 && l.trim == 0 {
+                lost.push(format!(
+                    "{} trims of {} too few for a whole % of the line",
+                    s.trims,
+                    human_size(*len as u64)
+                ));
+            }
+            // FUA is a line's, all its writes or none: the most of them decide.
+            let writes = s.ios - s.reads - s.trims;
+            l.fua = l.write() > 0 && s.fua * 2 > writes;
+            let off = if l.fua { writes - s.fua } else { s.fua };
+            if off > 0 {
+                let how = if l.fua { "without FUA, written with it" } else { "with FUA, written without it" };
+                lost.push(format!("{off} writes of {} {how}", human_size(*len as u64)));
+            }
             // Runs: each starts somewhere new, the rest follow it.
             let runs = (s.ios - s.continued).max(1);
             let mean_run = s.ios as f64 / runs as f64;
@@ -356,6 +383,7 @@ fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
         in_flight: timed.then(|| w.latency_ns as f64 / 1e9 / secs),
         busy_pct: timed.then(|| (w.busy_ns as f64 / 1e9 / secs * 100.0).min(100.0)),
         spec,
+        lost,
     })
 }
 
