@@ -10,10 +10,9 @@
 //! (`super::blktrace`), so an I/O is the same whichever form the trace came in. Lines of
 //! another shape (blkparse's per-CPU summary at the end, notes) carry no event.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::Lines;
 use super::blktrace::{
     Event, Events, TA_COMPLETE, TA_ISSUE, TA_QUEUE, TA_REMAP, TA_REQUEUE, TC_DISCARD, TC_FLUSH, TC_FUA, TC_PC, TC_WRITE,
 };
@@ -56,32 +55,23 @@ fn category(rwbs: &str) -> u32 {
 
 /// A blkparse text file read event by event.
 pub(crate) struct Text {
-    path: PathBuf,
-    lines: BufReader<File>,
-    line: String,
-    line_no: u64,
+    lines: Lines,
 }
 
 impl Text {
     pub(crate) fn open(path: &Path) -> Result<Text> {
-        let file =
-            File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
-        Ok(Text {
-            path: path.to_owned(),
-            lines: BufReader::with_capacity(1 << 16, file),
-            line: String::new(),
-            line_no: 0,
-        })
+        Ok(Text { lines: Lines::open(path)? })
     }
 
     fn bad(&self, what: &str) -> Error {
-        Error::Input(format!("{}:{}: {what}: {:?}", self.path.display(), self.line_no, self.line.trim_end()))
+        self.lines.bad(what)
     }
 
     /// The event of the line read, None for a line that holds none.
     fn event(&self) -> Result<Option<Event>> {
-        let f: Vec<&str> = self.line.split_whitespace().collect();
-        if !looks_like(&self.line) {
+        let line = &self.lines.line;
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if !looks_like(line) {
             return Ok(None);
         }
         let action = match f[5] {
@@ -137,15 +127,9 @@ impl Text {
 impl Events for Text {
     fn next_event(&mut self) -> Result<Option<Event>> {
         loop {
-            self.line.clear();
-            let n = self
-                .lines
-                .read_line(&mut self.line)
-                .map_err(|e| Error::Runtime(format!("{}: reading the trace: {e}", self.path.display())))?;
-            if n == 0 {
+            if !self.lines.advance()? {
                 return Ok(None);
             }
-            self.line_no += 1;
             if let Some(e) = self.event()? {
                 return Ok(Some(e));
             }
@@ -158,12 +142,8 @@ mod tests {
     use super::*;
 
     fn event(line: &str) -> Option<Event> {
-        let t = Text {
-            path: "t".into(),
-            lines: BufReader::new(File::open("/dev/null").unwrap()),
-            line: line.into(),
-            line_no: 1,
-        };
+        let mut t = Text::open(Path::new("/dev/null")).unwrap();
+        t.lines.line = line.into();
         t.event().unwrap()
     }
 

@@ -271,16 +271,14 @@ impl Reader {
         Reader::of(&paths[0], super::Format::Blktrace, open)
     }
 
-    /// Reads blkparse's text output (`super::blkparse`).
-    pub(crate) fn of_text(path: &Path) -> Result<Reader> {
-        Reader::of(path, super::Format::Blkparse, || {
-            Ok(vec![Box::new(super::blkparse::Text::open(path)?) as Box<dyn Events>])
-        })
-    }
-
     /// The reader of the sources `open` gives (called twice: a first pass learns whether the
-    /// device has requests).
-    fn of(path: &Path, format: super::Format, open: impl Fn() -> Result<Vec<Box<dyn Events>>>) -> Result<Reader> {
+    /// device has requests): blktrace's files, or blkparse's text (`super::blkparse`), of the
+    /// trace at `path`.
+    pub(super) fn of(
+        path: &Path,
+        format: super::Format,
+        open: impl Fn() -> Result<Vec<Box<dyn Events>>>,
+    ) -> Result<Reader> {
         let issue = if has_requests(open()?)? { TA_ISSUE } else { TA_QUEUE };
         let files = open()?;
         let n = files.len();

@@ -108,7 +108,8 @@ impl Reader {
         match blktrace::files(path)? {
             Some(files) => Ok(Reader::Blktrace(blktrace::Reader::open(&files)?)),
             None if first_line(path).is_some_and(|l| blkparse::looks_like(&l)) => {
-                Ok(Reader::Blktrace(blktrace::Reader::of_text(path)?))
+                let open = || Ok(vec![Box::new(blkparse::Text::open(path)?) as Box<dyn blktrace::Events>]);
+                Ok(Reader::Blktrace(blktrace::Reader::of(path, Format::Blkparse, open)?))
             }
             None => Ok(Reader::Text(TextReader::open(path)?)),
         }
@@ -138,13 +139,43 @@ fn first_line(path: &Path) -> Option<String> {
     Some(line)
 }
 
+/// A text file read a line at a time, each numbered for messages: a text trace, blkparse's text.
+pub(crate) struct Lines {
+    path: PathBuf,
+    lines: BufReader<File>,
+    /// The line read last, and its number (from 1).
+    pub(crate) line: String,
+    pub(crate) no: u64,
+}
+
+impl Lines {
+    pub(crate) fn open(path: &Path) -> Result<Lines> {
+        let file =
+            File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
+        Ok(Lines { path: path.to_owned(), lines: BufReader::with_capacity(1 << 16, file), line: String::new(), no: 0 })
+    }
+
+    /// Reads the next line into `line`; false at the end of the file.
+    pub(crate) fn advance(&mut self) -> Result<bool> {
+        self.line.clear();
+        let n = self
+            .lines
+            .read_line(&mut self.line)
+            .map_err(|e| Error::Runtime(format!("{}: reading the trace: {e}", self.path.display())))?;
+        self.no += 1;
+        Ok(n > 0)
+    }
+
+    /// What is wrong with the line read, where it is, and the line.
+    pub(crate) fn bad(&self, what: &str) -> Error {
+        Error::Input(format!("{}:{}: {what}: {:?}", self.path.display(), self.no, self.line.trim_end()))
+    }
+}
+
 /// A text trace read line by line.
 pub(crate) struct TextReader {
-    path: PathBuf,
+    lines: Lines,
     format: Format,
-    lines: BufReader<File>,
-    line: String,
-    line_no: u64,
     /// fio v2: the time the `wait` lines so far add up to (ns).
     waited_ns: u64,
 }
@@ -152,14 +183,9 @@ pub(crate) struct TextReader {
 impl TextReader {
     /// Opens a text trace and reads its first line to learn its format.
     fn open(path: &Path) -> Result<TextReader> {
-        let file =
-            File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
-        let mut lines = BufReader::with_capacity(1 << 16, file);
-        let mut first = String::new();
-        lines
-            .read_line(&mut first)
-            .map_err(|e| Error::Input(format!("{}: cannot read the trace: {e}", path.display())))?;
-        let format = match first.trim_end() {
+        let mut lines = Lines::open(path)?;
+        lines.advance()?;
+        let format = match lines.line.trim_end() {
             l if l.starts_with(CAPTURE_MAGIC) => Format::Capture,
             "fio version 2 iolog" => Format::FioV2,
             "fio version 3 iolog" => Format::FioV3,
@@ -171,25 +197,19 @@ impl TextReader {
                 )));
             }
         };
-        Ok(TextReader { path: path.to_owned(), format, lines, line: String::new(), line_no: 1, waited_ns: 0 })
+        Ok(TextReader { lines, format, waited_ns: 0 })
     }
 
     fn bad(&self, what: &str) -> Error {
-        Error::Input(format!("{}:{}: {what}: {:?}", self.path.display(), self.line_no, self.line.trim_end()))
+        self.lines.bad(what)
     }
 
     fn next_io(&mut self) -> Result<Option<TraceIo>> {
         loop {
-            self.line.clear();
-            let n = self
-                .lines
-                .read_line(&mut self.line)
-                .map_err(|e| Error::Runtime(format!("{}: reading the trace: {e}", self.path.display())))?;
-            if n == 0 {
+            if !self.lines.advance()? {
                 return Ok(None);
             }
-            self.line_no += 1;
-            let l = self.line.trim();
+            let l = self.lines.line.trim();
             if l.is_empty() || l.starts_with('#') {
                 continue;
             }
@@ -206,7 +226,7 @@ impl TextReader {
     /// `issue_ns,complete_ns,op,offset,bytes,flags,error,process`; the column names' line is
     /// skipped.
     fn capture_line(&self) -> Result<Option<TraceIo>> {
-        let l = self.line.trim_end();
+        let l = self.lines.line.trim_end();
         if l == CAPTURE_COLUMNS {
             return Ok(None);
         }
@@ -233,13 +253,13 @@ impl TextReader {
     /// v2: `file action [offset length]`; v3: `µs file action [offset length]`. File actions
     /// (add, open, close) carry no I/O; a v2 `wait`'s offset is a pause in µs.
     fn fio_line(&mut self) -> Result<Option<TraceIo>> {
-        if self.line.starts_with("fio version ") {
+        if self.lines.line.starts_with("fio version ") {
             return Err(self.bad(
                 "a second header: fio appends to an existing write_iolog file, so this one holds several runs; \
                  remove the file before fio writes it",
             ));
         }
-        let mut f = self.line.split_whitespace();
+        let mut f = self.lines.line.split_whitespace();
         let at_ns = match self.format {
             Format::FioV3 => {
                 let us = f.next().and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| self.bad("no time in µs"))?;
