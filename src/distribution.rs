@@ -58,6 +58,13 @@ fn number(text: &str, what: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("{what} '{text}' is not a finite number"))
 }
 
+/// Shares with the empty ones given the rest of 100 %, equally.
+fn filled(shares: &[Option<f64>]) -> Vec<f64> {
+    let empty = shares.iter().filter(|s| s.is_none()).count().max(1);
+    let rest = (100.0 - shares.iter().flatten().sum::<f64>()) / empty as f64;
+    shares.iter().map(|s| s.unwrap_or(rest)).collect()
+}
+
 impl FromStr for Distribution {
     type Err = String;
 
@@ -104,21 +111,17 @@ impl FromStr for Distribution {
                     "" => Ok(None),
                     t => number(t, what).map(Some),
                 };
-                let mut given = Vec::new();
+                let (mut ios, mut ranges, mut texts) = (Vec::new(), Vec::new(), Vec::new());
                 for z in args.split(':') {
                     let (io, range) =
                         z.split_once('/').ok_or_else(|| format!("zoned: '{z}' is not IO_PCT/RANGE_PCT"))?;
-                    given.push((share(io, "a zone's I/O %")?, share(range, "a zone's range %")?, z));
+                    ios.push(share(io, "a zone's I/O %")?);
+                    ranges.push(share(range, "a zone's range %")?);
+                    texts.push(z);
                 }
-                let rest = |of: &dyn Fn(&(Option<f64>, Option<f64>, &str)) -> Option<f64>| {
-                    let empty = given.iter().filter(|g| of(g).is_none()).count();
-                    let sum: f64 = given.iter().filter_map(of).sum();
-                    (100.0 - sum) / empty.max(1) as f64
-                };
-                let (io_rest, range_rest) = (rest(&|g| g.0), rest(&|g| g.1));
                 let mut zones = Vec::new();
-                for &(io, range, z) in &given {
-                    let zone = Zone { io_pct: io.unwrap_or(io_rest), range_pct: range.unwrap_or(range_rest) };
+                for ((io_pct, range_pct), z) in filled(&ios).into_iter().zip(filled(&ranges)).zip(texts) {
+                    let zone = Zone { io_pct, range_pct };
                     if zone.io_pct < 0.0 || zone.range_pct < 0.0 || (zone.io_pct > 0.0 && zone.range_pct == 0.0) {
                         return Err(format!("zoned: '{z}': shares are 0 to 100 %, and I/Os need a range to land in"));
                     }
