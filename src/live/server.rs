@@ -3,8 +3,8 @@
 //! threads beyond that one, and a slow or hostile client holds only its own connection:
 //! at most [`MAX_CONNECTIONS`] at once (a new one closes the oldest, so clients that keep
 //! their connections alive cannot keep a scraper out), [`HEADER_TIMEOUT`] to send a request's
-//! head, and [`CONNECTION_LIFE`] in all. The workers and the monitor never wait for it: they update the
-//! board, which a request copies under a short lock.
+//! head, and [`CONNECTION_LIFE`] in all. The workers and the monitor never wait for it: they
+//! update the board, which a request copies under a short lock.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
