@@ -224,6 +224,10 @@ struct FioJob {
     norandommap: bool,
     /// `rate`: a cap in MB/s (10^6 bytes/s).
     rate_mbps: Option<f64>,
+    /// `blockalign`: random offsets' boundary (fio's default: the transfer size).
+    align: Option<u64>,
+    /// `loops`: the job's I/O done this many times over.
+    loops: u64,
     /// `description`: what the job is, as its specification's description.
     description: Option<String>,
     /// `rate_process=poisson`: exponentially spaced arrivals.
@@ -347,6 +351,8 @@ impl FioJob {
             engine_name: "psync".into(),
             norandommap: false,
             rate_mbps: None,
+            align: None,
+            loops: 1,
             description: None,
             poisson: false,
         }
@@ -490,6 +496,13 @@ impl FioJob {
                     }
                 }
                 "description" => self.description = Some(v.to_string()),
+                "blockalign" | "ba" => {
+                    if v.contains(',') {
+                        return Err(format!("{}: {}={v}: one alignment for reads and writes together", o.at, o.key));
+                    }
+                    self.align = Some(parse_size(v).map_err(bad)?);
+                }
+                "loops" => self.loops = num(v)?.max(1),
                 "rate_process" => {
                     self.poisson = match v.trim() {
                         "linear" => false,
@@ -551,6 +564,7 @@ impl FioJob {
                 flush_every: if writes { self.flush_every } else { 0 },
                 fsync: writes && self.flush_every > 0 && self.fsync,
                 fua: writes && self.fua,
+                align: self.align,
                 ..SpecLine::new(size, share, read, self.random)
             }
         };
@@ -860,7 +874,6 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     // size (or io_size / number_ios) once, ending early at runtime.
     let time_based = same(jobs, "time_based", |j| j.time_based)?;
     let runtime = same(jobs, "runtime", |j| j.runtime)?;
-    let copies = |j: &FioJob| j.numjobs as u64;
     if time_based {
         test.time = runtime.ok_or_else(|| format!("{name}: time_based without runtime: give runtime"))?;
     } else {
@@ -868,9 +881,11 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
         // count: the groups' counts must agree, since iogauge's is the test's.
         let groups = groups(jobs);
         let count = |g: &Vec<&FioJob>| {
-            let ios = g.iter().map(|j| j.number_ios.map(|n| n * copies(j))).sum::<Option<u64>>();
+            // Each copy of a job does its count, `loops` times over.
+            let times = |j: &FioJob| j.numjobs as u64 * j.loops;
+            let ios = g.iter().map(|j| j.number_ios.map(|n| n * times(j))).sum::<Option<u64>>();
             let bytes = g.iter().map(|j| j.io_size.or(j.size.or_else(|| j.whole()).map(|s| j.covered(s))));
-            let bytes = bytes.zip(g).map(|(b, j)| b.map(|b| b * copies(j)));
+            let bytes = bytes.zip(g).map(|(b, j)| b.map(|b| b * times(j)));
             (ios, bytes.sum::<Option<u64>>())
         };
         let (ios, bytes) = count(&groups[0]);

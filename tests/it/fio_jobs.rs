@@ -399,3 +399,28 @@ fn jobs_bounded_by_size_move_what_fio_moves() {
         }
     }
 }
+
+/// `blockalign` puts random offsets on its boundary, and `loops` repeats a job's count (issue
+/// 47: both refused). Offsets read from iogauge's own I/O log.
+#[test]
+fn blockalign_and_loops_read_as_fio_reads_them() {
+    let dir = scratch("fio-align");
+    std::fs::write(
+        dir.join("a.fio"),
+        "[a]\nioengine=null\nrw=randread\nbs=4k\nblockalign=64k\nsize=64m\nnumber_ios=2000\nloops=3\n",
+    )
+    .unwrap();
+    let out = iogauge_in(&dir, &["run", "a.fio", "--log-dir", "logs", "--json", "r.json", "-q", "--no-history"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(num(&doc, "results/0/totals/ios"), 6000.0, "number_ios x loops");
+    let log = std::fs::read_dir(dir.join("logs"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().contains("lat"));
+    let text = std::fs::read_to_string(log.expect("a latency log").path()).unwrap();
+    // fio's log columns: time, value, direction, size, offset.
+    let offsets: Vec<u64> = text.lines().filter_map(|l| l.split(',').nth(4)?.trim().parse().ok()).collect();
+    assert_eq!(offsets.len(), 6000);
+    assert!(offsets.iter().all(|o| o % 65536 == 0), "every offset on a 64 KiB boundary");
+}
