@@ -31,7 +31,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a test: from a job file, or from flags.
     Run(RunArgs),
-    /// Characterise a target with the standard suite and print one table (the main job).
+    /// Characterise a target with the standard suite and print one table (the main job):
+    /// random-read-4k, random-write-4k, oltp-8k, file-server, web-server, streaming-read-64k
+    /// and streaming-write-64k, each 1 s of ramp-up and 4 s recorded at 16 outstanding I/Os
+    /// (`iogauge specs NAME` shows one).
     Profile(ProfileArgs),
     /// Run a study: many tests, one per point (a job file's `[study]` section, or a built-in one).
     Study(StudyArgs),
@@ -157,10 +160,10 @@ pub struct SettingFlags {
     /// configuration saved with its specifications, or TOML of [[spec]] tables.
     #[arg(long, value_name = "FILE", alias = "specs")]
     pub spec_file: Vec<std::path::PathBuf>,
-    /// Ramp-up before recording (e.g. 2s).
+    /// Ramp-up before recording (e.g. 2s) [default: 1s; a job file's own].
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub ramp: Option<Duration>,
-    /// Recorded run time (e.g. 30s, 2m).
+    /// Recorded run time (e.g. 30s, 2m) [default: 10s; profile: 4s a workload; a job file's own].
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub time: Option<Duration>,
     /// Stop after this many I/Os in all (no ramp-up).
@@ -253,10 +256,10 @@ pub struct WorkerFlags {
     /// Target: block device, file, nbd:// or iscsi:// URL (docs/network-targets.md), or `null` (repeatable; default ./iogauge.tst).
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
-    /// Workers (threads), each on every target.
+    /// Workers (threads), each on every target [default: 1].
     #[arg(long, value_name = "N")]
     pub workers: Option<u32>,
-    /// Outstanding I/Os per target per worker.
+    /// Outstanding I/Os per target per worker [default: 1; profile: 16].
     #[arg(long, visible_alias = "qd", value_name = "N")]
     pub outstanding: Option<u32>,
     /// Working set as % of each target (the seeds' drive stroke).
@@ -904,4 +907,36 @@ pub struct DistilArgs {
     /// With --check: the comparison as JSON (schema iogauge.distil-check/1) on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// `--help` says each default as the code has it (issue 48): the defaults live in
+    /// constants, the help in doc comments, and this holds them together.
+    #[test]
+    fn help_tells_the_defaults_the_code_uses() {
+        let help = |cmd: &str| {
+            let mut c = Cli::command();
+            c.find_subcommand_mut(cmd).expect("a command").render_long_help().to_string()
+        };
+        let (run, profile) = (help("run"), help("profile"));
+        let d = crate::config::TestSettings::default();
+        for says in [
+            format!("[default: {}s; a job file's own]", d.ramp.as_secs()),
+            format!("[default: {}s; profile: {}s a workload", d.time.as_secs(), profile::TIME.as_secs()),
+            format!("[default: 1; profile: {}]", profile::OUTSTANDING),
+            "Workers (threads), each on every target [default: 1]".to_string(),
+        ] {
+            assert!(run.contains(&says), "run --help lacks {says}");
+        }
+        assert_eq!(profile::RAMP, d.ramp, "profile's ramp-up is the default the help gives");
+        for w in profile::SUITE {
+            assert!(profile.contains(w), "profile --help names {w}");
+        }
+        assert!(profile.contains(&format!("{} outstanding", profile::OUTSTANDING)));
+        assert!(profile.contains(&format!("{} s recorded", profile::TIME.as_secs())));
+    }
 }
