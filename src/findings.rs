@@ -104,17 +104,8 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
             batch - 1
         ));
     }
+    out.extend(busy_host(&doc.results));
     for r in &doc.results {
-        let cpu = &r.totals.cpu;
-        let others = cpu.all.utilization_pct - cpu.own_pct;
-        if r.duration_s >= CPU_WINDOW_S && others > BUSY_HOST_PCT && others > cpu.own_pct {
-            out.push(format!(
-                "{}: while it was recorded, the rest of the host (other processes, and kernel work outside \
-                 iogauge's threads) used {others:.0} % of its CPUs, iogauge {:.1} %: CPU % and IOPS/CPU% measure the \
-                 host, not the storage path",
-                r.spec, cpu.own_pct
-            ));
-        }
         if let Some(p) = pace(doc, r).filter(|p| !p.short.is_empty()) {
             let short: Vec<String> = p.short.iter().map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
             out.push(format!(
@@ -127,4 +118,51 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
         }
     }
     out
+}
+
+/// One line for every workload of `results` recorded while the rest of the host (other
+/// processes, kernel work outside iogauge's threads) used more of its CPUs than iogauge and
+/// over [`BUSY_HOST_PCT`]: which workloads, how busy, and what it means for the numbers. None
+/// when none was. One warning of its kind per run, and per study over all its runs.
+pub fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Option<String> {
+    let (mut all, mut busy, mut others, mut own) = (0, Vec::new(), Vec::new(), Vec::new());
+    for r in results {
+        all += 1;
+        let cpu = &r.totals.cpu;
+        let rest = cpu.all.utilization_pct - cpu.own_pct;
+        if r.duration_s >= CPU_WINDOW_S && rest > BUSY_HOST_PCT && rest > cpu.own_pct {
+            if !busy.contains(&r.spec) {
+                busy.push(r.spec.clone());
+            }
+            others.push(rest);
+            own.push(cpu.own_pct);
+        }
+    }
+    let span = |v: &[f64], digits: usize| {
+        let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        match hi - lo < 0.05 {
+            true => format!("{hi:.digits$}"),
+            false => format!("{lo:.digits$}-{hi:.digits$}"),
+        }
+    };
+    if others.is_empty() {
+        return None;
+    }
+    let names = match busy.len() {
+        k if k > 4 => format!("{}, {} and {} more", busy[0], busy[1], k - 2),
+        _ => busy.join(", "),
+    };
+    // A study runs a workload at every point: its runs, not as many workloads.
+    let which = match (others.len() == all, busy.len() == all) {
+        (true, true) if all > 1 => format!("all {all} workloads"),
+        (true, false) => format!("every run of {names}"),
+        _ => names,
+    };
+    Some(format!(
+        "the rest of the host (other processes, and kernel work outside iogauge's threads) used {} % of its CPUs \
+         while {which} ran, iogauge {} %: CPU % and IOPS/CPU% measure the host, not the storage path, and the I/O \
+         rates may be held back by the CPU time iogauge could get",
+        span(&others, 0),
+        span(&own, 1)
+    ))
 }

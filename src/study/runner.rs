@@ -86,6 +86,8 @@ pub struct Runner<'a> {
     /// How many points the study measures (at most, when it runs rounds until steady); None
     /// when searches decide.
     pub(super) planned: Option<usize>,
+    /// The study's one warning of a busy host, over every run so far (findings::busy_host).
+    busy: Option<String>,
 }
 
 impl<'a> Runner<'a> {
@@ -124,6 +126,7 @@ impl<'a> Runner<'a> {
             group,
             maps: Vec::new(),
             planned,
+            busy: None,
         }
     }
 
@@ -176,8 +179,17 @@ impl<'a> Runner<'a> {
                 points.len() - 1
             }
         };
-        for w in &run.warnings {
+        // A busy host is said once for the whole study, over every run so far.
+        let busy_here = crate::findings::busy_host(&run.results);
+        for w in run.warnings.iter().filter(|w| Some(*w) != busy_here.as_ref()) {
             self.warn(w.clone());
+        }
+        let all = self.doc.points.iter().flat_map(|p| &p.runs).chain([&run]).flat_map(|r| &r.results);
+        let busy = crate::findings::busy_host(all);
+        if busy != self.busy {
+            self.doc.warnings.retain(|w| Some(w) != self.busy.as_ref());
+            self.doc.warnings.extend(busy.clone());
+            self.busy = busy;
         }
         let p = &mut self.doc.points[index];
         p.runs.push(run);
