@@ -36,10 +36,11 @@ fn main() {
             std::process::exit(2);
         }
         Err(e) => {
-            // One line: clap's first, without its usage block.
+            // One line: clap's first, without its usage block, a range in words, and the help
+            // of the command given.
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
-            eprintln!("iogauge: {first} (see 'iogauge --help')");
+            eprintln!("iogauge: {} (see 'iogauge {}--help')", in_words(first), command_of_args());
             std::process::exit(2);
         }
     };
@@ -69,6 +70,15 @@ fn main() {
 /// "fs " when the command line names the command `fs`, for the help to point at.
 fn command_of_args() -> String {
     std::env::args().nth(1).filter(|a| !a.starts_with('-')).map_or(String::new(), |a| format!("{a} "))
+}
+
+/// Clap's `150 is not in 0..=100` as `150 is out of range: give 0 to 100`.
+fn in_words(message: &str) -> String {
+    let Some((before, range)) = message.split_once(" is not in ") else { return message.to_string() };
+    match range.split_once("..=") {
+        Some((lo, hi)) => format!("{before} is out of range: give {lo} to {hi}"),
+        None => message.to_string(),
+    }
 }
 
 /// For a fio flag iogauge does not have: which iogauge flag does the same.

@@ -459,12 +459,21 @@ pub fn find_builtin(name: &str) -> crate::error::Result<AccessSpec> {
         })?;
         return Ok(spec);
     }
+    // A name a letter or two off, or the names it starts (`oltp` for `oltp-4k`, `oltp-8k`).
     let near = all
         .iter()
         .map(|s| (strsim::damerau_levenshtein(&wanted, &s.name), &s.name))
         .filter(|(d, n)| *d <= 2.max(n.len() / 4))
-        .min();
-    let hint = near.map_or(String::new(), |(_, n)| format!("did you mean '{n}'? "));
+        .min()
+        .map(|(_, n)| format!("'{n}'"));
+    let started: Vec<String> =
+        all.iter().filter(|s| s.name.starts_with(&format!("{wanted}-"))).map(|s| format!("'{}'", s.name)).collect();
+    let near = near.or_else(|| match started.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        [most @ .., last] => Some(format!("{} or {last}", most.join(", "))),
+    });
+    let hint = near.map_or(String::new(), |n| format!("did you mean {n}? "));
     Err(crate::error::input(format!(
         "unknown access specification '{name}': {hint}'iogauge specs' lists the built-in ones (random-read-SIZE, \
          random-write-SIZE, streaming-read-SIZE and streaming-write-SIZE take any size)"

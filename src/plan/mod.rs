@@ -265,6 +265,15 @@ fn create(mut p: Checked) -> Result<Checked> {
             let name = Path::new(&t.path).file_name().map_or(String::new(), |n| n.to_string_lossy().to_lowercase());
             // (The null target itself is never a file to create: this is a near miss, or ./null.)
             if strsim::damerau_levenshtein(&name, targets::NULL) <= 1 {
+                // A bare word is a typo of `null` more likely than a file wanted: refused
+                // before a gigabyte is written under its name; a path says it means a file.
+                if !t.path.contains('/') {
+                    return Err(crate::error::input(format!(
+                        "target {}: no such file, and one letter from the null target: did you mean null? (give \
+                         ./{0} for a test file of that name)",
+                        t.path
+                    )));
+                }
                 // Said before the file is made, not with the other warnings after it.
                 eprintln!("iogauge: warning: {} is not the null target (null): it is created as a test file", t.path);
             }

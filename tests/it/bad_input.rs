@@ -45,7 +45,14 @@ fn flags() {
     rejected(&["run", "--bs", "4k,64k"], "READ,WRITE form is not supported");
     rejected(&["run", "--rw", "randread", "--read", "70"], "use --rw randrw");
     rejected(&["run", "--rw", "sequential"], "use read, write, randread");
-    rejected(&["run", "--read", "101"], "101");
+    rejected(&["run", "--read", "150"], "150 is out of range: give 0 to 100 (see 'iogauge run --help')");
+    rejected(&["run", "--spec", "oltp"], "did you mean 'oltp-4k', 'oltp-8k'");
+    // A bare word one letter from `null` names no file to make a gigabyte of (issue 48).
+    let dir = scratch("nul");
+    for typo in ["nul", "nulll", "Null", "nill"] {
+        rejected_in(&dir, &["run", "--target", typo], "did you mean null?");
+        assert!(!dir.join(typo).exists(), "{typo} was created");
+    }
     rejected(&["run", "--bs", "4K", "--spec", "oltp-8k"], "give one");
     rejected(&["run", "--rate-mbps", "0"], "rate_mbps = 0");
     rejected(&["run", "--file-size", "0.3K"], "not a whole number of bytes");
