@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::config::Measure;
 use crate::findings;
 use crate::format::{grid, opt_ms, thousands};
-use crate::result::{Detail, Dir, DirFigures, ResultDoc};
+use crate::result::{Detail, Dir, DirFigures, ResultDoc, WorkloadResult};
 use crate::study::doc::{SteadyRow, StudyDoc, workload_of};
 
 /// The summary table of a document: a row per workload, read and write apart when it has
@@ -66,14 +66,36 @@ fn set_up(doc: &ResultDoc, out: &mut String) {
     if let Some(r) = doc.results.first() {
         let mut targets: Vec<&str> = r.targets.iter().map(|t| t.path.as_str()).collect();
         targets.dedup();
+        let null = targets.iter().all(|t| *t == crate::targets::NULL);
         let _ = writeln!(
             out,
-            "{} worker(s), {} outstanding I/Os in all, {:.1} s recorded per workload, on {}",
+            "{} worker(s), {} I/Os outstanding in all, {:.1} s recorded each, on {}",
             r.workers.len(),
             r.totals.outstanding,
             r.duration_s,
             targets.join(", ")
         );
+        // How the figures were taken: the ramp-up before them, and whether the page cache
+        // served any; on the null target, iogauge's own CPU per I/O, the figure it is there
+        // to measure.
+        let ramp = match r.ramp_s > 0.0 {
+            true => format!("{:.1} s of ramp-up before each, not recorded", r.ramp_s),
+            false => "no ramp-up".into(),
+        };
+        let measured: Vec<&WorkloadResult> = doc.results.iter().filter(|r| r.totals.metrics.ios > 0).collect();
+        let ns = |r: &WorkloadResult| r.totals.cpu.own_us_per_io * 1000.0;
+        let mode = match (null, doc.config.test.buffered, measured.as_slice()) {
+            (true, _, [one]) => format!("; iogauge's CPU per I/O {:.0} ns (null target)", ns(one)),
+            (true, ..) => String::new(),
+            (false, true, _) => "; buffered I/O (through the page cache)".into(),
+            (false, false, _) => "; direct I/O (O_DIRECT, no page cache)".into(),
+        };
+        let _ = writeln!(out, "{ramp}{mode}");
+        if null && measured.len() > 1 {
+            for r in measured {
+                let _ = writeln!(out, "{}: iogauge's CPU per I/O {:.0} ns (null target)", r.spec, ns(r));
+            }
+        }
         let _ = writeln!(out, "CPU %: the whole host's (Iometer's figure); own %: iogauge's part of it");
         if r.managers.len() > 1 {
             let hosts: Vec<String> = r.managers.iter().map(|m| format!("{} {}", m.rank, m.host)).collect();

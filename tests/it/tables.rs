@@ -297,3 +297,32 @@ fn compare_names_the_points_a_stopped_study_lacks() {
         "{out}"
     );
 }
+
+/// The footer says how the numbers were taken (issue 48): the ramp-up, direct or buffered I/O,
+/// and on the null target iogauge's own CPU per I/O, the figure it is there to measure.
+#[test]
+fn the_footer_says_ramp_io_mode_and_the_null_targets_cost() {
+    let dir = scratch("footer");
+    let out = ok_in(
+        &dir,
+        &["run", "--target", "null", "--time", "1s", "--ramp", "500ms", "--no-history", "--json", "r.json"],
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("\n0.5 s of ramp-up before each, not recorded;"), "{table}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let ns = num(&doc, "results/0/totals/cpu/own_us_per_io") * 1000.0;
+    assert!(
+        table.contains(&format!("not recorded; iogauge's CPU per I/O {ns:.0} ns (null target)")),
+        "{ns:.0}: {table}"
+    );
+    for (flag, says) in
+        [(None, "; direct I/O (O_DIRECT"), (Some("--buffered"), "; buffered I/O (through the page cache)")]
+    {
+        let mut args = vec!["run", "--file-size", "8M", "--time", "300ms", "--ramp", "0s", "--no-history"];
+        args.extend(flag);
+        let table = String::from_utf8(ok_in(&dir, &args).stdout).unwrap();
+        assert!(table.contains(&format!("no ramp-up{says}")), "{table}");
+        let fits = table.lines().filter(|l| !l.starts_with("warning:")).all(|l| l.chars().count() <= 80);
+        assert!(fits, "wider than 80 columns:\n{table}");
+    }
+}
