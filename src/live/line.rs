@@ -39,10 +39,35 @@ pub fn text(s: &Snapshot) -> String {
     )
 }
 
-/// Draws the line over the last one.
+/// The line cut to `width` columns, never wrapped (a wrapped line is left behind on the
+/// terminal at every redraw): single spaces and the shorter phase first, then cut, ending
+/// in `…`. One column is kept free, where some terminals wrap at once.
+pub fn fit(line: &str, width: usize) -> String {
+    let room = width.saturating_sub(1).max(10);
+    if line.chars().count() <= room {
+        return line.to_string();
+    }
+    let compact = line.replace(" (not recorded)", "").replace("  ", " ");
+    if compact.chars().count() <= room {
+        return compact;
+    }
+    compact.chars().take(room - 1).chain(['…']).collect()
+}
+
+/// The terminal's width in columns, when stdout is one.
+fn terminal_width() -> Option<usize> {
+    let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCGWINSZ writes one winsize through the pointer, which outlives the call.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(ws.ws_col as usize)
+}
+
+/// Draws the line over the last one, cut to the terminal's width.
 pub fn draw(s: &Snapshot) {
+    let line = text(s);
+    let line = terminal_width().map_or(line.clone(), |w| fit(&line, w));
     let mut out = std::io::stdout().lock();
-    let _ = write!(out, "\r\x1b[K{}", text(s));
+    let _ = write!(out, "\r\x1b[K{line}");
     let _ = out.flush();
 }
 
@@ -100,5 +125,13 @@ mod tests {
         s.phase = Phase::Ramp;
         assert!(text(&s).starts_with("oltp-8k ramp-up (not recorded) 12/60 s"));
         assert_eq!(duration(7300.0), "2 h 1 min");
+        // Cut to the terminal, never wrapped: the full line where it fits, then single spaces
+        // and the short phase, then cut with an ellipsis, one column left free.
+        let line = text(&s);
+        assert_eq!(fit(&line, 200), line);
+        let compact = "oltp-8k ramp-up 12/60 s IOPS 12,345 MB/s 50.5 avg 0.250 ms p99 1.500 ms CPU 40 %";
+        assert_eq!(fit(&line, compact.len() + 1), compact);
+        let cut = fit(&line, 40);
+        assert!(cut.ends_with('…') && cut.chars().count() == 39, "{cut}");
     }
 }

@@ -713,3 +713,30 @@ fn keep_alive_clients_cannot_keep_a_scraper_out() {
     assert!(asked > 32, "the keep-alive clients were answered too ({asked} answers)");
     assert!(child.wait_with_output().unwrap().status.success());
 }
+
+/// The live line fits the terminal (issue 48: 142-175 characters in a study, wrapped debris
+/// under 100 columns): on a terminal of 60 columns (a pty from script(1)), every redraw of a
+/// study's line is at most 59 columns, never wrapped.
+#[test]
+fn the_live_line_fits_the_terminal() {
+    let dir = scratch("live-width");
+    std::fs::write(
+        dir.join("s.toml"),
+        "[test]\nramp = \"0s\"\ntime = \"2s\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2]\n",
+    )
+    .unwrap();
+    let bin = bin();
+    let cmd = format!("stty cols 60; '{bin}' study s.toml --no-history");
+    let out = Command::new("script").args(["-qec", &cmd, "/dev/null"]).current_dir(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Each redraw: carriage return, erase the line, the line; the table after the last clear
+    // runs on over lines of its own (the pty ends them with CR LF).
+    let lines: Vec<&str> = text.split("\r\x1b[K").skip(1).filter(|l| !l.is_empty() && !l.contains('\n')).collect();
+    assert!(lines.len() >= 2, "the live line was drawn: {text:?}");
+    for l in &lines {
+        assert!(l.chars().count() <= 59, "{} columns: {l}", l.chars().count());
+    }
+    assert!(lines.iter().any(|l| l.contains("random-read-4k")), "{lines:?}");
+}
