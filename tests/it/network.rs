@@ -223,39 +223,8 @@ fn unreachable_servers_are_one_line_each() {
 /// Runs a 10 s read test on `url` and sends signal `fault` to its server (process `pid`) 1 s
 /// in; returns how long iogauge took, its output and its result document.
 pub(crate) fn fault_mid_run(url: &str, pid: i32, fault: i32) -> (Duration, std::process::Output, Value) {
-    let out_dir = scratch("nbd-fault");
-    let json = out_dir.join("r.json");
-    let mut c = common::command_in(
-        &out_dir,
-        &[
-            "run",
-            "--target",
-            url,
-            "--rw",
-            "randread",
-            "--qd",
-            "8",
-            "--ramp",
-            "0",
-            "--time",
-            "10s",
-            "--io-timeout",
-            "1s",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
-    let started = Instant::now();
-    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_secs(1));
-    // SAFETY: kill with the server's pid, which this test owns.
-    unsafe { libc::kill(pid, fault) };
-    let out = child.wait_with_output().unwrap();
-    let took = started.elapsed();
-    // SAFETY: as above (a stopped server must be able to end).
-    unsafe { libc::kill(pid, libc::SIGCONT) };
-    let doc = serde_json::from_slice(&std::fs::read(&json).expect("the result is saved")).unwrap();
-    (took, out, doc)
+    let args = ["--rw", "randread", "--qd", "8", "--ramp", "0", "--time", "10s", "--io-timeout", "1s"];
+    faulted(url, pid, fault, &args, Duration::from_secs(1))
 }
 
 #[test]
@@ -282,10 +251,10 @@ fn a_server_that_stops_answering_ends_the_run_within_two_io_timeouts() {
     assert!(num(&doc["results"][0]["totals"], "errors") > 0.0);
 }
 
-/// Runs `run --target URL ARGS` and stops its server (process `pid`, SIGSTOP) `at` in; returns
-/// how long iogauge took, its output and its result document (which must be saved).
-pub(crate) fn stopped_at(url: &str, pid: i32, args: &[&str], at: Duration) -> (Duration, std::process::Output, Value) {
-    let dir = scratch("net-stall");
+/// Runs `run --target URL ARGS` and sends its server (process `pid`) `signal` `at` in;
+/// returns how long iogauge took, its output and its result document (which must be saved).
+fn faulted(url: &str, pid: i32, signal: i32, args: &[&str], at: Duration) -> (Duration, std::process::Output, Value) {
+    let dir = scratch("net-fault");
     let json = dir.join("r.json");
     let mut all = vec!["run", "--target", url];
     all.extend(args);
@@ -294,13 +263,18 @@ pub(crate) fn stopped_at(url: &str, pid: i32, args: &[&str], at: Duration) -> (D
     let child = common::command_in(&dir, &all).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(at);
     // SAFETY: signalling the server this test started.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    unsafe { libc::kill(pid, signal) };
     let out = child.wait_with_output().unwrap();
     let took = started.elapsed();
     // SAFETY: as above: a stopped server must be able to end.
     unsafe { libc::kill(pid, libc::SIGCONT) };
     let doc = serde_json::from_slice(&std::fs::read(&json).expect("the result is saved")).unwrap();
     (took, out, doc)
+}
+
+/// [`faulted`] with SIGSTOP: the server stops answering `at` in.
+pub(crate) fn stopped_at(url: &str, pid: i32, args: &[&str], at: Duration) -> (Duration, std::process::Output, Value) {
+    faulted(url, pid, libc::SIGSTOP, args, at)
 }
 
 /// A target that stops answering in the last quarter of a workload, or as the next one starts
