@@ -48,6 +48,10 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, target)
     );
     CREATE INDEX run_targets_target ON run_targets(target);",
+    // 2: which workload (a study: which point and workload) gave the highest IOPS and MB/s of
+    // a document of several; NULL for one result, and for rows saved before.
+    "ALTER TABLE runs ADD COLUMN iops_of TEXT;
+    ALTER TABLE runs ADD COLUMN mbps_of TEXT;",
 ];
 
 /// An open history database.
@@ -81,6 +85,12 @@ pub struct Entry {
     pub mbps: Option<f64>,
     /// Mean response time (ms) of a run with one result.
     pub avg_response_ms: Option<f64>,
+    /// Of several results: the workload (a study's: point and workload) `iops` is of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops_of: Option<String>,
+    /// And the one `mbps` is of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mbps_of: Option<String>,
     /// Whether any I/O failed.
     pub errors: bool,
     /// Stopped before its end.
@@ -242,13 +252,15 @@ impl History {
             doc.interrupted(),
             row.tool_version,
             text,
+            row.iops_of,
+            row.mbps_of,
         ];
         let id = match id {
             None => {
                 tx.execute(
                     "INSERT INTO runs (kind, started_at, started_unix, duration_s, host, specs, targets, results,
-                        iops, mbps, avg_response_ms, errors, interrupted, tool_version, document)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                        iops, mbps, avg_response_ms, errors, interrupted, tool_version, document, iops_of, mbps_of)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                     values,
                 )
                 .map_err(&e)?;
@@ -258,8 +270,9 @@ impl History {
                 tx.execute(
                     "UPDATE runs SET kind = ?1, started_at = ?2, started_unix = ?3, duration_s = ?4, host = ?5,
                         specs = ?6, targets = ?7, results = ?8, iops = ?9, mbps = ?10, avg_response_ms = ?11,
-                        errors = ?12, interrupted = ?13, tool_version = ?14, document = ?15
-                     WHERE id = ?16",
+                        errors = ?12, interrupted = ?13, tool_version = ?14, document = ?15, iops_of = ?16,
+                        mbps_of = ?17
+                     WHERE id = ?18",
                     rusqlite::params_from_iter(values.iter().copied().chain([&id as &dyn rusqlite::ToSql])),
                 )
                 .map_err(&e)?;
@@ -285,7 +298,7 @@ impl History {
             .conn
             .prepare(
                 "SELECT id, kind, started_at, duration_s, host, results, iops, mbps, avg_response_ms, errors,
-                        interrupted, specs, targets
+                        interrupted, specs, targets, iops_of, mbps_of
                  FROM runs
                  WHERE (?1 IS NULL OR EXISTS (SELECT 1 FROM run_targets
                                               WHERE run_id = runs.id AND instr(target, ?1) > 0))
@@ -327,6 +340,8 @@ impl History {
                         interrupted: r.get(10)?,
                         specs: list(11)?,
                         targets: list(12)?,
+                        iops_of: r.get(13)?,
+                        mbps_of: r.get(14)?,
                     })
                 },
             )
@@ -399,6 +414,8 @@ struct Row {
     iops: Option<f64>,
     mbps: Option<f64>,
     avg_response_ms: Option<f64>,
+    iops_of: Option<String>,
+    mbps_of: Option<String>,
     errors: bool,
     tool_version: String,
 }
@@ -417,18 +434,25 @@ impl Row {
             ),
             Document::Study(d) => (d.points.len() as u64, None, d.tool_version.clone()),
         };
-        // Several workloads (a profile, a study): the best IOPS and the best MB/s of them.
+        // Several workloads (a profile, a study): the best IOPS and the best MB/s of them, and
+        // whose each is.
         let heads = doc.workloads(crate::result::Detail::Totals);
-        let best = |f: fn(&crate::result::Headline) -> f64| heads.iter().map(|(_, h)| f(h)).reduce(f64::max);
+        let best = |f: fn(&crate::result::Headline) -> f64| {
+            heads.iter().map(|(name, h)| (f(h), name)).reduce(|a, b| if b.0 > a.0 { b } else { a })
+        };
+        let (iops, mbps) = (best(|h| h.iops), best(|h| h.mbps));
+        let of = |b: Option<(f64, &String)>| b.filter(|_| single.is_none()).map(|(_, n)| n.clone());
         Row {
             started_unix,
             host,
             specs: doc.specs(),
             targets: doc.targets(),
             results,
-            iops: single.map(|m| m.iops).or_else(|| best(|h| h.iops)),
-            mbps: single.map(|m| m.mbps).or_else(|| best(|h| h.mbps)),
+            iops: single.map(|m| m.iops).or(iops.map(|b| b.0)),
+            mbps: single.map(|m| m.mbps).or(mbps.map(|b| b.0)),
             avg_response_ms: single.and_then(|m| m.avg_response_ms),
+            iops_of: of(iops),
+            mbps_of: of(mbps),
             errors: runs.iter().any(|r| r.has_errors()),
             tool_version,
         }

@@ -229,8 +229,8 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
             e.host.clone(),
             join(&e.specs),
             join(&e.targets),
-            e.iops.map_or("-".into(), thousands),
-            e.mbps.map_or("-".into(), |v| format!("{v:.1}")),
+            labelled(e.iops.map_or("-".into(), thousands), &e.iops_of),
+            labelled(e.mbps.map_or("-".into(), |v| format!("{v:.1}")), &e.mbps_of),
             e.avg_response_ms.map_or("-".into(), |v| format!("{v:.3}")),
             humantime::format_duration(std::time::Duration::from_secs(e.duration_s.round() as u64)).to_string(),
             note.into(),
@@ -248,10 +248,18 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
     } else {
         print!("{}", grid(&cells));
         if entries.iter().any(|e| e.results > 1) {
-            println!("x N: N workloads or points; IOPS and MB/s are then the highest of them");
+            println!(
+                "x N: N workloads or points; IOPS and MB/s are then the highest of them, with the workload each is of"
+            );
         }
     }
     Ok(0)
+}
+
+/// A figure with the workload (a study's point and workload) it is of, when it is the best of
+/// several.
+fn labelled(figure: String, of: &Option<String>) -> String {
+    of.as_ref().map_or(figure.clone(), |w| format!("{figure} ({w})"))
 }
 
 /// Prints a stored document's table, as its run printed it.

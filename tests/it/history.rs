@@ -336,3 +336,31 @@ fn documents_an_older_iogauge_wrote_still_load() {
     let out = String::from_utf8(ok_in(&dir, &["compare", &s, "fs.json", "--db", d]).stdout).unwrap();
     assert!(out.contains("threads=1 read"), "{out}");
 }
+
+/// A document of several workloads shows its best IOPS and MB/s with the workload each is of
+/// (issue 48: the profile's row gave two workloads' figures unlabelled), from the document's
+/// own figures; a database of the schema before keeps its rows and gains the labels' columns.
+#[test]
+fn the_best_figures_of_several_name_their_workload() {
+    let dir = scratch("history-best");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    // A database as the first schema made it, with a row: today's, its new columns dropped.
+    ok_in(&dir, &["run", "--target", "null", "--ios", "1000", "--db", d, "-q"]);
+    let v1 = "ALTER TABLE runs DROP COLUMN iops_of; ALTER TABLE runs DROP COLUMN mbps_of; PRAGMA user_version = 1;";
+    let out = std::process::Command::new("sqlite3").arg(&db).arg(v1).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let args = ["run", "--target", "null", "--spec", "random-read-4k", "--spec", "streaming-read-1m", "--ramp", "0s"];
+    let doc = json(&[&args[..], &["--time", "500ms", "--db", d]].concat());
+    let list = history(&dir, &db, &[]);
+    assert_eq!(list.len(), 2, "the old row is kept: {list:?}");
+    let best = |k: &str| {
+        let r = doc["results"].as_array().unwrap();
+        r.iter().max_by(|a, b| num(a, k).total_cmp(&num(b, k))).unwrap()["spec"].as_str().unwrap().to_string()
+    };
+    assert_eq!(list[0]["iops_of"].as_str(), Some(best("totals/iops").as_str()), "{:?}", list[0]);
+    assert_eq!(list[0]["mbps_of"].as_str(), Some(best("totals/mbps").as_str()), "{:?}", list[0]);
+    assert!(list[1].get("iops_of").is_none(), "a row of one result has no label");
+    let text = String::from_utf8(ok_in(&dir, &["history", "--db", d]).stdout).unwrap();
+    assert!(text.contains(&format!(" ({})", best("totals/mbps"))), "{text}");
+}
