@@ -109,9 +109,11 @@ fn setup(d: &Document) -> Setup {
     let recorded: Vec<f64> = runs.iter().flat_map(|r| &r.results).map(|r| r.duration_s).collect();
     Setup {
         targets: targets.join(", "),
+        // The engine itself (io_uring, psync, nbd...), not the kernel features it found on
+        // each target (a device's discard command is the device's, not a different engine).
         engine: distinct(&|r| {
             let engine = r.workers.first().and_then(|w| w.engine.as_deref()).unwrap_or("");
-            engine.split(';').next().unwrap_or("").to_string()
+            engine.split([';', '(']).next().unwrap_or("").trim().to_string()
         }),
         outstanding: distinct(&|r| r.totals.outstanding.to_string()),
         workers: distinct(&|r| r.workers.len().to_string()),
