@@ -45,13 +45,7 @@ pub fn load_specs(path: &Path) -> Result<Vec<crate::spec::AccessSpec>> {
                 #[serde(default)]
                 spec: Vec<crate::spec::AccessSpec>,
             }
-            let lib: Library = toml::from_str(&text).map_err(|e| {
-                let msg = e.message().trim().replace('\n', " ");
-                match e.span() {
-                    Some(span) => located(&text, &name, span.start, &msg),
-                    None => input(format!("{name}: {msg}")),
-                }
-            })?;
+            let lib: Library = toml::from_str(&text).map_err(|e| toml_error(&text, &name, &e))?;
             lib.spec
         }
     };
@@ -76,16 +70,19 @@ fn resolve(job: Job) -> std::result::Result<Job, ConfigError> {
     Ok(job)
 }
 
+/// TOML that does not read, as one line naming where (`name:LINE:COLUMN`) when TOML says.
+fn toml_error(text: &str, name: &str, e: &toml::de::Error) -> Error {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => located(text, name, span.start, &msg),
+        None => input(format!("{name}: {msg}")),
+    }
+}
+
 /// Parses job-file text and checks that it resolves; `name` prefixes error locations, and
 /// files the job names (a `[storage]` baseline, a worker's replayed trace) are found from `dir`.
 pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<Job> {
-    let mut config: Job = toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim().replace('\n', " ");
-        match e.span() {
-            Some(span) => located(text, name, span.start, &msg),
-            None => input(format!("{name}: {msg}")),
-        }
-    })?;
+    let mut config: Job = toml::from_str(text).map_err(|e| toml_error(text, name, &e))?;
     // A trace beside its job file is found from anywhere, as a baseline is.
     for r in config.workers.iter_mut().filter_map(|w| w.replay.as_mut()) {
         if r.trace.is_relative() {
