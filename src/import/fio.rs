@@ -180,6 +180,8 @@ struct FioJob {
     time_based: bool,
     size: Option<u64>,
     offset: u64,
+    /// `offset_increment`: copy N of `numjobs` starts at `offset + N * offset_increment`.
+    offset_increment: u64,
     io_size: Option<u64>,
     number_ios: Option<u64>,
     filenames: Vec<String>,
@@ -322,6 +324,7 @@ impl FioJob {
             time_based: false,
             size: None,
             offset: 0,
+            offset_increment: 0,
             io_size: None,
             number_ios: None,
             filenames: Vec::new(),
@@ -407,6 +410,7 @@ impl FioJob {
                 "time_based" => self.time_based = flag(o)?,
                 "size" => self.size = Some(parse_size(v).map_err(bad)?),
                 "offset" => self.offset = parse_size(v).map_err(bad)?,
+                "offset_increment" => self.offset_increment = parse_size(v).map_err(bad)?,
                 "io_size" | "io_limit" => self.io_size = Some(parse_size(v).map_err(bad)?),
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
@@ -603,8 +607,12 @@ impl FioJob {
         self.filenames.is_empty() && !matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi)
     }
 
-    /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
-    /// own file `NAME.N.0` in the directory; `null` for the null engine.
+    /// Whether each of the `numjobs` copies is a worker of its own: a file each, or an offset
+    /// each (`offset_increment`); otherwise the copies are one worker entry with a count.
+    fn copies_apart(&self) -> bool {
+        self.file_per_copy() || self.offset_increment > 0
+    }
+
     /// The bytes a job bounded by `size` moves: all of it, but for a sequential job that skips
     /// a hole after each I/O (`rw=read:512k`), which ends at the end of each file's part:
     /// whole transfers that fit, as fio counts them.
@@ -634,6 +642,8 @@ impl FioJob {
         sizes.map(|s| s.map(|s| s.saturating_sub(self.offset))).sum::<Option<u64>>().filter(|&b| b > 0)
     }
 
+    /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
+    /// own file `NAME.N.0` in the directory; `null` for the null engine.
     fn targets(&self, copy: u32) -> Vec<String> {
         match (self.engine, &self.uri) {
             (Engine::Null, _) => return vec!["null".into()],
@@ -822,7 +832,7 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
         // One group: each job its own specification (workers of one job share it).
         let mut i = 0;
         for (j, spec) in groups[0].iter().zip(&run[0]) {
-            let n = if j.file_per_copy() { j.numjobs as usize } else { 1 };
+            let n = if j.copies_apart() { j.numjobs as usize } else { 1 };
             for w in &mut job.workers[i..i + n] {
                 w.spec = Some(spec.name.clone());
             }
@@ -922,7 +932,7 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
 }
 
 /// The workers of one group of jobs: a job's `numjobs` copies are one entry with a `count`,
-/// or one entry each when every copy has its own file.
+/// or one entry each when every copy has its own file or its own offset (`offset_increment`).
 fn workers(group: &[&FioJob]) -> Result<Vec<WorkerConfig>, String> {
     let mut out = Vec::new();
     for j in group {
@@ -944,10 +954,18 @@ fn workers(group: &[&FioJob]) -> Result<Vec<WorkerConfig>, String> {
             rate_mbps: j.rate_mbps,
             ..WorkerConfig::default()
         };
-        if j.file_per_copy() {
+        if j.offset_increment > 0 && j.size.is_none() && j.io_size.is_none() && j.number_ios.is_none() && !j.time_based
+        {
+            return Err(format!(
+                "{}: offset_increment without size: each copy would do the rest of the file from its own offset; give size=",
+                j.at
+            ));
+        }
+        if j.copies_apart() {
             for c in 0..j.numjobs {
                 let name = Some(if j.numjobs > 1 { format!("{}.{c}", j.name) } else { j.name.clone() });
-                out.push(WorkerConfig { name, targets: j.targets(c), ..base.clone() });
+                let offset = j.offset + c as u64 * j.offset_increment;
+                out.push(WorkerConfig { name, targets: j.targets(c), offset, ..base.clone() });
             }
         } else {
             out.push(WorkerConfig { name: Some(j.name.clone()), count: j.numjobs, targets, ..base });
