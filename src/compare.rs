@@ -13,20 +13,63 @@ pub fn pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// The workloads present in both, in A's order, with A's and B's figures.
+/// The workloads present in both, in A's order, with A's and B's figures (see [`align`]).
 pub fn pair(a: &[(String, Headline)], b: &[(String, Headline)]) -> Vec<(String, Headline, Headline)> {
-    a.iter()
-        .filter_map(|(k, fa)| b.iter().find(|(kb, _)| kb == k).map(|(_, fb)| (k.clone(), fa.clone(), fb.clone())))
+    align(&[a.to_vec(), b.to_vec()]).into_iter().map(|(k, mut h)| (k, h.remove(0), h.remove(0))).collect()
+}
+
+/// The workloads of the first document that every other one has too, in its order, with each
+/// document's figures. A workload is found by its name; those of the first and of another
+/// document that match no name of the other are paired in order when as many are left on each
+/// side (fio's job `randread` beside iogauge's `random-read-4k`), named `first's ~ other's`.
+pub fn align(docs: &[Vec<(String, Headline)>]) -> Vec<(String, Vec<Headline>)> {
+    let Some((first, others)) = docs.split_first() else { return Vec::new() };
+    // For each other document: the first's workload name -> its own index.
+    let matches: Vec<Vec<Option<usize>>> = others
+        .iter()
+        .map(|o| {
+            let unmatched = |x: &[(String, Headline)], y: &[(String, Headline)]| -> Vec<usize> {
+                (0..x.len()).filter(|&i| !y.iter().any(|(k, _)| *k == x[i].0)).collect()
+            };
+            let (left_f, left_o) = (unmatched(first, o), unmatched(o, first));
+            first
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| {
+                    o.iter().position(|(x, _)| x == k).or_else(|| {
+                        let at = left_f.iter().position(|&j| j == i)?;
+                        (left_f.len() == left_o.len()).then(|| left_o[at])
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    first
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (k, h))| {
+            let mut name = k.clone();
+            let mut figures = vec![h.clone()];
+            for (o, m) in others.iter().zip(&matches) {
+                let (ko, ho) = &o[m[i]?];
+                if ko != k {
+                    name = format!("{name} ~ {ko}");
+                }
+                figures.push(ho.clone());
+            }
+            Some((name, figures))
+        })
         .collect()
 }
 
 /// A measure compared: its name, where it is in a workload's figures, how it prints.
 pub type Measure = (&'static str, fn(&Headline) -> Option<f64>, fn(f64) -> String);
 /// The measures compared (by `compare` and the report's side-by-side table).
-pub const MEASURES: [Measure; 6] = [
+pub const MEASURES: [Measure; 7] = [
     ("IOPS", |h| Some(h.iops), thousands),
     ("MB/s", |h| Some(h.mbps), |v| format!("{v:.1}")),
     ("avg ms", |h| h.avg_response_ms, |v| opt_ms(Some(v))),
+    ("p50 ms", |h| h.p50_response_ms, |v| opt_ms(Some(v))),
     ("p99 ms", |h| h.p99_response_ms, |v| opt_ms(Some(v))),
     ("CPU %", |h| h.cpu_pct, |v| format!("{v:.1}")),
     ("IOPS/CPU%", |h| h.iops_per_cpu_pct, thousands),
@@ -68,7 +111,8 @@ pub fn differences(a: &Document, b: &Document) -> Vec<String> {
         ("workers", &sa.workers, &sb.workers),
         ("file-system test", &sa.fs, &sb.fs),
     ] {
-        if x != y {
+        // Empty is unknown: another tool's results do not say (Iometer's file, the engine).
+        if x != y && !x.is_empty() && !y.is_empty() {
             out.push(differ(what, x, y));
         }
     }
@@ -241,11 +285,12 @@ mod tests {
     }
 
     #[test]
-    fn pairs_only_common_workloads_in_a_order() {
+    fn pairs_workloads_by_name_then_the_rest_in_order() {
         let f = |iops| Headline {
             iops,
             mbps: 0.0,
             avg_response_ms: None,
+            p50_response_ms: None,
             p99_response_ms: None,
             cpu_pct: None,
             iops_per_cpu_pct: None,
@@ -256,6 +301,13 @@ mod tests {
         assert_eq!(
             p.iter().map(|r| (r.0.as_str(), r.1.iops, r.2.iops)).collect::<Vec<_>>(),
             [("x", 1.0, 10.0), ("z", 3.0, 30.0)]
+        );
+        // Names that match nothing are paired in order when as many are left on each side.
+        let b = vec![("u".to_string(), f(10.0)), ("y".to_string(), f(20.0)), ("v".to_string(), f(30.0))];
+        let p = pair(&a, &b);
+        assert_eq!(
+            p.iter().map(|r| (r.0.as_str(), r.1.iops, r.2.iops)).collect::<Vec<_>>(),
+            [("x ~ u", 1.0, 10.0), ("y", 2.0, 20.0), ("z ~ v", 3.0, 30.0)]
         );
     }
 }

@@ -77,6 +77,10 @@ pub struct ResultDoc {
     /// Every manager (MPI rank; one on a single host): its machine and targets.
     #[serde(default)]
     pub managers: Vec<ManagerInfo>,
+    /// Another tool's results this document was read from (fio's JSON, Iometer's results
+    /// file), by `compare` and `report`: what iogauge knows of that run is what the file says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_from: Option<String>,
 }
 
 /// One manager's part of a run.
@@ -282,9 +286,12 @@ pub struct Totals {
 impl Totals {
     /// The figures the workload is known by.
     pub fn headline(&self) -> Headline {
+        // An empty usage is one not measured (fio's results read back): iogauge's own always
+        // has each CPU's share.
+        let measured = self.cpu != CpuUsage::default();
         Headline {
-            cpu_pct: Some(self.cpu.all.utilization_pct),
-            iops_per_cpu_pct: Some(self.cpu.effectiveness),
+            cpu_pct: measured.then_some(self.cpu.all.utilization_pct),
+            iops_per_cpu_pct: measured.then_some(self.cpu.effectiveness),
             ..Headline::of_part(&self.metrics)
         }
     }
@@ -297,6 +304,7 @@ impl Headline {
             iops: m.iops,
             mbps: m.mbps,
             avg_response_ms: m.avg_response_ms,
+            p50_response_ms: m.percentiles_ms.get("p50").copied(),
             p99_response_ms: m.percentiles_ms.get("p99").copied(),
             cpu_pct: None,
             iops_per_cpu_pct: None,
@@ -314,6 +322,8 @@ pub struct Headline {
     pub mbps: f64,
     /// Mean response time (ms).
     pub avg_response_ms: Option<f64>,
+    /// Median response time (ms).
+    pub p50_response_ms: Option<f64>,
     /// 99th percentile response time (ms).
     pub p99_response_ms: Option<f64>,
     /// CPU utilisation of the machine (%); none for a worker or target alone.

@@ -322,6 +322,7 @@ impl FsRun<'_> {
                 target_info: Vec::new(),
                 workers: n as usize,
             }],
+            read_from: None,
         }
     }
 }

@@ -149,8 +149,7 @@ fn letter(k: usize) -> String {
 /// the first (seeds 001 and 004).
 fn comparison(inputs: &[Input], detail: Detail) -> String {
     let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| i.doc.workloads(detail)).collect();
-    let common: Vec<&String> =
-        all[0].iter().map(|(k, _)| k).filter(|k| all[1..].iter().all(|w| w.iter().any(|(kb, _)| kb == *k))).collect();
+    let common = compare::align(&all);
     if common.is_empty() {
         return "<p>The documents have no workload in common: compare runs of the same specifications.</p>\n".into();
     }
@@ -167,16 +166,14 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
     }
     let rows: Vec<Vec<Cell>> = common
         .iter()
-        .map(|w| {
-            let figs: Vec<&Headline> =
-                all.iter().map(|list| &list.iter().find(|(k, _)| k == *w).expect("common to all").1).collect();
-            let mut row = vec![Cell::Text((*w).clone())];
+        .map(|(w, figs)| {
+            let mut row = vec![Cell::Text(w.clone())];
             for (_, get, fmt) in measures {
-                for f in &figs {
+                for f in figs.iter() {
                     row.push(Cell::Num(get(f).map_or("-".into(), fmt)));
                 }
                 for f in &figs[1..] {
-                    let p = compare::pct(get(figs[0]), get(f));
+                    let p = compare::pct(get(&figs[0]), get(f));
                     row.push(Cell::Num(p.map_or("-".into(), |p| format!("{p:+.1}"))));
                 }
             }
@@ -339,13 +336,16 @@ fn reproducibility(i: &Input) -> String {
             (&st.tool_version, toml::to_string(&c))
         }
     };
+    // Another tool's results: that tool and its version; no iogauge job reruns them.
+    let tool = if d.read_from().is_some() { "measured by" } else { "iogauge" };
     let mut rows = vec![
-        vec![Cell::Text("iogauge".into()), Cell::Text(version.clone())],
+        vec![Cell::Text(tool.into()), Cell::Text(version.clone())],
         vec![Cell::Text("started (UTC)".into()), Cell::Text(d.started_at().into())],
         vec![Cell::Text("duration".into()), Cell::Text(format!("{:.1} s", d.duration_s()))],
     ];
-    if let Some(r) = d.runs().first() {
-        // Each manager's machine and targets (older documents: the one host).
+    // Each manager's machine and targets (older documents: the one host); another tool's
+    // results do not describe the machine.
+    if let Some(r) = d.runs().first().filter(|_| d.read_from().is_none()) {
         let one = [(None, &r.host, &r.target_info)];
         let managers: Vec<_> =
             r.managers.iter().map(|m| (Some((m.rank, m.workers)), &m.host, &m.target_info)).collect();
@@ -379,6 +379,10 @@ fn reproducibility(i: &Input) -> String {
         }
     }
     s.push_str(&table("repro", &["", ""], &rows));
+    if let Some(from) = d.read_from() {
+        let _ = writeln!(s, "<p>Read from {}: the figures are that tool's own.</p>", esc(from));
+        return s;
+    }
     let job = job.unwrap_or_else(|e| format!("# the job could not be written as TOML: {e}"));
     let _ = writeln!(
         s,

@@ -98,6 +98,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         interrupted,
         failed,
         managers: prep.managers().to_vec(),
+        read_from: None,
     };
     doc.warnings.extend(crate::findings::warnings(&doc));
     Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })

@@ -50,12 +50,18 @@ impl Histogram {
     /// Counts one value.
     #[inline(always)]
     pub fn record(&mut self, v: u64) {
+        self.record_n(v, 1)
+    }
+
+    /// Counts `n` values of `v` (one, or a bucket of a histogram another tool wrote).
+    #[inline(always)]
+    pub fn record_n(&mut self, v: u64, n: u64) {
         let i = index(v);
         if i >= self.counts.len() {
             self.counts.resize(i + 1, 0);
         }
-        self.counts[i] += 1;
-        self.total += 1;
+        self.counts[i] += n;
+        self.total += n;
     }
 
     /// How many values were counted.

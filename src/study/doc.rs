@@ -118,6 +118,9 @@ pub struct SpecSummary {
     pub mbps: Spread,
     /// Mean response time (ms); absent with no completed I/O.
     pub avg_response_ms: Option<Spread>,
+    /// Median response time (ms); absent in documents written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_response_ms: Option<Spread>,
     /// 99th percentile response time (ms).
     pub p99_response_ms: Option<Spread>,
     /// CPU utilisation of the machine (%).
@@ -142,6 +145,7 @@ impl SpecSummary {
             iops: self.iops.median,
             mbps: self.mbps.median,
             avg_response_ms: self.avg_response_ms.map(|v| v.median),
+            p50_response_ms: self.p50_response_ms.map(|v| v.median),
             p99_response_ms: self.p99_response_ms.map(|v| v.median),
             cpu_pct: Some(self.cpu_pct.median),
             iops_per_cpu_pct: Some(self.iops_per_cpu_pct.median),
@@ -180,6 +184,7 @@ pub fn summarise(runs: &[ResultDoc]) -> Vec<SpecSummary> {
                 iops: spread(|h| h.iops),
                 mbps: spread(|h| h.mbps),
                 avg_response_ms: optional(|h| h.avg_response_ms),
+                p50_response_ms: optional(|h| h.p50_response_ms),
                 p99_response_ms: optional(|h| h.p99_response_ms),
                 // A run's totals always have CPU figures.
                 cpu_pct: spread(|h| h.cpu_pct.unwrap_or(0.0)),

@@ -50,8 +50,10 @@ fn compare_shows_each_workloads_difference() {
         assert_eq!(d[1], format!("{:+.1}", (ib - ia) / ia * 100.0), "{text}");
         let (ma, mb) = (num(r.0, "totals/mbps"), num(r.1, "totals/mbps"));
         assert_eq!(d[2], format!("{:+.1}", (mb - ma) / ma * 100.0), "{text}");
-        let (pa, pb) = (num(r.0, "totals/percentiles_ms/p99"), num(r.1, "totals/percentiles_ms/p99"));
-        assert_eq!(d[4], format!("{:+.1}", (pb - pa) / pa * 100.0), "p99 column: {text}");
+        for (col, p) in [(4, "p50"), (5, "p99")] {
+            let (pa, pb) = (num(r.0, &format!("totals/percentiles_ms/{p}")), num(r.1, &format!("totals/percentiles_ms/{p}")));
+            assert_eq!(d[col], format!("{:+.1}", (pb - pa) / pa * 100.0), "{p} column: {text}");
+        }
     }
     // Same set-up (null target, engine, workers, time): no warning; another depth: one.
     assert_eq!(text.lines().filter(|l| l.starts_with("warning:")).count(), 1, "{text}");
@@ -63,4 +65,120 @@ fn compare_shows_each_workloads_difference() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(err.contains("unknown schema 'other/9'") && err.trim_end().lines().count() == 1, "{err}");
+}
+
+/// The row of `workload` and side `side` (A or B) in `compare`'s table: its cells after the
+/// side (IOPS, MB/s, avg ms, p50 ms, p99 ms, CPU %, IOPS/CPU%).
+fn side_row<'a>(text: &'a str, workload: &str, side: &str) -> Vec<&'a str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with(workload)).unwrap_or_else(|| panic!("no {workload}:\n{text}"));
+    let line = lines[at..].iter().find(|l| l.split_whitespace().any(|c| c == side)).unwrap();
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    cells[cells.iter().position(|c| *c == side).unwrap() + 1..].to_vec()
+}
+
+fn parse_thousands(cell: &str) -> f64 {
+    cell.replace(',', "").parse().unwrap()
+}
+
+/// The q-quantile (ns) of json+'s histograms merged (each `bins` maps a bin's value in ns to
+/// its count): the value of the sample of rank ceil(q x total), computed here on its own.
+fn quantile_of_bins(bins: &[&serde_json::Value], q: f64) -> f64 {
+    let mut all: Vec<(u64, u64)> = bins
+        .iter()
+        .flat_map(|b| b.as_object().unwrap().iter().map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap())))
+        .collect();
+    all.sort();
+    let total: u64 = all.iter().map(|x| x.1).sum();
+    let rank = (q * total as f64).ceil() as u64;
+    let mut seen = 0;
+    for (v, n) in all {
+        seen += n;
+        if seen >= rank {
+            return v as f64;
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn compare_sets_fios_own_json_beside_iogauges_run() {
+    let dir = scratch("compare-fio");
+    let file = dir.join("data");
+    std::fs::write(&file, vec![7u8; 32 << 20]).unwrap();
+    // The same workload in both tools: 70 % random reads of 8 KiB, two jobs, 1 s.
+    let fio = |format: &str, out: &str| {
+        let o = std::process::Command::new("fio")
+            .args(["--name=oltp-8k", "--rw=randrw", "--rwmixread=70", "--bs=8k", "--numjobs=2", "--time_based"])
+            .args(["--runtime=1", "--norandommap", "--size=32m", &format!("--output-format={format}")])
+            .arg(format!("--filename={}", file.display()))
+            .output()
+            .expect("fio is installed (scripts/test installs it)");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::write(dir.join(out), &o.stdout).unwrap();
+        let text = String::from_utf8(o.stdout).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text[text.find('{').unwrap()..]).unwrap()
+    };
+    let (plus, plain) = (fio("json+", "plus.json"), fio("json", "plain.json"));
+    let f = file.to_str().unwrap();
+    ok_in(&dir, &["run", "--target", f, "--spec", "oltp-8k", "--workers", "2", "--time", "1s", "--json", "run.json", "-q", "--allow-write", f]);
+    let compare = |a: &str| String::from_utf8(ok_in(&dir, &["compare", a, "run.json"]).stdout).unwrap();
+
+    // json+: fio's own IOPS (summed over its jobs) and the percentiles of its histograms.
+    let text = compare("plus.json");
+    let a = side_row(&text, "oltp-8k", "A");
+    let jobs = plus["jobs"].as_array().unwrap();
+    let fio_iops: f64 = jobs.iter().map(|j| num(j, "read/iops") + num(j, "write/iops")).sum();
+    assert!((parse_thousands(a[0]) - fio_iops).abs() <= 0.5, "IOPS {} vs fio's {fio_iops}:\n{text}", a[0]);
+    let fio_mbps: f64 = jobs.iter().map(|j| num(j, "read/bw_bytes") + num(j, "write/bw_bytes")).sum::<f64>() / 1e6;
+    assert!((a[1].parse::<f64>().unwrap() - fio_mbps).abs() <= 0.05, "MB/s {} vs {fio_mbps}:\n{text}", a[1]);
+    let bins: Vec<&serde_json::Value> =
+        jobs.iter().flat_map(|j| [&j["read"]["clat_ns"]["bins"], &j["write"]["clat_ns"]["bins"]]).collect();
+    for (cell, q) in [(a[3], 0.5), (a[4], 0.99)] {
+        let want = quantile_of_bins(&bins, q) / 1e6;
+        let got: f64 = cell.parse().unwrap();
+        // Both are histogram values: fio's bins and iogauge's buckets are each 1/64 of a
+        // power of two wide; the printed value has 3 significant digits.
+        assert!((got - want).abs() <= 0.04 * want + 0.0005, "p{} {got} vs {want}:\n{text}", q * 100.0);
+    }
+    assert_eq!(a[5], "-", "fio does not measure the host's CPU:\n{text}");
+    let b = side_row(&text, "oltp-8k", "B");
+    assert_ne!(b[0], "-");
+
+    // Plain JSON: a mix of reads and writes over two jobs has no percentile of its own.
+    let text = compare("plain.json");
+    let a = side_row(&text, "oltp-8k", "A");
+    assert_eq!((a[3], a[4]), ("-", "-"), "{text}");
+    let fio_iops: f64 = plain["jobs"].as_array().unwrap().iter().map(|j| num(j, "read/iops") + num(j, "write/iops")).sum();
+    assert!((parse_thousands(a[0]) - fio_iops).abs() <= 0.5, "{text}");
+
+    // The report sets them side by side too, and says where A came from.
+    ok_in(&dir, &["report", "plus.json", "run.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(html.contains("Read from fio&#39;s JSON output plus.json") || html.contains("Read from fio's JSON output plus.json"), "{html}");
+    assert!(html.contains("<td>oltp-8k</td>"), "no side-by-side row for oltp-8k");
+}
+
+#[test]
+fn compare_reads_iometers_results_file() {
+    let dir = scratch("compare-iometer");
+    ok_in(&dir, &["run", "--target", "null", "--spec", "oltp-8k", "--time", "1s", "--json", "r.json", "--iometer-csv", "r.csv", "-q"]);
+    // The same run as Iometer's file and as iogauge's document: the same figures.
+    let text = String::from_utf8(ok_in(&dir, &["compare", "r.csv", "r.json"]).stdout).unwrap();
+    let d = side_row(&text, "oltp-8k", "%");
+    assert_eq!((d[0], d[1], d[5]), ("+0.0", "+0.0", "+0.0"), "IOPS, MB/s and CPU % from the file:\n{text}");
+    assert!(!text.contains("warning: A and B differ"), "{text}");
+    // Iometer's own layout: a cycling test's steps are workloads of their own.
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/iometer-1.1-cycling.csv");
+    let out = iogauge_in(&dir, &["compare", fixture, fixture]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(side_row(&text, "Default step 1", "A")[0], "1,000", "{text}");
+    assert_eq!(side_row(&text, "Default step 2", "A")[0], "1,700", "{text}");
+    // Neither a document nor another tool's results: one line, exit 2.
+    std::fs::write(dir.join("x.json"), "{\"jobs\": []}").unwrap();
+    let out = iogauge_in(&dir, &["compare", "x.json", "r.json"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("fio's JSON output or Iometer's results file"), "{err}");
 }

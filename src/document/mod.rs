@@ -1,11 +1,16 @@
 //! A document iogauge writes and reads back: a test's result or a study's, told apart by
-//! `schema`. Compare, report and history take either, and read its workloads alike.
+//! `schema`. Compare, report and history take either, and read its workloads alike; other
+//! tools' results (fio's JSON, Iometer's results file) are read as result documents.
+
+mod fio;
+mod iometer;
 
 use serde::Deserialize;
 
 use crate::error::{Result, input};
 use crate::result::{Detail, Headline, ResultDoc};
 use crate::study::doc::StudyDoc;
+use crate::targets::{TargetInfo, TargetKind};
 
 /// A result document or a study document.
 #[derive(Debug, Clone)]
@@ -51,12 +56,28 @@ impl Document {
     pub fn parse(bytes: &[u8], name: &str) -> Result<Document> {
         #[derive(Deserialize)]
         struct Head {
-            schema: String,
+            schema: Option<String>,
+            #[serde(rename = "fio version")]
+            fio: Option<serde::de::IgnoredAny>,
         }
-        let head: Head = serde_json::from_slice(bytes)
-            .map_err(|e| input(format!("{name} is not an iogauge result or study document: {e}")))?;
-        let bad = |e: serde_json::Error| input(format!("{name}: not a valid {} document: {e}", head.schema));
-        let schema = head.schema.as_str();
+        if iometer::is_iometer(bytes) {
+            return Ok(Document::Run(Box::new(iometer::result(bytes, name).map_err(input)?)));
+        }
+        // fio prints notes before its JSON when a job warns: the JSON starts at the first '{'.
+        let json = bytes.iter().position(|&b| b == b'{').map_or(bytes, |i| &bytes[i..]);
+        let not = |e: &dyn std::fmt::Display| {
+            input(format!(
+                "{name} is not an iogauge result or study document, fio's JSON output or Iometer's results file: {e}"
+            ))
+        };
+        let head: Head = serde_json::from_slice(json).map_err(|e| not(&e))?;
+        if head.fio.is_some() {
+            let v = serde_json::from_slice(json).map_err(|e| not(&e))?;
+            return Ok(Document::Run(Box::new(fio::result(&v, name).map_err(input)?)));
+        }
+        let head = head.schema.ok_or_else(|| not(&"no `schema` field"))?;
+        let bad = |e: serde_json::Error| input(format!("{name}: not a valid {head} document: {e}"));
+        let schema = head.as_str();
         if crate::result::READ.contains(&schema) {
             Ok(Document::Run(serde_json::from_slice(bytes).map_err(bad)?))
         } else if crate::study::doc::READ.contains(&schema) {
@@ -136,6 +157,14 @@ impl Document {
         out
     }
 
+    /// Another tool's results it was read from (fio's JSON, Iometer's results file), if any.
+    pub fn read_from(&self) -> Option<&str> {
+        match self {
+            Document::Run(d) => d.read_from.as_deref(),
+            Document::Study(_) => None,
+        }
+    }
+
     /// True if it was stopped before its end.
     pub fn interrupted(&self) -> bool {
         match self {
@@ -158,5 +187,23 @@ impl Document {
             Document::Run(_) => "run",
             Document::Study(_) => "study",
         }
+    }
+}
+
+/// A target as another tool's results name it: its name, its kind and whether it was opened
+/// O_DIRECT; what iogauge would learn by inspecting it is not known.
+fn foreign_target(path: &str, kind: TargetKind, direct: bool, from: &str) -> TargetInfo {
+    TargetInfo {
+        path: path.to_string(),
+        kind,
+        size: 0,
+        logical_block: 512,
+        direct,
+        model: format!("(from {from})"),
+        exists: true,
+        created_by_iogauge: false,
+        numa_node: None,
+        network: None,
+        identity: None,
     }
 }

@@ -1,0 +1,208 @@
+//! Iometer's results file (`results.csv`, docs/interop.md) read as a result document, so
+//! `compare` and `report` set an Iometer run beside iogauge's: each `'Results` group is a
+//! workload named by its access specification (with its step, `Default step 2`, when a
+//! cycling test repeats one), its `WORKER` rows the workers and their `DISK` rows the targets.
+//! The figures are Iometer's own (IOPS, MB/s decimal, response times in ms, CPU utilisation
+//! and effectiveness from the `ALL` row); Iometer writes no percentiles, only 21 latency bins.
+
+use crate::config::Job;
+use crate::cpu::{CpuShare, CpuUsage};
+use crate::host::HostInfo;
+use crate::result::{Metrics, ResultDoc, SCHEMA, TargetResult, Totals, WorkerResult, WorkloadResult};
+use crate::stats::{DirStats, IoStats};
+use crate::targets::{TargetInfo, TargetKind};
+
+/// Whether `bytes` are Iometer's results file: its first line is Iometer's first header.
+pub fn is_iometer(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"'Test Type,Test Description")
+}
+
+/// One row of a `'Results` group, read by the header's column names.
+struct Row<'a> {
+    header: &'a [&'a str],
+    cells: Vec<&'a str>,
+}
+
+impl Row<'_> {
+    fn cell(&self, column: &str) -> &str {
+        self.header.iter().position(|h| h.trim() == column).and_then(|i| self.cells.get(i)).copied().unwrap_or("")
+    }
+
+    /// A number; an empty cell (a column that row type leaves empty) is 0.
+    fn num(&self, column: &str) -> f64 {
+        self.cell(column).trim().parse().unwrap_or(0.0)
+    }
+
+    /// The first column of `columns` the file has (Iometer 1.1 writes "MiBps (Binary)", older
+    /// versions "MBps (Binary)" for the same figure).
+    fn num_of(&self, columns: &[&str]) -> f64 {
+        columns.iter().find(|c| self.header.iter().any(|h| h.trim() == **c)).map_or(0.0, |c| self.num(c))
+    }
+
+    /// The row's figures: Iometer's counts, rates and response times (ms).
+    fn metrics(&self) -> Metrics {
+        let dir = |ios: &str, bytes: &str, avg: &str, max: &str, errors: &str| {
+            let n = self.num(ios) as u64;
+            DirStats {
+                ios: n,
+                bytes: self.num(bytes) as u64,
+                response_sum_ns: (self.num(avg) * 1e6 * n as f64) as u64,
+                response_min_ns: 0,
+                response_max_ns: (self.num(max) * 1e6) as u64,
+                errors: self.num(errors) as u64,
+                ..DirStats::default()
+            }
+        };
+        let raw = IoStats {
+            read: dir("Read I/Os", "Bytes Read", "Average Read Response Time", "Maximum Read Response Time", "Read Errors"),
+            write: dir(
+                "Write I/Os",
+                "Bytes Written",
+                "Average Write Response Time",
+                "Maximum Write Response Time",
+                "Write Errors",
+            ),
+            ..IoStats::default()
+        };
+        let iops = self.num("IOps");
+        let ios = raw.read.ios + raw.write.ios;
+        let mut m = Metrics::new(&raw, if iops > 0.0 { ios as f64 / iops } else { 0.0 });
+        (m.iops, m.read_iops, m.write_iops) = (iops, self.num("Read IOps"), self.num("Write IOps"));
+        (m.mbps, m.read_mbps, m.write_mbps) =
+            (self.num("MBps (Decimal)"), self.num("Read MBps (Decimal)"), self.num("Write MBps (Decimal)"));
+        m.mibps = self.num_of(&["MiBps (Binary)", "MBps (Binary)", "MBps"]);
+        m.read_mibps = self.num_of(&["Read MiBps (Binary)", "Read MBps (Binary)", "Read MBps"]);
+        m.write_mibps = self.num_of(&["Write MiBps (Binary)", "Write MBps (Binary)", "Write MBps"]);
+        if m.mbps == 0.0 {
+            // Before Iometer 1.1 the file has binary MB/s only.
+            (m.mbps, m.read_mbps, m.write_mbps) =
+                (m.mibps * 1.048576, m.read_mibps * 1.048576, m.write_mibps * 1.048576);
+        }
+        (m.avg_response_ms, m.max_response_ms) =
+            (Some(self.num("Average Response Time")), Some(self.num("Maximum Response Time")));
+        m
+    }
+}
+
+/// Iometer's results file as a result document; `name` (the file) appears in errors.
+pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let after = |marker: &str| lines.iter().position(|l| *l == marker).and_then(|i| lines.get(i + 1)).copied();
+    let mut results: Vec<WorkloadResult> = Vec::new();
+    let mut target_info: Vec<TargetInfo> = Vec::new();
+    for (i, _) in lines.iter().enumerate().filter(|(_, l)| **l == "'Results") {
+        let Some(header) = lines.get(i + 1).filter(|h| h.starts_with("'Target Type,")) else {
+            return Err(format!("{name} line {}: 'Results without Iometer's header line after it", i + 2));
+        };
+        let header: Vec<&str> = header.trim_start_matches('\'').split(',').collect();
+        let rows: Vec<Row> = lines[i + 2..]
+            .iter()
+            .take_while(|l| !l.starts_with('\''))
+            .map(|l| Row { header: &header, cells: l.split(',').collect() })
+            .collect();
+        let Some(all) = rows.iter().find(|r| r.cell("Target Type") == "ALL") else {
+            return Err(format!("{name} line {}: a 'Results group without its ALL row", i + 1));
+        };
+        let spec = all.cell("Access Specification Name").to_string();
+        let mut workers: Vec<WorkerResult> = Vec::new();
+        for r in &rows {
+            match r.cell("Target Type") {
+                "WORKER" => workers.push(WorkerResult {
+                    name: r.cell("Target Name").to_string(),
+                    manager: 0,
+                    spec: r.cell("Access Specification Name").to_string(),
+                    engine: None,
+                    outstanding: r.cell("Queue Depth").parse().ok(),
+                    cpus: Vec::new(),
+                    numa_nodes: Vec::new(),
+                    metrics: r.metrics(),
+                    targets: Vec::new(),
+                }),
+                "DISK" => {
+                    let path = r.cell("Target Name").to_string();
+                    if !target_info.iter().any(|t| t.path == path) {
+                        target_info.push(super::foreign_target(&path, TargetKind::Block, true, "Iometer's results file"));
+                    }
+                    let disk = TargetResult {
+                        path,
+                        manager: 0,
+                        start_offset: r.num("Starting Sector") as u64 * 512,
+                        working_set_bytes: r.num("Maximum Size") as u64 * 512,
+                        outstanding: r.num("Queue Depth") as u64,
+                        metrics: r.metrics(),
+                    };
+                    if let Some(w) = workers.last_mut() {
+                        w.targets.push(disk);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let utilization = all.num("% CPU Utilization");
+        let cpu = CpuUsage {
+            all: CpuShare {
+                utilization_pct: utilization,
+                user_pct: all.num("% User Time"),
+                system_pct: all.num("% Privileged Time"),
+                irq_pct: all.num("% Interrupt Time"),
+                softirq_pct: all.num("% DPC Time"),
+                ..CpuShare::default()
+            },
+            interrupts_per_sec: all.num("Interrupts per Second"),
+            effectiveness: all.num("CPU Effectiveness"),
+            ..CpuUsage::default()
+        };
+        let metrics = all.metrics();
+        let duration_s = if metrics.iops > 0.0 { metrics.ios as f64 / metrics.iops } else { 0.0 };
+        results.push(WorkloadResult {
+            spec,
+            started_at: String::new(),
+            duration_s,
+            ramp_s: 0.0,
+            totals: Totals {
+                outstanding: workers.iter().flat_map(|w| &w.targets).map(|t| t.outstanding).sum(),
+                metrics,
+                cpu,
+            },
+            targets: workers.iter().flat_map(|w| w.targets.clone()).collect(),
+            workers,
+            intervals: Vec::new(),
+            managers: Vec::new(),
+            start_skew_ms: 0.0,
+            first_error: None,
+            verify: None,
+            fs: None,
+            replay: None,
+        });
+    }
+    if results.is_empty() {
+        return Err(format!("{name}: Iometer's results file holds no 'Results group (a test that never ran?)"));
+    }
+    // A cycling test repeats its specification: each step gets its number.
+    let names: Vec<String> = results.iter().map(|r| r.spec.clone()).collect();
+    for (k, r) in results.iter_mut().enumerate() {
+        if names.iter().filter(|n| **n == names[k]).count() > 1 {
+            let step = names[..k].iter().filter(|n| **n == names[k]).count() + 1;
+            r.spec = format!("{} step {step}", names[k]);
+            for w in &mut r.workers {
+                w.spec = r.spec.clone();
+            }
+        }
+    }
+    Ok(ResultDoc {
+        schema: SCHEMA.into(),
+        tool_version: format!("Iometer {}", after("'Version").unwrap_or("").trim()),
+        started_at: after("'Time Stamp").unwrap_or("").trim().to_string(),
+        duration_s: results.iter().map(|r| r.duration_s).sum(),
+        host: HostInfo::default(),
+        config: Job::default(),
+        target_info,
+        results,
+        warnings: vec!["Iometer's own figures, read from its results file: Iometer writes no percentiles".into()],
+        interrupted: false,
+        failed: None,
+        managers: Vec::new(),
+        read_from: Some(format!("Iometer's results file {name}")),
+    })
+}
