@@ -19,24 +19,39 @@ pub fn pair(a: &[(String, Headline)], b: &[(String, Headline)]) -> Vec<(String, 
 }
 
 /// The workloads of the first document that every other one has too, in its order, with each
-/// document's figures. A workload is found by its name; those of the first and of another
-/// document that match no name of the other are paired in order when as many are left on each
-/// side (fio's job `randread` beside iogauge's `random-read-4k`), named `first's ~ other's`.
+/// document's figures (see [`align_names`]), named `first's ~ other's` where paired in order.
 pub fn align(docs: &[Vec<(String, Headline)>]) -> Vec<(String, Vec<Headline>)> {
+    let names: Vec<Vec<String>> = docs.iter().map(|d| d.iter().map(|(k, _)| k.clone()).collect()).collect();
+    align_names(&names)
+        .into_iter()
+        .map(|at| {
+            let mut name = docs[0][at[0]].0.clone();
+            for (d, &i) in docs.iter().zip(&at).skip(1) {
+                if d[i].0 != docs[0][at[0]].0 {
+                    name = format!("{name} ~ {}", d[i].0);
+                }
+            }
+            (name, docs.iter().zip(&at).map(|(d, &i)| d[i].1.clone()).collect())
+        })
+        .collect()
+}
+
+/// For each workload of the first list that every other list has too, in the first's order,
+/// its index in each list. A workload is found by its name; those of the first and of another
+/// list that match no name of the other are paired in order when as many are left on each
+/// side (fio's job `randread` beside iogauge's `random-read-4k`).
+pub fn align_names(docs: &[Vec<String>]) -> Vec<Vec<usize>> {
     let Some((first, others)) = docs.split_first() else { return Vec::new() };
-    // For each other document: the first's workload name -> its own index.
+    // For each other list: where each of the first's workloads is in it.
     let matches: Vec<Vec<Option<usize>>> = others
         .iter()
         .map(|o| {
-            let unmatched = |x: &[(String, Headline)], y: &[(String, Headline)]| -> Vec<usize> {
-                (0..x.len()).filter(|&i| !y.iter().any(|(k, _)| *k == x[i].0)).collect()
-            };
+            let unmatched =
+                |x: &[String], y: &[String]| -> Vec<usize> { (0..x.len()).filter(|&i| !y.contains(&x[i])).collect() };
             let (left_f, left_o) = (unmatched(first, o), unmatched(o, first));
-            first
-                .iter()
-                .enumerate()
-                .map(|(i, (k, _))| {
-                    o.iter().position(|(x, _)| x == k).or_else(|| {
+            (0..first.len())
+                .map(|i| {
+                    o.iter().position(|x| *x == first[i]).or_else(|| {
                         let at = left_f.iter().position(|&j| j == i)?;
                         (left_f.len() == left_o.len()).then(|| left_o[at])
                     })
@@ -44,20 +59,13 @@ pub fn align(docs: &[Vec<(String, Headline)>]) -> Vec<(String, Vec<Headline>)> {
                 .collect()
         })
         .collect();
-    first
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (k, h))| {
-            let mut name = k.clone();
-            let mut figures = vec![h.clone()];
-            for (o, m) in others.iter().zip(&matches) {
-                let (ko, ho) = &o[m[i]?];
-                if ko != k {
-                    name = format!("{name} ~ {ko}");
-                }
-                figures.push(ho.clone());
+    (0..first.len())
+        .filter_map(|i| {
+            let mut at = vec![i];
+            for m in &matches {
+                at.push(m[i]?);
             }
-            Some((name, figures))
+            Some(at)
         })
         .collect()
 }
@@ -99,11 +107,12 @@ pub fn table(a_name: &str, b_name: &str, rows: &[(String, Headline, Headline)]) 
 
 /// What differs between the two documents' set-ups, so a difference in the figures is not
 /// read as the storage's: targets, engine, outstanding I/Os, workers, recorded time; and the
-/// points an interrupted study did not reach.
-pub fn differences(a: &Document, b: &Document) -> Vec<String> {
+/// points an interrupted study did not reach. `names` are what the two are called ("A", "B").
+pub fn differences(a: &Document, b: &Document, names: [&str; 2]) -> Vec<String> {
     let mut out = Vec::new();
     let (sa, sb) = (setup(a), setup(b));
-    let differ = |what: &str, x: &String, y: &String| format!("A and B differ in {what}: {x} vs {y}");
+    let [na, nb] = names;
+    let differ = |what: &str, x: &String, y: &String| format!("{na} and {nb} differ in {what}: {x} vs {y}");
     for (what, x, y) in [
         ("targets", &sa.targets, &sb.targets),
         ("engine", &sa.engine, &sb.engine),
@@ -119,9 +128,12 @@ pub fn differences(a: &Document, b: &Document) -> Vec<String> {
     // A run that ends on a count of I/Os takes the time it takes.
     let timed = !sa.counted && !sb.counted;
     if timed && (sa.seconds - sb.seconds).abs() > 0.1 * sa.seconds.max(sb.seconds) {
-        out.push(format!("A and B differ in recorded time: {:.1} s vs {:.1} s per workload", sa.seconds, sb.seconds));
+        out.push(format!(
+            "{na} and {nb} differ in recorded time: {:.1} s vs {:.1} s per workload",
+            sa.seconds, sb.seconds
+        ));
     }
-    for (side, d) in [("A", a), ("B", b)] {
+    for (side, d) in [(na, a), (nb, b)] {
         if let Some(missing) = missing_points(d) {
             out.push(format!("{side} is a study stopped before its end: {missing}"));
         }

@@ -274,7 +274,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             if let Some(overall) = compare::overall(&da, &db_) {
                 print!("{overall}");
             }
-            for w in compare::differences(&da, &db_) {
+            for w in compare::differences(&da, &db_, ["A", "B"]) {
                 println!("warning: {w}");
             }
             Ok(0)

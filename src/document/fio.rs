@@ -124,9 +124,10 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
         results,
         warnings,
         interrupted: false,
-        failed: jobs.iter().find(|j| j.get("error").and_then(Value::as_i64).unwrap_or(0) != 0).map(|j| {
-            format!("fio job {} ended with error {}", text(j, "jobname"), j["error"])
-        }),
+        failed: jobs
+            .iter()
+            .find(|j| j.get("error").and_then(Value::as_i64).unwrap_or(0) != 0)
+            .map(|j| format!("fio job {} ended with error {}", text(j, "jobname"), j["error"])),
         managers: Vec::new(),
         read_from: Some(format!("fio's JSON output {name}")),
     })
@@ -225,9 +226,10 @@ fn figures(jobs: &[&Value], secs: f64) -> Metrics {
     // Without json+'s histogram, percentiles are fio's printed ones: a job's, per direction.
     let one = jobs.len() == 1;
     let printed = |k: usize, d| if binned[k] || !one { None } else { Some(printed_percentiles(jobs[0], d)) };
-    for (k, (d, slot)) in
-        DIRECTIONS.iter().zip([&mut m.read_percentiles_ms, &mut m.write_percentiles_ms, &mut m.trim_percentiles_ms])
-            .enumerate()
+    for (k, (d, slot)) in DIRECTIONS
+        .iter()
+        .zip([&mut m.read_percentiles_ms, &mut m.write_percentiles_ms, &mut m.trim_percentiles_ms])
+        .enumerate()
     {
         if let Some(p) = printed(k, d) {
             *slot = p;
@@ -243,7 +245,6 @@ fn figures(jobs: &[&Value], secs: f64) -> Metrics {
     }
     m
 }
-
 
 /// A job's file as a target of its worker, with the job's figures.
 fn target(path: &str, metrics: Metrics) -> TargetResult {

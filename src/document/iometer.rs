@@ -54,7 +54,13 @@ impl Row<'_> {
             }
         };
         let raw = IoStats {
-            read: dir("Read I/Os", "Bytes Read", "Average Read Response Time", "Maximum Read Response Time", "Read Errors"),
+            read: dir(
+                "Read I/Os",
+                "Bytes Read",
+                "Average Read Response Time",
+                "Maximum Read Response Time",
+                "Read Errors",
+            ),
             write: dir(
                 "Write I/Os",
                 "Bytes Written",
@@ -122,7 +128,12 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
                 "DISK" => {
                     let path = r.cell("Target Name").to_string();
                     if !target_info.iter().any(|t| t.path == path) {
-                        target_info.push(super::foreign_target(&path, TargetKind::Block, true, "Iometer's results file"));
+                        target_info.push(super::foreign_target(
+                            &path,
+                            TargetKind::Block,
+                            true,
+                            "Iometer's results file",
+                        ));
                     }
                     let disk = TargetResult {
                         path,

@@ -3,9 +3,10 @@
 //! with the limit, IOPS by drive stroke, scaling against the theoretical maximum); a run gives
 //! its latency percentiles, histogram and time series.
 
+use super::bars::Bars;
 use super::svg::{Axis, Chart, Mark, Rule, Scale, Series, num};
 use crate::config::Measure;
-use crate::result::ResultDoc;
+use crate::result::{Headline, ResultDoc, WorkloadResult};
 use crate::study::Point;
 use crate::study::doc::{PointResult, SpecSummary, StudyDoc, workload_of};
 use crate::units::format_size;
@@ -451,16 +452,79 @@ fn group(styles: &mut Styles, items: impl Iterator<Item = (String, (f64, f64))>,
     out
 }
 
-/// The runs' latency percentiles, histograms and time series.
-pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart> {
-    let multi = runs.len() > 1;
-    let results: Vec<(String, &crate::result::WorkloadResult)> = runs
+/// The summary of the documents' shared workloads (of one document: its workloads): IOPS, MB/s
+/// and response times, a bar per document in its colour. None past 24 workloads (a study's
+/// many points have the seeds' charts instead).
+pub fn summary(docs: &[(&str, Vec<(String, Headline)>)], styles: &mut Styles) -> Vec<Bars> {
+    let lists: Vec<Vec<(String, Headline)>> = docs.iter().map(|d| d.1.clone()).collect();
+    let shared = crate::compare::align(&lists);
+    if shared.is_empty() || shared.len() > 24 || (docs.len() == 1 && shared.len() < 2) {
+        return Vec::new();
+    }
+    let measures: [(&str, &str, fn(&Headline) -> Option<f64>); 4] = [
+        ("IOPS by workload", IOPS, |h| Some(h.iops)),
+        ("MB/s by workload", "MB/s (10^6 bytes/s)", |h| Some(h.mbps)),
+        ("Average response time by workload", AVG_MS, |h| h.avg_response_ms),
+        ("99th percentile response time by workload", "p99 response time (ms)", |h| h.p99_response_ms),
+    ];
+    measures
         .iter()
-        .flat_map(|&(label, d)| {
-            d.results.iter().map(move |r| (if multi { format!("{label} · {}", r.spec) } else { r.spec.clone() }, r))
+        .map(|(title, y, get)| Bars {
+            title: title.to_string(),
+            y_label: y.to_string(),
+            categories: shared.iter().map(|(k, _)| k.clone()).collect(),
+            groups: docs
+                .iter()
+                .enumerate()
+                .map(|(k, (label, _))| {
+                    (label.to_string(), styles.of(label), shared.iter().map(|(_, h)| get(&h[k])).collect())
+                })
+                .collect(),
+        })
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+/// A run's charts: its latency percentiles, histogram and time series. With several runs,
+/// each workload they share gets its own charts with one line per run (in the run's colour
+/// throughout the report), so the comparison wanted is on one chart; a workload not in every
+/// run is drawn with the others of its run.
+pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart> {
+    if let [(_, d)] = runs {
+        let results: Vec<(String, &WorkloadResult)> = d.results.iter().map(|r| (r.spec.clone(), r)).collect();
+        return workload_charts("", &results, styles);
+    }
+    let names: Vec<Vec<String>> =
+        runs.iter().map(|(_, d)| d.results.iter().map(|r| r.spec.clone()).collect()).collect();
+    let shared = crate::compare::align_names(&names);
+    let mut out = Vec::new();
+    for at in &shared {
+        let results: Vec<(String, &WorkloadResult)> =
+            runs.iter().zip(at).map(|((label, d), &i)| (label.to_string(), &d.results[i])).collect();
+        out.extend(workload_charts(&format!("{}: ", names[0][at[0]]), &results, styles));
+    }
+    let rest: Vec<(String, &WorkloadResult)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (label, d))| {
+            let shared = &shared;
+            d.results
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| !shared.iter().any(|at| at[k] == *i))
+                .map(move |(_, r)| (format!("{label} · {}", r.spec), r))
         })
         .collect();
-    let mut series = |f: &dyn Fn(&crate::result::WorkloadResult) -> Vec<(f64, f64)>| -> Vec<Series> {
+    if !rest.is_empty() {
+        out.extend(workload_charts("", &rest, styles));
+    }
+    out
+}
+
+/// The charts of some workloads' results, one series each (named as given), titles after
+/// `prefix`: percentiles, histogram, and the time series that have two intervals or more.
+fn workload_charts(prefix: &str, results: &[(String, &WorkloadResult)], styles: &mut Styles) -> Vec<Chart> {
+    let mut series = |f: &dyn Fn(&WorkloadResult) -> Vec<(f64, f64)>| -> Vec<Series> {
         results.iter().map(|(name, r)| Series { name: name.clone(), style: styles.of(name), points: f(r) }).collect()
     };
     let percentiles = series(&|r| {
@@ -475,7 +539,7 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
         p
     });
     let histogram = series(&|r| histogram_points(&r.totals.metrics.raw.all().histogram));
-    fn time(r: &crate::result::WorkloadResult, what: fn(&crate::result::Interval) -> Option<f64>) -> Vec<(f64, f64)> {
+    fn time(r: &WorkloadResult, what: fn(&crate::result::Interval) -> Option<f64>) -> Vec<(f64, f64)> {
         r.intervals.iter().filter_map(|i| Some((i.t_s, what(i)?))).collect()
     }
     let iops_t = series(&|r| time(r, |i| Some(i.iops)));
@@ -484,9 +548,10 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
     let cpu_t = series(&|r| time(r, |i| Some(i.cpu_pct)));
     let secs = || Axis { label: "Time into the recorded run (s)".into(), scale: Scale::Linear };
     let resp_axis = || Axis { label: "Response time (ms)".into(), scale: Scale::Log10 };
+    let title = |t: &str| format!("{prefix}{t}");
     let mut out = vec![
         chart(
-            "Response time percentiles",
+            &title("Response time percentiles"),
             Axis { label: "Percentile (%)".into(), scale: Scale::Nines },
             "Response time (ms)",
             Scale::Log10,
@@ -494,15 +559,21 @@ pub fn run_charts(runs: &[(&str, &ResultDoc)], styles: &mut Styles) -> Vec<Chart
         ),
         Chart {
             y: Axis { label: "I/Os (% of all in the run)".into(), scale: Scale::Percent },
-            ..chart("Response time histogram", resp_axis(), "", Scale::Linear, histogram)
+            ..chart(&title("Response time histogram"), resp_axis(), "", Scale::Linear, histogram)
         },
     ];
     // A time series of one interval is a dot, not a trend: drawn only with two or more.
     let over_time = [
-        chart("IOPS over time", secs(), IOPS, Scale::Linear, iops_t),
-        chart("Average response time over time", secs(), AVG_MS, Scale::Linear, resp_t),
-        chart("99th percentile response time over time", secs(), "p99 response time (ms)", Scale::Linear, p99_t),
-        chart("CPU utilisation over time", secs(), "CPU utilisation (% of all CPUs)", Scale::Percent, cpu_t),
+        chart(&title("IOPS over time"), secs(), IOPS, Scale::Linear, iops_t),
+        chart(&title("Average response time over time"), secs(), AVG_MS, Scale::Linear, resp_t),
+        chart(
+            &title("99th percentile response time over time"),
+            secs(),
+            "p99 response time (ms)",
+            Scale::Linear,
+            p99_t,
+        ),
+        chart(&title("CPU utilisation over time"), secs(), "CPU utilisation (% of all CPUs)", Scale::Percent, cpu_t),
     ];
     out.extend(over_time.into_iter().filter(|c| c.series.iter().any(|s| s.points.len() > 1)));
     out.retain(|c| !c.is_empty());

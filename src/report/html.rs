@@ -5,7 +5,7 @@ use super::svg::esc;
 
 /// Styles: readable on screen, on paper and in black and white (the live page's too).
 pub(crate) const CSS: &str = "
-body { font-family: Helvetica, Arial, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #111; }
+body { font-family: Helvetica, Arial, sans-serif; max-width: 1500px; margin: 2em auto; padding: 0 1em; color: #111; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.3em; border-bottom: 2px solid #111; padding-bottom: 0.2em; margin-top: 2em; }
 h3 { font-size: 1.1em; margin-top: 1.5em; }
@@ -14,6 +14,7 @@ th, td { border: 1px solid #999; padding: 0.25em 0.5em; }
 th { background: #eee; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 figure { margin: 1.2em 0; break-inside: avoid; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 0 1.5em; }
 figure svg { max-width: 100%; height: auto; }
 pre { background: #f6f6f6; border: 1px solid #ccc; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 .answer { font-weight: bold; }

@@ -2,6 +2,7 @@
 //! tables the seeds publish, a side-by-side comparison of several systems, and what is needed
 //! to reproduce each run.
 
+pub mod bars;
 pub mod charts;
 pub(crate) mod html;
 pub mod svg;
@@ -71,32 +72,46 @@ pub fn build(title: &str, inputs: &[Input], detail: Detail) -> Report {
         if inputs.len() == 1 { "" } else { "s" }
     );
     body.push_str(&inputs_table(inputs));
-    if inputs.len() > 1 {
-        body.push_str("<h2>Side by side</h2>\n");
-        body.push_str(&comparison(inputs, detail));
-    }
-    let mut figures = |body: &mut String, list: Vec<svg::Chart>| {
-        for c in list.into_iter().flat_map(|c| c.split(MOST_SERIES)) {
+    // Charts as (title, SVG), laid out side by side where the window is wide enough.
+    let mut figures = |body: &mut String, list: Vec<(String, String)>| {
+        body.push_str("<div class=\"charts\">\n");
+        for (title, svg) in list {
             let n = files.len() + 1;
-            let svg = c.render();
             let _ = writeln!(
                 body,
                 "<figure id=\"chart-{n}\">{svg}<figcaption>Chart {n}. {}</figcaption></figure>",
-                esc(&c.title)
+                esc(&title)
             );
-            files.push(ChartFile { file_stem: format!("{n:02}-{}", slug(&c.title)), svg });
+            files.push(ChartFile { file_stem: format!("{n:02}-{}", slug(&title)), svg });
         }
+        body.push_str("</div>\n");
     };
+    let lines = |list: Vec<svg::Chart>| -> Vec<(String, String)> {
+        list.into_iter().flat_map(|c| c.split(MOST_SERIES)).map(|c| (c.title.clone(), c.render())).collect()
+    };
+    let workloads: Vec<(&str, Vec<(String, Headline)>)> =
+        inputs.iter().map(|i| (i.label.as_str(), i.doc.workloads(Detail::Totals))).collect();
+    let bars: Vec<(String, String)> =
+        charts::summary(&workloads, &mut styles).into_iter().map(|b| (b.title.clone(), b.render())).collect();
+    if inputs.len() > 1 {
+        body.push_str("<h2>Side by side</h2>\n");
+        body.push_str(&comparison(inputs, detail));
+    } else if !bars.is_empty() {
+        body.push_str("<h2>Summary</h2>\n");
+    }
+    if !bars.is_empty() {
+        figures(&mut body, bars);
+    }
     if !studies.is_empty() {
         body.push_str("<h2>Studies</h2>\n");
-        figures(&mut body, charts::study_charts(&studies, &mut styles));
+        figures(&mut body, lines(charts::study_charts(&studies, &mut styles)));
         for (label, d) in &studies {
             body.push_str(&study_tables(label, d));
         }
     }
     if !runs.is_empty() {
         body.push_str("<h2>Runs</h2>\n");
-        figures(&mut body, charts::run_charts(&runs, &mut styles));
+        figures(&mut body, lines(charts::run_charts(&runs, &mut styles)));
         for (label, d) in &runs {
             body.push_str(&run_table(label, d, detail));
         }
@@ -153,38 +168,37 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
     if common.is_empty() {
         return "<p>The documents have no workload in common: compare runs of the same specifications.</p>\n".into();
     }
-    // The measures `iogauge compare` prints, as it prints them.
+    // The measures `iogauge compare` prints, laid out as it prints them: per workload a row of
+    // each document's figures, then each one's % difference from A.
     let measures = &compare::MEASURES;
-    let mut head: Vec<String> = vec!["workload".into()];
-    for (name, _, _) in measures {
-        for k in 0..inputs.len() {
-            head.push(format!("{} {name}", letter(k)));
+    let mut head: Vec<String> = vec!["workload".into(), String::new()];
+    head.extend(measures.iter().map(|m| m.0.to_string()));
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
+    for (w, figs) in &common {
+        for (k, f) in figs.iter().enumerate() {
+            let mut row = vec![Cell::Text(if k == 0 { w.clone() } else { String::new() }), Cell::Text(letter(k))];
+            row.extend(measures.iter().map(|(_, get, fmt)| Cell::Num(get(f).map_or("-".into(), fmt))));
+            rows.push(row);
         }
-        for k in 1..inputs.len() {
-            head.push(format!("{} vs A %", letter(k)));
+        for (k, f) in figs.iter().enumerate().skip(1) {
+            let mut row = vec![Cell::Text(String::new()), Cell::Text(format!("{} vs A %", letter(k)))];
+            row.extend(measures.iter().map(|(_, get, _)| {
+                Cell::Num(compare::pct(get(&figs[0]), get(f)).map_or("-".into(), |p| format!("{p:+.1}")))
+            }));
+            rows.push(row);
         }
     }
-    let rows: Vec<Vec<Cell>> = common
-        .iter()
-        .map(|(w, figs)| {
-            let mut row = vec![Cell::Text(w.clone())];
-            for (_, get, fmt) in measures {
-                for f in figs.iter() {
-                    row.push(Cell::Num(get(f).map_or("-".into(), fmt)));
-                }
-                for f in &figs[1..] {
-                    let p = compare::pct(get(&figs[0]), get(f));
-                    row.push(Cell::Num(p.map_or("-".into(), |p| format!("{p:+.1}"))));
-                }
-            }
-            row
-        })
-        .collect();
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     let mut s = table("compare", &head, &rows);
     s.push_str(
         "<p class=\"meta\">% = (X - A) / A: higher is better for IOPS, MB/s and IOPS per CPU %; lower for response times and CPU %.</p>\n",
     );
+    // What differs in the set-ups, beside the figures, so a difference is not read as the
+    // storage's: as `iogauge compare` says it.
+    for (k, i) in inputs.iter().enumerate().skip(1) {
+        let said = compare::differences(&inputs[0].doc, &i.doc, ["A", &letter(k)]);
+        s.push_str(&warnings(&said));
+    }
     s
 }
 

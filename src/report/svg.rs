@@ -95,10 +95,10 @@ const COLOURS: [&str; 7] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000
 const DASHES: [&str; 3] = ["", "7 4", "2 3"];
 
 const HEIGHT: f64 = 420.0;
-const LEFT: f64 = 84.0;
-const TOP: f64 = 40.0;
-const PLOT_W: f64 = 440.0;
-const PLOT_H: f64 = 310.0;
+pub(super) const LEFT: f64 = 84.0;
+pub(super) const TOP: f64 = 40.0;
+pub(super) const PLOT_W: f64 = 440.0;
+pub(super) const PLOT_H: f64 = 310.0;
 
 /// A marker's path centred on 0,0.
 fn marker(style: usize) -> &'static str {
@@ -138,8 +138,14 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A linear axis' tick: millions as `40M` (ten digits and separators would run into the
+/// axis' label), the rest as [`num`].
+fn tick(v: f64) -> String {
+    if v.abs() >= 1e6 { format!("{}M", num(v / 1e6)) } else { num(v) }
+}
+
 /// The mapping of one axis: values to 0..1.
-struct Map {
+pub(super) struct Map {
     scale: Scale,
     lo: f64,
     hi: f64,
@@ -150,7 +156,7 @@ fn nines(p: f64) -> f64 {
 }
 
 impl Map {
-    fn new(scale: Scale, values: &[f64]) -> Map {
+    pub(super) fn new(scale: Scale, values: &[f64]) -> Map {
         let vals: Vec<f64> = values.iter().copied().filter(|v| v.is_finite() && plottable(scale, *v)).collect();
         let min = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let max = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -183,12 +189,12 @@ impl Map {
     }
 
     /// 0..1 along the axis.
-    fn frac(&self, v: f64) -> f64 {
+    pub(super) fn frac(&self, v: f64) -> f64 {
         (self.t(v) - self.lo) / (self.hi - self.lo)
     }
 
     /// Tick values and their labels.
-    fn ticks(&self) -> Vec<(f64, String)> {
+    pub(super) fn ticks(&self) -> Vec<(f64, String)> {
         match self.scale {
             Scale::Linear | Scale::Count | Scale::Percent => {
                 let mut step = nice_step((self.hi - self.lo) / 6.0);
@@ -196,7 +202,7 @@ impl Map {
                     step = step.max(1.0);
                 }
                 let n = ((self.hi - self.lo) / step + 1e-9).floor() as i64;
-                (0..=n).map(|i| self.lo + i as f64 * step).map(|v| (v, num(v))).collect()
+                (0..=n).map(|i| self.lo + i as f64 * step).map(|v| (v, tick(v))).collect()
             }
             Scale::Log2Size | Scale::Log2 => {
                 let span = (self.hi - self.lo) as i64;
@@ -540,6 +546,9 @@ mod tests {
         assert_eq!(nice_step(0.7), 1.0);
         assert_eq!(nice_step(1.2), 2.0);
         assert_eq!(nice_ceil(483.0), 500.0);
+        assert_eq!(tick(40_000_000.0), "40M");
+        assert_eq!(tick(2_500_000.0), "2.5M");
+        assert_eq!(tick(400_000.0), "400,000");
     }
 
     #[test]

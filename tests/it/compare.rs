@@ -51,7 +51,8 @@ fn compare_shows_each_workloads_difference() {
         let (ma, mb) = (num(r.0, "totals/mbps"), num(r.1, "totals/mbps"));
         assert_eq!(d[2], format!("{:+.1}", (mb - ma) / ma * 100.0), "{text}");
         for (col, p) in [(4, "p50"), (5, "p99")] {
-            let (pa, pb) = (num(r.0, &format!("totals/percentiles_ms/{p}")), num(r.1, &format!("totals/percentiles_ms/{p}")));
+            let (pa, pb) =
+                (num(r.0, &format!("totals/percentiles_ms/{p}")), num(r.1, &format!("totals/percentiles_ms/{p}")));
             assert_eq!(d[col], format!("{:+.1}", (pb - pa) / pa * 100.0), "{p} column: {text}");
         }
     }
@@ -121,7 +122,25 @@ fn compare_sets_fios_own_json_beside_iogauges_run() {
     };
     let (plus, plain) = (fio("json+", "plus.json"), fio("json", "plain.json"));
     let f = file.to_str().unwrap();
-    ok_in(&dir, &["run", "--target", f, "--spec", "oltp-8k", "--workers", "2", "--time", "1s", "--json", "run.json", "-q", "--allow-write", f]);
+    ok_in(
+        &dir,
+        &[
+            "run",
+            "--target",
+            f,
+            "--spec",
+            "oltp-8k",
+            "--workers",
+            "2",
+            "--time",
+            "1s",
+            "--json",
+            "run.json",
+            "-q",
+            "--allow-write",
+            f,
+        ],
+    );
     let compare = |a: &str| String::from_utf8(ok_in(&dir, &["compare", a, "run.json"]).stdout).unwrap();
 
     // json+: fio's own IOPS (summed over its jobs) and the percentiles of its histograms.
@@ -149,20 +168,41 @@ fn compare_sets_fios_own_json_beside_iogauges_run() {
     let text = compare("plain.json");
     let a = side_row(&text, "oltp-8k", "A");
     assert_eq!((a[3], a[4]), ("-", "-"), "{text}");
-    let fio_iops: f64 = plain["jobs"].as_array().unwrap().iter().map(|j| num(j, "read/iops") + num(j, "write/iops")).sum();
+    let fio_iops: f64 =
+        plain["jobs"].as_array().unwrap().iter().map(|j| num(j, "read/iops") + num(j, "write/iops")).sum();
     assert!((parse_thousands(a[0]) - fio_iops).abs() <= 0.5, "{text}");
 
     // The report sets them side by side too, and says where A came from.
     ok_in(&dir, &["report", "plus.json", "run.json", "-o", "r.html"]);
     let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
-    assert!(html.contains("Read from fio&#39;s JSON output plus.json") || html.contains("Read from fio's JSON output plus.json"), "{html}");
+    assert!(
+        html.contains("Read from fio&#39;s JSON output plus.json")
+            || html.contains("Read from fio's JSON output plus.json"),
+        "{html}"
+    );
     assert!(html.contains("<td>oltp-8k</td>"), "no side-by-side row for oltp-8k");
 }
 
 #[test]
 fn compare_reads_iometers_results_file() {
     let dir = scratch("compare-iometer");
-    ok_in(&dir, &["run", "--target", "null", "--spec", "oltp-8k", "--time", "1s", "--json", "r.json", "--iometer-csv", "r.csv", "-q"]);
+    ok_in(
+        &dir,
+        &[
+            "run",
+            "--target",
+            "null",
+            "--spec",
+            "oltp-8k",
+            "--time",
+            "1s",
+            "--json",
+            "r.json",
+            "--iometer-csv",
+            "r.csv",
+            "-q",
+        ],
+    );
     // The same run as Iometer's file and as iogauge's document: the same figures.
     let text = String::from_utf8(ok_in(&dir, &["compare", "r.csv", "r.json"]).stdout).unwrap();
     let d = side_row(&text, "oltp-8k", "%");

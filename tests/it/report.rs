@@ -40,7 +40,7 @@ const CHECK: &str = r#"<script>
 const out = [];
 for (const svg of document.querySelectorAll('svg.chart')) {
   const plot = svg.querySelector('rect.plot').getBoundingClientRect();
-  const pts = [...svg.querySelectorAll('g.pt')];
+  const pts = [...svg.querySelectorAll('g.pt, g.bar')];
   let drawn = 0, inside = 0;
   for (const p of pts) {
     const b = p.getBoundingClientRect();
@@ -59,7 +59,7 @@ const pre = document.createElement('pre'); pre.id = 'check'; pre.textContent = J
 document.body.appendChild(pre);
 </script>"#;
 
-/// Measures every chart of `html` in the browser: each point drawn inside its plot, every
+/// Measures every chart of `html` in the browser: each point (or bar) drawn inside its plot, every
 /// legend name inside its chart, at most 6 series in one chart.
 fn check_in_browser(dir: &Path, html: &str) {
     let charts = svgs(html);
@@ -74,7 +74,7 @@ fn check_in_browser(dir: &Path, html: &str) {
     let measured: Vec<Value> = serde_json::from_str(&text).unwrap();
     assert_eq!(measured.len(), charts.len(), "the browser sees every chart");
     for (m, svg) in measured.iter().zip(&charts) {
-        let given = svg.matches("class=\"pt\"").count();
+        let given = svg.matches("class=\"pt\"").count() + svg.matches("class=\"bar\"").count();
         assert!(given > 0, "{}: a chart without points", m["title"]);
         assert_eq!(m["points"], given, "{}", m["title"]);
         assert_eq!(m["drawn"], given, "{}: every point has a size on screen", m["title"]);
@@ -403,21 +403,25 @@ fn seed_004_side_by_side_table_gives_the_published_figures_and_differences() {
     let table = &html[html.find("<table class=\"compare\">").unwrap()..];
     let table = &table[..table.find("</table>").unwrap()];
     let head: Vec<&str> = table.split("<th>").skip(1).map(|c| &c[..c.find("</th>").unwrap()]).collect();
+    let rows: Vec<Vec<&str>> = table
+        .split("<tr>")
+        .skip(2)
+        .map(|r| r.split("<td").skip(1).map(|c| &c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()]).collect())
+        .collect();
     for (name, a, b) in published {
-        let row = &table[table.find(&format!("<td>{name}</td>")).unwrap()..];
-        let row = &row[..row.find("</tr>").unwrap()];
-        let cells: Vec<&str> =
-            row.split("<td").skip(1).map(|c| &c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()]).collect();
-        let cell = |h: &str| cells[head.iter().position(|x| *x == h).unwrap_or_else(|| panic!("no column {h}"))];
-        assert_eq!(cell("A IOPS"), thousands(a.0));
-        assert_eq!(cell("B IOPS"), thousands(b.0));
+        // As `iogauge compare` lays it out: the workload's row of A, then B, then B's % of A.
+        let at = rows.iter().position(|r| r[0] == name).unwrap_or_else(|| panic!("no row for {name}"));
+        let (ra, rb, rp) = (&rows[at], &rows[at + 1], &rows[at + 2]);
+        assert_eq!((ra[1], rb[1], rp[1]), ("A", "B", "B vs A %"), "{name}");
+        let col = |h: &str| head.iter().position(|x| *x == h).unwrap_or_else(|| panic!("no column {h}"));
         let pct = |x: f64, y: f64| format!("{:+.1}", (y - x) / x * 100.0);
-        let iops_pct = head.iter().position(|x| *x == "B IOPS").unwrap() + 1;
-        assert_eq!(cells[iops_pct], pct(a.0, b.0), "{name}: % of B against A");
-        assert_eq!(cell("A CPU %"), format!("{:.1}", a.1));
-        assert_eq!(cell("B CPU %"), format!("{:.1}", b.1));
-        let cpu_pct = head.iter().position(|x| *x == "B CPU %").unwrap() + 1;
-        assert_eq!(cells[cpu_pct], pct(a.1, b.1));
+        assert_eq!((ra[col("IOPS")], rb[col("IOPS")]), (thousands(a.0).as_str(), thousands(b.0).as_str()));
+        assert_eq!(rp[col("IOPS")], pct(a.0, b.0), "{name}: % of B against A");
+        assert_eq!(
+            (ra[col("CPU %")], rb[col("CPU %")]),
+            (format!("{:.1}", a.1).as_str(), format!("{:.1}", b.1).as_str())
+        );
+        assert_eq!(rp[col("CPU %")], pct(a.1, b.1));
     }
     // The HBA's CPU advantage the seed reports: B used more than twice A's CPU on both.
     assert!(html.contains(&format!("{:+.1}", (14.01 - 6.09) / 6.09 * 100.0)));
@@ -479,4 +483,87 @@ fn many_workloads_are_small_multiples_with_whole_legends() {
     ok_in(&dir, &["report", "one.json", "-o", "one.html"]);
     let one = std::fs::read_to_string(dir.join("one.html")).unwrap();
     assert!(!one.contains("over time</title>"), "a time series of one point");
+}
+
+/// The colour of series `name` in a line chart.
+fn stroke_of<'a>(svg: &'a str, name: &str) -> &'a str {
+    let series = &svg[svg.find(&format!("<g class=\"series\" data-name=\"{name}\"")).unwrap()..];
+    attr(&series[series.find("<path").unwrap()..], "stroke")
+}
+
+#[test]
+fn two_runs_compare_on_one_chart_per_workload_with_their_setups_beside() {
+    let dir = scratch("report-compare");
+    for (name, qd) in [("a.json", "1"), ("b.json", "8")] {
+        ok_in(
+            &dir,
+            &[
+                "run",
+                "--target",
+                "null",
+                "--spec",
+                "oltp-8k",
+                "--spec",
+                "random-read-4k",
+                "--qd",
+                qd,
+                "--ramp",
+                "0s",
+                "--time",
+                "1s",
+                "--interval",
+                "250ms",
+                "--json",
+                name,
+                "-q",
+            ],
+        );
+    }
+    ok_in(&dir, &["report", "a.json", "b.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let docs: Vec<Value> = ["a.json", "b.json"]
+        .iter()
+        .map(|n| serde_json::from_slice(&std::fs::read(dir.join(n)).unwrap()).unwrap())
+        .collect();
+    let mut colours = Vec::new();
+    for (k, w) in ["oltp-8k", "random-read-4k"].iter().enumerate() {
+        // A and B's figures of one workload on one chart, each run in its colour throughout.
+        for kind in ["Response time percentiles", "IOPS over time"] {
+            let svg = chart(&html, &format!("{w}: {kind}"));
+            let series: Vec<&str> =
+                svg.split("<g class=\"series\" data-name=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
+            assert_eq!(series, ["a.json", "b.json"], "{w}: {kind}");
+            colours.push((stroke_of(svg, "a.json"), stroke_of(svg, "b.json")));
+            if kind == "Response time percentiles" {
+                for (d, name) in docs.iter().zip(["a.json", "b.json"]) {
+                    let p99 = num(&d["results"][k]["totals"], "percentiles_ms/p99");
+                    assert!(
+                        points(svg).iter().any(|p| p.series == name && p.x == 99.0 && p.y == p99),
+                        "{w} {name} p99"
+                    );
+                }
+            }
+        }
+        // The summary: a bar per run for each workload, of the run's own IOPS.
+        let bars = chart(&html, "IOPS by workload");
+        for (d, name) in docs.iter().zip(["a.json", "b.json"]) {
+            let bar = &bars[bars.find(&format!("data-category=\"{w}\" data-series=\"{name}\"")).unwrap()..];
+            assert_eq!(attr(bar, "data-y").parse::<f64>().unwrap(), num(&d["results"][k]["totals"], "iops"));
+        }
+    }
+    assert!(colours.windows(2).all(|c| c[0] == c[1]) && colours[0].0 != colours[0].1, "{colours:?}");
+    // What differs in the set-ups is said beside the figures, as `compare` says it.
+    assert!(html.contains("A and B differ in outstanding I/Os: 1 vs 8"), "no set-up difference beside the table");
+    check_in_browser(&dir, &html);
+    // At 1280 px, two charts side by side.
+    let shot = artifacts().join("report-compare-1280.png");
+    let url = format!("file://{}", dir.join("r.html").display());
+    let out = offline_chromium(
+        &dir.join("profile"),
+        &["--window-size=1280,2000", &format!("--screenshot={}", shot.display()), &url],
+    );
+    assert!(console_lines(&out.stderr).is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "a screenshot");
+    let tops = html.matches("<figure").count();
+    assert!(tops >= 8, "{tops} charts");
 }
