@@ -97,7 +97,7 @@ mod tests {
             histogram: None,
         };
         let progress = Progress {
-            label: "point 2/3 outstanding=4".into(),
+            label: "point 2 of 3: outstanding=4".into(),
             point: 2,
             points: Some(3),
             round: None,
@@ -119,7 +119,7 @@ mod tests {
         };
         assert_eq!(
             text(&s),
-            "[point 2/3 outstanding=4, ~1 min 5 s left] oltp-8k recording 12/60 s  IOPS 12,345  MB/s 50.5  avg 0.250 ms  p99 1.500 ms  CPU 40 %"
+            "[point 2 of 3: outstanding=4, ~1 min 5 s left] oltp-8k recording 12/60 s  IOPS 12,345  MB/s 50.5  avg 0.250 ms  p99 1.500 ms  CPU 40 %"
         );
         s.study = None;
         s.phase = Phase::Ramp;

@@ -74,7 +74,7 @@ pub struct Count {
 /// Where a study is: the point running, how many there are, and the time left.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Progress {
-    /// What the point is ("point 3/12 outstanding=8", "search oltp outstanding=16").
+    /// What the point is ("point 3 of 12: outstanding=8", "search oltp outstanding=16").
     pub label: String,
     /// The point running, from 1 (its index in the study document + 1).
     pub point: usize,

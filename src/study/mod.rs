@@ -107,7 +107,7 @@ impl Point {
             parts.push(format!("round={v}"));
         }
         // A file-system point's test is its workload's name, so the label leaves it out.
-        if parts.is_empty() { "as configured".into() } else { parts.join(" ") }
+        if parts.is_empty() { "nothing cycled".into() } else { parts.join(" ") }
     }
 }
 
@@ -177,7 +177,7 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
     if let Some(bad) = stroke.iter().flatten().find(|&&v| !(v > 0.0 && v <= 100.0)) {
         return Err(err("stroke", format!("stroke = {bad}: give % of the target above 0 and at most 100")));
     }
-    // The cartesian product, outer to inner; an absent cycle contributes one "as configured".
+    // The cartesian product, outer to inner; an absent cycle contributes one point as written.
     let mut out = vec![Point::default()];
     out = cross(out, managers, |p, v| p.managers = Some(v));
     out = cross(out, targets, |p, v| p.targets = Some(v));

@@ -71,7 +71,7 @@ fn run_points(r: &mut Runner, mode: Mode, points: &[Point]) -> Result<()> {
     match mode {
         Mode::Cycle => {
             for (i, point) in points.iter().enumerate() {
-                let label = format!("point {}/{} {}", i + 1, points.len(), point.label());
+                let label = format!("point {} of {}: {}", i + 1, points.len(), point.label());
                 r.measure(point, None, &label)?;
             }
             Ok(())

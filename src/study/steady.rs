@@ -177,7 +177,7 @@ pub(super) fn run(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
         let mut indexes = Vec::new();
         for (i, p) in points.iter().enumerate() {
             let p = Point { round: Some(round), ..p.clone() };
-            let label = format!("round {round} point {}/{} {}", i + 1, points.len(), p.label());
+            let label = format!("round {round}, point {} of {}: {}", i + 1, points.len(), p.label());
             indexes.push(r.measure(&p, None, &label)?);
         }
         let steady = r.doc.steady.as_mut().expect("set above");

@@ -438,7 +438,7 @@ fn the_live_page_shows_the_numbers_of_the_json_lines() {
             "--target",
             "null",
             "--ramp",
-            "0s",
+            "1s",
             // Long enough for two Chromium starts on a loaded machine; stopped below.
             "--time",
             "300s",
@@ -487,6 +487,12 @@ fn the_live_page_shows_the_numbers_of_the_json_lines() {
     }
     assert!(seqs[1] > seqs[0], "the page moved on: intervals {seqs:?}");
     assert!(first.contains("<polyline"), "the charts are drawn");
+    // Axes: from zero, over the test's seconds, the ramp-up's intervals shaded.
+    let chart = &second[second.find("id=\"chart-iops\"").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.contains("<rect class=\"ramp\""), "the ramp-up is marked: {chart}");
+    assert!(chart.contains(">0</text>"), "the value axis starts at zero: {chart}");
+    assert!(chart.contains("0.0 s</text>") && chart.matches(" s</text>").count() == 3, "a time axis: {chart}");
 }
 
 #[test]
