@@ -255,6 +255,11 @@ impl AccessSpec {
         self.lines.iter().any(SpecLine::changes_data)
     }
 
+    /// Whether any line reads.
+    pub fn reads(&self) -> bool {
+        self.lines.iter().any(|l| l.share > 0 && l.read > 0 && l.moves_data())
+    }
+
     /// Whether any line trims.
     pub fn trims(&self) -> bool {
         self.lines.iter().any(|l| l.share > 0 && l.trim > 0)

@@ -277,14 +277,7 @@ pub fn study_files(study: &StudyDoc) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for p in &study.points {
         for (k, summary) in p.summary.iter().enumerate() {
-            let iops = |d: &ResultDoc| d.results.get(k).map_or(0.0, |r| r.totals.metrics.iops);
-            let Some(run) = p
-                .runs
-                .iter()
-                .min_by(|a, b| (iops(a) - summary.iops.median).abs().total_cmp(&(iops(b) - summary.iops.median).abs()))
-            else {
-                continue;
-            };
+            let Some(run) = p.median_run(k).filter(|r| k < r.results.len()) else { continue };
             let mut one = run.clone();
             one.results = vec![run.results[k].clone()];
             let v = to_value(&one);

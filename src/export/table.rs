@@ -176,6 +176,7 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
     let sums = || doc.points.iter().flat_map(|p| &p.summary);
     // One run per point has no spread: no CV column, rather than a 0.0 that looks measured.
     let repeats = doc.points.iter().any(|p| p.runs.len() > 1);
+    let mut split = false;
     let errors = sums().any(|s| s.errors > 0);
     let (scaling, theory) = (sums().any(|s| s.scaling.is_some()), sums().any(|s| s.theory.is_some()));
     for (on, head) in [(repeats, "IOPS CV %"), (errors, "errors"), (scaling, "scaling")] {
@@ -191,7 +192,7 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
         if grouped {
             rows.push(vec![point.clone()]);
         }
-        for s in &p.summary {
+        for (k, s) in p.summary.iter().enumerate() {
             let label = if grouped { format!("  {}", s.spec) } else { format!("{point}  {}", s.spec) };
             let mut row = vec![
                 label,
@@ -216,11 +217,28 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
                 row.push(s.theory.as_ref().map_or("-".into(), |t| t.limit.clone()));
             }
             rows.push(row);
+            // Reads and writes apart, as a run's table has them: the median repeat's.
+            let Some(r) = p.median_run(k).and_then(|d| d.results.get(k)) else { continue };
+            for op in r.totals.metrics.ops() {
+                let f = r.totals.metrics.of(Dir::Only(op));
+                let p99 = f.percentiles_ms.get("p99").copied();
+                rows.push(vec![
+                    format!("    {}s", op.name()),
+                    thousands(f.iops),
+                    format!("{:.1}", f.mbps),
+                    opt_ms(f.avg_response_ms),
+                    opt_ms(p99),
+                ]);
+                split = true;
+            }
         }
     }
     let mut out = grid(&rows);
     let _ =
         writeln!(out, "{} point(s) x {} run(s); figures are medians of the runs", doc.points.len(), doc.study.repeat);
+    if split && doc.study.repeat > 1 {
+        let _ = writeln!(out, "reads and writes: the run whose IOPS is the median's");
+    }
     tail(doc, &mut out);
     out.into_bytes()
 }

@@ -287,10 +287,15 @@ fn create(mut p: Checked) -> Result<Checked> {
             }
             *t = created;
         }
-        let trims = |(wc, spec): (&crate::config::Worker, &crate::spec::AccessSpec)| {
-            spec.trims() && wc.targets.contains(&t.path)
+        // Whether any workload has a worker on this target whose specification does `what`.
+        let path = t.path.clone();
+        let any_spec = |what: fn(&crate::spec::AccessSpec) -> bool| {
+            p.share.workloads.iter().any(|run| {
+                p.share.workers.iter().zip(&run.specs).any(|(wc, spec)| what(spec) && wc.targets.contains(&path))
+            })
         };
-        if p.share.workloads.iter().any(|run| p.share.workers.iter().zip(&run.specs).any(trims)) {
+        let (trims, reads) = (any_spec(crate::spec::AccessSpec::trims), any_spec(crate::spec::AccessSpec::reads));
+        if trims {
             targets::check_trim(t)?;
         }
         if t.kind != TargetKind::Null && !t.direct {
@@ -302,6 +307,12 @@ fn create(mut p: Checked) -> Result<Checked> {
         if let Some(what) = targets::in_memory(t) {
             p.warnings
                 .push(format!("{} is in memory ({what}): the numbers are memory's, not a storage device's", t.path));
+        } else if let Some((pct, file)) = targets::unwritten(t).filter(|_| reads) {
+            p.warnings.push(format!(
+                "{}: {pct:.0} % of {file} was never written or was discarded (sparse): reads there return zeros \
+                 without reaching the storage, at memory's speed; write it in full first for the storage's numbers",
+                t.path
+            ));
         }
     }
     Ok(p)

@@ -452,6 +452,9 @@ fn group(styles: &mut Styles, items: impl Iterator<Item = (String, (f64, f64))>,
     out
 }
 
+/// A summary chart's title, vertical axis and figure of a workload.
+type BarMeasure = (&'static str, &'static str, fn(&Headline) -> Option<f64>);
+
 /// The summary of the documents' shared workloads (of one document: its workloads): IOPS, MB/s
 /// and response times, a bar per document in its colour. None past 24 workloads (a study's
 /// many points have the seeds' charts instead).
@@ -461,7 +464,7 @@ pub fn summary(docs: &[(&str, Vec<(String, Headline)>)], styles: &mut Styles) ->
     if shared.is_empty() || shared.len() > 24 || (docs.len() == 1 && shared.len() < 2) {
         return Vec::new();
     }
-    let measures: [(&str, &str, fn(&Headline) -> Option<f64>); 4] = [
+    let measures: [BarMeasure; 4] = [
         ("IOPS by workload", IOPS, |h| Some(h.iops)),
         ("MB/s by workload", "MB/s (10^6 bytes/s)", |h| Some(h.mbps)),
         ("Average response time by workload", AVG_MS, |h| h.avg_response_ms),

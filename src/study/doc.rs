@@ -103,6 +103,16 @@ pub struct PointResult {
     pub runs: Vec<ResultDoc>,
 }
 
+impl PointResult {
+    /// The repeat that stands for the point's `k`-th workload: the one whose IOPS is nearest
+    /// the median (what a table shows of a run's detail, what `--fio-json` writes).
+    pub fn median_run(&self, k: usize) -> Option<&ResultDoc> {
+        let median = self.summary.get(k)?.iops.median;
+        let iops = |d: &ResultDoc| d.results.get(k).map_or(f64::INFINITY, |r| r.totals.metrics.iops);
+        self.runs.iter().min_by(|a, b| (iops(a) - median).abs().total_cmp(&(iops(b) - median).abs()))
+    }
+}
+
 /// One access specification at one point, over its repeats.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SpecSummary {

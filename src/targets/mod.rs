@@ -309,6 +309,23 @@ pub fn in_memory(t: &TargetInfo) -> Option<String> {
     }
 }
 
+/// How much of a target holds no data the kernel must read, where it can tell: the share (%)
+/// of a file, or of a loop device's backing file, with no blocks allocated (never written, or
+/// discarded), and that file; None under 10 % (a file's metadata and tail), or elsewhere.
+/// Reads there are answered with zeros without reaching the storage.
+pub fn unwritten(t: &TargetInfo) -> Option<(f64, String)> {
+    let file = match (t.kind, t.identity) {
+        (TargetKind::File, _) => t.path.clone(),
+        (TargetKind::Block, Some(Identity::Device(rdev))) => {
+            sysfs(format!("/sys/dev/block/{}:{}/loop/backing_file", libc::major(rdev), libc::minor(rdev)))?
+        }
+        _ => return None,
+    };
+    let m = std::fs::metadata(&file).ok().filter(|m| m.len() > 0)?;
+    let pct = 100.0 * (1.0 - (m.blocks() * 512) as f64 / m.len() as f64);
+    (pct >= 10.0).then_some((pct, file))
+}
+
 /// "tmpfs" or "ramfs" if `path` (or, not yet made, its directory) is on one.
 pub fn memory_filesystem(path: &Path) -> Option<String> {
     const TMPFS_MAGIC: i64 = 0x0102_1994;

@@ -342,3 +342,53 @@ fn the_footer_says_ramp_io_mode_and_the_null_targets_cost() {
         assert!(fits, "wider than 80 columns:\n{table}");
     }
 }
+
+#[test]
+fn reads_of_a_sparse_loop_device_are_said_to_be_zeros_from_memory() {
+    let dir = scratch("sparse");
+    let img = dir.join("sparse.img");
+    std::fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
+    let out = std::process::Command::new("losetup").args(["-f", "--show"]).arg(&img).output().unwrap();
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let warned = |args: &[&str]| {
+        let mut all = vec!["run", "--target", dev.as_str(), "--ios", "200", "--no-history"];
+        all.extend(args);
+        json(&all)["warnings"].to_string().contains("never written or was discarded")
+    };
+    let said = warned(&["--spec", "random-read-4k"]);
+    // Written in full (through the device), the backing file holds blocks: nothing to say.
+    let wrote = std::process::Command::new("dd")
+        .args([&format!("of={dev}"), "if=/dev/urandom", "bs=1M", "count=32", "oflag=direct", "status=none"])
+        .status()
+        .unwrap();
+    let after = warned(&["--spec", "random-read-4k"]);
+    std::process::Command::new("losetup").args(["-d", &dev]).status().unwrap();
+    assert!(wrote.success());
+    assert!(said, "reads of a sparse loop device are said to come back without reaching storage");
+    assert!(!after, "a loop device written in full is not called sparse");
+}
+
+#[test]
+fn a_studys_table_splits_reads_and_writes_from_the_median_run() {
+    let dir = scratch("study-split");
+    std::fs::write(
+        dir.join("s.toml"),
+        "[test]\nramp = \"0s\"\ntime = \"200ms\"\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2]\nrepeat = 3\n",
+    )
+    .unwrap();
+    let out = ok_in(&dir, &["study", "s.toml", "--no-history", "--json", "s.json"]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("s.json")).unwrap()).unwrap();
+    let iops = |cells: &[&str]| cells[0].replace(',', "").parse::<f64>().unwrap();
+    for (k, point) in ["1 outstanding=1", "2 outstanding=2"].iter().enumerate() {
+        let p = &doc["points"][k];
+        let median = num(&p["summary"][0], "iops/median");
+        // The repeat whose IOPS is the median's (of three, the median itself).
+        let run = p["runs"].as_array().unwrap().iter().find(|r| num(&r["results"][0], "totals/iops") == median);
+        let totals = &run.expect("a repeat at the median")["results"][0]["totals"];
+        let (reads, writes) = (iops(&row(&table, point, "reads")), iops(&row(&table, point, "writes")));
+        assert_eq!(reads, num(totals, "read_iops").round(), "{table}");
+        assert_eq!(writes, num(totals, "write_iops").round(), "{table}");
+    }
+}
