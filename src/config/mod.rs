@@ -30,7 +30,7 @@ mod study;
 mod test;
 
 pub use fs::{FS_TESTS, FsConfig, FsTest, check_job as check_fs_job};
-pub use study::{Curve, Limit, Measure, Mode, Precondition, Steady, Steps, StudyConfig, TargetsIn, Value};
+pub use study::{Curve, Limit, Measure, Precondition, Steady, Steps, StudyConfig, TargetsIn, Value};
 pub use test::{Test, Worker, Workload};
 
 /// The default test file, created in the current directory when no target is named.

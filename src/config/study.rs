@@ -136,34 +136,6 @@ pub enum Precondition {
     Off,
 }
 
-/// What a study does with the points its cycles make: one of these, by the `[study]` keys
-/// given.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Mode<'a> {
-    /// Measures each point (`repeat` times).
-    Cycle,
-    /// At each point, searches the outstanding I/Os for the most whose response time stays
-    /// under a limit.
-    Limit(&'a Limit),
-    /// At each point, measures the maximum, then open-loop runs at fractions of it.
-    Curve(&'a Curve),
-    /// Measures every point, round after round, until a measure settles.
-    Steady(&'a Steady),
-}
-
-impl StudyConfig {
-    /// Its mode; an error names the keys that do not go together.
-    pub fn mode(&self) -> Result<Mode<'_>, String> {
-        match (&self.limit, &self.curve, &self.steady) {
-            (None, None, None) => Ok(Mode::Cycle),
-            (Some(l), None, None) => Ok(Mode::Limit(l)),
-            (None, Some(c), None) => Ok(Mode::Curve(c)),
-            (None, None, Some(s)) => Ok(Mode::Steady(s)),
-            _ => Err("limit, curve and steady are ways of running a study's points: give one of them".into()),
-        }
-    }
-}
-
 impl Default for StudyConfig {
     /// Each point once, nothing cycled.
     fn default() -> Self {

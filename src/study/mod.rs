@@ -20,6 +20,7 @@
 pub(crate) mod builtin;
 mod curve;
 pub(crate) mod doc;
+mod mode;
 pub(crate) mod run;
 pub(crate) mod runner;
 pub mod search;
@@ -28,7 +29,7 @@ pub(crate) mod steady;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, Job, Mode, Seg, Steps, StudyConfig, TargetsIn, Test};
+use crate::config::{ConfigError, Job, Seg, Steps, StudyConfig, TargetsIn, Test};
 use crate::units::format_size;
 
 /// One point of a study: the value of each cycled parameter (absent: as the job says).
@@ -194,13 +195,8 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
 fn check_mode(s: &StudyConfig) -> Result<(), ConfigError> {
     let err =
         |key: &'static str, message: String| ConfigError { path: vec![Seg::Key("study"), Seg::Key(key)], message };
-    let mode = s.mode().map_err(|m| err(if s.steady.is_some() { "steady" } else { "curve" }, m))?;
-    match mode {
-        Mode::Cycle => Ok(()),
-        Mode::Limit(l) => search::check(l, s).map_err(|m| err("limit", m)),
-        Mode::Curve(c) => curve::check(c).map_err(|m| err("curve", m)),
-        Mode::Steady(st) => steady::check(st, s).map_err(|m| err("steady", m)),
-    }
+    let mode = mode::of(s).map_err(|m| err(if s.steady.is_some() { "steady" } else { "curve" }, m))?;
+    mode.check(s).map_err(|m| err(mode.key().unwrap_or("study"), m))
 }
 
 /// Every point of `out` once per value, in order: one more cycle of the cartesian product.

@@ -3,8 +3,8 @@
 
 use super::doc::StudyDoc;
 use super::runner::Runner;
-use super::{Point, apply, search};
-use crate::config::{Job, Mode};
+use super::{Point, apply};
+use crate::config::Job;
 use crate::error::{Error, Result, input};
 use crate::managers::Group;
 use crate::plan;
@@ -27,15 +27,9 @@ pub fn run_study(
         let test = apply(config, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
         plan::check_for(group, &test).map_err(|e| at_point(e, point))?;
     }
-    let mode = study.mode().map_err(input)?;
-    let planned = match mode {
-        Mode::Cycle => Some(points.len()),
-        Mode::Steady(st) => Some(points.len() * st.max_rounds as usize),
-        Mode::Curve(c) => Some(super::curve::planned(config, c, points.len())),
-        Mode::Limit(_) => None,
-    };
-    let mut r = Runner::begin(config, planned, observer, group);
-    let (interrupted, failed) = match run_points(&mut r, mode, points) {
+    let mode = super::mode::of(&study).map_err(input)?;
+    let mut r = Runner::begin(config, mode.planned(config, points.len()), observer, group);
+    let (interrupted, failed) = match mode.run(&mut r, points) {
         Ok(()) => (false, None),
         Err(Error::Stopped) => (true, None),
         // Every point passed its checks before the first I/O: one that cannot run after others
@@ -64,20 +58,4 @@ pub struct Studied {
     /// With `--verify`: per target, the map of the last point that wrote to it (a map names
     /// the writes of one test; blocks only earlier points wrote are left unchecked).
     pub maps: Vec<BlockMap>,
-}
-
-/// The study's points, as its mode runs them.
-fn run_points(r: &mut Runner, mode: Mode, points: &[Point]) -> Result<()> {
-    match mode {
-        Mode::Cycle => {
-            for (i, point) in points.iter().enumerate() {
-                let label = format!("point {} of {}: {}", i + 1, points.len(), point.label());
-                r.measure(point, None, &label)?;
-            }
-            Ok(())
-        }
-        Mode::Limit(limit) => search::run(r, limit, points),
-        Mode::Curve(curve) => super::curve::run(r, curve, points),
-        Mode::Steady(st) => super::steady::run(r, st, points),
-    }
 }

@@ -5,9 +5,10 @@
 
 use super::Point;
 use super::doc::{PointResult, SearchResult};
+use super::mode::StudyMode;
 use super::runner::{Runner, specs_of};
 use super::stats::Spread;
-use crate::config::{Limit, StudyConfig};
+use crate::config::{Job, Limit, StudyConfig};
 use crate::error::Result;
 
 /// What a search measured and found.
@@ -58,8 +59,27 @@ pub fn search(limit_ms: f64, max: u32, measure: &mut dyn FnMut(u32) -> Result<f6
     Ok(Outcome { measured, found: Some(lo), over: hi })
 }
 
+impl StudyMode for Limit {
+    fn key(&self) -> Option<&'static str> {
+        Some("limit")
+    }
+
+    fn check(&self, s: &StudyConfig) -> std::result::Result<(), String> {
+        check(self, s)
+    }
+
+    /// Unknown: a search measures as many depths as it takes.
+    fn planned(&self, _: &Job, _: usize) -> Option<usize> {
+        None
+    }
+
+    fn run(&self, r: &mut Runner, points: &[Point]) -> Result<()> {
+        run(r, self, points)
+    }
+}
+
 /// Checks a study's `limit` against the rest of its `[study]` section.
-pub(super) fn check(l: &Limit, s: &StudyConfig) -> std::result::Result<(), String> {
+fn check(l: &Limit, s: &StudyConfig) -> std::result::Result<(), String> {
     if s.outstanding.is_some() {
         return Err("a limit search sets outstanding I/Os itself: remove outstanding".into());
     }
@@ -78,7 +98,7 @@ pub(super) fn check(l: &Limit, s: &StudyConfig) -> std::result::Result<(), Strin
 
 /// One search per point and access specification (test.run), or one over the workers' own
 /// specifications.
-pub(super) fn run(r: &mut Runner, limit: &Limit, points: &[Point]) -> Result<()> {
+fn run(r: &mut Runner, limit: &Limit, points: &[Point]) -> Result<()> {
     let specs = specs_of(&r.base);
     for point in points {
         for spec in &specs {

@@ -7,6 +7,7 @@
 //! the fresh device's, not the one users live with.
 
 use super::doc::{PointResult, Preconditioned, SpecSummary, SteadyResult, SteadyRow, Tracked};
+use super::mode::StudyMode;
 use super::runner::Runner;
 use super::{Point, apply};
 use crate::config::{Job, Measure, Precondition, Steady, StudyConfig, Workload};
@@ -14,8 +15,27 @@ use crate::error::{Result, input};
 use crate::format::thousands;
 use crate::{plan, run};
 
+impl StudyMode for Steady {
+    fn key(&self) -> Option<&'static str> {
+        Some("steady")
+    }
+
+    fn check(&self, s: &StudyConfig) -> std::result::Result<(), String> {
+        check(self, s)
+    }
+
+    /// At most every point in each of `max_rounds` rounds.
+    fn planned(&self, _: &Job, points: usize) -> Option<usize> {
+        Some(points * self.max_rounds as usize)
+    }
+
+    fn run(&self, r: &mut Runner, points: &[Point]) -> Result<()> {
+        run(r, self, points)
+    }
+}
+
 /// Checks a study's `steady` against the rest of its `[study]` section.
-pub fn check(st: &Steady, s: &StudyConfig) -> std::result::Result<(), String> {
+fn check(st: &Steady, s: &StudyConfig) -> std::result::Result<(), String> {
     for (key, v) in [("excursion_pct", st.excursion_pct), ("slope_pct", st.slope_pct)] {
         if !(v > 0.0 && v <= 100.0) {
             return Err(format!("{key} = {v}: give a % above 0 and at most 100"));
@@ -156,7 +176,7 @@ pub fn value(s: &SpecSummary, measure: Measure) -> Option<f64> {
 
 /// Preconditions the targets, then runs every point round after round until the tracked
 /// measure settles (or `max_rounds`); the document says whether and when after each round.
-pub(super) fn run(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
+fn run(r: &mut Runner, st: &Steady, points: &[Point]) -> Result<()> {
     if let Some(track) = &st.track {
         let mut names = Vec::new();
         for p in points {

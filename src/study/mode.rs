@@ -1,0 +1,62 @@
+//! A study's mode: how it runs its points, chosen once from its `[study]` section. Plain
+//! cycles measure each point; a `limit` searches each point's outstanding I/Os (search.rs), a
+//! `curve` runs fractions of each point's maximum (curve.rs), `steady` repeats every point
+//! until a measure settles (steady.rs). Each is one implementation of [`StudyMode`]: a new
+//! mode is a file and a line of [`of`].
+
+use super::Point;
+use super::runner::Runner;
+use crate::config::{Job, StudyConfig};
+use crate::error::Result;
+
+/// A way of running a study's points.
+pub(super) trait StudyMode {
+    /// The `[study]` key that chooses it, where its errors point (None: plain cycles).
+    fn key(&self) -> Option<&'static str>;
+
+    /// Checks it against the rest of the `[study]` section: what is wrong, in words.
+    fn check(&self, study: &StudyConfig) -> std::result::Result<(), String>;
+
+    /// How many runs it makes over `points` points, when that is known before it starts (the
+    /// time left is estimated from it).
+    fn planned(&self, job: &Job, points: usize) -> Option<usize>;
+
+    /// Runs the points, adding each run and its own findings to the runner's document.
+    fn run(&self, r: &mut Runner, points: &[Point]) -> Result<()>;
+}
+
+/// The study's mode; an error names the keys that do not go together.
+pub(super) fn of(s: &StudyConfig) -> std::result::Result<&dyn StudyMode, String> {
+    match (&s.limit, &s.curve, &s.steady) {
+        (None, None, None) => Ok(&Cycle),
+        (Some(l), None, None) => Ok(l),
+        (None, Some(c), None) => Ok(c),
+        (None, None, Some(st)) => Ok(st),
+        _ => Err("limit, curve and steady are ways of running a study's points: give one of them".into()),
+    }
+}
+
+/// Plain cycles: each point measured (`repeat` times).
+struct Cycle;
+
+impl StudyMode for Cycle {
+    fn key(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn check(&self, _: &StudyConfig) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
+    fn planned(&self, _: &Job, points: usize) -> Option<usize> {
+        Some(points)
+    }
+
+    fn run(&self, r: &mut Runner, points: &[Point]) -> Result<()> {
+        for (i, point) in points.iter().enumerate() {
+            let label = format!("point {} of {}: {}", i + 1, points.len(), point.label());
+            r.measure(point, None, &label)?;
+        }
+        Ok(())
+    }
+}
