@@ -25,6 +25,18 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The same failure, of the same class, said with where it happened first
+    /// (`study point outstanding=4: target /dev/sdb: ...`).
+    pub fn context(self, what: impl fmt::Display) -> Error {
+        match self {
+            Error::Input(m) => Error::Input(format!("{what}: {m}")),
+            Error::Runtime(m) => Error::Runtime(format!("{what}: {m}")),
+            Error::Stopped => Error::Stopped,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -47,4 +59,17 @@ pub fn input(msg: impl Into<String>) -> Error {
 /// Makes a runtime error from anything printable.
 pub fn runtime(msg: impl Into<String>) -> Error {
     Error::Runtime(msg.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_keeps_the_class_and_so_the_exit_status() {
+        let (i, r) = (input("bad").context("study point 2"), runtime("gone").context("study point 2"));
+        assert_eq!((i.exit_code(), i.to_string().as_str()), (2, "study point 2: bad"));
+        assert_eq!((r.exit_code(), r.to_string().as_str()), (1, "study point 2: gone"));
+        assert_eq!(Error::Stopped.context("x"), Error::Stopped);
+    }
 }

@@ -199,8 +199,10 @@ fn run_workload(
         }
         sum
     });
+    // A worker's failure keeps its class: a target that cannot be opened as the user gave it
+    // is the user's to fix, an engine that fails is the run's.
     if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
-        return Err(runtime(e));
+        return Err(e);
     }
     let me = group.me();
     let ended = tally::Ended {

@@ -110,6 +110,11 @@ impl Point {
         // A file-system point's test is its workload's name, so the label leaves it out.
         if parts.is_empty() { "nothing cycled".into() } else { parts.join(" ") }
     }
+
+    /// What an error of this point's test is said after: `study point outstanding=4`.
+    pub fn at(&self) -> String {
+        format!("study point {}", self.label())
+    }
 }
 
 fn whole(values: Vec<f64>, lo: f64, hi: f64, what: &str) -> Result<Vec<u32>, String> {

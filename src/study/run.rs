@@ -24,8 +24,8 @@ pub fn run_study(
     // Every point's targets pass their checks before the first I/O: a target cycle must not
     // write to a blank device at point 1 and then find a filesystem at point 2.
     for point in points {
-        let test = apply(config, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
-        plan::check_for(group, &test).map_err(|e| at_point(e, point))?;
+        let test = apply(config, point).map_err(|e| input(e.message).context(point.at()))?;
+        plan::check_for(group, &test).map_err(|e| e.context(point.at()))?;
     }
     let mode = super::mode::of(&study).map_err(input)?;
     let mut r = Runner::begin(config, mode.planned(config, points.len()), observer, group);
@@ -40,15 +40,6 @@ pub fn run_study(
     };
     let maps = std::mem::take(&mut r.maps);
     Ok(Studied { doc: StudyDoc { failed, ..r.finish(interrupted) }, maps })
-}
-
-/// An error of a point's test, naming the point.
-fn at_point(e: Error, point: &Point) -> Error {
-    match e {
-        Error::Input(m) => Error::Input(format!("study point {}: {m}", point.label())),
-        Error::Runtime(m) => Error::Runtime(format!("study point {}: {m}", point.label())),
-        Error::Stopped => Error::Stopped,
-    }
 }
 
 /// A finished (or stopped) study.

@@ -226,7 +226,7 @@ impl<'a> Runner<'a> {
         if let Some(spec) = spec {
             base.test.run = vec![spec.to_string()];
         }
-        let test = apply(&base, point).map_err(|e| input(format!("study point {}: {}", point.label(), e.message)))?;
+        let test = apply(&base, point).map_err(|e| input(e.message).context(point.at()))?;
         let st = &test.settings;
         let per_run = (!st.counted()).then(|| (st.ramp + st.time).as_secs_f64() * test.workloads.len() as f64);
         let mut index = self.doc.points.len();

@@ -32,6 +32,7 @@ use state::SetUp;
 pub use state::{WorkerJob, WorkerOutcome};
 
 use crate::engine;
+use crate::error::runtime;
 use crate::placement;
 use crate::trace::replay::Replayer;
 
@@ -44,7 +45,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     let pinned = match job.plan.cpus.as_slice() {
         [] => Ok(()),
         cpus => placement::pin_thread(cpus)
-            .map_err(|e| format!("{}: cannot run on CPUs {}: {e}", job.plan.name, placement::cpu_list(cpus))),
+            .map_err(|e| runtime(format!("{}: cannot run on CPUs {}: {e}", job.plan.name, placement::cpu_list(cpus)))),
     };
     let cpus = placement::thread_cpus().unwrap_or_default();
     let set_up = pinned.and_then(|_| SetUp::new(&job, checker)).map(|s| SetUp { log, ..s });
@@ -96,7 +97,8 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         Ok((engine, last_ns)) => (engine, last_ns, None),
         Err(e) => {
             ctl.stop.store(true, Relaxed);
-            (String::new(), 0, Some(e))
+            // What the loop met while running (the engine, the journal, the trace).
+            (String::new(), 0, Some(runtime(e)))
         }
     };
     WorkerOutcome {

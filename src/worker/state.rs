@@ -9,6 +9,7 @@ use super::io_log;
 use crate::config::{Arrivals, DataPattern};
 use crate::data;
 use crate::engine::{self, AlignedBuf, EngineKind};
+use crate::error::{Error, Result, runtime};
 use crate::plan::WorkerPlan;
 use crate::stats::{Histogram, IoStats, Op};
 use crate::targets::{self, TargetInfo};
@@ -75,7 +76,7 @@ pub struct WorkerOutcome {
     /// Time of the last recorded completion (ns from the epoch), for count-limited tests.
     pub last_ns: u64,
     /// Why the worker could not run or stopped, if it did.
-    pub error: Option<String>,
+    pub error: Option<Error>,
     /// Its first failed I/O, if any.
     pub first_error: Option<FailedIo>,
     /// Its verification state, maps and mismatches (with `--verify`).
@@ -124,14 +125,11 @@ pub(super) struct SetUp {
 }
 
 impl SetUp {
-    pub(super) fn new(job: &WorkerJob, checker: Option<Checker>) -> Result<Self, String> {
+    pub(super) fn new(job: &WorkerJob, checker: Option<Checker>) -> Result<Self> {
         let spec = &job.plan.spec;
         let writes = spec.writes();
-        let opened: Vec<engine::Target> = job
-            .targets
-            .iter()
-            .map(|t| targets::open(t, writes, job.io_timeout).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
+        let opened: Vec<engine::Target> =
+            job.targets.iter().map(|t| targets::open(t, writes, job.io_timeout)).collect::<Result<_>>()?;
         let null = opened.iter().all(|t| matches!(t, engine::Target::Null));
         let slots = job.plan.outstanding as usize * job.targets.len();
         let max_size = spec.max_transfer() as usize;
@@ -156,7 +154,7 @@ impl SetUp {
         let replay = match &job.plan.replay {
             Some((r, summary)) => {
                 let (ws, block) = (&job.plan.targets[0], job.targets[0].logical_block);
-                Some(Replayer::new(r, summary, ws.start, ws.size, block).map_err(|e| e.to_string())?)
+                Some(Replayer::new(r, summary, ws.start, ws.size, block).map_err(|e| runtime(e.to_string()))?)
             }
             None => None,
         };
