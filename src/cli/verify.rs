@@ -47,14 +47,15 @@ struct Report<'a> {
 /// Runs `iogauge verify`; exit status 1 if any block does not match.
 pub fn verify(a: &VerifyArgs) -> Result<i32> {
     // A URL's password out of the name, as every test's targets (the map is saved under it).
-    let target = a.target.as_deref().map(crate::net::take_secret);
+    let mut secrets = crate::net::Secrets::default();
+    let target = a.target.as_deref().map(|t| secrets.take(t));
     let timeout = a.io_timeout.unwrap_or(crate::config::TestSettings::default().io_timeout);
     let checks = match &a.journal {
         Some(dir) => {
             let all = journal::replay(dir)?;
             let mut checks = Vec::new();
             for r in all.iter().filter(|r| target.as_ref().is_none_or(|t| *t == r.map.path)) {
-                let read = crate::targets::read_for_check(&r.map.path, timeout)?;
+                let read = crate::targets::read_for_check(&r.map.path, timeout, &secrets)?;
                 checks.push(verify::check_target(&r.map, Some(&r.in_flight), read)?);
             }
             if let (Some(t), true) = (&target, checks.is_empty()) {
@@ -85,8 +86,8 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
                 // The target as named now (the map holds the name the test used).
                 m.path = t.clone();
             }
-            same_target(&m, &file, timeout)?;
-            vec![verify::check_target(&m, None, crate::targets::read_for_check(&m.path, timeout)?)?]
+            same_target(&m, &file, timeout, &secrets)?;
+            vec![verify::check_target(&m, None, crate::targets::read_for_check(&m.path, timeout, &secrets)?)?]
         }
     };
     let mismatches: usize = checks.iter().map(|c| c.mismatches.len()).sum();
@@ -137,9 +138,14 @@ const SHOWN: usize = 10;
 
 /// Refuses to check a target that is not the one the map describes (another file behind the
 /// same loop device, another disk under the same name): its every block would read as lost.
-fn same_target(m: &BlockMap, file: &std::path::Path, timeout: std::time::Duration) -> Result<()> {
+fn same_target(
+    m: &BlockMap,
+    file: &std::path::Path,
+    timeout: std::time::Duration,
+    secrets: &crate::net::Secrets,
+) -> Result<()> {
     let Some(then) = &m.target else { return Ok(()) };
-    let now = crate::targets::facts_now(&m.path, timeout)?;
+    let now = crate::targets::facts_now(&m.path, timeout, secrets)?;
     match then.differs(&now) {
         Some(why) => Err(input(format!(
             "{} is not the target the verify map {} was made on: {why}; nothing checked",

@@ -61,15 +61,17 @@ pub struct Job {
 }
 
 impl Job {
-    /// The job with the passwords its targets' URLs may carry taken out of them (kept in
-    /// this process for the login, [`crate::net::take_secret`]): what is resolved, run and
+    /// The job with the passwords its targets' URLs may carry taken out of them, into its
+    /// `test.secrets` (never written: [`crate::net::Secrets`]): what is resolved, run and
     /// recorded, so that no result, message or history entry holds one.
     pub fn without_secrets(&self) -> Job {
         let mut job = self.clone();
-        let strip = |list: &mut Vec<String>| list.iter_mut().for_each(|t| *t = crate::net::take_secret(t));
+        let mut secrets = std::mem::take(&mut job.test.secrets);
+        let mut strip = |list: &mut Vec<String>| list.iter_mut().for_each(|t| *t = secrets.take(t));
         job.workers.iter_mut().for_each(|w| strip(&mut w.targets));
         strip(&mut job.test.allow_write);
         strip(&mut job.test.allow_mounted_write);
+        job.test.secrets = secrets;
         job
     }
 
@@ -203,6 +205,10 @@ pub struct TestSettings {
     /// log_avg_msec); 0, one line per I/O.
     #[serde(skip_serializing_if = "is_zero")]
     pub log_avg_ms: u64,
+    /// The passwords taken out of the targets' URLs ([`Job::without_secrets`]), for their
+    /// logins: never read from a job file nor written to one.
+    #[serde(skip)]
+    pub secrets: crate::net::Secrets,
 }
 
 impl TestSettings {
@@ -279,6 +285,7 @@ impl Default for TestSettings {
             journal: None,
             log_dir: None,
             log_avg_ms: 0,
+            secrets: crate::net::Secrets::default(),
         }
     }
 }

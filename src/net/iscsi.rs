@@ -12,8 +12,9 @@
 //! callbacks on the caller's thread.
 //!
 //! The CHAP password comes from the URL (`iscsi://USER%PASSWORD@...`, taken out of it as soon
-//! as iogauge reads it: [`super::take_secret`]) or from `LIBISCSI_CHAP_PASSWORD`, the variable
-//! libiscsi's own tools read; the user from the URL or `LIBISCSI_CHAP_USERNAME`.
+//! as iogauge reads it into the job's [`super::Secrets`], and handed to [`Session::connect`] as
+//! a value) or from `LIBISCSI_CHAP_PASSWORD`, the variable libiscsi's own tools read; the user
+//! from the URL or `LIBISCSI_CHAP_USERNAME`.
 
 use std::cell::UnsafeCell;
 use std::ffi::{CStr, CString, c_char, c_int, c_uchar, c_void};
@@ -267,7 +268,7 @@ unsafe impl Send for Session {}
 impl Session {
     /// Logs in to the LUN `url` names (its secret taken out earlier, or from the
     /// environment) and learns what it is, giving up after `timeout`.
-    pub fn connect(url: &str, timeout: Duration) -> Result<Session, String> {
+    pub fn connect(url: &str, password: Option<&super::Secret>, timeout: Duration) -> Result<Session, String> {
         let lib = lib()?;
         let loc = super::locate(url)?;
         let cstr = |s: &str| CString::new(s).map_err(|_| "a NUL byte in the URL".to_string());
@@ -300,7 +301,7 @@ impl Session {
         let target = cstr(&loc.export)?;
         // libiscsi's portal is HOST:PORT, an IPv6 address in brackets: the resolved server's form.
         let portal = cstr(&loc.server)?;
-        let (user, password) = credentials(url);
+        let (user, password) = credentials(url, password);
         // SAFETY: a live context; strings libiscsi copies.
         unsafe {
             (lib.set_targetname)(ctx, target.as_ptr());
@@ -622,9 +623,9 @@ fn initiator_name() -> String {
 
 /// The CHAP user and password for `url`: the URL's user (or `LIBISCSI_CHAP_USERNAME`), and the
 /// password taken out of the URL (or `LIBISCSI_CHAP_PASSWORD`).
-fn credentials(url: &str) -> (Option<String>, Option<String>) {
+fn credentials(url: &str, password: Option<&super::Secret>) -> (Option<String>, Option<String>) {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let user = super::user(url).or_else(|| env("LIBISCSI_CHAP_USERNAME"));
-    let password = super::secret(url).or_else(|| env("LIBISCSI_CHAP_PASSWORD"));
+    let password = password.map(|p| p.expose().to_string()).or_else(|| env("LIBISCSI_CHAP_PASSWORD"));
     (user, password)
 }

@@ -4,7 +4,7 @@
 //!
 //! This module reads the targets' URLs: which protocol, which server, export or IQN and LUN
 //! (what names the target whatever the URL's spelling), and keeps the passwords URLs may
-//! carry out of every name iogauge writes ([`take_secret`]).
+//! carry out of every name iogauge writes ([`Secrets::take`]).
 
 /// Loads a protocol's client library `file` (from Debian package `package`), or says what to
 /// install; then `symbol!(lib, "name")` resolves one of its functions.
@@ -30,7 +30,6 @@ pub mod iscsi;
 pub mod nbd;
 
 use std::net::ToSocketAddrs;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The protocol of a network target.
@@ -100,31 +99,51 @@ pub fn locate(url: &str) -> Result<Locator, String> {
     }
 }
 
-/// Passwords taken out of URLs ([`take_secret`]), by the `USER@HOST[:PORT]` they were given for.
-static SECRETS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+/// A password, held as a value where it is needed (the login) and never shown: its Debug is
+/// `***` and it cannot be serialised, so no message, result or history entry holds it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(String);
 
-/// `url` without the password it may carry (`iscsi://USER%PASSWORD@HOST/...`, libiscsi's
-/// form, or `iscsi://USER:PASSWORD@HOST/...`, the URI's, become `iscsi://USER@HOST/...`),
-/// which is kept in this process for [`secret`]. Every target a test names passes through
-/// here as the test is read, so that no result, message, report or history entry holds a
-/// password. Anything else is returned as it is.
-pub fn take_secret(url: &str) -> String {
-    let Some((Some(userinfo), after)) = iscsi_userinfo(url) else { return url.to_string() };
-    let Some((user, password)) = userinfo.split_once(['%', ':']) else { return url.to_string() };
-    let host = after.split_once('/').map_or(after, |(h, _)| h);
-    let key = format!("{user}@{host}");
-    let mut secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    secrets.retain(|(k, _)| *k != key);
-    secrets.push((key, percent_decode(password)));
-    format!("iscsi://{user}@{after}")
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
-/// The password [`take_secret`] took for `url`'s user and server.
-pub fn secret(url: &str) -> Option<String> {
-    let (Some(user), after) = iscsi_userinfo(url)? else { return None };
-    let key = format!("{user}@{}", after.split_once('/').map_or(after, |(h, _)| h));
-    let secrets = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    secrets.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone())
+impl Secret {
+    /// The password itself, for the library that logs in with it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The passwords taken out of a job's URLs ([`Secrets::take`]), by the `USER@HOST[:PORT]`
+/// they were given for: a value the job carries to the targets' inspection (which hands each
+/// its own to the connections that log in), not a store of the process.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Secrets(Vec<(String, Secret)>);
+
+impl Secrets {
+    /// `url` without the password it may carry (`iscsi://USER%PASSWORD@HOST/...`, libiscsi's
+    /// form, or `iscsi://USER:PASSWORD@HOST/...`, the URI's, become `iscsi://USER@HOST/...`),
+    /// which is kept here for [`Secrets::of`]. Every target a test names passes through here
+    /// as the test is read. Anything else is returned as it is.
+    pub fn take(&mut self, url: &str) -> String {
+        let Some((Some(userinfo), after)) = iscsi_userinfo(url) else { return url.to_string() };
+        let Some((user, password)) = userinfo.split_once(['%', ':']) else { return url.to_string() };
+        let host = after.split_once('/').map_or(after, |(h, _)| h);
+        let key = format!("{user}@{host}");
+        self.0.retain(|(k, _)| *k != key);
+        self.0.push((key, Secret(percent_decode(password))));
+        format!("iscsi://{user}@{after}")
+    }
+
+    /// The password taken for `url`'s user and server.
+    pub fn of(&self, url: &str) -> Option<&Secret> {
+        let (Some(user), after) = iscsi_userinfo(url)? else { return None };
+        let key = format!("{user}@{}", after.split_once('/').map_or(after, |(h, _)| h));
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, p)| p)
+    }
 }
 
 /// The user an `iscsi://USER@...` URL names.
@@ -238,24 +257,29 @@ mod tests {
 
     #[test]
     fn passwords_are_taken_out_of_urls_and_kept_for_the_login() {
-        let u = take_secret("iscsi://alice%p%40ss@127.0.0.1:3261/iqn.2026-11.x:y/1");
+        let mut s = Secrets::default();
+        let u = s.take("iscsi://alice%p%40ss@127.0.0.1:3261/iqn.2026-11.x:y/1");
         assert_eq!(u, "iscsi://alice@127.0.0.1:3261/iqn.2026-11.x:y/1");
-        assert_eq!(secret(&u).as_deref(), Some("p@ss"));
+        assert_eq!(s.of(&u).map(Secret::expose), Some("p@ss"));
         assert_eq!(user(&u).as_deref(), Some("alice"));
         // Taken once: the URL without it stays as it is, and so does the secret.
-        assert_eq!(take_secret(&u), u);
-        assert_eq!(secret(&u).as_deref(), Some("p@ss"));
-        assert_eq!(secret("iscsi://bob@127.0.0.1:3261/iqn.2026-11.x:y/1"), None);
-        assert_eq!(take_secret("nbd://alice%x@h/e"), "nbd://alice%x@h/e");
+        assert_eq!(s.take(&u), u);
+        assert_eq!(s.of(&u).map(Secret::expose), Some("p@ss"));
+        assert_eq!(s.of("iscsi://bob@127.0.0.1:3261/iqn.2026-11.x:y/1"), None);
+        // A value, not a store of the process: another job's secrets are its own.
+        assert_eq!(Secrets::default().of(&u), None);
+        assert_eq!(s.take("nbd://alice%x@h/e"), "nbd://alice%x@h/e");
         assert_eq!(locate(&u).unwrap().server, "127.0.0.1:3261");
         // A password holding an unencoded '/', '?' or '@', and the URI's USER:PASSWORD form.
-        let u = take_secret("iscsi://carol%a/b?c@d@127.0.0.1:3262/iqn.2026-11.x:y/2");
+        let u = s.take("iscsi://carol%a/b?c@d@127.0.0.1:3262/iqn.2026-11.x:y/2");
         assert_eq!(u, "iscsi://carol@127.0.0.1:3262/iqn.2026-11.x:y/2");
-        assert_eq!((user(&u).as_deref(), secret(&u).as_deref()), (Some("carol"), Some("a/b?c@d")));
-        let u = take_secret("iscsi://dave:s3%2Fcret@127.0.0.1:3263/iqn.2026-11.x:y/0");
+        assert_eq!((user(&u).as_deref(), s.of(&u).map(Secret::expose)), (Some("carol"), Some("a/b?c@d")));
+        let u = s.take("iscsi://dave:s3%2Fcret@127.0.0.1:3263/iqn.2026-11.x:y/0");
         assert_eq!(u, "iscsi://dave@127.0.0.1:3263/iqn.2026-11.x:y/0");
-        assert_eq!((user(&u).as_deref(), secret(&u).as_deref()), (Some("dave"), Some("s3/cret")));
+        assert_eq!((user(&u).as_deref(), s.of(&u).map(Secret::expose)), (Some("dave"), Some("s3/cret")));
         let l = locate("iscsi://erin%x/y@127.0.0.1:3264/iqn.2026-11.x:y/5").unwrap();
         assert_eq!((l.server.as_str(), l.export.as_str(), l.lun), ("127.0.0.1:3264", "iqn.2026-11.x:y", Some(5)));
+        // Never shown: not in Debug.
+        assert!(!format!("{s:?}").contains("s3/cret") && format!("{s:?}").contains("***"));
     }
 }

@@ -126,7 +126,7 @@ pub const NULL: &str = "null";
 /// Learns what target `path` is (a path, `null`, or a network target's URL), writing nothing.
 pub fn inspect(path: &str, s: &TestSettings) -> Result<TargetInfo> {
     match crate::net::protocol(path) {
-        Some(_) => network::inspect(path, s.connections, s.io_timeout),
+        Some(_) => network::inspect(path, s.connections, s.io_timeout, s.secrets.of(path)),
         // A URL of a scheme iogauge does not know (or one in capitals) is no file's path.
         None if path.contains("://") => Err(input(format!(
             "{path}: not a target iogauge reaches: give a block device, a file, null, or an nbd://, nbds://, \
@@ -358,9 +358,9 @@ pub fn facts_of(info: &TargetInfo) -> Option<TargetFacts> {
 
 /// What target `path` (a path, or a network target's URL, whose server gets `timeout`) is
 /// now, for a verify map.
-pub fn facts_now(path: &str, timeout: std::time::Duration) -> Result<TargetFacts> {
+pub fn facts_now(path: &str, timeout: std::time::Duration, secrets: &crate::net::Secrets) -> Result<TargetFacts> {
     if crate::net::protocol(path).is_some() {
-        let info = network::inspect(path, 1, timeout)?;
+        let info = network::inspect(path, 1, timeout, secrets.of(path))?;
         return network::facts(&info).ok_or_else(|| input(format!("target {path}: not a network target")));
     }
     facts(path).map_err(|e| input(format!("target {path}: {e}")))
@@ -372,9 +372,9 @@ pub type ReadAt = Box<dyn FnMut(&mut [u8], u64) -> std::result::Result<(), Strin
 /// Reads target `path` for a check (`iogauge verify`): a file or device through
 /// `read_exact_at`, O_DIRECT so the storage is read and not a cached copy (tmpfs and the like
 /// refuse it: then without), or a network target over its protocol.
-pub fn read_for_check(path: &str, timeout: std::time::Duration) -> Result<ReadAt> {
+pub fn read_for_check(path: &str, timeout: std::time::Duration, secrets: &crate::net::Secrets) -> Result<ReadAt> {
     if crate::net::protocol(path).is_some() {
-        let mut r = network::reader(path, timeout)?;
+        let mut r = network::reader(path, timeout, secrets.of(path))?;
         return Ok(Box::new(move |buf, at| r.read_at(buf, at)));
     }
     use std::os::unix::fs::FileExt;

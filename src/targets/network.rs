@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::{Identity, TargetInfo, TargetKind, blkid};
 use crate::engine::Target;
 use crate::error::{Result, input, runtime};
-use crate::net::{self, Protocol, iscsi, nbd};
+use crate::net::{self, Protocol, Secret, iscsi, nbd};
 use crate::spec::AccessSpec;
 
 /// What a network target is and what its server said it can do.
@@ -43,13 +43,17 @@ pub struct Remote {
     pub multi_conn: bool,
     /// The export is read-only.
     pub read_only: bool,
+    /// The password the URL's user logs in with (iSCSI CHAP), taken out of the URL: for the
+    /// workers' connections, never written.
+    #[serde(skip)]
+    pub password: Option<Secret>,
 }
 
 /// Learns what the network target `url` is, over one
 /// connection made and closed here, writing nothing.
-pub fn inspect(url: &str, connections: u32, timeout: Duration) -> Result<TargetInfo> {
+pub fn inspect(url: &str, connections: u32, timeout: Duration, password: Option<&Secret>) -> Result<TargetInfo> {
     let locator = net::locate(url).map_err(input)?;
-    let (kind, size, block, model, remote) = match connect(url, timeout).map_err(input)? {
+    let (kind, size, block, model, remote) = match connect(url, password, timeout).map_err(input)? {
         Conn::Nbd(h) => {
             let e = h.export();
             let name = if e.name.is_empty() { "(default)".to_string() } else { format!("'{}'", e.name) };
@@ -66,6 +70,7 @@ pub fn inspect(url: &str, connections: u32, timeout: Duration) -> Result<TargetI
                 can_fua: e.can_fua,
                 multi_conn: e.multi_conn,
                 read_only: e.read_only,
+                password: None,
             };
             (TargetKind::Nbd, e.size, e.min_block, model, remote)
         }
@@ -85,6 +90,7 @@ pub fn inspect(url: &str, connections: u32, timeout: Duration) -> Result<TargetI
                 can_fua: l.can_fua,
                 multi_conn: true,
                 read_only: l.read_only,
+                password: password.cloned(),
             };
             (TargetKind::Iscsi, l.size, l.block as u64, model, remote)
         }
@@ -111,6 +117,11 @@ pub fn inspect(url: &str, connections: u32, timeout: Duration) -> Result<TargetI
     })
 }
 
+/// The password an inspected target's connections log in with.
+fn password(info: &TargetInfo) -> Option<&Secret> {
+    info.network.as_ref().and_then(|r| r.password.as_ref())
+}
+
 /// What a network target of `kind` is called in messages.
 fn what(kind: TargetKind) -> &'static str {
     if kind == TargetKind::Iscsi { "iSCSI LUN" } else { "NBD export" }
@@ -124,9 +135,9 @@ enum Conn {
 
 /// One connection to `url` (an NBD connection, an iSCSI session logged in), or why not
 /// ("target URL: cannot connect: ...").
-fn connect(url: &str, timeout: Duration) -> std::result::Result<Conn, String> {
+fn connect(url: &str, password: Option<&Secret>, timeout: Duration) -> std::result::Result<Conn, String> {
     let c = match net::protocol(url) {
-        Some(Protocol::Iscsi) => iscsi::Session::connect(url, timeout).map(Conn::Iscsi),
+        Some(Protocol::Iscsi) => iscsi::Session::connect(url, password, timeout).map(Conn::Iscsi),
         _ => nbd::Handle::connect(url, timeout).map(Conn::Nbd),
     };
     c.map_err(|e| format!("target {url}: cannot connect: {e}"))
@@ -195,7 +206,7 @@ pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> std::result::Result<()
 /// the ends in memory, where every superblock and partition table has its magic.
 pub fn signatures(info: &TargetInfo, timeout: Duration) -> Result<Vec<String>> {
     const END: u64 = 1 << 20;
-    let mut h = connect(&info.path, timeout).map_err(input)?;
+    let mut h = connect(&info.path, password(info), timeout).map_err(input)?;
     let copy = memfd().map_err(|e| runtime(format!("target {}: a copy of its ends in memory: {e}", info.path)))?;
     copy.set_len(info.size).map_err(|e| runtime(format!("target {}: {e}", info.path)))?;
     let head = END.min(info.size);
@@ -234,7 +245,7 @@ pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
     let n = info.network.as_ref().map_or(1, |r| r.connections.max(1));
     let mut conns = Vec::with_capacity(n as usize);
     for _ in 0..n {
-        let c = connect(&info.path, timeout).map_err(runtime)?;
+        let c = connect(&info.path, password(info), timeout).map_err(runtime)?;
         if c.size() != info.size {
             return Err(runtime(format!(
                 "target {} is no longer what iogauge checked (its size changed): nothing written",
@@ -257,8 +268,8 @@ pub struct Reader {
 }
 
 /// Connects to `url` for reading, each read given `timeout`.
-pub fn reader(url: &str, timeout: Duration) -> Result<Reader> {
-    Ok(Reader { conn: connect(url, timeout).map_err(input)?, timeout })
+pub fn reader(url: &str, timeout: Duration, password: Option<&Secret>) -> Result<Reader> {
+    Ok(Reader { conn: connect(url, password, timeout).map_err(input)?, timeout })
 }
 
 impl Reader {

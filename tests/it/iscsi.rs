@@ -291,6 +291,19 @@ fn chap_passwords_log_in_and_appear_nowhere() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     said +=
         &format!("{}{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr), doc.unwrap());
+    // A study logs in at every point with the password its job's URL gave once.
+    let study = dir.join("study.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "[test]\nios = 100\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"{in_url}\"]\n\
+             [study]\noutstanding = [1, 2]\n"
+        ),
+    )
+    .unwrap();
+    let out = iogauge(&["study", study.to_str().unwrap(), "--json", "-"]);
+    assert!(out.status.success(), "a study's later points log in too: {}", String::from_utf8_lossy(&out.stderr));
+    said += &format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let mut c = common::command_in(&dir, &["run", "--target", &with_user, "--rw", "randread", "--ios", "500"]);
     let out = c.env("LIBISCSI_CHAP_PASSWORD", password).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
