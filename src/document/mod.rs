@@ -57,8 +57,6 @@ impl Document {
         #[derive(Deserialize)]
         struct Head {
             schema: Option<String>,
-            #[serde(rename = "fio version")]
-            fio: Option<serde::de::IgnoredAny>,
         }
         if iometer::is_iometer(bytes) {
             return Ok(Document::Run(Box::new(iometer::result(bytes, name).map_err(input)?)));
@@ -70,11 +68,14 @@ impl Document {
                 "{name} is not an iogauge result or study document, fio's JSON output or Iometer's results file: {e}"
             ))
         };
-        let head: Head = serde_json::from_slice(json).map_err(|e| not(&e))?;
-        if head.fio.is_some() {
-            let v = serde_json::from_slice(json).map_err(|e| not(&e))?;
+        // fio's `--output-format=json,normal` prints its text after the JSON: the first value.
+        let first = || serde_json::Deserializer::from_slice(json).into_iter::<serde_json::Value>().next();
+        // fio writes "fio version" first: iogauge's own documents are not parsed twice.
+        let fio = json.windows(13).take(64).any(|w| w == b"\"fio version\"");
+        if let (true, Some(Ok(v))) = (fio, first()) {
             return Ok(Document::Run(Box::new(fio::result(&v, name).map_err(input)?)));
         }
+        let head: Head = serde_json::from_slice(json).map_err(|e| not(&e))?;
         let head = head.schema.ok_or_else(|| not(&"no `schema` field"))?;
         let bad = |e: serde_json::Error| input(format!("{name}: not a valid {head} document: {e}"));
         let schema = head.as_str();

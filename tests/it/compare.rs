@@ -118,9 +118,12 @@ fn compare_sets_fios_own_json_beside_iogauges_run() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::write(dir.join(out), &o.stdout).unwrap();
         let text = String::from_utf8(o.stdout).unwrap();
-        serde_json::from_str::<serde_json::Value>(&text[text.find('{').unwrap()..]).unwrap()
+        // The JSON, whatever fio prints before it (notes) or after it (`json,normal`'s text).
+        let mut values = serde_json::Deserializer::from_str(&text[text.find('{').unwrap()..]).into_iter();
+        values.next().unwrap().unwrap()
     };
     let (plus, plain) = (fio("json+", "plus.json"), fio("json", "plain.json"));
+    let both: serde_json::Value = fio("json,normal", "both.json");
     let f = file.to_str().unwrap();
     ok_in(
         &dir,
@@ -171,6 +174,12 @@ fn compare_sets_fios_own_json_beside_iogauges_run() {
     let fio_iops: f64 =
         plain["jobs"].as_array().unwrap().iter().map(|j| num(j, "read/iops") + num(j, "write/iops")).sum();
     assert!((parse_thousands(a[0]) - fio_iops).abs() <= 0.5, "{text}");
+
+    // JSON with fio's text after it (`--output-format=json,normal`) is read as well.
+    let a = side_row(&compare("both.json"), "oltp-8k", "A").iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    let fio_iops: f64 =
+        both["jobs"].as_array().unwrap().iter().map(|j| num(j, "read/iops") + num(j, "write/iops")).sum();
+    assert!((parse_thousands(&a[0]) - fio_iops).abs() <= 0.5);
 
     // The report sets them side by side too, and says where A came from.
     ok_in(&dir, &["report", "plus.json", "run.json", "-o", "r.html"]);
