@@ -38,7 +38,12 @@ impl Document {
             Document::Study(doc) => {
                 for p in &doc.points {
                     for s in &p.summary {
-                        let name = format!("{} {}", p.params.label(), s.spec);
+                        // A point that cycles nothing (a study of one point, an Iometer test
+                        // without cycling) is its workloads, named as a run names them.
+                        let name = match p.params == crate::study::Point::default() {
+                            true => s.spec.clone(),
+                            false => format!("{} {}", p.params.label(), s.spec),
+                        };
                         out.push((name.clone(), s.medians()));
                         // A point's parts are its first run's (a study's summaries are of totals).
                         let run = p.runs.first().and_then(|d| d.results.iter().find(|r| r.spec == s.spec));

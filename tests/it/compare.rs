@@ -231,3 +231,19 @@ fn compare_reads_iometers_results_file() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("fio's JSON output or Iometer's results file"), "{err}");
 }
+
+#[test]
+fn a_study_of_one_point_compares_with_a_run_by_workload() {
+    let dir = scratch("compare-one-point");
+    std::fs::write(
+        dir.join("s.toml"),
+        "[test]\nios = 20000\nrun = [\"oltp-8k\", \"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n[study]\n",
+    )
+    .unwrap();
+    ok_in(&dir, &["study", "s.toml", "--json", "s.json", "-q"]);
+    ok_in(&dir, &["run", "--target", "null", "--spec", "random-read-4k", "--ios", "20000", "--json", "r.json", "-q"]);
+    // Nothing cycled: its workloads are named as a run's, so random-read-4k meets its twin.
+    let text = String::from_utf8(ok_in(&dir, &["compare", "s.json", "r.json"]).stdout).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("random-read-4k ") && l.contains(" A ")), "{text}");
+    assert!(!text.contains("nothing cycled") && !text.contains("oltp-8k"), "{text}");
+}
