@@ -443,12 +443,14 @@ fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warning
     }
     // One engine drives a worker's targets: each network protocol and local targets need
     // different ones.
-    if let Some(net) = kinds.iter().find(|k| k.network()) {
-        if kinds.iter().any(|k| k != net) {
+    let network = wc.targets.iter().map(|t| find(targets, t)).find(|i| i.kind.network());
+    if let Some(net) = network {
+        if kinds.iter().any(|k| *k != net.kind) {
+            // The protocol as the inspection named it, whichever it is.
+            let protocol = net.network.as_ref().map_or("network", |r| r.protocol.as_str());
             return Err(input(format!(
-                "{}: an {}:// target cannot share a worker with targets of another kind; give each its own worker",
+                "{}: an {protocol}:// target cannot share a worker with targets of another kind; give each its own worker",
                 wc.name,
-                if *net == TargetKind::Iscsi { "iscsi" } else { "nbd" }
             )));
         }
     }

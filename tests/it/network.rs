@@ -171,6 +171,14 @@ fn what_the_server_refuses_is_refused_before_any_io() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("read-only"), "{err}");
+    // One engine drives a worker: an export and a local file need a worker each, said with the
+    // export's protocol.
+    let local = scratch("nbd-mixed").join("f");
+    std::fs::write(&local, vec![0u8; 1 << 20]).unwrap();
+    let out = iogauge(&["run", "--target", &url, "--target", local.to_str().unwrap(), "--ios", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("an nbd:// target cannot share a worker with targets of another kind"), "{err}");
     assert_eq!(server.stop()("write").0, 0);
 
     // A server that takes writes and flushes, but neither FUA writes nor trims.
