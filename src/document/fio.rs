@@ -10,10 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::config::Job;
 use crate::cpu::CpuUsage;
-use crate::host::HostInfo;
-use crate::result::{Metrics, ResultDoc, SCHEMA, TargetResult, Totals, WorkerResult, WorkloadResult};
+use crate::result::{Metrics, ResultDoc, TargetResult, Totals, WorkerResult};
 use crate::stats::{DirStats, IoStats, Op};
 use crate::targets::{TargetInfo, TargetKind};
 
@@ -80,27 +78,13 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
             .collect();
         let secs = jobs.iter().map(|j| runtime_s(j)).fold(0.0, f64::max);
         let depth = |w: &WorkerResult| w.outstanding.unwrap_or(1) as u64;
-        results.push(WorkloadResult {
-            spec,
-            started_at: String::new(),
-            duration_s: secs,
-            ramp_s: 0.0,
-            totals: Totals {
-                metrics: figures(jobs, secs),
-                outstanding: workers.iter().map(depth).sum(),
-                // Not measured by fio: an empty usage, which the figures show as unknown.
-                cpu: CpuUsage::default(),
-            },
-            targets: workers.iter().flat_map(|w| w.targets.clone()).collect(),
-            workers,
-            intervals: Vec::new(),
-            managers: Vec::new(),
-            start_skew_ms: 0.0,
-            first_error: None,
-            verify: None,
-            fs: None,
-            replay: None,
-        });
+        let totals = Totals {
+            metrics: figures(jobs, secs),
+            outstanding: workers.iter().map(depth).sum(),
+            // Not measured by fio: an empty usage, which the figures show as unknown.
+            cpu: CpuUsage::default(),
+        };
+        results.push(super::foreign_workload(spec, secs, totals, workers));
     }
     let started_at = v.get("timestamp_ms").and_then(Value::as_u64).map_or_else(String::new, |ms| {
         humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)).to_string()
@@ -113,24 +97,12 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
                 .into(),
         );
     }
-    Ok(ResultDoc {
-        schema: SCHEMA.into(),
-        tool_version: text(v, "fio version"),
-        started_at,
-        duration_s: results.iter().map(|r| r.duration_s).sum(),
-        host: HostInfo::default(),
-        config: Job::default(),
-        target_info,
-        results,
-        warnings,
-        interrupted: false,
-        failed: jobs
-            .iter()
-            .find(|j| j.get("error").and_then(Value::as_i64).unwrap_or(0) != 0)
-            .map(|j| format!("fio job {} ended with error {}", text(j, "jobname"), j["error"])),
-        managers: Vec::new(),
-        read_from: Some(format!("fio's JSON output {name}")),
-    })
+    let failed = jobs
+        .iter()
+        .find(|j| j.get("error").and_then(Value::as_i64).unwrap_or(0) != 0)
+        .map(|j| format!("fio job {} ended with error {}", text(j, "jobname"), j["error"]));
+    let read_from = format!("fio's JSON output {name}");
+    Ok(super::foreign_doc(text(v, "fio version"), started_at, target_info, results, warnings, failed, read_from))
 }
 
 /// A string field, or "" (fio writes every field it has; a missing one is another tool's file).

@@ -5,10 +5,8 @@
 //! The figures are Iometer's own (IOPS, MB/s decimal, response times in ms, CPU utilisation
 //! and effectiveness from the `ALL` row); Iometer writes no percentiles, only 21 latency bins.
 
-use crate::config::Job;
 use crate::cpu::{CpuShare, CpuUsage};
-use crate::host::HostInfo;
-use crate::result::{Metrics, ResultDoc, SCHEMA, TargetResult, Totals, WorkerResult, WorkloadResult};
+use crate::result::{Metrics, ResultDoc, TargetResult, Totals, WorkerResult, WorkloadResult};
 use crate::stats::{DirStats, IoStats};
 use crate::targets::{TargetInfo, TargetKind};
 
@@ -166,26 +164,8 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
         };
         let metrics = all.metrics();
         let duration_s = if metrics.iops > 0.0 { metrics.ios as f64 / metrics.iops } else { 0.0 };
-        results.push(WorkloadResult {
-            spec,
-            started_at: String::new(),
-            duration_s,
-            ramp_s: 0.0,
-            totals: Totals {
-                outstanding: workers.iter().flat_map(|w| &w.targets).map(|t| t.outstanding).sum(),
-                metrics,
-                cpu,
-            },
-            targets: workers.iter().flat_map(|w| w.targets.clone()).collect(),
-            workers,
-            intervals: Vec::new(),
-            managers: Vec::new(),
-            start_skew_ms: 0.0,
-            first_error: None,
-            verify: None,
-            fs: None,
-            replay: None,
-        });
+        let outstanding = workers.iter().flat_map(|w| &w.targets).map(|t| t.outstanding).sum();
+        results.push(super::foreign_workload(spec, duration_s, Totals { outstanding, metrics, cpu }, workers));
     }
     if results.is_empty() {
         return Err(format!("{name}: Iometer's results file holds no 'Results group (a test that never ran?)"));
@@ -201,19 +181,13 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
             }
         }
     }
-    Ok(ResultDoc {
-        schema: SCHEMA.into(),
-        tool_version: format!("Iometer {}", after("'Version").unwrap_or("").trim()),
-        started_at: after("'Time Stamp").unwrap_or("").trim().to_string(),
-        duration_s: results.iter().map(|r| r.duration_s).sum(),
-        host: HostInfo::default(),
-        config: Job::default(),
+    Ok(super::foreign_doc(
+        format!("Iometer {}", after("'Version").unwrap_or("").trim()),
+        after("'Time Stamp").unwrap_or("").trim().to_string(),
         target_info,
         results,
-        warnings: vec!["Iometer's own figures, read from its results file: Iometer writes no percentiles".into()],
-        interrupted: false,
-        failed: None,
-        managers: Vec::new(),
-        read_from: Some(format!("Iometer's results file {name}")),
-    })
+        vec!["Iometer's own figures, read from its results file: Iometer writes no percentiles".into()],
+        None,
+        format!("Iometer's results file {name}"),
+    ))
 }

@@ -8,7 +8,7 @@ mod iometer;
 use serde::Deserialize;
 
 use crate::error::{Result, input};
-use crate::result::{Detail, Headline, ResultDoc};
+use crate::result::{Detail, Headline, ResultDoc, Totals, WorkerResult, WorkloadResult};
 use crate::study::doc::StudyDoc;
 use crate::targets::{TargetInfo, TargetKind};
 
@@ -211,5 +211,54 @@ fn foreign_target(path: &str, kind: TargetKind, direct: bool, from: &str) -> Tar
         numa_node: None,
         network: None,
         identity: None,
+    }
+}
+
+/// A workload of another tool's results: what its file says (name, time, totals, workers and
+/// their targets); nothing iogauge alone records (intervals, managers, errors' details).
+fn foreign_workload(spec: String, duration_s: f64, totals: Totals, workers: Vec<WorkerResult>) -> WorkloadResult {
+    WorkloadResult {
+        spec,
+        started_at: String::new(),
+        duration_s,
+        ramp_s: 0.0,
+        totals,
+        targets: workers.iter().flat_map(|w| w.targets.clone()).collect(),
+        workers,
+        intervals: Vec::new(),
+        managers: Vec::new(),
+        start_skew_ms: 0.0,
+        first_error: None,
+        verify: None,
+        fs: None,
+        replay: None,
+    }
+}
+
+/// Another tool's results as a result document, marked as read from `read_from`; no host, no
+/// iogauge job (none ran).
+fn foreign_doc(
+    tool_version: String,
+    started_at: String,
+    target_info: Vec<TargetInfo>,
+    results: Vec<WorkloadResult>,
+    warnings: Vec<String>,
+    failed: Option<String>,
+    read_from: String,
+) -> ResultDoc {
+    ResultDoc {
+        schema: crate::result::SCHEMA.into(),
+        tool_version,
+        started_at,
+        duration_s: results.iter().map(|r| r.duration_s).sum(),
+        host: crate::host::HostInfo::default(),
+        config: crate::config::Job::default(),
+        target_info,
+        results,
+        warnings,
+        interrupted: false,
+        failed,
+        managers: Vec::new(),
+        read_from: Some(read_from),
     }
 }
