@@ -33,12 +33,22 @@ use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
 /// The protocol of a network target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Protocol {
     /// `nbd://`, `nbds://`, `nbd+unix://`, `nbds+unix://`.
     Nbd,
     /// `iscsi://`.
     Iscsi,
+}
+
+impl Protocol {
+    /// Its URL scheme's name, as results say it: `nbd` or `iscsi`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Nbd => "nbd",
+            Protocol::Iscsi => "iscsi",
+        }
+    }
 }
 
 /// The protocol a target names, if it is a URL of one iogauge reaches.
@@ -55,8 +65,8 @@ pub fn protocol(target: &str) -> Option<Protocol> {
 /// resolved address, or the socket's path), and the export (NBD) or IQN and LUN (iSCSI).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Locator {
-    /// `nbd` or `iscsi`.
-    pub protocol: &'static str,
+    /// NBD or iSCSI.
+    pub protocol: Protocol,
     /// `ADDRESS:PORT` as resolved, or `unix:PATH`.
     pub server: String,
     /// The NBD export's name, or the iSCSI target's IQN.
@@ -83,7 +93,7 @@ pub fn locate(url: &str) -> Result<Locator, String> {
             } else {
                 resolve(host_port, 10809).map_err(|e| bad(&e))?
             };
-            Ok(Locator { protocol: "nbd", server, export: percent_decode(path), lun: None })
+            Ok(Locator { protocol: Protocol::Nbd, server, export: percent_decode(path), lun: None })
         }
         Some(Protocol::Iscsi) => {
             let (iqn, lun) =
@@ -93,7 +103,7 @@ pub fn locate(url: &str) -> Result<Locator, String> {
                 return Err(bad("an iscsi:// URL names its target's IQN: iscsi://HOST[:PORT]/IQN/LUN"));
             }
             let server = resolve(host_port, 3260).map_err(|e| bad(&e))?;
-            Ok(Locator { protocol: "iscsi", server, export: iqn.to_string(), lun: Some(lun) })
+            Ok(Locator { protocol: Protocol::Iscsi, server, export: iqn.to_string(), lun: Some(lun) })
         }
         None => Err(bad("not an nbd:// or iscsi:// URL")),
     }
@@ -239,7 +249,7 @@ mod tests {
         let l = locate("nbd://127.0.0.1:10900/disk%201").unwrap();
         assert_eq!(
             (l.protocol, l.server.as_str(), l.export.as_str(), l.lun),
-            ("nbd", "127.0.0.1:10900", "disk 1", None)
+            (Protocol::Nbd, "127.0.0.1:10900", "disk 1", None)
         );
         assert_eq!(locate("nbd://127.0.0.1").unwrap().server, "127.0.0.1:10809");
         let u = locate("nbd+unix:///e?socket=/tmp/s.sock").unwrap();

@@ -59,7 +59,7 @@ pub fn inspect(url: &str, connections: u32, timeout: Duration, password: Option<
             let name = if e.name.is_empty() { "(default)".to_string() } else { format!("'{}'", e.name) };
             let model = format!("NBD export {name} on {} ({}, libnbd)", locator.server, e.protocol);
             let remote = Remote {
-                protocol: locator.protocol.into(),
+                protocol: locator.protocol.name().into(),
                 server: locator.server.clone(),
                 export: locator.export.clone(),
                 lun: None,
@@ -79,7 +79,7 @@ pub fn inspect(url: &str, connections: u32, timeout: Duration, password: Option<
             let lun = locator.lun.unwrap_or(0);
             let model = format!("iSCSI LUN {lun} of {} on {}: {} (libiscsi)", locator.export, locator.server, l.device);
             let remote = Remote {
-                protocol: locator.protocol.into(),
+                protocol: locator.protocol.name().into(),
                 server: locator.server.clone(),
                 export: locator.export.clone(),
                 lun: locator.lun,
@@ -173,7 +173,7 @@ impl Conn {
 /// target `info`: the same server, export and LUN, however spelt.
 pub fn names(allowed: &str, info: &TargetInfo) -> bool {
     let (Some(r), Ok(a)) = (&info.network, net::locate(allowed)) else { return false };
-    a.protocol == r.protocol && a.server == r.server && a.export == r.export && a.lun == r.lun
+    a.protocol.name() == r.protocol && a.server == r.server && a.export == r.export && a.lun == r.lun
 }
 
 /// Whether the server lets every operation of `spec` through (writes, trims, flushes, FUA
