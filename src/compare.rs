@@ -13,6 +13,16 @@ pub fn pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
+/// A % difference as the tables print it: `+12.3`, `-4.0`; one that rounds to nothing is
+/// `+0.0` (never `-0.0`); `-` when there is none.
+pub fn pct_text(p: Option<f64>) -> String {
+    match p {
+        Some(v) if (v * 10.0).round() == 0.0 => "+0.0".into(),
+        Some(v) => format!("{v:+.1}"),
+        None => "-".into(),
+    }
+}
+
 /// The workloads present in both, in A's order, with A's and B's figures (see [`align`]).
 pub fn pair(a: &[(String, Headline)], b: &[(String, Headline)]) -> Vec<(String, Headline, Headline)> {
     align(&[a.to_vec(), b.to_vec()]).into_iter().map(|(k, mut h)| (k, h.remove(0), h.remove(0))).collect()
@@ -95,7 +105,7 @@ pub fn table(a_name: &str, b_name: &str, rows: &[(String, Headline, Headline)]) 
             cells.push(row);
         }
         let mut row = vec![String::new(), "%".into()];
-        row.extend(MEASURES.iter().map(|(_, get, _)| pct(get(a), get(b)).map_or("-".into(), |v| format!("{v:+.1}"))));
+        row.extend(MEASURES.iter().map(|(_, get, _)| pct_text(pct(get(a), get(b)))));
         cells.push(row);
     }
     let mut out = grid(&cells);
@@ -294,6 +304,10 @@ mod tests {
         assert_eq!(pct(Some(200.0), Some(150.0)), Some(-25.0));
         assert_eq!(pct(Some(0.0), Some(1.0)), None);
         assert_eq!(pct(None, Some(1.0)), None);
+        assert_eq!(
+            [pct_text(Some(-0.04)), pct_text(Some(0.04)), pct_text(Some(-4.0)), pct_text(None)],
+            ["+0.0", "+0.0", "-4.0", "-"]
+        );
     }
 
     #[test]

@@ -182,9 +182,9 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
         }
         for (k, f) in figs.iter().enumerate().skip(1) {
             let mut row = vec![Cell::Text(String::new()), Cell::Text(format!("{} vs A %", letter(k)))];
-            row.extend(measures.iter().map(|(_, get, _)| {
-                Cell::Num(compare::pct(get(&figs[0]), get(f)).map_or("-".into(), |p| format!("{p:+.1}")))
-            }));
+            row.extend(
+                measures.iter().map(|(_, get, _)| Cell::Num(compare::pct_text(compare::pct(get(&figs[0]), get(f))))),
+            );
             rows.push(row);
         }
     }
