@@ -25,12 +25,12 @@ pub fn pct_text(p: Option<f64>) -> String {
 
 /// The workloads present in both, in A's order, with A's and B's figures (see [`align`]).
 pub fn pair(a: &[(String, Headline)], b: &[(String, Headline)]) -> Vec<(String, Headline, Headline)> {
-    align(&[a.to_vec(), b.to_vec()]).into_iter().map(|(k, mut h)| (k, h.remove(0), h.remove(0))).collect()
+    align(&[a, b]).into_iter().map(|(k, mut h)| (k, h.remove(0), h.remove(0))).collect()
 }
 
 /// The workloads of the first document that every other one has too, in its order, with each
 /// document's figures (see [`align_names`]), named `first's ~ other's` where paired in order.
-pub fn align(docs: &[Vec<(String, Headline)>]) -> Vec<(String, Vec<Headline>)> {
+pub fn align(docs: &[&[(String, Headline)]]) -> Vec<(String, Vec<Headline>)> {
     let names: Vec<Vec<String>> = docs.iter().map(|d| d.iter().map(|(k, _)| k.clone()).collect()).collect();
     align_names(&names)
         .into_iter()

@@ -51,7 +51,8 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
                 // fio's null engine is iogauge's null target; a job without a filename wrote
                 // files of its own name, which its output does not give.
                 let file = option(j, "filename").or_else(|| (engine == "null").then(|| "null".to_string()));
-                let targets = file.map(|f| target(&f, figures(&[j], runtime_s(j))));
+                let metrics = figures(&[j], runtime_s(j));
+                let targets = file.map(|f| target(&f, metrics.clone()));
                 if let Some(t) = &targets {
                     if !target_info.iter().any(|i| i.path == t.path) {
                         let kind = match engine.as_str() {
@@ -71,7 +72,7 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
                     outstanding: option(j, "iodepth").and_then(|d| d.parse().ok()).or(Some(1)),
                     cpus: Vec::new(),
                     numa_nodes: Vec::new(),
-                    metrics: figures(&[j], runtime_s(j)),
+                    metrics,
                     targets: targets.into_iter().collect(),
                 }
             })

@@ -459,7 +459,7 @@ type BarMeasure = (&'static str, &'static str, fn(&Headline) -> Option<f64>);
 /// and response times, a bar per document in its colour. None past 24 workloads (a study's
 /// many points have the seeds' charts instead).
 pub fn summary(docs: &[(&str, Vec<(String, Headline)>)], styles: &mut Styles) -> Vec<Bars> {
-    let lists: Vec<Vec<(String, Headline)>> = docs.iter().map(|d| d.1.clone()).collect();
+    let lists: Vec<&[(String, Headline)]> = docs.iter().map(|d| d.1.as_slice()).collect();
     let shared = crate::compare::align(&lists);
     if shared.is_empty() || shared.len() > 24 || (docs.len() == 1 && shared.len() < 2) {
         return Vec::new();

@@ -164,7 +164,7 @@ fn letter(k: usize) -> String {
 /// the first (seeds 001 and 004).
 fn comparison(inputs: &[Input], detail: Detail) -> String {
     let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| i.doc.workloads(detail)).collect();
-    let common = compare::align(&all);
+    let common = compare::align(&all.iter().map(Vec::as_slice).collect::<Vec<_>>());
     if common.is_empty() {
         return "<p>The documents have no workload in common: compare runs of the same specifications.</p>\n".into();
     }
