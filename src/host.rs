@@ -19,6 +19,10 @@ pub struct HostInfo {
     pub memory_bytes: u64,
     /// The device model behind each target of the test.
     pub devices: Vec<DeviceModel>,
+    /// Where the test's CPU time was grouped (crate::session): `own` session, the caller's
+    /// (`shared`), or `off` (no autogroups); empty in documents written before it was recorded.
+    #[serde(default)]
+    pub autogroup: String,
 }
 
 /// A target and the device behind it.
@@ -66,6 +70,7 @@ pub fn current(devices: Vec<DeviceModel>) -> HostInfo {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes: mem_kib * 1024,
         devices,
+        autogroup: crate::session::autogroup().to_string(),
     }
 }
 

@@ -44,6 +44,7 @@ pub(crate) mod report;
 pub mod result;
 pub(crate) mod rng;
 pub mod run;
+pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod study;

@@ -44,6 +44,9 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if cli.command.tests_storage() {
+        iogauge::session::apart();
+    }
     let outcome = iogauge::cli::main(cli);
     let held = iogauge::run::held_targets();
     if !held.is_empty() {

@@ -123,6 +123,21 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Whether the command drives I/O and so runs in a session of its own (crate::session).
+    pub fn tests_storage(&self) -> bool {
+        matches!(
+            self,
+            Command::Run(_)
+                | Command::Profile(_)
+                | Command::Study(_)
+                | Command::Fs(_)
+                | Command::Replay(_)
+                | Command::Distil(_)
+        )
+    }
+}
+
 /// The iogauge flag for a flag a fio user types (`--iodepth=32`, `--numjobs`): None if `arg`
 /// is not fio's.
 pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {

@@ -69,7 +69,7 @@ fn littles_law_holds_on_zram() {
 /// The threads of a running iogauge (pid) whose name starts with `prefix`, with the CPUs
 /// each may run on (its `Cpus_allowed_list`).
 fn threads_of(pid: u32, prefix: &str) -> Vec<String> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
+    std::fs::read_dir(format!("/proc/{}/task", test_process(pid)))
         .unwrap()
         .filter_map(|t| {
             let dir = t.unwrap().path();

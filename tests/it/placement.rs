@@ -11,7 +11,7 @@ use common::*;
 /// The CPU each of `pid`'s worker threads last ran on, by the kernel's account.
 fn worker_cpus(pid: u32) -> Vec<u32> {
     let mut cpus = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+    for task in std::fs::read_dir(format!("/proc/{}/task", test_process(pid))).unwrap().flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         if !comm.starts_with("iogauge-w") {
             continue;
@@ -123,4 +123,77 @@ fn cpus_the_process_cannot_use_are_refused() {
         assert!(err.contains(want) && err.lines().count() == 1, "{err}");
         assert!(!dir.join("t.tst").exists(), "nothing written");
     }
+}
+
+/// The session id of process `pid` (/proc/PID/stat, field 6).
+fn session_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat[stat.rfind(')').unwrap() + 2..].split(' ').nth(6 - 3).unwrap().parse().unwrap()
+}
+
+/// A test runs in a session of its own, as fio's jobs do (issue 45): where the kernel shares
+/// CPU time between sessions first (autogroups), the workers then compete as a group of
+/// their own, not as three tasks among the caller's CPU burners. The process the caller
+/// started forwards its signals (Ctrl-C still stops and keeps the results, exit 130) and takes
+/// the test with it when killed; `IOGAUGE_SESSION=shared` keeps the caller's session. The
+/// document says which.
+#[test]
+fn a_test_runs_in_a_session_of_its_own_and_answers_for_it() {
+    let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1");
+    let run = ["run", "--target", "null", "--ramp", "0s", "--time", "20s", "--json", "out.json", "--no-history"];
+    let started = |dir: &std::path::Path, shared: bool| {
+        let mut c = command_in(dir, &run);
+        if shared {
+            c.env("IOGAUGE_SESSION", "shared");
+        }
+        let child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+        // Running once its worker thread is there.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while worker_cpus(child.id()).is_empty() {
+            assert!(std::time::Instant::now() < deadline, "no worker thread seen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child
+    };
+    let ours = session_of(std::process::id());
+
+    // Ctrl-C to the process the caller holds stops the test in the other session.
+    let dir = scratch("session");
+    let mut child = started(&dir, false);
+    let test = test_process(child.id());
+    assert_eq!(test != child.id(), autogroups, "a child of its own only where sessions group CPU time");
+    if autogroups {
+        assert_eq!(session_of(test), test, "the test leads a session of its own");
+        assert_eq!(session_of(child.id()), ours, "the process the caller started stays in the caller's");
+    }
+    // SAFETY: kill(2) on a process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(doc["host"]["autogroup"], if autogroups { "own" } else { "off" });
+
+    // Killed, the caller's process takes the test with it.
+    if autogroups {
+        let mut child = started(&scratch("session-kill"), false);
+        let test = test_process(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(format!("/proc/{test}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+            assert!(std::time::Instant::now() < deadline, "the test outlived the process that started it");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    // IOGAUGE_SESSION=shared: one process, in the caller's session.
+    let dir = scratch("session-shared");
+    let mut child = started(&dir, true);
+    assert_eq!(test_process(child.id()), child.id());
+    assert_eq!(session_of(child.id()), ours);
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["host"]["autogroup"], if autogroups { "shared" } else { "off" });
 }

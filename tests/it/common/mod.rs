@@ -25,6 +25,13 @@ pub fn command_in(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// The process of a running iogauge (`pid`, as spawned) that runs its test: the child it
+/// starts in a session of its own (src/session.rs), or `pid` itself when it starts none.
+pub fn test_process(pid: u32) -> u32 {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    children.split_whitespace().next().and_then(|c| c.parse().ok()).unwrap_or(pid)
+}
+
 /// Runs iogauge with `args` in `dir`.
 pub fn iogauge_in(dir: &Path, args: &[&str]) -> Output {
     command_in(dir, args).output().expect("run iogauge")

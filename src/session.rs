@@ -1,0 +1,123 @@
+//! The session a test runs in, and so the group its CPU time is shared in.
+//!
+//! Where the kernel groups CPU time by session (autogroups: `kernel.sched_autogroup_enabled`,
+//! on in Debian's and Ubuntu's kernels), the scheduler shares the CPUs fairly between sessions
+//! first and between the tasks of a session second: a worker started from the same shell as a
+//! build or two CPU burners gets a third of what they leave, while fio, which runs each job in
+//! a session of its own (`setsid()` in its backend), competes as a group of its own. On this
+//! project's 2-CPU machine with two burners, a loop device at 32 outstanding I/Os: iogauge
+//! 79-163 K IOPS in the shell's session, 146-200 K in one of its own (issue 45; fio 209 K).
+//!
+//! So a test runs in a child process that leads a session of its own, as fio's jobs do. The
+//! process the user started stays where it was (in the terminal's foreground, the one a script
+//! or test harness holds), forwards Ctrl-C, SIGTERM, SIGHUP and Ctrl-Z to the child and exits
+//! as the child does; killed, it takes the child with it. Under an MPI launcher, which tracks
+//! the processes it started, and with `IOGAUGE_SESSION=shared`, the test stays in the caller's
+//! session. The result document says which (`host.autogroup`).
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
+
+/// Where the workers' CPU time was grouped, for the result document.
+static GROUPED: OnceLock<&'static str> = OnceLock::new();
+
+/// The child the signal handlers forward to.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// `host.autogroup`: `own` (a session of the test's own), `shared` (the caller's session) or
+/// `off` (the kernel groups no sessions).
+pub fn autogroup() -> &'static str {
+    GROUPED.get().copied().unwrap_or_else(|| if autogroups_on() { "shared" } else { "off" })
+}
+
+fn autogroups_on() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1")
+}
+
+/// Runs the rest of the program in a session of its own (see the module's notes): returns in
+/// the child, or at once where nothing is to gain; the calling process waits for the child and
+/// exits as it did. Must be called before any thread starts (fork copies only the caller).
+pub fn apart() {
+    // SAFETY: getsid and getpid only read this process's ids.
+    let leads = unsafe { libc::getsid(0) == libc::getpid() };
+    let grouped = match () {
+        _ if !autogroups_on() => "off",
+        _ if leads => "own",
+        _ if std::env::var("IOGAUGE_SESSION").is_ok_and(|v| v == "shared") => "shared",
+        _ if crate::managers::launched_rank().is_some() => "shared",
+        _ => {
+            fork_into_own_session();
+            "own"
+        }
+    };
+    let _ = GROUPED.set(grouped);
+}
+
+/// Forks; the child leads a new session and returns, the parent never returns.
+fn fork_into_own_session() {
+    // SAFETY: no other thread exists (the caller's promise), so the child is a whole copy.
+    let parent = unsafe { libc::getpid() };
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        // No process to spare: the test runs in the caller's session, as it would without this.
+        return;
+    }
+    if child == 0 {
+        // SAFETY: setsid and prctl change only this process; a parent that died before the
+        // prctl took effect would leave the child running alone, so that is checked after it.
+        unsafe {
+            libc::setsid();
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            if libc::getppid() != parent {
+                libc::_exit(137);
+            }
+        }
+        return;
+    }
+    CHILD.store(child, Relaxed);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGTSTP, libc::SIGCONT] {
+        // SAFETY: the handler calls only async-signal-safe functions (kill, signal, raise).
+        unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };
+    }
+    let mut status = 0;
+    // SAFETY: waitpid writes the status of our own child; EINTR (a forwarded signal) retries.
+    while unsafe { libc::waitpid(child, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            std::process::exit(1);
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        // Ended by a signal (SIGPIPE under `| head`, a third Ctrl-C's own exit aside): so does
+        // this process, for the shell to see the same.
+        let sig = libc::WTERMSIG(status);
+        // SAFETY: restores the default action and raises it on this, the only, thread.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+    std::process::exit(libc::WEXITSTATUS(status));
+}
+
+/// Passes a signal on to the child. Ctrl-Z stops the child, then this process as the terminal
+/// asked; continued, both go on.
+extern "C" fn forward(sig: libc::c_int) {
+    let child = CHILD.load(Relaxed);
+    // SAFETY: kill, signal and raise are async-signal-safe; `child` is our own child.
+    unsafe {
+        match sig {
+            libc::SIGTSTP => {
+                libc::kill(child, libc::SIGSTOP);
+                libc::signal(libc::SIGTSTP, libc::SIG_DFL);
+                libc::raise(libc::SIGTSTP);
+            }
+            libc::SIGCONT => {
+                libc::signal(libc::SIGTSTP, forward as *const () as libc::sighandler_t);
+                libc::kill(child, libc::SIGCONT);
+            }
+            _ => {
+                libc::kill(child, sig);
+            }
+        }
+    }
+}
