@@ -44,7 +44,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if cli.command.tests_storage() {
+    // Under MPI the launcher tracks the processes it started: they stay as they are.
+    if cli.command.tests_storage() && iogauge::managers::launched_rank().is_none() {
         iogauge::session::apart();
     }
     let outcome = iogauge::cli::main(cli);

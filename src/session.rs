@@ -6,7 +6,7 @@
 //! build or two CPU burners gets a third of what they leave, while fio, which runs each job in
 //! a session of its own (`setsid()` in its backend), competes as a group of its own. On this
 //! project's 2-CPU machine with two burners, a loop device at 32 outstanding I/Os: iogauge
-//! 79-163 K IOPS in the shell's session, 146-200 K in one of its own (issue 45; fio 209 K).
+//! 79-163 K IOPS in the shell's session, 146-200 K in one of its own (issue 45; fio 187-213 K).
 //!
 //! So a test runs in a child process that leads a session of its own, as fio's jobs do. The
 //! process the user started stays where it was (in the terminal's foreground, the one a script
@@ -36,7 +36,8 @@ fn autogroups_on() -> bool {
 
 /// Runs the rest of the program in a session of its own (see the module's notes): returns in
 /// the child, or at once where nothing is to gain; the calling process waits for the child and
-/// exits as it did. Must be called before any thread starts (fork copies only the caller).
+/// exits as it did. Must be called before any thread starts (fork copies only the caller), and
+/// not under an MPI launcher (not called, the test stays in the caller's session).
 pub fn apart() {
     // SAFETY: getsid and getpid only read this process's ids.
     let leads = unsafe { libc::getsid(0) == libc::getpid() };
@@ -44,7 +45,6 @@ pub fn apart() {
         _ if !autogroups_on() => "off",
         _ if leads => "own",
         _ if std::env::var("IOGAUGE_SESSION").is_ok_and(|v| v == "shared") => "shared",
-        _ if crate::managers::launched_rank().is_some() => "shared",
         _ => {
             fork_into_own_session();
             "own"
