@@ -193,7 +193,7 @@ impl Monitor<'_> {
     }
 
     fn all_done(&self) -> bool {
-        self.ctl.finished.load(Relaxed) == self.ctl.live.len()
+        self.ctl.finished.load(std::sync::atomic::Ordering::Acquire) == self.ctl.live.len()
     }
 
     /// Ends recording now and stops every worker.
@@ -242,9 +242,13 @@ impl Monitor<'_> {
                 true => next.min(self.elapsed()).min(self.ctl.record_end_ns.load(Relaxed)),
                 false => self.elapsed(),
             };
+            // Whether every thread of a counted test has finished, asked before the mark: then
+            // the mark holds all they counted (asked after it, a thread finishing between the
+            // two would end the test on a sample without its last I/Os).
+            let finished = !self.clock.timed() && self.all_done();
             let m = mark(&self.ctl.live, at);
             let sample = Sample::between(&prev, &m, rec.is_some());
-            let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0));
+            let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0), finished);
             let last = stopped || end == Some(next);
             if let Some((rs, _, _)) = &rec {
                 // A sliver of a sample (a stop just after a boundary) is left out, but never
@@ -302,8 +306,9 @@ impl Monitor<'_> {
     /// Tells the observer about the interval just ended, summed over every manager in a timed
     /// run (each boundary is a meeting). True if the test stops: a worker or manager stopped it,
     /// or (counted) every worker is done.
-    /// `recording`: when recording started (ns from the epoch), once it has.
-    fn tell(&mut self, sample: &Sample, m: &Mark, recording: Option<u64>) -> bool {
+    /// `recording`: when recording started (ns from the epoch), once it has; `finished`: every
+    /// worker of a counted test had finished before `m` was taken.
+    fn tell(&mut self, sample: &Sample, m: &Mark, recording: Option<u64>, finished: bool) -> bool {
         let stop = self.ctl.stop.load(Relaxed);
         let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
         let in_flight: u64 = self.ctl.live.iter().map(|l| l.in_flight.load(Relaxed)).sum();
@@ -319,7 +324,7 @@ impl Monitor<'_> {
             let counts = parts.iter().flat_map(|p| serde_json::from_slice::<Vec<Count>>(p).unwrap_or_default());
             (s, stopped, cpu, counts.collect())
         } else {
-            (d, stop || self.all_done(), sample.cpu_pct, counts)
+            (d, stop || finished, sample.cpu_pct, counts)
         };
         let merged = Sample {
             seconds: sample.seconds,

@@ -65,7 +65,8 @@ pub fn run_threads<T: Send>(
                         live.in_flight.store(1, Relaxed);
                         let out = body(i, Lane { live, stop: &ctl.stop, epoch });
                         live.in_flight.store(0, Relaxed);
-                        ctl.finished.fetch_add(1, Relaxed);
+                        // Release: a monitor that sees it finished sees all it counted.
+                        ctl.finished.fetch_add(1, std::sync::atomic::Ordering::Release);
                         out
                     })
                     .expect("a thread for the test (the thread limit was checked before)")

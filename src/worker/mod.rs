@@ -91,7 +91,8 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     if let Some(log) = s.log.take() {
         log.finish();
     }
-    ctl.finished.fetch_add(1, Relaxed);
+    // Release: a monitor that sees this worker finished sees all it counted.
+    ctl.finished.fetch_add(1, std::sync::atomic::Ordering::Release);
     let lateness = s.replay.take().filter(Replayer::timed).map(|r| r.lateness);
     let (engine, last_ns, error) = match result {
         Ok((engine, last_ns)) => (engine, last_ns, None),
