@@ -87,8 +87,8 @@ fn fork_into_own_session() {
         }
     }
     if libc::WIFSIGNALED(status) {
-        // Ended by a signal (SIGPIPE under `| head`, a third Ctrl-C's own exit aside): so does
-        // this process, for the shell to see the same.
+        // Ended by a signal (SIGPIPE under `| head`, a SIGKILL): so does this process, for the
+        // shell to see the same.
         let sig = libc::WTERMSIG(status);
         // SAFETY: restores the default action and raises it on this, the only, thread.
         unsafe {
