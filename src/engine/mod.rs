@@ -180,7 +180,7 @@ pub struct Driven<T> {
 
 /// Makes the engine for `res`'s targets (files and devices: the engine of `kind`) over `res`,
 /// runs `driver` on it, and ends it. Fails only when the engine cannot be set up.
-pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<Driven<D::Output>, String> {
+pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> crate::error::Result<Driven<D::Output>> {
     fn end<E: Engine, D: Driver>(mut engine: E, driver: D) -> Driven<D::Output> {
         let (output, gave_up) = driver.drive(&mut engine);
         let abandoned = if gave_up.is_empty() { Abandoned::default() } else { engine.abandon(&gave_up) };
@@ -207,7 +207,7 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> Result<D
                 EngineKind::Psync => end(psync::PsyncEngine::new(files), driver),
                 EngineKind::IoUring => {
                     let ring = io_uring::UringEngine::new(files, &regions, slots, &io_wq);
-                    end(ring.map_err(|e| format!("cannot set up io_uring: {e}"))?, driver)
+                    end(ring.map_err(|e| crate::error::runtime(format!("cannot set up io_uring: {e}")))?, driver)
                 }
             }
         }

@@ -12,6 +12,7 @@ use super::generator::Generator;
 use super::io_log;
 use super::state::{FailedIo, SetUp, SlotMeta, WorkerJob};
 use crate::engine::{self, Completion, Engine, Io};
+use crate::error::{Result, runtime};
 use crate::stats::{IoStats, Op};
 use crate::trace::replay::Replayer;
 use crate::verify::checker::Checker;
@@ -114,7 +115,7 @@ pub(super) struct Loop<'a> {
 impl engine::Driver for Loop<'_> {
     /// The engine's description and the time of the last recorded completion, or why the
     /// loop stopped.
-    type Output = Result<(String, u64), String>;
+    type Output = Result<(String, u64)>;
 
     /// The loop, built three times: with verification (`s.checker`), replaying a trace
     /// (`s.replay`; the plan never verifies a replay), and drawing I/Os unverified, where
@@ -229,7 +230,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
     /// Runs until the test stops and what is in flight has completed or been given up: the
     /// engine's description, the time of the last recorded completion, and the targets of the
     /// I/Os given up.
-    fn run(mut self) -> Result<(String, u64, Vec<usize>), String> {
+    fn run(mut self) -> Result<(String, u64, Vec<usize>)> {
         // The free slots and the completions reaped are locals, not fields: LLVM keeps their
         // pointers and lengths in registers only so (tests/it/cost.rs measured 6 more
         // instructions per I/O as fields).
@@ -254,20 +255,22 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             };
             if let (true, Some(c)) = (VERIFY, &mut self.s.checker) {
                 // Issued writes are journaled before they can reach the target.
-                c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", self.job.plan.name))?;
+                c.flush_journal().map_err(|e| runtime(format!("writing the journal: {e}")))?;
             }
             self.live.in_flight.store(self.in_flight as u64, Relaxed);
             self.engine
                 .submit_and_wait(reap, timeout, &mut done)
-                .map_err(|e| format!("{}: I/O engine failed: {e}", self.job.plan.name))?;
+                .map_err(|e| runtime(format!("I/O engine failed: {e}")))?;
             self.now = now_ns(self.epoch);
             self.reap(&mut done, &mut free);
         }
         if let Some(c) = &mut self.s.checker {
-            c.flush_journal().map_err(|e| format!("{}: writing the journal: {e}", self.job.plan.name))?;
+            c.flush_journal().map_err(|e| runtime(format!("writing the journal: {e}")))?;
         }
         if let Some(e) = self.s.replay.as_mut().and_then(|r| r.error.take()) {
-            return Err(format!("{}: {e}", self.job.plan.name));
+            // Met mid-run, after I/Os went out: a failure of the run (exit 1), even where the
+            // trace's own line is at fault, since an input error promises nothing was written.
+            return Err(runtime(e.to_string()));
         }
         Ok((self.engine.describe(), self.last_ns, gave_up))
     }

@@ -85,7 +85,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
             }
             (d.output, d.abandoned.held)
         }
-        Err(e) => (Err(format!("{}: {e}", job.plan.name)), Vec::new()),
+        Err(e) => (Err(e), Vec::new()),
     };
     live.thread.store(0, Relaxed);
     if let Some(log) = s.log.take() {
@@ -99,7 +99,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         Err(e) => {
             ctl.stop.store(true, Relaxed);
             // What the loop met while running (the engine, the journal, the trace).
-            (String::new(), 0, Some(runtime(e)))
+            (String::new(), 0, Some(e.context(&job.plan.name)))
         }
     };
     WorkerOutcome {
