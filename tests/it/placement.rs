@@ -131,20 +131,20 @@ fn session_of(pid: u32) -> u32 {
     stat[stat.rfind(')').unwrap() + 2..].split(' ').nth(6 - 3).unwrap().parse().unwrap()
 }
 
-/// A test runs in a session of its own, as fio's jobs do (issue 45): where the kernel shares
-/// CPU time between sessions first (autogroups), the workers then compete as a group of
-/// their own, not as three tasks among the caller's CPU burners. The process the caller
-/// started forwards its signals (Ctrl-C still stops and keeps the results, exit 130) and takes
-/// the test with it when killed; `IOGAUGE_SESSION=shared` keeps the caller's session. The
-/// document says which.
+/// With `IOGAUGE_SESSION=own` a test runs in a session of its own, as fio's jobs do (issue
+/// 45): where the kernel shares CPU time between sessions first (autogroups), the workers then
+/// compete as a group of their own, not as three tasks among the caller's CPU burners. The
+/// process the caller started forwards its signals (Ctrl-C still stops and keeps the results,
+/// exit 130) and takes the test with it when killed. By default the test stays in the caller's
+/// session, one process. The document says which.
 #[test]
-fn a_test_runs_in_a_session_of_its_own_and_answers_for_it() {
+fn a_test_runs_in_a_session_of_its_own_when_asked_and_answers_for_it() {
     let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1");
     let run = ["run", "--target", "null", "--ramp", "0s", "--time", "20s", "--json", "out.json", "--no-history"];
-    let started = |dir: &std::path::Path, shared: bool| {
+    let started = |dir: &std::path::Path, own: bool| {
         let mut c = command_in(dir, &run);
-        if shared {
-            c.env("IOGAUGE_SESSION", "shared");
+        if own {
+            c.env("IOGAUGE_SESSION", "own");
         }
         let child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
         // Running once its worker thread is there.
@@ -156,26 +156,38 @@ fn a_test_runs_in_a_session_of_its_own_and_answers_for_it() {
         child
     };
     let ours = session_of(std::process::id());
+    let stopped = |mut child: std::process::Child, dir: &std::path::Path| {
+        // SAFETY: kill(2) on a process this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        assert_eq!(child.wait().unwrap().code(), Some(130));
+        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+        assert_eq!(doc["interrupted"], true);
+        doc
+    };
 
-    // Ctrl-C to the process the caller holds stops the test in the other session.
+    // By default: one process, in the caller's session.
+    let dir = scratch("session-shared");
+    let child = started(&dir, false);
+    assert_eq!(test_process(child.id()), child.id());
+    assert_eq!(session_of(child.id()), ours);
+    let doc = stopped(child, &dir);
+    assert_eq!(doc["host"]["autogroup"], if autogroups { "shared" } else { "off" });
+
+    // Asked: Ctrl-C to the process the caller holds stops the test in the other session.
     let dir = scratch("session");
-    let mut child = started(&dir, false);
+    let child = started(&dir, true);
     let test = test_process(child.id());
     assert_eq!(test != child.id(), autogroups, "a child of its own only where sessions group CPU time");
     if autogroups {
         assert_eq!(session_of(test), test, "the test leads a session of its own");
         assert_eq!(session_of(child.id()), ours, "the process the caller started stays in the caller's");
     }
-    // SAFETY: kill(2) on a process this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
-    assert_eq!(doc["interrupted"], true);
+    let doc = stopped(child, &dir);
     assert_eq!(doc["host"]["autogroup"], if autogroups { "own" } else { "off" });
 
     // Killed, the caller's process takes the test with it.
     if autogroups {
-        let mut child = started(&scratch("session-kill"), false);
+        let mut child = started(&scratch("session-kill"), true);
         let test = test_process(child.id());
         child.kill().unwrap();
         child.wait().unwrap();
@@ -185,15 +197,4 @@ fn a_test_runs_in_a_session_of_its_own_and_answers_for_it() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-
-    // IOGAUGE_SESSION=shared: one process, in the caller's session.
-    let dir = scratch("session-shared");
-    let mut child = started(&dir, true);
-    assert_eq!(test_process(child.id()), child.id());
-    assert_eq!(session_of(child.id()), ours);
-    // SAFETY: as above.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
-    assert_eq!(doc["host"]["autogroup"], if autogroups { "shared" } else { "off" });
 }
