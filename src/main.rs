@@ -46,7 +46,10 @@ fn main() {
     };
     // Under MPI the launcher tracks the processes it started: they stay as they are.
     if cli.command.tests_storage() && iogauge::managers::launched_rank().is_none() {
-        iogauge::session::apart();
+        if let Err(e) = iogauge::session::apart() {
+            eprintln!("iogauge: {e}");
+            std::process::exit(e.exit_code());
+        }
     }
     let outcome = iogauge::cli::main(cli);
     let held = iogauge::run::held_targets();

@@ -22,6 +22,8 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
+use crate::error::{Result, input};
+
 /// Where the workers' CPU time was grouped, for the result document.
 static GROUPED: OnceLock<&'static str> = OnceLock::new();
 
@@ -39,22 +41,33 @@ fn autogroups_on() -> bool {
 }
 
 /// With `IOGAUGE_SESSION=own`, runs the rest of the program in a session of its own (see the
-/// module's notes): returns in the child, or at once where nothing is asked or to gain; the calling process waits for the child and
-/// exits as it did. Must be called before any thread starts (fork copies only the caller), and
-/// not under an MPI launcher (not called, the test stays in the caller's session).
-pub fn apart() {
+/// module's notes): returns in the child, or at once where nothing is asked or to gain; the
+/// calling process waits for the child and exits as it did. Must be called before any thread
+/// starts (fork copies only the caller), and not under an MPI launcher (not called, the test
+/// stays in the caller's session). Fails on a value of the variable it does not know.
+pub fn apart() -> Result<()> {
+    let own = match std::env::var("IOGAUGE_SESSION").as_deref() {
+        Ok("own") => true,
+        Ok("shared") | Ok("") | Err(_) => false,
+        Ok(other) => {
+            return Err(input(format!(
+                "IOGAUGE_SESSION={other}: give own (the test in a session of its own, as fio's jobs) or shared (the caller's, the default)"
+            )));
+        }
+    };
     // SAFETY: getsid and getpid only read this process's ids.
     let leads = unsafe { libc::getsid(0) == libc::getpid() };
     let grouped = match () {
         _ if !autogroups_on() => "off",
         _ if leads => "own",
-        _ if std::env::var("IOGAUGE_SESSION").is_ok_and(|v| v == "own") => {
+        _ if own => {
             fork_into_own_session();
             "own"
         }
         _ => "shared",
     };
     let _ = GROUPED.set(grouped);
+    Ok(())
 }
 
 /// Forks; the child leads a new session and returns, the parent never returns.

@@ -185,6 +185,16 @@ fn a_test_runs_in_a_session_of_its_own_when_asked_and_answers_for_it() {
     let doc = stopped(child, &dir);
     assert_eq!(doc["host"]["autogroup"], if autogroups { "own" } else { "off" });
 
+    // A value it does not know: one line, exit 2, nothing run.
+    let out = command_in(&scratch("session-bad"), &["run", "--target", "null", "--ios", "10", "--no-history"])
+        .env("IOGAUGE_SESSION", "mine")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("iogauge: IOGAUGE_SESSION=mine: give own") && err.lines().count() == 1, "{err}");
+    assert!(out.stdout.is_empty());
+
     // Killed, the caller's process takes the test with it.
     if autogroups {
         let mut child = started(&scratch("session-kill"), true);
