@@ -504,8 +504,9 @@ pub fn filesystem_of(path: &Path) -> String {
 pub fn open(info: &TargetInfo, write: bool, timeout: std::time::Duration) -> Result<Target> {
     match info.kind {
         TargetKind::Null => Ok(Target::Null),
-        TargetKind::Nbd | TargetKind::Iscsi => network::open(info, timeout),
         TargetKind::Block | TargetKind::File => open_file(info, write).map(Target::File),
+        // A network target, whatever its protocol.
+        _ => network::open(info, timeout),
     }
 }
 

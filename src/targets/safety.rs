@@ -55,10 +55,9 @@ pub fn check_write(
         // it (the device's own counters then show the test's I/O alone).
         TargetKind::Block if allowed(allow_write) => Findings { data: Vec::new(), mounted: mounted(id) },
         TargetKind::Block => block_findings(info, id)?,
-        TargetKind::Nbd | TargetKind::Iscsi if allowed(allow_write) => return Ok(()),
-        TargetKind::Nbd | TargetKind::Iscsi => {
-            Findings { data: network::signatures(info, timeout)?, mounted: Vec::new() }
-        }
+        // A network target, whatever its protocol.
+        _ if allowed(allow_write) => return Ok(()),
+        _ => Findings { data: network::signatures(info, timeout)?, mounted: Vec::new() },
     };
     let path = &info.path;
     if !f.mounted.is_empty() {
