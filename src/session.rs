@@ -14,7 +14,7 @@
 //! Ctrl-Z to the child and exits as the child does; killed, it takes the child with it. It is
 //! not the default: with it on for every run, this project's test suite (dozens of iogauge
 //! runs beside servers and tools in the suite's session) missed open-loop rates in 4 of 5
-//! passes (an NBD curve point 9 % short, a paced null run at 134 of 200 IOPS), where it passed
+//! passes (an NBD curve point 9 % short, a paced null run at 134 of 200 IOPS), 1 of 5
 //! without; why was not found. Under an MPI launcher, which tracks the processes it started,
 //! the test stays in the caller's session whatever the variable says. The result document says
 //! which (`host.autogroup`).
