@@ -18,7 +18,9 @@ unsafe extern "C" fn completed(_ctx: *mut c_void, status: c_int, task: Task, pri
 }
 
 impl Connection for Session {
-    const DRIVER: &'static str = "iscsi (libiscsi";
+    fn driver(&self) -> &'static str {
+        "iscsi (libiscsi"
+    }
 
     fn fd(&self) -> c_int {
         Session::fd(self)

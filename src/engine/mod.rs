@@ -6,7 +6,8 @@
 //! wait for some completions), and torn down here, including when the kernel still holds I/Os
 //! the worker gave up ([`Engine::abandon`]). An engine owns its targets and closes them.
 //! Engines never allocate or lock per I/O. A new engine is a file here and its line in
-//! [`drive`]; a new kind of target is also a [`Target`] variant, which `targets::open` makes.
+//! [`drive`]; a new kind of target is also a [`Target`] variant, which `targets::open` makes (a
+//! new network protocol is not: its connections are [`network::Connection`]s).
 
 pub mod io_uring;
 pub mod io_wq;
@@ -132,10 +133,9 @@ pub enum Target {
     Null,
     /// A block device or regular file.
     File(File),
-    /// An NBD export: one connection or several (`connections`).
-    Nbd(Vec<crate::net::nbd::Handle>),
-    /// An iSCSI LUN: one session or several (`connections`).
-    Iscsi(Vec<crate::net::iscsi::Session>),
+    /// A network target (an NBD export, an iSCSI LUN): one connection or several
+    /// (`connections`), of its protocol (network.rs).
+    Network(Vec<Box<dyn network::Connection>>),
 }
 
 /// What an engine is made from: the worker's open targets (by [`Io::target`]; all of one kind,
@@ -193,13 +193,9 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> crate::e
     }
     Ok(match targets.first() {
         None | Some(Target::Null) => end(null::NullEngine::default(), driver),
-        Some(Target::Nbd(_)) => {
-            let conns = all(targets, |t| if let Target::Nbd(c) = t { Some(c) } else { None });
+        Some(Target::Network(_)) => {
+            let conns = all(targets, |t| if let Target::Network(c) = t { Some(c) } else { None });
             end(network::NetworkEngine::new(conns, slots), driver)
-        }
-        Some(Target::Iscsi(_)) => {
-            let sessions = all(targets, |t| if let Target::Iscsi(s) = t { Some(s) } else { None });
-            end(network::NetworkEngine::new(sessions, slots), driver)
         }
         Some(Target::File(_)) => {
             let files = all(targets, |t| if let Target::File(f) = t { Some(f) } else { None });

@@ -19,7 +19,9 @@ unsafe extern "C" fn completed(user_data: *mut c_void, error: *mut c_int) -> c_i
 }
 
 impl Connection for Handle {
-    const DRIVER: &'static str = "nbd (libnbd";
+    fn driver(&self) -> &'static str {
+        "nbd (libnbd"
+    }
 
     fn fd(&self) -> c_int {
         Handle::fd(self)

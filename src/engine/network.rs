@@ -35,10 +35,13 @@ impl Pending {
     }
 }
 
-/// One connection of a protocol, as the engine drives it.
+/// One connection of a protocol, as the engine drives it. A protocol's connections reach the
+/// engine as trait objects ([`super::Target::Network`]): a new protocol is a file here with its
+/// implementation, and no edit to the engine's list of targets (the indirect call per I/O is
+/// nothing beside a network round trip).
 pub trait Connection {
     /// The engine's name and library, for the result ("nbd (libnbd").
-    const DRIVER: &'static str;
+    fn driver(&self) -> &'static str;
     /// The socket to poll.
     fn fd(&self) -> libc::c_int;
     /// The poll events the library waits for.
@@ -168,6 +171,32 @@ impl<C: Connection> Engine for NetworkEngine<C> {
 
     fn describe(&self) -> String {
         let per = self.targets.first().map_or(1, |t| t.1);
-        format!("{}; {per} connection{} per target)", C::DRIVER, if per == 1 { "" } else { "s" })
+        let driver = self.conns.first().map_or("network", |c| c.driver());
+        format!("{driver}; {per} connection{} per target)", if per == 1 { "" } else { "s" })
+    }
+}
+
+/// A connection of whichever protocol, as [`super::Target::Network`] holds it.
+impl Connection for Box<dyn Connection> {
+    fn driver(&self) -> &'static str {
+        (**self).driver()
+    }
+
+    fn fd(&self) -> libc::c_int {
+        (**self).fd()
+    }
+
+    fn wants(&self) -> i16 {
+        (**self).wants()
+    }
+
+    fn notify(&self, revents: i16) -> Result<(), String> {
+        (**self).notify(revents)
+    }
+
+    #[inline]
+    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> Result<(), i32> {
+        // SAFETY: the caller's promise (this function's contract) passed on whole.
+        unsafe { (**self).queue(io, pending) }
     }
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Identity, TargetInfo, TargetKind, blkid};
 use crate::engine::Target;
+use crate::engine::network::Connection;
 use crate::error::{Result, input, runtime};
 use crate::net::{self, Protocol, Secret, iscsi, nbd};
 use crate::spec::AccessSpec;
@@ -152,12 +153,12 @@ impl Conn {
         }
     }
 
-    fn into_nbd(self) -> Option<nbd::Handle> {
-        if let Conn::Nbd(h) = self { Some(h) } else { None }
-    }
-
-    fn into_iscsi(self) -> Option<iscsi::Session> {
-        if let Conn::Iscsi(s) = self { Some(s) } else { None }
+    /// The connection as the network engine drives it.
+    fn into_engine(self) -> Box<dyn Connection> {
+        match self {
+            Conn::Nbd(h) => Box::new(h),
+            Conn::Iscsi(s) => Box::new(s),
+        }
     }
 
     /// The size the server says its export or LUN has.
@@ -254,11 +255,7 @@ pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
         }
         conns.push(c);
     }
-    // One URL, one protocol: every connection is of the first one's kind.
-    Ok(match conns.first() {
-        Some(Conn::Iscsi(_)) => Target::Iscsi(conns.into_iter().filter_map(Conn::into_iscsi).collect()),
-        _ => Target::Nbd(conns.into_iter().filter_map(Conn::into_nbd).collect()),
-    })
+    Ok(Target::Network(conns.into_iter().map(Conn::into_engine).collect()))
 }
 
 /// A network target read over one connection, to re-read it (`iogauge verify`).
