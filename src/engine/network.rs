@@ -58,10 +58,10 @@ pub trait Connection {
 }
 
 /// The connections of a worker's network targets, all of one protocol.
-pub struct NetworkEngine<C: Connection> {
+pub struct NetworkEngine {
     /// Every connection; dropped (closed) first, so that no callback runs after `pending` and
     /// `done` are gone.
-    conns: Vec<C>,
+    conns: Vec<Box<dyn Connection>>,
     /// Per target: its connections' range in `conns`, and the next one to use.
     targets: Vec<(usize, usize, usize)>,
     /// Per slot, at a fixed address (boxed): the callback's data.
@@ -75,10 +75,10 @@ pub struct NetworkEngine<C: Connection> {
     fds: Vec<libc::pollfd>,
 }
 
-impl<C: Connection> NetworkEngine<C> {
+impl NetworkEngine {
     /// An engine over each target's open connections (`targets[i]` for [`Io::target`] `i`)
     /// for `slots` I/Os in flight.
-    pub fn new(targets: Vec<Vec<C>>, slots: usize) -> Self {
+    pub fn new(targets: Vec<Vec<Box<dyn Connection>>>, slots: usize) -> Self {
         let mut done = Box::new(Vec::with_capacity(slots));
         let done_ptr: *mut Vec<Completion> = &mut *done;
         let empty = libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 };
@@ -118,7 +118,7 @@ impl<C: Connection> NetworkEngine<C> {
     }
 }
 
-impl<C: Connection> Engine for NetworkEngine<C> {
+impl Engine for NetworkEngine {
     fn max_in_flight(&self) -> usize {
         usize::MAX
     }
@@ -173,30 +173,5 @@ impl<C: Connection> Engine for NetworkEngine<C> {
         let per = self.targets.first().map_or(1, |t| t.1);
         let driver = self.conns.first().map_or("network", |c| c.driver());
         format!("{driver}; {per} connection{} per target)", if per == 1 { "" } else { "s" })
-    }
-}
-
-/// A connection of whichever protocol, as [`super::Target::Network`] holds it.
-impl Connection for Box<dyn Connection> {
-    fn driver(&self) -> &'static str {
-        (**self).driver()
-    }
-
-    fn fd(&self) -> libc::c_int {
-        (**self).fd()
-    }
-
-    fn wants(&self) -> i16 {
-        (**self).wants()
-    }
-
-    fn notify(&self, revents: i16) -> Result<(), String> {
-        (**self).notify(revents)
-    }
-
-    #[inline]
-    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> Result<(), i32> {
-        // SAFETY: the caller's promise (this function's contract) passed on whole.
-        unsafe { (**self).queue(io, pending) }
     }
 }
