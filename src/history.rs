@@ -459,8 +459,28 @@ impl Row {
     }
 }
 
+/// The line a command says where it saved a run or study (`kind`) under `id`, on stderr; the
+/// workbench (`iogauge ui`) reads the id back from it with [`saved_id`].
+pub fn saved_line(kind: &str, id: i64) -> String {
+    format!("iogauge: saved as {kind} {id} in the history (iogauge show {id})")
+}
+
+/// The history id in a line made by [`saved_line`].
+pub fn saved_id(line: &str) -> Option<i64> {
+    let rest = line.strip_prefix("iogauge: saved as ")?;
+    let rest = rest.strip_prefix("run ").or_else(|| rest.strip_prefix("study "))?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_saved_line_gives_its_id_back() {
+        assert_eq!(super::saved_id(&super::saved_line("run", 12)), Some(12));
+        assert_eq!(super::saved_id(&format!("{}\n", super::saved_line("study", 3))), Some(3));
+        assert_eq!(super::saved_id("iogauge: warning: saved as run 4"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -33,29 +33,45 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
 pub fn load_specs(path: &Path) -> Result<Vec<crate::spec::AccessSpec>> {
     let name = path.display().to_string();
     let text = crate::import::read_text(path, false).map_err(|e| input(format!("cannot read {name}: {e}")))?;
-    let specs = match Format::of(path, &text) {
-        Format::Icf => icf::spec_library(&text, &name).map_err(input)?,
+    parse_specs(&text, &name)
+}
+
+/// A library of access specifications, as its text: one of `--spec-file`'s formats by the
+/// name's extension or what the text holds.
+pub fn parse_specs(text: &str, name: &str) -> Result<Vec<crate::spec::AccessSpec>> {
+    let specs = match Format::of(Path::new(name), text) {
+        Format::Icf => icf::spec_library(text, name).map_err(input)?,
         Format::Fio => {
             return Err(input(format!("{name}: a fio job file holds jobs, not a library of specifications")));
         }
-        Format::Toml => {
-            #[derive(serde::Deserialize)]
-            #[serde(deny_unknown_fields)]
-            struct Library {
-                #[serde(default)]
-                spec: Vec<crate::spec::AccessSpec>,
-            }
-            let lib: Library = toml::from_str(&text).map_err(|e| toml_error(&text, &name, &e))?;
-            lib.spec
-        }
+        Format::Toml => toml::from_str::<SpecLibrary>(text).map_err(|e| toml_error(text, name, &e))?.spec,
     };
     if specs.is_empty() {
         return Err(input(format!("{name}: no access specifications in it")));
     }
-    for s in &specs {
+    for (i, s) in specs.iter().enumerate() {
         s.validate().map_err(|m| input(format!("{name}: {m}")))?;
+        if specs[..i].iter().any(|o| o.name == s.name) {
+            return Err(input(format!("{name}: two specifications named '{}': give each its own name", s.name)));
+        }
     }
     Ok(specs)
+}
+
+/// A library of access specifications as TOML (`[[spec]]` tables), for `--spec-file`.
+pub fn specs_toml(specs: &[crate::spec::AccessSpec]) -> Result<String> {
+    let text = toml::to_string(&SpecLibrary { spec: specs.to_vec() })
+        .map_err(|e| input(format!("the specifications cannot be written as TOML: {e}")))?;
+    parse_specs(&text, "specs.toml")?;
+    Ok(text)
+}
+
+/// A `--spec-file` of TOML.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecLibrary {
+    #[serde(default)]
+    spec: Vec<crate::spec::AccessSpec>,
 }
 
 /// Checks that a job resolves into a test (or a file-system study) and that its study's

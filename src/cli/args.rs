@@ -101,6 +101,16 @@ pub enum Command {
     /// shares, seek runs, hot zones, trims and flushes, and how its I/Os arrived, per phase;
     /// --check TARGET runs the replay and the distilled job side by side.
     Distil(DistilArgs),
+    /// Iometer's workbench in a browser: build a test (managers, workers, targets, access
+    /// specifications, cycling or a seed's study), run it, watch it, keep it (docs/ui.md).
+    Ui {
+        /// Where to listen: PORT (on 127.0.0.1) or ADDR:PORT (0 picks a free port).
+        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+        listen: String,
+        /// The history database runs save into and the page lists.
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// List the built-in access specifications, or show one's lines.
     Specs {
         /// A specification to show.
@@ -409,8 +419,7 @@ pub struct LiveFlags {
 impl LiveFlags {
     /// What the flags ask for; `line`: whether the live line is drawn.
     pub(super) fn asked(&self, line: bool) -> Result<crate::live::Asked> {
-        let addr =
-            |flag: &str, v: &Option<String>| v.as_deref().map(|t| crate::live::server::parse_addr(flag, t)).transpose();
+        let addr = |flag: &str, v: &Option<String>| v.as_deref().map(|t| crate::http::parse_addr(flag, t)).transpose();
         if self.linger.is_some() && self.metrics.is_none() && self.http.is_none() {
             return Err(input("--linger keeps --metrics or --http serving after the test: give one of them"));
         }

@@ -97,7 +97,7 @@ impl Saver {
     /// Says under which id the `kind` (run or study) was saved, unless quiet.
     pub fn announce(&self, kind: &str) {
         if let Some(id) = self.id.filter(|_| !self.quiet) {
-            eprintln!("iogauge: saved as {kind} {id} in the history (iogauge show {id})");
+            eprintln!("{}", history::saved_line(kind, id));
         }
     }
 

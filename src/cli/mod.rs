@@ -287,6 +287,12 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Capture(a) => trace::capture(&a),
         Command::Replay(a) => execute(trace::replay_test(&a)?, &a.output),
         Command::Distil(a) => trace::distil(&a),
+        Command::Ui { listen, db } => {
+            let listen = crate::http::parse_addr("--listen", &listen)?;
+            interrupt::stop_on_interrupt();
+            crate::ui::serve(crate::ui::Options { listen, db }, &interrupt::requested)?;
+            Ok(0)
+        }
         Command::Specs { name } => {
             print!("{}", specs(name.as_deref())?);
             Ok(0)

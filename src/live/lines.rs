@@ -6,7 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::result::Interval;
-use crate::run::{Phase, Progress, Snapshot};
+use crate::run::{Count, Phase, Progress, Snapshot};
 
 /// The version of the lines' layout; a change that breaks a reader changes it.
 pub const LIVE_SCHEMA: &str = "iogauge-live/1";
@@ -26,6 +26,11 @@ struct Line<'a> {
     ios: u64,
     bytes: u64,
     in_flight: u64,
+    /// The longest response time of the interval (ms; its histogram bucket's middle).
+    max_response_ms: Option<f64>,
+    /// What the workload has counted so far, per manager, worker, target and operation.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    counts: &'a [Count],
     #[serde(skip_serializing_if = "Option::is_none")]
     study: Option<&'a Progress>,
 }
@@ -43,6 +48,8 @@ pub fn line(s: &Snapshot) -> String {
         ios: s.ios,
         bytes: s.bytes,
         in_flight: s.in_flight,
+        max_response_ms: s.interval.histogram.as_ref().and_then(|h| h.quantile(1.0)).map(|ns| ns as f64 / 1e6),
+        counts: &s.counts,
         study: s.study.as_ref(),
     };
     serde_json::to_string(&line).expect("a line serialises")

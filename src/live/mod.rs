@@ -7,7 +7,7 @@ mod line;
 pub mod lines;
 mod metrics;
 mod page;
-pub mod server;
+mod routes;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,11 +16,12 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::export::output::Guard;
+use crate::http::{self, Listener};
 use crate::result::WorkloadResult;
 use crate::run::{Counters, Snapshot};
 use board::Board;
 use lines::Lines;
-use server::{Listener, Routes};
+use routes::Routes;
 
 /// What the user asked to watch the test with.
 #[derive(Debug, Clone, Default)]
@@ -59,35 +60,37 @@ impl Live {
             None => None,
             Some(p) => Some(Lines::new(guard.lines("--live-json", p)?)),
         };
-        let mut listeners: Vec<(SocketAddr, Routes)> = Vec::new();
-        let mut add = |addr: Option<SocketAddr>, routes: Routes| {
+        // (address, metrics, page)
+        let mut listeners: Vec<(SocketAddr, bool, bool)> = Vec::new();
+        let mut add = |addr: Option<SocketAddr>, metrics: bool, page: bool| {
             let Some(addr) = addr else { return };
             // --metrics and --http on one address: one server with both.
-            match listeners.iter_mut().find(|(a, _)| *a == addr && addr.port() != 0) {
-                Some((_, r)) => (r.metrics, r.page) = (r.metrics || routes.metrics, r.page || routes.page),
-                None => listeners.push((addr, routes)),
+            match listeners.iter_mut().find(|(a, _, _)| *a == addr && addr.port() != 0) {
+                Some((_, m, p)) => (*m, *p) = (*m || metrics, *p || page),
+                None => listeners.push((addr, metrics, page)),
             }
         };
-        add(asked.metrics, Routes { metrics: true, page: false });
-        add(asked.http, Routes { metrics: false, page: true });
+        add(asked.metrics, true, false);
+        add(asked.http, false, true);
         let board = if listeners.is_empty() {
             None
         } else {
+            let board = Arc::new(Board::new(managers));
             let mut bound = Vec::new();
-            for (addr, routes) in listeners {
-                let flag = if routes.metrics { "--metrics" } else { "--http" };
-                let l = Listener::bind(flag, addr, routes)?;
+            for (addr, metrics, page) in listeners {
+                let flag = if metrics { "--metrics" } else { "--http" };
+                let routes = Routes { board: Arc::clone(&board), metrics, page };
+                let l = Listener::bind(flag, addr, Arc::new(routes))?;
                 let at = l.addr();
-                if routes.metrics {
+                if metrics {
                     eprintln!("iogauge: metrics at http://{at}/metrics");
                 }
-                if routes.page {
+                if page {
                     eprintln!("iogauge: live page at http://{at}/");
                 }
                 bound.push(l);
             }
-            let board = Arc::new(Board::new(managers));
-            server::start(bound, Arc::clone(&board))?;
+            http::start(bound)?;
             Some(board)
         };
         Ok(Live { line: asked.line, lines, board, linger: asked.linger })

@@ -23,11 +23,21 @@ pre { background: #f6f6f6; border: 1px solid #ccc; padding: 0.6em; overflow-x: a
 @media print { body { max-width: none; margin: 0; } h2 { break-after: avoid; } pre { white-space: pre-wrap; } }
 ";
 
-/// The whole page.
+/// The whole page: a report, which runs no script.
 pub fn page(title: &str, body: &str) -> String {
+    whole(title, body, "default-src 'none'; style-src 'unsafe-inline'")
+}
+
+/// A page that runs its own inline script and asks its own server only (the live page, the
+/// workbench): nothing is fetched from elsewhere.
+pub fn app(title: &str, body: &str) -> String {
+    whole(title, body, "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'")
+}
+
+fn whole(title: &str, body: &str, policy: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"generator\" content=\"iogauge {}\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),

@@ -77,6 +77,18 @@ pub fn check_write(
     Ok(())
 }
 
+/// What the checks above find on an inspected block device, mounts first: what writing to it
+/// needs `--allow-write` (or `--allow-mounted-write`) for. Empty: nothing is found on it.
+pub fn block_holds(info: &TargetInfo) -> Result<Vec<String>> {
+    match info.identity {
+        Some(id) if info.kind == TargetKind::Block => {
+            let f = block_findings(info, id)?;
+            Ok(f.mounted.into_iter().chain(f.data).collect())
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// Everything that shows the block device `id` holds data or is in use.
 fn block_findings(info: &TargetInfo, id: Identity) -> Result<Findings> {
     let path = &info.path;

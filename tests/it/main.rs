@@ -41,5 +41,6 @@ mod study;
 mod tables;
 mod time_series;
 mod trace;
+mod ui;
 mod verify;
 mod workload_flags;

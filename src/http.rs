@@ -1,10 +1,11 @@
-//! The HTTP side of `--metrics` and `--http`: hyper (HTTP/1.1) on one thread of its own, a
-//! tokio runtime of one thread, so a scraper or browser never takes CPU from the workers'
-//! threads beyond that one, and a slow or hostile client holds only its own connection:
+//! HTTP serving for `--metrics`, `--http` and `iogauge ui`: hyper (HTTP/1.1) on one thread of
+//! its own, a tokio runtime of one thread, so a scraper or browser never takes CPU from the
+//! workers' threads beyond that one, and a slow or hostile client holds only its own connection:
 //! at most [`MAX_CONNECTIONS`] at once (a new one closes the oldest, so clients that keep
 //! their connections alive cannot keep a scraper out), [`HEADER_TIMEOUT`] to send a request's
-//! head, and [`CONNECTION_LIFE`] in all. The workers and the monitor never wait for it: they
-//! update the board, which a request copies under a short lock.
+//! head, [`MAX_BODY`] of body, and [`CONNECTION_LIFE`] in all. What each path answers is a
+//! [`Handler`]'s (live/routes.rs, ui/api.rs); a handler that may block (reads a database,
+//! probes a device) answers on a thread of a small pool, never on the one that serves.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -15,16 +16,15 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{CACHE_CONTROL, CONTENT_TYPE};
+use hyper::http::request::Parts;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 
-use super::board::Board;
-use super::{metrics, page};
 use crate::error::{Result, input};
 
 /// Connections served at once; a new one beyond closes the oldest.
@@ -35,14 +35,24 @@ const CLOSING_GRACE: Duration = Duration::from_secs(1);
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// A connection (keep-alive included) is closed after this long.
 const CONNECTION_LIFE: Duration = Duration::from_secs(60);
+/// The largest request body taken (a job file's limit, with room for its JSON quoting).
+const MAX_BODY: usize = 2 * crate::import::MAX_JOB_BYTES as usize;
+/// Threads that answer a [`Handler`] that blocks.
+const BLOCKING_THREADS: usize = 4;
 
-/// What an address serves.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Routes {
-    /// `/metrics`.
-    pub metrics: bool,
-    /// `/` (the live page) and `/live.json` (what it polls).
-    pub page: bool,
+/// An answer.
+pub type Reply = Response<Full<Bytes>>;
+
+/// What a server answers.
+pub trait Handler: Send + Sync + 'static {
+    /// The answer to a request whose body (at most [`MAX_BODY`]) has been read.
+    fn respond(&self, head: &Parts, body: &[u8]) -> Reply;
+
+    /// Whether [`Handler::respond`] may block (files, databases, devices, child processes):
+    /// it then runs on a thread of its own, so that other connections are served meanwhile.
+    fn blocks(&self) -> bool {
+        false
+    }
 }
 
 /// `PORT` (on 127.0.0.1) or `ADDR:PORT`, as `flag` was given it.
@@ -58,19 +68,19 @@ pub fn parse_addr(flag: &str, text: &str) -> Result<SocketAddr> {
     text.to_socket_addrs().map_err(|_| bad())?.next().ok_or_else(bad)
 }
 
-/// A bound listening socket and what it serves.
+/// A bound listening socket and what answers there.
 pub struct Listener {
     socket: TcpListener,
-    routes: Routes,
+    handler: Arc<dyn Handler>,
 }
 
 impl Listener {
     /// Binds `addr` now, so a port in use fails before anything is measured.
-    pub fn bind(flag: &str, addr: SocketAddr, routes: Routes) -> Result<Listener> {
+    pub fn bind(flag: &str, addr: SocketAddr, handler: Arc<dyn Handler>) -> Result<Listener> {
         let socket = TcpListener::bind(addr).map_err(|e| {
             input(format!("{flag} {addr}: cannot listen there: {e}; give another port (0 picks a free one)"))
         })?;
-        Ok(Listener { socket, routes })
+        Ok(Listener { socket, handler })
     }
 
     /// The address it listens on (the port 0 picked).
@@ -80,31 +90,32 @@ impl Listener {
 }
 
 /// Serves `listeners` from one new thread until the process ends.
-pub fn start(listeners: Vec<Listener>, board: Arc<Board>) -> Result<()> {
+pub fn start(listeners: Vec<Listener>) -> Result<()> {
     for l in &listeners {
         l.socket.set_nonblocking(true).map_err(|e| input(format!("cannot serve on {}: {e}", l.addr())))?;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
+        .max_blocking_threads(BLOCKING_THREADS)
         .build()
-        .map_err(|e| input(format!("cannot start the live server: {e}")))?;
+        .map_err(|e| input(format!("cannot start the HTTP server: {e}")))?;
     std::thread::Builder::new()
-        .name("iogauge-live".into())
+        .name("iogauge-http".into())
         .spawn(move || {
             runtime.block_on(async move {
                 let open = Arc::new(Mutex::new(Open::default()));
                 let mut accepting = Vec::new();
                 for l in listeners {
                     let socket = tokio::net::TcpListener::from_std(l.socket).expect("a non-blocking socket");
-                    accepting.push(tokio::spawn(accept(socket, l.routes, Arc::clone(&board), Arc::clone(&open))));
+                    accepting.push(tokio::spawn(accept(socket, l.handler, Arc::clone(&open))));
                 }
                 for a in accepting {
                     let _ = a.await;
                 }
             })
         })
-        .map_err(|e| input(format!("cannot start the live server's thread: {e}")))?;
+        .map_err(|e| input(format!("cannot start the HTTP server's thread: {e}")))?;
     Ok(())
 }
 
@@ -135,7 +146,7 @@ impl Open {
     }
 }
 
-async fn accept(socket: tokio::net::TcpListener, routes: Routes, board: Arc<Board>, open: Arc<Mutex<Open>>) {
+async fn accept(socket: tokio::net::TcpListener, handler: Arc<dyn Handler>, open: Arc<Mutex<Open>>) {
     loop {
         let stream = match socket.accept().await {
             Ok((stream, _)) => stream,
@@ -146,12 +157,9 @@ async fn accept(socket: tokio::net::TcpListener, routes: Routes, board: Arc<Boar
             }
         };
         let (id, close) = open.lock().unwrap_or_else(|e| e.into_inner()).admit();
-        let (board, open) = (Arc::clone(&board), Arc::clone(&open));
+        let (handler, open) = (Arc::clone(&handler), Arc::clone(&open));
         tokio::spawn(async move {
-            let service = service_fn(move |req| {
-                let reply = respond(&board, routes, &req);
-                async move { Ok::<_, Infallible>(reply) }
-            });
+            let service = service_fn(move |req| answer(Arc::clone(&handler), req));
             let mut conn = pin!(
                 http1::Builder::new()
                     .timer(TokioTimer::new())
@@ -180,41 +188,30 @@ async fn accept(socket: tokio::net::TcpListener, routes: Routes, board: Arc<Boar
     }
 }
 
-fn reply(status: StatusCode, content_type: &str, body: Vec<u8>) -> Response<Full<Bytes>> {
+/// Reads a request's body and has `handler` answer it.
+async fn answer(handler: Arc<dyn Handler>, req: Request<Incoming>) -> std::result::Result<Reply, Infallible> {
+    let (head, body) = req.into_parts();
+    let Ok(body) = Limited::new(body, MAX_BODY).collect().await.map(|b| b.to_bytes()) else {
+        return Ok(reply(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "text/plain",
+            b"request body too large or cut short\n".to_vec(),
+        ));
+    };
+    if !handler.blocks() {
+        return Ok(handler.respond(&head, &body));
+    }
+    let answered = tokio::task::spawn_blocking(move || handler.respond(&head, &body)).await;
+    Ok(answered
+        .unwrap_or_else(|_| reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", b"the answer failed\n".to_vec())))
+}
+
+/// An answer of `status` with `body`, never cached.
+pub fn reply(status: StatusCode, content_type: &str, body: Vec<u8>) -> Reply {
     let mut r = Response::new(Full::new(Bytes::from(body)));
     *r.status_mut() = status;
     let h = r.headers_mut();
     h.insert(CONTENT_TYPE, content_type.parse().expect("a valid header"));
     h.insert(CACHE_CONTROL, "no-store".parse().expect("a valid header"));
     r
-}
-
-/// The answer to one request.
-fn respond(board: &Board, routes: Routes, req: &Request<Incoming>) -> Response<Full<Bytes>> {
-    if req.method() != Method::GET && req.method() != Method::HEAD {
-        let mut r = reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", b"only GET and HEAD\n".to_vec());
-        r.headers_mut().insert(ALLOW, "GET, HEAD".parse().expect("a valid header"));
-        return r;
-    }
-    let head = req.method() == Method::HEAD;
-    let body = |b: Vec<u8>| if head { Vec::new() } else { b };
-    match req.uri().path() {
-        "/metrics" if routes.metrics => {
-            let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
-            let open = accept.contains("application/openmetrics-text");
-            let text = metrics::encode(&board.now(), open);
-            reply(StatusCode::OK, if open { metrics::OPEN_METRICS } else { metrics::TEXT }, body(text))
-        }
-        "/" if routes.page => reply(StatusCode::OK, "text/html; charset=utf-8", body(page::html().into_bytes())),
-        "/live.json" if routes.page => {
-            let after = req
-                .uri()
-                .query()
-                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("after=")))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0);
-            reply(StatusCode::OK, "application/json", body(board.since(after)))
-        }
-        _ => reply(StatusCode::NOT_FOUND, "text/plain", b"not found\n".to_vec()),
-    }
 }

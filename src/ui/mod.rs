@@ -1,0 +1,56 @@
+//! `iogauge ui`: Iometer's workbench in a browser. The binary serves one page (assets
+//! inline, nothing fetched from elsewhere) and the JSON calls it makes: this host as a manager
+//! and its targets, the access specifications, the seeds' studies, a job built, checked and
+//! shown as its TOML, one run at a time started and stopped (the command line's own `run` or
+//! `study`, as a child process, followed through its live lines), and the history. It listens
+//! on the loopback by default, and every call carries a random token printed at start, as
+//! Jupyter does. docs/ui.md is the user's side.
+
+mod api;
+mod run;
+mod topology;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Result, runtime};
+use crate::http::{self, Listener};
+
+/// What `iogauge ui` was asked.
+pub struct Options {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The history database runs save into and the page lists (None: the default one).
+    pub db: Option<PathBuf>,
+}
+
+/// Serves the workbench until `stop` says so; then stops the run going, if any, lets it save
+/// its result, and returns.
+pub fn serve(o: Options, stop: &dyn Fn() -> bool) -> Result<()> {
+    let exe = std::env::current_exe().map_err(|e| runtime(format!("cannot find iogauge's own binary: {e}")))?;
+    let token = token()?;
+    let api = Arc::new(api::Api::new(token.clone(), o.db, exe));
+    let listener = Listener::bind("--listen", o.listen, Arc::clone(&api) as Arc<dyn http::Handler>)?;
+    let at = listener.addr();
+    http::start(vec![listener])?;
+    eprintln!("iogauge: workbench at http://{at}/?token={token}");
+    eprintln!("iogauge: Ctrl-C stops it (and a run going, which keeps what it measured)");
+    while !stop() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    api.end();
+    Ok(())
+}
+
+/// 128 random bits from the kernel, in hex.
+fn token() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    // SAFETY: getrandom writes at most `len` bytes into the buffer it is given.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        return Err(runtime(format!("no random token: {}", std::io::Error::last_os_error())));
+    }
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

@@ -1,0 +1,251 @@
+//! The workbench's run: one `iogauge run` or `iogauge study` at a time, started as a child of
+//! this process (the binary itself), given the job's TOML on its stdin and followed through its
+//! `--live-json` lines. The child is the command line's own path: it refuses what the command
+//! line refuses, saves its result to the history, and stops as on Ctrl-C (SIGINT), keeping
+//! what it measured.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::{Result, input, runtime};
+
+/// The recent lines kept (an hour at 1 s).
+const KEPT_LINES: usize = 3600;
+/// The end of the child's messages kept.
+const KEPT_MESSAGES: usize = 64 << 10;
+/// How long the workbench, when it ends, waits for a run it stopped to save its result.
+const END_GRACE: Duration = Duration::from_secs(40);
+
+/// Which command runs the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// `iogauge run`: a test.
+    Run,
+    /// `iogauge study`: a job with a `[study]` or `[fs]` section.
+    Study,
+}
+
+/// What a run has said so far.
+#[derive(Debug, Clone, Default, Serialize)]
+struct Said {
+    /// Its `--live-json` lines, numbered from 1, the last [`KEPT_LINES`].
+    lines: Vec<(u64, serde_json::Value)>,
+    seq: u64,
+    /// The end of its messages (stderr).
+    messages: String,
+    /// Its exit status, once it has ended (128 + N: killed by signal N).
+    exit_status: Option<i32>,
+    /// The history id it saved its result under.
+    history_id: Option<i64>,
+    /// The user asked it to stop.
+    stopping: bool,
+}
+
+/// One run, started by [`Runs::start`].
+struct Run {
+    id: u64,
+    kind: Kind,
+    toml: String,
+    pid: u32,
+    said: Arc<Mutex<Said>>,
+}
+
+/// The state of a run, as the API gives it.
+#[derive(Debug, Serialize)]
+pub struct State {
+    /// The run's number since the workbench started, from 1.
+    pub id: u64,
+    /// `run` or `study`.
+    pub kind: Kind,
+    /// `running`, `stopping` or `ended`.
+    pub state: &'static str,
+    /// The job it runs (TOML).
+    pub job: String,
+    /// The live lines after the one asked for.
+    pub lines: Vec<serde_json::Value>,
+    /// The number of the last line (ask for those after it next).
+    pub seq: u64,
+    /// What it printed on stderr (warnings, errors, where it saved).
+    pub messages: String,
+    /// Once ended: 0, 1 (an I/O or runtime failure), 2 (the job was refused: nothing was
+    /// written), 130 (stopped).
+    pub exit_status: Option<i32>,
+    /// The history entry of its result.
+    pub history_id: Option<i64>,
+}
+
+/// The workbench's runs: the current or last one.
+pub struct Runs {
+    exe: PathBuf,
+    db: Option<PathBuf>,
+    last: Mutex<Option<Run>>,
+    next: Mutex<u64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Runs {
+    /// Runs of the binary `exe`, saving into the history `db` (None: the default one).
+    pub fn new(exe: PathBuf, db: Option<PathBuf>) -> Runs {
+        Runs { exe, db, last: Mutex::new(None), next: Mutex::new(1) }
+    }
+
+    /// Starts the job `toml` (already checked) with `kind`'s command, unless a run is going.
+    pub fn start(&self, kind: Kind, toml: String) -> Result<u64> {
+        let mut last = lock(&self.last);
+        if let Some(r) = last.as_ref().filter(|r| lock(&r.said).exit_status.is_none()) {
+            return Err(input(format!("run {} is still going: stop it first, or wait for its end", r.id)));
+        }
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg(match kind {
+            Kind::Run => "run",
+            Kind::Study => "study",
+        });
+        // The job on stdin: the workbench writes no file of its own.
+        cmd.args(["/dev/stdin", "--live-json", "-"]);
+        if let Some(db) = &self.db {
+            cmd.arg("--db").arg(db);
+        }
+        // A group of its own: Ctrl-C at the workbench's terminal reaches the workbench, which
+        // asks the run to stop once (a second SIGINT would give up the I/Os in flight).
+        let mut child = cmd
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| runtime(format!("cannot start {}: {e}", self.exe.display())))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        // A job is far smaller than a pipe's buffer; a child that died at once leaves EPIPE,
+        // and its exit status says why.
+        let _ = stdin.write_all(toml.as_bytes());
+        drop(stdin);
+        let id = {
+            let mut n = lock(&self.next);
+            *n += 1;
+            *n - 1
+        };
+        let said = Arc::new(Mutex::new(Said::default()));
+        follow(&mut child, &said);
+        let pid = child.id();
+        let waiter = Arc::clone(&said);
+        std::thread::spawn(move || {
+            // Waits for the end without reaping, then reaps under the lock: `stop` never
+            // signals a pid that could already belong to another process.
+            // SAFETY: waitid writes into the zeroed siginfo it is given.
+            unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
+            }
+            let mut said = lock(&waiter);
+            let status = child.wait().map_or(1, |s| {
+                use std::os::unix::process::ExitStatusExt;
+                s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
+            });
+            said.exit_status = Some(status);
+        });
+        *last = Some(Run { id, kind, toml, pid, said });
+        Ok(id)
+    }
+
+    /// Asks the run `id` to stop as Ctrl-C does (a second time: at once, giving up the I/Os in
+    /// flight); false if it is not the one going.
+    pub fn stop(&self, id: u64) -> bool {
+        let last = lock(&self.last);
+        let Some(r) = last.as_ref().filter(|r| r.id == id) else { return false };
+        let mut said = lock(&r.said);
+        if said.exit_status.is_some() {
+            return false;
+        }
+        said.stopping = true;
+        // SAFETY: kill(2) of a child not yet reaped: the waiter reaps it only under this lock,
+        // and sets exit_status, checked above, as it does.
+        unsafe { libc::kill(r.pid as libc::pid_t, libc::SIGINT) };
+        true
+    }
+
+    /// The run `id` (0: the current or last one) and its lines after `after`.
+    pub fn state(&self, id: u64, after: u64) -> Option<State> {
+        let last = lock(&self.last);
+        let r = last.as_ref().filter(|r| id == 0 || r.id == id)?;
+        let said = lock(&r.said);
+        let state = match (said.exit_status, said.stopping) {
+            (Some(_), _) => "ended",
+            (None, true) => "stopping",
+            (None, false) => "running",
+        };
+        Some(State {
+            id: r.id,
+            kind: r.kind,
+            state,
+            job: r.toml.clone(),
+            lines: said.lines.iter().filter(|(n, _)| *n > after).map(|(_, l)| l.clone()).collect(),
+            seq: said.seq,
+            messages: said.messages.clone(),
+            exit_status: said.exit_status,
+            history_id: said.history_id,
+        })
+    }
+
+    /// Stops the run going, if any, and waits (at most [`END_GRACE`]) for it to save.
+    pub fn end(&self) {
+        let id = lock(&self.last).as_ref().map(|r| r.id);
+        let Some(id) = id else { return };
+        self.stop(id);
+        let until = Instant::now() + END_GRACE;
+        while Instant::now() < until && self.state(id, u64::MAX).is_some_and(|s| s.exit_status.is_none()) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Reads the child's stdout (its live lines) and stderr (its messages) into `said`, each on a
+/// thread that ends with the child's end of the pipe.
+fn follow(child: &mut Child, said: &Arc<Mutex<Said>>) {
+    let out = child.stdout.take().expect("piped");
+    let s = Arc::clone(said);
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(std::result::Result::ok) {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+            let mut s = lock(&s);
+            s.seq += 1;
+            let n = s.seq;
+            s.lines.push((n, v));
+            if s.lines.len() > KEPT_LINES {
+                s.lines.remove(0);
+            }
+        }
+    });
+    let mut err = child.stderr.take().expect("piped");
+    let s = Arc::clone(said);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let mut pending = String::new();
+        while let Ok(n @ 1..) = err.read(&mut buf) {
+            pending.push_str(&String::from_utf8_lossy(&buf[..n]));
+            let mut s = lock(&s);
+            while let Some(end) = pending.find('\n') {
+                let line: String = pending.drain(..=end).collect();
+                if let Some(id) = crate::history::saved_id(&line) {
+                    s.history_id = Some(id);
+                }
+                s.messages.push_str(&line);
+            }
+            if s.messages.len() > KEPT_MESSAGES {
+                let cut = s.messages.len() - KEPT_MESSAGES;
+                let cut = (cut..s.messages.len()).find(|i| s.messages.is_char_boundary(*i)).unwrap_or(cut);
+                s.messages.drain(..cut);
+            }
+        }
+        lock(&s).messages.push_str(&pending);
+    });
+}

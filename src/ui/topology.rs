@@ -1,0 +1,89 @@
+//! What the workbench shows as this manager's targets (Iometer's Disk Targets tab): every
+//! block device and partition of the host with its size and model, and what the safety checks
+//! see on it (mounted, signatures libblkid finds, holders, other users), probed as a write
+//! would be, writing nothing.
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::targets::{self, TargetInfo, safety};
+
+/// One target the page offers.
+#[derive(Debug, Serialize)]
+pub struct Offered {
+    /// The path to give as a target.
+    pub path: String,
+    /// `block`, `null`.
+    pub kind: &'static str,
+    /// Its size (bytes).
+    pub size_bytes: u64,
+    /// Its model, or what backs it.
+    pub model: String,
+    /// Mounted at, signatures, holders, users: what writing to it needs to be allowed by its
+    /// name. Empty: nothing found.
+    pub holds: Vec<String>,
+    /// The kernel will not write to it.
+    pub read_only: bool,
+}
+
+/// The null target, then every block device and partition of a non-zero size, by name.
+pub fn offered() -> Vec<Offered> {
+    let mut out = vec![Offered {
+        path: targets::NULL.into(),
+        kind: "null",
+        size_bytes: 0,
+        model: "null target: no I/O, for the engine's own cost".into(),
+        holds: Vec::new(),
+        read_only: false,
+    }];
+    let mut names = devices();
+    names.sort();
+    for (name, read_only) in names {
+        let path = format!("/dev/{name}");
+        let Ok(info) = targets::inspect_local(&path, 0, false) else { continue };
+        if info.size == 0 {
+            continue;
+        }
+        out.push(block(info, read_only));
+    }
+    out
+}
+
+fn block(info: TargetInfo, read_only: bool) -> Offered {
+    let holds = safety::block_holds(&info).unwrap_or_else(|e| vec![e.to_string()]);
+    Offered { path: info.path, kind: "block", size_bytes: info.size, model: info.model, holds, read_only }
+}
+
+/// Block devices and their partitions as sysfs names them, each with whether it is read-only.
+fn devices() -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let Ok(disks) = std::fs::read_dir("/sys/block") else { return out };
+    for disk in disks.flatten() {
+        let dir = disk.path();
+        let ro = |d: &std::path::Path| std::fs::read_to_string(d.join("ro")).is_ok_and(|s| s.trim() == "1");
+        out.push((disk.file_name().to_string_lossy().into_owned(), ro(&dir)));
+        let Ok(parts) = std::fs::read_dir(&dir) else { continue };
+        for p in parts.flatten().filter(|p| p.path().join("partition").exists()) {
+            out.push((p.file_name().to_string_lossy().into_owned(), ro(&p.path())));
+        }
+    }
+    out
+}
+
+/// What a path the user typed (a file, a device, a network URL) is, as the page shows it: for
+/// anything but a block device, the refusal a write would meet, if any.
+pub fn inspect(path: &str) -> Result<Offered> {
+    let settings = crate::config::TestSettings::default();
+    let info = targets::inspect(path, &settings)?;
+    let kind = match info.kind {
+        targets::TargetKind::Block => return Ok(block(info, false)),
+        targets::TargetKind::Null => "null",
+        targets::TargetKind::File => "file",
+        _ => "network",
+    };
+    let holds = match safety::check_write(&info, &[], &[], settings.io_timeout) {
+        Ok(()) => Vec::new(),
+        Err(e) => vec![e.to_string()],
+    };
+    Ok(Offered { path: info.path, kind, size_bytes: info.size, model: info.model, holds, read_only: false })
+}

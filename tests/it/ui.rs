@@ -1,0 +1,500 @@
+//! `iogauge ui`: the workbench's JSON calls as a script makes them (curl), and its page as a
+//! user works it, in headless Chromium driven through the DevTools protocol (over
+//! `--remote-debugging-pipe`: no WebSocket library needed). Runs on the null target, and on a
+//! loop device holding ext4 for the safety rule, checked against the kernel's counters.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// A workbench of its own, on a free port, with a history of its own.
+struct Workbench {
+    child: Child,
+    base: String,
+    token: String,
+    dir: PathBuf,
+}
+
+impl Workbench {
+    fn start(tag: &str) -> Workbench {
+        let dir = scratch(tag);
+        let db = dir.join("history.sqlite");
+        let mut child = command_in(&dir, &["ui", "--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).expect("iogauge ui says where it listens");
+        let url = line.strip_prefix("iogauge: workbench at ").unwrap_or_else(|| panic!("{line}"));
+        let (base, token) = url.split_once("/?token=").unwrap();
+        assert_eq!(token.len(), 32, "a token of 128 bits: {token}");
+        Workbench { child, base: base.into(), token: token.into(), dir }
+    }
+
+    /// The page's address, token included.
+    fn url(&self) -> String {
+        format!("{}/?token={}", self.base, self.token)
+    }
+
+    /// A call with `headers` besides none: the status and the answer's JSON (or text).
+    fn raw(&self, method: &str, path: &str, body: Option<&Value>, headers: &[String]) -> (u16, Value) {
+        let mut c = Command::new("curl");
+        c.args(["-s", "-m", "20", "-X", method, "-w", "\n%{http_code}", &format!("{}{path}", self.base)]);
+        for h in headers {
+            c.args(["-H", h]);
+        }
+        if let Some(b) = body {
+            c.args(["-H", "Content-Type: application/json", "--data-binary", &b.to_string()]);
+        }
+        let out = c.output().expect("curl runs (scripts/test installs it)");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+        let v = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()));
+        (code.trim().parse().unwrap_or(0), v)
+    }
+
+    /// A call with the token.
+    fn call(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        self.raw(method, path, body, &[format!("Authorization: Bearer {}", self.token)])
+    }
+
+    /// The run `id` once it has ended (within `limit`).
+    fn ended(&self, id: u64, limit: Duration) -> Value {
+        let until = Instant::now() + limit;
+        loop {
+            let (code, s) = self.call("GET", &format!("/api/runs/{id}"), None);
+            assert_eq!(code, 200, "{s}");
+            if s["state"] == "ended" {
+                return s;
+            }
+            assert!(Instant::now() < until, "run {id} did not end: {s}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Workbench {
+    fn drop(&mut self) {
+        // Ctrl-C: it stops a run going, lets it save, and ends.
+        // SAFETY: kill with a child's pid and a signal number.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let until = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < until && self.child.try_wait().ok().flatten().is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const NULL_JOB: &str = "[test]\nramp = \"0s\"\ntime = \"60s\"\ninterval = \"250ms\"\nrun = [\"oltp-8k\"]\n\n\
+                        [[worker]]\ncount = 2\noutstanding = 4\ntargets = [\"null\"]\n";
+
+#[test]
+fn a_call_without_the_token_is_refused_and_changes_nothing() {
+    let wb = Workbench::start("ui-token");
+    let start = json!({ "job": NULL_JOB });
+    let wrong = format!("Authorization: Bearer {}", "0".repeat(32));
+    for headers in [vec![], vec![wrong.clone()], vec!["Authorization: Bearer ".to_string()]] {
+        assert_eq!(wb.raw("POST", "/api/runs", Some(&start), &headers).0, 403, "{headers:?}");
+        assert_eq!(wb.raw("GET", "/api/history", None, &headers).0, 403);
+        assert_eq!(wb.raw("GET", "/", None, &headers).0, 403, "the page itself");
+    }
+    assert_eq!(wb.raw("GET", "/?token=nope", None, &[]).0, 403);
+    // A page of another origin, even one that learnt the token, starts nothing.
+    let foreign = [format!("Authorization: Bearer {}", wb.token), "Origin: http://evil.example".into()];
+    assert_eq!(wb.raw("POST", "/api/runs", Some(&start), &foreign).0, 403);
+    // Nothing was started, nothing saved, no file written beside it.
+    assert_eq!(wb.call("GET", "/api/runs/current", None).0, 404);
+    let (code, list) = wb.call("GET", "/api/history", None);
+    assert_eq!((code, list), (200, json!([])));
+    let files: Vec<_> = std::fs::read_dir(&wb.dir).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(files.is_empty(), "{files:?}");
+    // With the token: the page, and calls.
+    let (code, page) = wb.raw("GET", &format!("/?token={}", wb.token), None, &[]);
+    assert_eq!(code, 200);
+    assert!(page.as_str().unwrap().contains("iogauge workbench"));
+    assert_eq!(wb.call("GET", "/api/nothing", None).0, 404);
+}
+
+#[test]
+fn a_script_runs_a_job_watches_it_stops_it_and_finds_it_in_the_history() {
+    let wb = Workbench::start("ui-api");
+    // A bad job is refused at once, in one line naming where, and nothing starts.
+    let (code, e) = wb.call("POST", "/api/runs", Some(&json!({ "job": "[test]\ntime = \"fast\"\n" })));
+    assert_eq!(code, 400, "{e}");
+    assert!(e["error"].as_str().unwrap().starts_with("job:2:"), "{e}");
+    assert_eq!(wb.call("GET", "/api/runs/current", None).0, 404);
+
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": NULL_JOB })));
+    assert_eq!(code, 202, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    // One run at a time.
+    assert_eq!(wb.call("POST", "/api/runs", Some(&json!({ "job": NULL_JOB }))).0, 409);
+    // Live lines, each worker's counts growing.
+    let until = Instant::now() + Duration::from_secs(60);
+    let mut seen = 0;
+    let mut lines = Vec::new();
+    while lines.len() < 4 {
+        assert!(Instant::now() < until, "no live lines: {lines:?}");
+        let (_, s) = wb.call("GET", &format!("/api/runs/{id}?after={seen}"), None);
+        assert_eq!(s["state"], "running", "{s}");
+        seen = s["seq"].as_u64().unwrap();
+        lines.extend(s["lines"].as_array().unwrap().iter().cloned());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let worker_ios = |l: &Value, w: &str| -> u64 {
+        l["counts"].as_array().unwrap().iter().filter(|c| c["worker"] == w).map(|c| c["ios"].as_u64().unwrap()).sum()
+    };
+    let (first, last) = (&lines[0], lines.last().unwrap());
+    for w in ["worker 1", "worker 2"] {
+        assert!(worker_ios(last, w) > worker_ios(first, w), "{w}: {first} then {last}");
+    }
+    assert_eq!(wb.call("POST", &format!("/api/runs/{id}/stop"), None).0, 202);
+    let end = wb.ended(id, Duration::from_secs(60));
+    assert_eq!(end["exit_status"], 130, "{end}");
+    let hid = end["history_id"].as_i64().unwrap_or_else(|| panic!("saved: {end}"));
+    assert_eq!(wb.call("POST", &format!("/api/runs/{id}/stop"), None).0, 409, "it is not going");
+
+    let (_, list) = wb.call("GET", "/api/history", None);
+    assert_eq!(list[0]["id"], hid, "{list}");
+    assert_eq!(list[0]["interrupted"], true);
+    let (_, doc) = wb.call("GET", &format!("/api/history/{hid}"), None);
+    assert_eq!(doc["interrupted"], true);
+    // Exact on the null target: the workers' I/Os are the total, and every live count of
+    // the last line was already counted in it.
+    let totals = &doc["results"][0]["totals"];
+    let workers = doc["results"][0]["workers"].as_array().unwrap();
+    assert_eq!(workers.iter().map(|w| w["ios"].as_u64().unwrap()).sum::<u64>(), totals["ios"].as_u64().unwrap());
+    for w in workers {
+        assert!(worker_ios(last, w["name"].as_str().unwrap()) <= w["ios"].as_u64().unwrap());
+    }
+    // Its job, run again from the command line, is the same test.
+    let (_, job) = wb.call("GET", &format!("/api/history/{hid}/job"), None);
+    let file = wb.dir.join("again.toml");
+    std::fs::write(&file, job["toml"].as_str().unwrap()).unwrap();
+    let out = wb.dir.join("again.json");
+    ok(&["run", file.to_str().unwrap(), "--time", "1s", "--json", out.to_str().unwrap(), "--no-history", "-q"]);
+    let again: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(again["config"]["worker"], doc["config"]["worker"]);
+    assert_eq!(again["config"]["spec"], doc["config"]["spec"]);
+    // The report and a comparison with the rerun saved through the same history.
+    let (code, html) = wb.call("GET", &format!("/api/history/{hid}/report"), None);
+    assert_eq!(code, 200);
+    assert!(html.as_str().unwrap().contains("<svg"), "a report with charts");
+    let (_, s2) = wb.call("POST", "/api/runs", Some(&json!({ "job": NULL_JOB.replace("60s", "1s") })));
+    let second = wb.ended(s2["id"].as_u64().unwrap(), Duration::from_secs(60));
+    assert_eq!(second["exit_status"], 0, "{second}");
+    let (code, cmp) =
+        wb.call("GET", &format!("/api/compare?a={hid}&b={}", second["history_id"].as_i64().unwrap()), None);
+    assert_eq!(code, 200, "{cmp}");
+    assert!(cmp["text"].as_str().unwrap().contains("oltp-8k"), "{cmp}");
+}
+
+/// Headless Chromium driven through the DevTools protocol on a pipe (fd 3: commands to it,
+/// fd 4: its answers and events, each message ending in a NUL).
+struct Browser {
+    child: Child,
+    to: std::fs::File,
+    from: mpsc::Receiver<Value>,
+    session: String,
+    next: u64,
+}
+
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors it is given; each is owned once, below.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: fresh descriptors, owned by nothing else.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+}
+
+impl Browser {
+    fn open(url: &str, profile: &Path, downloads: &Path) -> Browser {
+        let (cmd_r, cmd_w) = pipe();
+        let (ans_r, ans_w) = pipe();
+        let (r, w) = (cmd_r.as_raw_fd(), ans_w.as_raw_fd());
+        let mut c = Command::new("chromium");
+        c.args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions"])
+            .args(["--remote-debugging-pipe", "--window-size=1280,900", "--hide-scrollbars"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: dup2 is async-signal-safe; the descriptors are open in the parent.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = c.spawn().expect("chromium runs (scripts/test installs it)");
+        drop((cmd_r, ans_w));
+        let (tx, rx) = mpsc::channel();
+        let mut from = std::fs::File::from(ans_r);
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 65536];
+            while let Ok(n @ 1..) = from.read(&mut chunk) {
+                buf.extend_from_slice(&chunk[..n]);
+                while let Some(end) = buf.iter().position(|b| *b == 0) {
+                    let msg: Vec<u8> = buf.drain(..=end).collect();
+                    if let Ok(v) = serde_json::from_slice(&msg[..msg.len() - 1]) {
+                        let _ = tx.send(v);
+                    }
+                }
+            }
+        });
+        let mut b = Browser { child, to: std::fs::File::from(cmd_w), from: rx, session: String::new(), next: 1 };
+        let downloads = json!({ "behavior": "allow", "downloadPath": downloads.to_str().unwrap() });
+        b.send("Browser.setDownloadBehavior", downloads);
+        let target = b.send("Target.createTarget", json!({ "url": url }));
+        let attached = b.send("Target.attachToTarget", json!({ "targetId": target["targetId"], "flatten": true }));
+        b.session = attached["sessionId"].as_str().unwrap().into();
+        b
+    }
+
+    /// Sends a command (to the page once attached) and waits for its answer.
+    fn send(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.answer(method, params);
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// Sends a command and waits for its answer, an error included.
+    fn answer(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if !self.session.is_empty() {
+            msg["sessionId"] = json!(self.session);
+        }
+        self.to.write_all(format!("{msg}\0").as_bytes()).unwrap();
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let v = self.from.recv_timeout(left).unwrap_or_else(|_| panic!("chromium did not answer {method}"));
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    /// The value of a script run in the page (a promise is awaited).
+    fn eval(&mut self, js: &str) -> Value {
+        let r = self.send("Runtime.evaluate", json!({ "expression": js, "awaitPromise": true, "returnByValue": true }));
+        assert!(r.get("exceptionDetails").is_none(), "{js}: {r}");
+        r["result"]["value"].clone()
+    }
+
+    /// Waits until `js` is true in the page (which may still be loading).
+    fn until(&mut self, js: &str, limit: Duration) {
+        let until = Instant::now() + limit;
+        loop {
+            let params = json!({ "expression": js, "returnByValue": true });
+            let r = self.answer("Runtime.evaluate", params);
+            if r["result"]["result"]["value"] == json!(true) {
+                return;
+            }
+            if Instant::now() > until {
+                let state = self
+                    .eval("['status', 'error'].map((i) => (document.getElementById(i) || {}).textContent).join(' | ')");
+                panic!("never true: {js} ({state}; {r})");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// A screenshot of the page, for docs/ui.md's tour, where IOGAUGE_UI_SHOTS names a directory.
+    fn shot(&mut self, name: &str) {
+        let Some(dir) = std::env::var_os("IOGAUGE_UI_SHOTS") else { return };
+        let png = self.send("Page.captureScreenshot", json!({ "format": "png" }));
+        std::fs::write(Path::new(&dir).join(format!("{name}.png")), base64_decode(png["data"].as_str().unwrap()))
+            .unwrap();
+    }
+}
+
+/// Standard base64, as DevTools sends a screenshot.
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let bytes: Vec<u8> = text.bytes().filter(|c| *c != b'=').collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, c)| n | (value(*c) as u32) << (18 - 6 * i));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sets an input's value as typing does (its input and change events fire).
+fn type_into(id: &str, value: &str) -> String {
+    format!(
+        "(() => {{ const e = document.getElementById({id:?}); e.value = {value:?}; \
+         e.dispatchEvent(new Event('input')); e.dispatchEvent(new Event('change')); return true; }})()"
+    )
+}
+
+fn click(selector: &str) -> String {
+    format!("(() => {{ document.querySelector({selector:?}).click(); return true; }})()")
+}
+
+fn text(id: &str) -> String {
+    format!("document.getElementById({id:?}).textContent")
+}
+
+#[test]
+fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
+    let wb = Workbench::start("ui-browser");
+    let downloads = wb.dir.join("downloads");
+    std::fs::create_dir(&downloads).unwrap();
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium"), &downloads);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    // Two workers on the null target, oltp-8k (the default list), 8 outstanding each.
+    b.eval(&type_into("w-outstanding", "8"));
+    b.eval(&click("#add-worker"));
+    assert_eq!(b.eval("document.querySelectorAll('#tree .worker').length"), json!(2));
+    assert_eq!(b.eval("document.querySelector('#targets input[data-path=\"null\"]').checked"), json!(true));
+    b.shot("1-topology");
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval(
+        "(() => { const l = document.getElementById('spec-list'); l.value = 'oltp-8k'; l.onchange(); return true; })()",
+    );
+    b.shot("2-specs");
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval(&type_into("t-ramp", "0s"));
+    b.eval(&type_into("t-time", "120s"));
+    b.eval(&type_into("t-interval", "500ms"));
+    b.shot("3-setup");
+    b.eval(&click("#start"));
+    // The Results Display changes while it runs.
+    b.until(&format!("{} !== '-'", text("r-iops")), Duration::from_secs(60));
+    let first = b.eval(&text("r-where"));
+    b.until(&format!("{} !== {first}", text("r-where")), Duration::from_secs(30));
+    b.until("document.querySelectorAll('#parts tbody tr').length === 2", Duration::from_secs(30));
+    b.shot("4-results");
+    b.eval(&click("#stop"));
+    b.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(30));
+    let final_text = b.eval(&text("final"));
+    let hid: i64 = final_text.as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 130"));
+    b.shot("5-saved");
+    // In the history.
+    b.eval(&click("nav button[data-tab=history]"));
+    b.until(&format!("!!document.querySelector('#history tr[data-id=\"{hid}\"]')"), Duration::from_secs(30));
+    b.shot("6-history");
+    // Its job saved as a file, and run from the command line to the same configuration.
+    b.eval(&click("nav button[data-tab=job]"));
+    b.until("document.getElementById('toml').value.includes('[[worker]]')", Duration::from_secs(30));
+    b.shot("7-job");
+    b.eval(&click("#job-save"));
+    let saved = downloads.join("job.toml");
+    let until = Instant::now() + Duration::from_secs(30);
+    while !saved.exists() {
+        assert!(Instant::now() < until, "the job file was not saved");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, ui_doc) = wb.call("GET", &format!("/api/history/{hid}"), None);
+    let out = wb.dir.join("cli.json");
+    ok(&["run", saved.to_str().unwrap(), "--time", "1s", "--json", out.to_str().unwrap(), "--no-history", "-q"]);
+    let cli: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(cli["config"]["worker"], ui_doc["config"]["worker"]);
+    assert_eq!(cli["config"]["spec"], ui_doc["config"]["spec"]);
+    let workers = cli["config"]["worker"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    assert!(workers.iter().all(|w| w["outstanding"] == 8 && w["targets"] == json!(["null"])), "{workers:?}");
+}
+
+#[test]
+fn a_device_holding_ext4_is_written_from_the_page_only_once_its_name_is_typed() {
+    let dev = LoopDev::new(64 << 20);
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &dev.dev]).status().unwrap();
+    assert!(mkfs.success());
+    let wb = Workbench::start("ui-safety");
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-safety"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    let row = format!("#targets input[data-path=\"{}\"]", dev.dev);
+    // The Disk Targets tab says what is on it before anything is asked.
+    let holds = b.eval(&format!("document.querySelector({row:?}).closest('tr').lastChild.textContent"));
+    assert!(holds.as_str().unwrap().contains("ext4"), "{holds}");
+    b.eval(&click("#targets input[data-path=\"null\"]"));
+    b.eval(&click(&row));
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval("(() => { const l = document.getElementById('spec-list'); l.value = 'random-write-4k'; return true; })()");
+    b.eval(&click("#run-list button"));
+    b.eval(&click("#spec-add-run"));
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval(&type_into("t-ramp", "0s"));
+    b.eval(&type_into("t-time", "1s"));
+    let w0 = kernel_ios(dev.name()).2;
+    b.eval(&click("#start"));
+    b.until("!document.getElementById('refusal').hidden", Duration::from_secs(60));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 2"));
+    let refusal = b.eval(&text("refusal-text"));
+    assert!(refusal.as_str().unwrap().contains("ext4"), "{refusal}");
+    b.shot("8-refused");
+    // A name that is not the device's allows nothing.
+    b.eval(&type_into("refusal-name", "/dev/sda"));
+    b.eval(&click("#refusal-allow"));
+    assert!(b.eval(&text("error")).as_str().unwrap().contains("exactly"));
+    assert_eq!(kernel_ios(dev.name()).2, w0, "nothing was written");
+    let blkid = Command::new("blkid").args(["-o", "value", "-s", "TYPE", &dev.dev]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&blkid.stdout).trim(), "ext4");
+    // Its name, typed: the test runs and writes.
+    b.eval(&type_into("refusal-name", &dev.dev));
+    b.eval(&click("#refusal-allow"));
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(60));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 0"));
+    assert!(kernel_ios(dev.name()).2 > w0, "written once allowed");
+}
+
+#[test]
+fn a_seeds_study_is_set_up_from_the_page_without_a_job_file() {
+    let wb = Workbench::start("ui-study");
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-study"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval("(() => { const l = document.getElementById('study-list'); l.value = 'seed001-limit'; l.onchange(); return true; })()");
+    assert!(b.eval(&text("study-about")).as_str().unwrap().contains("20 ms"));
+    b.eval(&click("#study-use"));
+    b.until(&format!("{}.includes('seed001-limit set up')", text("status")), Duration::from_secs(30));
+    b.eval(&click("nav button[data-tab=job]"));
+    b.until("document.getElementById('toml').value.includes('[study.limit]')", Duration::from_secs(30));
+    let toml = b.eval("document.getElementById('toml').value");
+    for spec in ["oltp-4k", "oltp-64k", "streaming-read-64k", "file-server", "web-server"] {
+        assert!(toml.as_str().unwrap().contains(spec), "{spec} in {toml}");
+    }
+    // The job it shows is one `iogauge study` runs: it reads, and its points resolve.
+    let file = wb.dir.join("seed001.toml");
+    std::fs::write(&file, toml.as_str().unwrap()).unwrap();
+    ok(&["convert", file.to_str().unwrap()]);
+}
