@@ -29,6 +29,10 @@ pub struct Options {
 /// Serves the workbench until `stop` says so; then stops the run going, if any, lets it save
 /// its result, and returns.
 pub fn serve(o: Options, stop: &dyn Fn() -> bool) -> Result<()> {
+    // A run that ends before reading its job closes the pipe the job is written into: that
+    // write fails (the run's exit status says why) instead of ending the workbench.
+    // SAFETY: sets one signal's disposition; the handler is the kernel's own.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let exe = std::env::current_exe().map_err(|e| runtime(format!("cannot find iogauge's own binary: {e}")))?;
     let token = token()?;
     let api = Arc::new(api::Api::new(token.clone(), o.db, exe));
