@@ -86,7 +86,6 @@ pub struct Runs {
     exe: PathBuf,
     db: Option<PathBuf>,
     last: Mutex<Option<Run>>,
-    next: Mutex<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -96,7 +95,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Runs {
     /// Runs of the binary `exe`, saving into the history `db` (None: the default one).
     pub fn new(exe: PathBuf, db: Option<PathBuf>) -> Runs {
-        Runs { exe, db, last: Mutex::new(None), next: Mutex::new(1) }
+        Runs { exe, db, last: Mutex::new(None) }
     }
 
     /// Starts the job `toml` (already checked) with `kind`'s command, unless a run is going.
@@ -129,11 +128,7 @@ impl Runs {
         // and its exit status says why.
         let _ = stdin.write_all(toml.as_bytes());
         drop(stdin);
-        let id = {
-            let mut n = lock(&self.next);
-            *n += 1;
-            *n - 1
-        };
+        let id = last.as_ref().map_or(1, |r| r.id + 1);
         let said = Arc::new(Mutex::new(Said::default()));
         follow(&mut child, &said);
         let pid = child.id();
