@@ -37,6 +37,18 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The same failure, counted as the user's to fix: what fails while iogauge checks what
+    /// the user named (a server that does not answer at inspection, before anything runs) is
+    /// an input error, where the same failure once the test runs is the run's.
+    pub fn into_input(self) -> Error {
+        match self {
+            Error::Runtime(m) => Error::Input(m),
+            e => e,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

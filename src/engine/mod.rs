@@ -7,12 +7,10 @@
 //! the worker gave up ([`Engine::abandon`]). An engine owns its targets and closes them.
 //! Engines never allocate or lock per I/O. A new engine is a file here and its line in
 //! [`drive`]; a new kind of target is also a [`Target`] variant, which `targets::open` makes (a
-//! new network protocol is not: its connections are [`network::Connection`]s).
+//! new network protocol is not: it is a file in `network/`, a [`network::Protocol`]).
 
 pub mod io_uring;
 pub mod io_wq;
-mod iscsi;
-mod nbd;
 pub mod network;
 pub mod null;
 pub mod psync;

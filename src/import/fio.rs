@@ -811,10 +811,7 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
         ));
     }
     // fio's libiscsi engine takes only iSCSI URLs, its colons escaped in filename=.
-    let not_iscsi = |j: &&FioJob| {
-        j.filenames.is_empty()
-            || j.filenames.iter().any(|f| crate::net::protocol(f) != Some(crate::net::Protocol::Iscsi))
-    };
+    let not_iscsi = |j: &&FioJob| j.filenames.is_empty() || j.filenames.iter().any(|f| !f.starts_with("iscsi://"));
     if let Some(j) = jobs.iter().filter(|j| j.engine == Engine::Libiscsi).find(not_iscsi) {
         return Err(format!(
             "{}: [{}]: ioengine=libiscsi needs filename=iscsi\\://HOST[\\:PORT]/IQN/LUN (each LUN to reach)",

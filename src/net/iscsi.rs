@@ -23,7 +23,8 @@ use std::time::Duration;
 
 use libloading::Library;
 
-use super::{Deadline, poll_one};
+use super::{Deadline, Locator, poll_one};
+use crate::error::{Result, input, runtime};
 
 type Ctx = *mut c_void;
 /// A libiscsi `struct scsi_task *`.
@@ -142,8 +143,8 @@ struct Lib {
 unsafe impl Sync for Lib {}
 unsafe impl Send for Lib {}
 
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib> {
+    static LIB: OnceLock<Result<Lib>> = OnceLock::new();
     LIB.get_or_init(|| {
         // SAFETY: loading libiscsi runs no initialisers with preconditions; each symbol below
         // is declared with the signature <iscsi/iscsi.h> (1.19) gives it.
@@ -249,6 +250,24 @@ pub struct Lun {
     pub device: String,
 }
 
+/// Reads an `iscsi://[USER[%PASSWORD]@]HOST[:PORT]/IQN/LUN` URL into what it names: the
+/// server resolved, the target's IQN and the LUN.
+pub fn locate(url: &str) -> Result<Locator> {
+    let bad = |why: &str| input(format!("target {url}: {why}"));
+    // The password may hold any character: the server starts after the userinfo.
+    let Some((_, after)) = super::iscsi_userinfo(url) else { return Err(bad("not an iscsi:// URL")) };
+    let after = after.split_once('?').map_or(after, |(a, _)| a);
+    let (host_port, path) = after.split_once('/').unwrap_or((after, ""));
+    let (iqn, lun) =
+        path.rsplit_once('/').ok_or_else(|| bad("an iscsi:// URL is iscsi://[USER@]HOST[:PORT]/IQN/LUN"))?;
+    let lun = lun.parse::<u32>().map_err(|_| bad(&format!("LUN '{lun}' is not a number")))?;
+    if iqn.is_empty() {
+        return Err(bad("an iscsi:// URL names its target's IQN: iscsi://HOST[:PORT]/IQN/LUN"));
+    }
+    let server = super::resolve(url, host_port, 3260)?;
+    Ok(Locator { protocol: "iscsi", server, export: iqn.to_string(), lun: Some(lun) })
+}
+
 /// One iSCSI session (one TCP connection) logged in to one LUN.
 pub struct Session {
     ctx: Ctx,
@@ -268,15 +287,15 @@ unsafe impl Send for Session {}
 impl Session {
     /// Logs in to the LUN `url` names (its secret taken out earlier, or from the
     /// environment) and learns what it is, giving up after `timeout`.
-    pub fn connect(url: &str, password: Option<&super::Secret>, timeout: Duration) -> Result<Session, String> {
+    pub fn connect(url: &str, password: Option<&super::Secret>, timeout: Duration) -> Result<Session> {
         let lib = lib()?;
-        let loc = super::locate(url)?;
-        let cstr = |s: &str| CString::new(s).map_err(|_| "a NUL byte in the URL".to_string());
+        let loc = locate(url)?;
+        let cstr = |s: &str| CString::new(s).map_err(|_| runtime("a NUL byte in the URL"));
         let initiator = cstr(&initiator_name())?;
         // SAFETY: a NUL-terminated name libiscsi copies; a null return is an error.
         let ctx = unsafe { (lib.create_context)(initiator.as_ptr()) };
         if ctx.is_null() {
-            return Err("libiscsi cannot make a context (out of memory)".into());
+            return Err(runtime("libiscsi cannot make a context (out of memory)"));
         }
         let reply = Reply {
             done: false,
@@ -317,16 +336,16 @@ impl Session {
         s.reset();
         // SAFETY: a live context; the callback's data is the session's own Reply.
         if unsafe { (lib.full_connect_async)(ctx, portal.as_ptr(), s.lun, replied, s.reply.get().cast()) } != 0 {
-            return Err(s.error());
+            return Err(runtime(s.error()));
         }
         s.wait(&deadline, timeout).map_err(|e| {
-            let hint = match (e.contains("Authentication failure"), &user, &password) {
+            let hint = match (e.to_string().contains("Authentication failure"), &user, &password) {
                 (false, ..) => "",
                 (true, None, _) => " (the target asks for CHAP: give iscsi://USER@... and LIBISCSI_CHAP_PASSWORD)",
                 (true, Some(_), None) => " (no password: give LIBISCSI_CHAP_PASSWORD, or iscsi://USER%PASSWORD@...)",
                 (true, Some(_), Some(_)) => " (check the CHAP user and password)",
             };
-            format!("{e}{hint}")
+            runtime(format!("{e}{hint}"))
         })?;
         s.info = s.learn(&deadline, timeout)?;
         Ok(s)
@@ -340,16 +359,16 @@ impl Session {
 
     /// Services the session until the command started last has ended, or `deadline`. The
     /// task is left in the reply for the caller to read and free.
-    fn wait(&mut self, deadline: &Deadline, timeout: Duration) -> Result<(), String> {
+    fn wait(&mut self, deadline: &Deadline, timeout: Duration) -> Result<()> {
         loop {
             // SAFETY: read through the cell; libiscsi writes it only inside service().
             if unsafe { (*self.reply.get()).done } {
                 break;
             }
             let Some(left) = deadline.left() else {
-                return Err(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64()));
+                return Err(runtime(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64())));
             };
-            let revents = poll_one(self.fd(), self.wants(), Some(left)).map_err(|e| e.to_string())?;
+            let revents = poll_one(self.fd(), self.wants(), Some(left)).map_err(|e| runtime(e.to_string()))?;
             if revents != 0 {
                 self.notify(revents)?;
             }
@@ -368,7 +387,7 @@ impl Session {
         let task = std::mem::replace(&mut self.reply.get_mut().task, std::ptr::null_mut());
         // SAFETY: a task handed to replied, freed once.
         unsafe { free(task) };
-        Err(why)
+        Err(runtime(why))
     }
 
     /// Runs a command started by `start` (given the callback and its data) to its end and
@@ -378,10 +397,10 @@ impl Session {
         deadline: &Deadline,
         timeout: Duration,
         start: impl FnOnce(&Lib, Ctx, *mut c_void) -> Task,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>> {
         self.reset();
         if start(self.lib, self.ctx, self.reply.get().cast()).is_null() {
-            return Err(self.error());
+            return Err(runtime(self.error()));
         }
         self.wait(deadline, timeout)?;
         let task = std::mem::replace(&mut self.reply.get_mut().task, std::ptr::null_mut());
@@ -401,17 +420,17 @@ impl Session {
 
     /// Asks the LUN what it is: a disk (INQUIRY's peripheral type), its size and block
     /// (READ CAPACITY(16)), whether it unmaps, honours FUA, is write-protected.
-    fn learn(&mut self, deadline: &Deadline, timeout: Duration) -> Result<Lun, String> {
+    fn learn(&mut self, deadline: &Deadline, timeout: Duration) -> Result<Lun> {
         let lun = self.lun;
         // SAFETY (each start): a live context; the callback's data is the session's Reply.
         let inquiry =
             self.query(deadline, timeout, |l, c, p| unsafe { (l.inquiry_task)(c, lun, 0, 0, 96, replied, p) })?;
         let kind = inquiry.first().map_or(0x1f, |b| b & 0x1f);
         if kind != 0 {
-            return Err(format!(
+            return Err(input(format!(
                 "LUN {lun} is not a disk (SCSI peripheral device type {kind:#04x}{}); name a disk's LUN",
                 if kind == 0x0c { ": the target's controller" } else { "" }
-            ));
+            )));
         }
         let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
         let mut device =
@@ -428,7 +447,7 @@ impl Session {
         }
         let cap = self.query(deadline, timeout, |l, c, p| unsafe { (l.readcapacity16_task)(c, lun, replied, p) })?;
         if cap.len() < 15 {
-            return Err("READ CAPACITY(16) answered in fewer than 15 bytes".into());
+            return Err(runtime("READ CAPACITY(16) answered in fewer than 15 bytes"));
         }
         let last = u64::from_be_bytes(cap[0..8].try_into().expect("8 bytes"));
         let block = u32::from_be_bytes(cap[8..12].try_into().expect("4 bytes"));
@@ -462,7 +481,7 @@ impl Session {
     }
 
     /// Reads `buf.len()` bytes at `offset` (block multiples) now, waiting at most `timeout`.
-    pub fn read(&mut self, buf: &mut [u8], offset: u64, timeout: Duration) -> Result<(), String> {
+    pub fn read(&mut self, buf: &mut [u8], offset: u64, timeout: Duration) -> Result<()> {
         let (lun, block) = (self.lun, self.info.block);
         let deadline = Deadline::after(timeout);
         self.reply.get_mut().iov = Iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
@@ -491,10 +510,10 @@ impl Session {
 
     /// Tells libiscsi what poll saw on its socket: it reads responses (running their
     /// completion callbacks) and sends what is queued. An error means the session is gone.
-    pub fn notify(&self, revents: i16) -> Result<(), String> {
+    pub fn notify(&self, revents: i16) -> Result<()> {
         // SAFETY: a live context, used on this thread.
         if unsafe { (self.lib.service)(self.ctx, revents as c_int) } < 0 {
-            return Err(self.error());
+            return Err(runtime(self.error()));
         }
         Ok(())
     }
@@ -511,7 +530,7 @@ impl Session {
         offset: u64,
         done: CommandCb,
         private: *mut c_void,
-    ) -> Result<(), i32> {
+    ) -> std::result::Result<(), i32> {
         let b = self.info.block;
         // SAFETY: the caller keeps iov, its memory and private alive (see above).
         let len = unsafe { (*iov).iov_len as u32 };
@@ -546,7 +565,7 @@ impl Session {
         fua: bool,
         done: CommandCb,
         private: *mut c_void,
-    ) -> Result<(), i32> {
+    ) -> std::result::Result<(), i32> {
         let b = self.info.block;
         // SAFETY: as read16; the data goes out from the iovec (a null data pointer).
         let len = unsafe { (*iov).iov_len as u32 };
@@ -575,7 +594,13 @@ impl Session {
     ///
     /// # Safety
     /// `private` must stay valid until the callback has run or the session is dropped.
-    pub unsafe fn unmap(&self, offset: u64, len: u64, done: CommandCb, private: *mut c_void) -> Result<(), i32> {
+    pub unsafe fn unmap(
+        &self,
+        offset: u64,
+        len: u64,
+        done: CommandCb,
+        private: *mut c_void,
+    ) -> std::result::Result<(), i32> {
         let b = self.info.block as u64;
         // libiscsi copies the list into the command's parameter data before returning.
         let mut range = UnmapList { lba: offset / b, num: (len / b) as u32 };
@@ -587,12 +612,12 @@ impl Session {
     ///
     /// # Safety
     /// As [`Session::unmap`].
-    pub unsafe fn synchronize_cache(&self, done: CommandCb, private: *mut c_void) -> Result<(), i32> {
+    pub unsafe fn synchronize_cache(&self, done: CommandCb, private: *mut c_void) -> std::result::Result<(), i32> {
         // SAFETY: as read16.
         self.queued(unsafe { (self.lib.synchronizecache16_task)(self.ctx, self.lun, 0, 0, 0, 0, done, private) })
     }
 
-    fn queued(&self, task: Task) -> Result<(), i32> {
+    fn queued(&self, task: Task) -> std::result::Result<(), i32> {
         if task.is_null() { Err(libc::EIO) } else { Ok(()) }
     }
 }

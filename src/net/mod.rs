@@ -2,19 +2,23 @@
 //! iSCSI LUNs through libiscsi ([`iscsi`]), each protocol's own well-kept client library,
 //! loaded at run time so that building iogauge needs only Rust.
 //!
-//! This module reads the targets' URLs: which protocol, which server, export or IQN and LUN
-//! (what names the target whatever the URL's spelling), and keeps the passwords URLs may
-//! carry out of every name iogauge writes ([`Secrets::take`]).
+//! Each protocol's module reads its URLs into a [`Locator`] (which server, export or IQN and
+//! LUN: what names the target whatever the URL's spelling); this one keeps the passwords URLs
+//! may carry out of every name iogauge writes ([`Secrets::take`]). The protocols are offered to
+//! the rest of iogauge by `engine::network`.
 
 /// Loads a protocol's client library `file` (from Debian package `package`), or says what to
 /// install; then `symbol!(lib, "name")` resolves one of its functions.
 ///
 /// # Safety
 /// Loading runs the library's initialisers: only well-kept protocol libraries are loaded.
-unsafe fn load(file: &str, package: &str) -> Result<libloading::Library, String> {
+unsafe fn load(file: &str, package: &str) -> Result<libloading::Library> {
     // SAFETY: see above.
     unsafe { libloading::Library::new(file) }.map_err(|e| {
-        format!("cannot load {file} ({e}): install {} (Debian: {package})", file.split('.').next().unwrap_or(file))
+        runtime(format!(
+            "cannot load {file} ({e}): install {} (Debian: {package})",
+            file.split('.').next().unwrap_or(file)
+        ))
     })
 }
 
@@ -22,7 +26,9 @@ unsafe fn load(file: &str, package: &str) -> Result<libloading::Library, String>
 /// which library lacks it.
 macro_rules! symbol {
     ($lib:ident, $name:literal) => {
-        *$lib.get(concat!($name, "\0").as_bytes()).map_err(|e| format!("{}: {e}", stringify!($lib)))?
+        *$lib
+            .get(concat!($name, "\0").as_bytes())
+            .map_err(|e| crate::error::runtime(format!("{}: {e}", stringify!($lib))))?
     };
 }
 
@@ -32,41 +38,14 @@ pub mod nbd;
 use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
-/// The protocol of a network target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    /// `nbd://`, `nbds://`, `nbd+unix://`, `nbds+unix://`.
-    Nbd,
-    /// `iscsi://`.
-    Iscsi,
-}
-
-impl Protocol {
-    /// Its URL scheme's name, as results say it: `nbd` or `iscsi`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Nbd => "nbd",
-            Protocol::Iscsi => "iscsi",
-        }
-    }
-}
-
-/// The protocol a target names, if it is a URL of one iogauge reaches.
-pub fn protocol(target: &str) -> Option<Protocol> {
-    let scheme = target.split_once("://")?.0;
-    match scheme {
-        "nbd" | "nbds" | "nbd+unix" | "nbds+unix" | "nbd+vsock" | "nbds+vsock" => Some(Protocol::Nbd),
-        "iscsi" => Some(Protocol::Iscsi),
-        _ => None,
-    }
-}
+use crate::error::{Result, input, runtime};
 
 /// What a network target is, whatever the URL's spelling: the protocol, the server (its
 /// resolved address, or the socket's path), and the export (NBD) or IQN and LUN (iSCSI).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Locator {
-    /// NBD or iSCSI.
-    pub protocol: Protocol,
+    /// The protocol's name, as results say it (`nbd`, `iscsi`).
+    pub protocol: &'static str,
     /// `ADDRESS:PORT` as resolved, or `unix:PATH`.
     pub server: String,
     /// The NBD export's name, or the iSCSI target's IQN.
@@ -75,38 +54,9 @@ pub struct Locator {
     pub lun: Option<u32>,
 }
 
-/// Reads `url` into what it names. The server's
-/// name is resolved, so `localhost` and `127.0.0.1` name one server.
-pub fn locate(url: &str) -> Result<Locator, String> {
-    let bad = |why: &str| format!("target {url}: {why}");
-    let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("not a URL"))?;
-    // An iSCSI URL's password may hold any character: the server starts after its userinfo.
-    let rest = iscsi_userinfo(url).map_or(rest, |(_, after)| after);
-    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let (authority, path) = before_query.split_once('/').unwrap_or((before_query, ""));
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    match protocol(url) {
-        Some(Protocol::Nbd) => {
-            let server = if scheme.ends_with("+unix") {
-                let socket = query.split('&').find_map(|kv| kv.strip_prefix("socket="));
-                format!("unix:{}", socket.ok_or_else(|| bad("an nbd+unix:// URL needs ?socket=PATH"))?)
-            } else {
-                resolve(host_port, 10809).map_err(|e| bad(&e))?
-            };
-            Ok(Locator { protocol: Protocol::Nbd, server, export: percent_decode(path), lun: None })
-        }
-        Some(Protocol::Iscsi) => {
-            let (iqn, lun) =
-                path.rsplit_once('/').ok_or_else(|| bad("an iscsi:// URL is iscsi://[USER@]HOST[:PORT]/IQN/LUN"))?;
-            let lun = lun.parse::<u32>().map_err(|_| bad(&format!("LUN '{lun}' is not a number")))?;
-            if iqn.is_empty() {
-                return Err(bad("an iscsi:// URL names its target's IQN: iscsi://HOST[:PORT]/IQN/LUN"));
-            }
-            let server = resolve(host_port, 3260).map_err(|e| bad(&e))?;
-            Ok(Locator { protocol: Protocol::Iscsi, server, export: iqn.to_string(), lun: Some(lun) })
-        }
-        None => Err(bad("not an nbd:// or iscsi:// URL")),
-    }
+/// `url`'s scheme and what follows `://`, or "not a URL".
+fn split_url(url: &str) -> Result<(&str, &str)> {
+    url.split_once("://").ok_or_else(|| input(format!("target {url}: not a URL")))
 }
 
 /// A password, held as a value where it is needed (the login) and never shown: its Debug is
@@ -171,7 +121,7 @@ fn iscsi_userinfo(url: &str) -> Option<(Option<&str>, &str)> {
 }
 
 /// `host[:port]` (an IPv6 address in brackets) as its first resolved address.
-fn resolve(host_port: &str, default_port: u16) -> Result<String, String> {
+fn resolve(url: &str, host_port: &str, default_port: u16) -> Result<String> {
     if host_port.is_empty() {
         return Ok(format!("localhost:{default_port}"));
     }
@@ -179,8 +129,12 @@ fn resolve(host_port: &str, default_port: u16) -> Result<String, String> {
         Some((h, p)) if !h.ends_with(':') && p.chars().all(|c| c.is_ascii_digit()) => host_port.to_string(),
         _ => format!("{host_port}:{default_port}"),
     };
-    let mut addrs = with_port.to_socket_addrs().map_err(|e| format!("cannot resolve {host_port}: {e}"))?;
-    addrs.next().map(|a| a.to_string()).ok_or_else(|| format!("{host_port} resolves to no address"))
+    let mut addrs =
+        with_port.to_socket_addrs().map_err(|e| input(format!("target {url}: cannot resolve {host_port}: {e}")))?;
+    addrs
+        .next()
+        .map(|a| a.to_string())
+        .ok_or_else(|| input(format!("target {url}: {host_port} resolves to no address")))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -246,23 +200,22 @@ mod tests {
 
     #[test]
     fn urls_name_their_protocol_server_and_export() {
-        let l = locate("nbd://127.0.0.1:10900/disk%201").unwrap();
+        let l = nbd::locate("nbd://127.0.0.1:10900/disk%201").unwrap();
         assert_eq!(
             (l.protocol, l.server.as_str(), l.export.as_str(), l.lun),
-            (Protocol::Nbd, "127.0.0.1:10900", "disk 1", None)
+            ("nbd", "127.0.0.1:10900", "disk 1", None)
         );
-        assert_eq!(locate("nbd://127.0.0.1").unwrap().server, "127.0.0.1:10809");
-        let u = locate("nbd+unix:///e?socket=/tmp/s.sock").unwrap();
+        assert_eq!(nbd::locate("nbd://127.0.0.1").unwrap().server, "127.0.0.1:10809");
+        let u = nbd::locate("nbd+unix:///e?socket=/tmp/s.sock").unwrap();
         assert_eq!((u.server.as_str(), u.export.as_str()), ("unix:/tmp/s.sock", "e"));
-        let i = locate("iscsi://u@127.0.0.1/iqn.2026-11.org.example:disk/3").unwrap();
+        let i = iscsi::locate("iscsi://u@127.0.0.1/iqn.2026-11.org.example:disk/3").unwrap();
         assert_eq!(
             (i.server.as_str(), i.export.as_str(), i.lun),
             ("127.0.0.1:3260", "iqn.2026-11.org.example:disk", Some(3))
         );
-        assert!(locate("iscsi://127.0.0.1/iqn.x/lun").unwrap_err().contains("LUN 'lun' is not a number"));
-        assert!(locate("nbd+unix:///e").unwrap_err().contains("socket"));
-        assert_eq!(protocol("/dev/sdb"), None);
-        assert_eq!(protocol("nbds://h/e"), Some(Protocol::Nbd));
+        let e = iscsi::locate("iscsi://127.0.0.1/iqn.x/lun").unwrap_err();
+        assert!(e.to_string().contains("LUN 'lun' is not a number") && e.exit_code() == 2, "{e}");
+        assert!(nbd::locate("nbd+unix:///e").unwrap_err().to_string().contains("socket"));
     }
 
     #[test]
@@ -279,7 +232,7 @@ mod tests {
         // A value, not a store of the process: another job's secrets are its own.
         assert_eq!(Secrets::default().of(&u), None);
         assert_eq!(s.take("nbd://alice%x@h/e"), "nbd://alice%x@h/e");
-        assert_eq!(locate(&u).unwrap().server, "127.0.0.1:3261");
+        assert_eq!(iscsi::locate(&u).unwrap().server, "127.0.0.1:3261");
         // A password holding an unencoded '/', '?' or '@', and the URI's USER:PASSWORD form.
         let u = s.take("iscsi://carol%a/b?c@d@127.0.0.1:3262/iqn.2026-11.x:y/2");
         assert_eq!(u, "iscsi://carol@127.0.0.1:3262/iqn.2026-11.x:y/2");
@@ -287,7 +240,7 @@ mod tests {
         let u = s.take("iscsi://dave:s3%2Fcret@127.0.0.1:3263/iqn.2026-11.x:y/0");
         assert_eq!(u, "iscsi://dave@127.0.0.1:3263/iqn.2026-11.x:y/0");
         assert_eq!((user(&u).as_deref(), s.of(&u).map(Secret::expose)), (Some("dave"), Some("s3/cret")));
-        let l = locate("iscsi://erin%x/y@127.0.0.1:3264/iqn.2026-11.x:y/5").unwrap();
+        let l = iscsi::locate("iscsi://erin%x/y@127.0.0.1:3264/iqn.2026-11.x:y/5").unwrap();
         assert_eq!((l.server.as_str(), l.export.as_str(), l.lun), ("127.0.0.1:3264", "iqn.2026-11.x:y", Some(5)));
         // Never shown: not in Debug.
         assert!(!format!("{s:?}").contains("s3/cret") && format!("{s:?}").contains("***"));

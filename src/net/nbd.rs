@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use libloading::Library;
 
-use super::{Deadline, poll_one};
+use super::{Deadline, Locator, poll_one};
+use crate::error::{Result, runtime};
 
 /// libnbd's `nbd_completion_callback`, passed by value.
 #[repr(C)]
@@ -76,8 +77,8 @@ struct Lib {
 unsafe impl Sync for Lib {}
 unsafe impl Send for Lib {}
 
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib> {
+    static LIB: OnceLock<Result<Lib>> = OnceLock::new();
     LIB.get_or_init(|| {
         // SAFETY: loading libnbd runs no initialisers with preconditions; each symbol below is
         // declared with the signature <libnbd.h> (1.14) gives it.
@@ -129,6 +130,26 @@ fn last_error(l: &Lib) -> String {
     }
 }
 
+/// The URL schemes libnbd reaches (its URI forms).
+pub const SCHEMES: &[&str] = &["nbd", "nbds", "nbd+unix", "nbds+unix", "nbd+vsock", "nbds+vsock"];
+
+/// Reads an `nbd://` URL (any of [`SCHEMES`]) into what it names: the server resolved (or the
+/// socket's path) and the export.
+pub fn locate(url: &str) -> Result<Locator> {
+    let (scheme, rest) = super::split_url(url)?;
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (authority, path) = before_query.split_once('/').unwrap_or((before_query, ""));
+    let server = if scheme.ends_with("+unix") {
+        let socket = query.split('&').find_map(|kv| kv.strip_prefix("socket="));
+        let socket = socket
+            .ok_or_else(|| crate::error::input(format!("target {url}: an nbd+unix:// URL needs ?socket=PATH")))?;
+        format!("unix:{socket}")
+    } else {
+        super::resolve(url, authority.rsplit_once('@').map_or(authority, |(_, h)| h), 10809)?
+    };
+    Ok(Locator { protocol: "nbd", server, export: super::percent_decode(path), lun: None })
+}
+
 /// One connection to an NBD export.
 pub struct Handle {
     h: H,
@@ -166,27 +187,27 @@ pub struct Export {
 impl Handle {
     /// Connects to `uri` (libnbd's URI forms), giving up after `timeout`: a server that accepts
     /// the connection and then says nothing must not hold iogauge.
-    pub fn connect(uri: &str, timeout: Duration) -> Result<Handle, String> {
+    pub fn connect(uri: &str, timeout: Duration) -> Result<Handle> {
         let lib = lib()?;
-        let c = CString::new(uri).map_err(|_| "the URI holds a NUL byte".to_string())?;
+        let c = CString::new(uri).map_err(|_| runtime("the URI holds a NUL byte"))?;
         // SAFETY: nbd_create has no preconditions; a null return is an error.
         let h = unsafe { (lib.create)() };
         if h.is_null() {
-            return Err(last_error(lib));
+            return Err(runtime(last_error(lib)));
         }
         let handle = Handle { h, lib };
         // SAFETY: a live handle and a NUL-terminated string libnbd copies.
         if unsafe { (lib.aio_connect_uri)(h, c.as_ptr()) } < 0 {
-            return Err(last_error(lib));
+            return Err(runtime(last_error(lib)));
         }
         let deadline = Deadline::after(timeout);
         // SAFETY (each call below): the handle is live and used only on this thread.
         while unsafe { (lib.aio_is_ready)(h) } == 0 {
             if unsafe { (lib.aio_is_dead)(h) | (lib.aio_is_closed)(h) } != 0 {
-                return Err(last_error(lib));
+                return Err(runtime(last_error(lib)));
             }
             let Some(left) = deadline.left() else {
-                return Err(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64()));
+                return Err(runtime(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64())));
             };
             handle.step(Some(left))?;
         }
@@ -194,8 +215,8 @@ impl Handle {
     }
 
     /// Waits up to `timeout` for the socket, then lets libnbd read or write what it can.
-    fn step(&self, timeout: Option<Duration>) -> Result<(), String> {
-        let revents = poll_one(self.fd(), self.wants(), timeout).map_err(|e| e.to_string())?;
+    fn step(&self, timeout: Option<Duration>) -> Result<()> {
+        let revents = poll_one(self.fd(), self.wants(), timeout).map_err(|e| runtime(e.to_string()))?;
         self.notify(revents)
     }
 
@@ -233,13 +254,13 @@ impl Handle {
     }
 
     /// Reads `buf.len()` bytes at `offset` now, waiting at most `timeout`.
-    pub fn read(&self, buf: &mut [u8], offset: u64, timeout: Duration) -> Result<(), String> {
+    pub fn read(&self, buf: &mut [u8], offset: u64, timeout: Duration) -> Result<()> {
         let none = Callback { callback: None, user_data: std::ptr::null_mut(), free: None };
         // SAFETY: buf outlives every call that may fill it: this function waits for the read
         // to complete, or returns an error after which the handle is only dropped (below).
         let cookie = unsafe { (self.lib.aio_pread)(self.h, buf.as_mut_ptr().cast(), buf.len(), offset, none, 0) };
         if cookie < 0 {
-            return Err(last_error(self.lib));
+            return Err(runtime(last_error(self.lib)));
         }
         let deadline = Deadline::after(timeout);
         loop {
@@ -247,13 +268,13 @@ impl Handle {
             match unsafe { (self.lib.aio_command_completed)(self.h, cookie as u64) } {
                 1 => return Ok(()),
                 0 => {}
-                _ => return Err(last_error(self.lib)),
+                _ => return Err(runtime(last_error(self.lib))),
             }
             let Some(left) = deadline.left() else {
                 // The read is still in flight; libnbd would put its reply into `buf` only
                 // when told to read from the socket again, which no caller does after an
                 // error: they drop the handle.
-                return Err(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64()));
+                return Err(runtime(format!("no answer within {} s (io_timeout)", timeout.as_secs_f64())));
             };
             self.step(Some(left))?;
         }
@@ -281,14 +302,14 @@ impl Handle {
 
     /// Tells libnbd what poll saw on its socket: it reads replies (running their completion
     /// callbacks) and sends what is queued. An error means the connection is gone.
-    pub fn notify(&self, revents: i16) -> Result<(), String> {
+    pub fn notify(&self, revents: i16) -> Result<()> {
         // SAFETY: a live handle, used on this thread.
         unsafe {
             if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 && (self.lib.aio_notify_read)(self.h) < 0 {
-                return Err(last_error(self.lib));
+                return Err(runtime(last_error(self.lib)));
             }
             if revents & libc::POLLOUT != 0 && (self.lib.aio_notify_write)(self.h) < 0 {
-                return Err(last_error(self.lib));
+                return Err(runtime(last_error(self.lib)));
             }
         }
         Ok(())
@@ -300,7 +321,7 @@ impl Handle {
     /// # Safety
     /// `buf` must stay valid for `len` bytes, and `done.user_data` for the callback, until the
     /// callback has run or the handle is closed.
-    pub unsafe fn pread(&self, buf: *mut u8, len: usize, offset: u64, done: Callback) -> Result<(), i32> {
+    pub unsafe fn pread(&self, buf: *mut u8, len: usize, offset: u64, done: Callback) -> std::result::Result<(), i32> {
         // SAFETY: the caller keeps buf and the callback's data alive (see above).
         self.queued(unsafe { (self.lib.aio_pread)(self.h, buf.cast(), len, offset, done, 0) })
     }
@@ -316,7 +337,7 @@ impl Handle {
         offset: u64,
         done: Callback,
         flags: u32,
-    ) -> Result<(), i32> {
+    ) -> std::result::Result<(), i32> {
         // SAFETY: as pread.
         self.queued(unsafe { (self.lib.aio_pwrite)(self.h, buf.cast(), len, offset, done, flags) })
     }
@@ -325,7 +346,7 @@ impl Handle {
     ///
     /// # Safety
     /// `done.user_data` must stay valid until the callback has run or the handle is closed.
-    pub unsafe fn trim(&self, len: u64, offset: u64, done: Callback) -> Result<(), i32> {
+    pub unsafe fn trim(&self, len: u64, offset: u64, done: Callback) -> std::result::Result<(), i32> {
         // SAFETY: as pread.
         self.queued(unsafe { (self.lib.aio_trim)(self.h, len, offset, done, 0) })
     }
@@ -334,12 +355,12 @@ impl Handle {
     ///
     /// # Safety
     /// As [`Handle::trim`].
-    pub unsafe fn flush(&self, done: Callback) -> Result<(), i32> {
+    pub unsafe fn flush(&self, done: Callback) -> std::result::Result<(), i32> {
         // SAFETY: as pread.
         self.queued(unsafe { (self.lib.aio_flush)(self.h, done, 0) })
     }
 
-    fn queued(&self, cookie: i64) -> Result<(), i32> {
+    fn queued(&self, cookie: i64) -> std::result::Result<(), i32> {
         if cookie >= 0 {
             return Ok(());
         }

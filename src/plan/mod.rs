@@ -281,7 +281,7 @@ fn create(mut p: Checked) -> Result<Checked> {
             for run in &p.share.workloads {
                 for (wc, spec) in p.share.workers.iter().zip(&run.specs) {
                     if wc.targets.contains(&t.path) {
-                        check_spec(&created, wc, spec).map_err(crate::error::runtime)?;
+                        check_spec(&created, wc, spec).map_err(|e| e.context(&wc.name))?;
                     }
                 }
             }
@@ -372,7 +372,7 @@ fn check(share: Share) -> Result<Checked> {
     for run in &share.workloads {
         for (wc, spec) in share.workers.iter().zip(&run.specs) {
             for t in &wc.targets {
-                check_spec(find(&targets, t), wc, spec).map_err(|m| input(format!("{}: {m}", wc.name)))?;
+                check_spec(find(&targets, t), wc, spec).map_err(|e| e.context(&wc.name))?;
             }
         }
     }
@@ -525,25 +525,25 @@ fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {
 }
 
 /// The working set a worker uses on a target, by its stroke, size and offset.
-pub fn working_set(info: &TargetInfo, wc: &Worker) -> std::result::Result<(u64, u64), String> {
+pub fn working_set(info: &TargetInfo, wc: &Worker) -> Result<(u64, u64)> {
     let lbs = info.logical_block;
     // The null target has no size of its own: give it 1 TiB so strokes mean something.
     let size = if info.kind == TargetKind::Null { 1 << 40 } else { info.size };
     if wc.offset % lbs != 0 {
-        return Err(format!(
+        return Err(input(format!(
             "offset {} is not a multiple of {}'s logical block size, {}",
             human_size(wc.offset),
             info.path,
             human_size(lbs)
-        ));
+        )));
     }
     if wc.offset >= size {
-        return Err(format!(
+        return Err(input(format!(
             "offset {} is beyond the end of {} ({})",
             human_size(wc.offset),
             info.path,
             human_size(size)
-        ));
+        )));
     }
     let avail = size - wc.offset;
     let ws = match (wc.working_set, wc.stroke) {
@@ -552,55 +552,55 @@ pub fn working_set(info: &TargetInfo, wc: &Worker) -> std::result::Result<(u64, 
         (None, None) => avail,
     };
     if ws > avail {
-        return Err(format!(
+        return Err(input(format!(
             "working set of {} from offset {} does not fit in {} ({})",
             human_size(ws),
             human_size(wc.offset),
             info.path,
             human_size(size)
-        ));
+        )));
     }
     Ok((wc.offset, ws / lbs * lbs))
 }
 
 /// Checks a spec's sizes and alignments against a target's block size and working set.
-fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> std::result::Result<(), String> {
+fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> Result<()> {
     targets::network::check_ops(info, spec)?;
     let (_, ws) = working_set(info, wc)?;
     let lbs = info.logical_block;
     for (i, l) in spec.lines.iter().enumerate() {
         let at = format!("access specification '{}' line {}", spec.name, i + 1);
         if info.direct && l.size % lbs != 0 {
-            return Err(format!(
+            return Err(input(format!(
                 "{at}: transfer size {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT); use a multiple of {}",
                 human_size(l.size),
                 info.path,
                 human_size(lbs)
-            ));
+            )));
         }
         if let Some(a) = l.align {
             if info.direct && a % lbs != 0 {
-                return Err(format!(
+                return Err(input(format!(
                     "{at}: align {} is not a multiple of {}'s logical block size {lbs}",
                     human_size(a),
                     info.path
-                ));
+                )));
             }
         }
         if info.direct && l.skip.unsigned_abs() % lbs != 0 {
-            return Err(format!(
+            return Err(input(format!(
                 "{at}: skip {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT)",
                 human_size(l.skip.unsigned_abs()),
                 info.path
-            ));
+            )));
         }
         if l.size > ws {
-            return Err(format!(
+            return Err(input(format!(
                 "{at}: transfer size {} is larger than the working set of {} ({}); enlarge the working set or the target",
                 human_size(l.size),
                 info.path,
                 human_size(ws)
-            ));
+            )));
         }
     }
     Ok(())

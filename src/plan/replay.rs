@@ -47,7 +47,7 @@ pub(super) fn check(
     }
     let summary = Summary::of(&r.trace)?;
     let info = find(targets, target);
-    let (_, ws) = working_set(info, wc).map_err(|m| input(format!("{name}: {m}")))?;
+    let (_, ws) = working_set(info, wc).map_err(|e| e.context(name))?;
     if summary.end > ws && r.fit == Fit::None {
         return Err(input(format!(
             "{name}: trace {} reaches {} but the working set of {} is {}: replay onto a larger target, \

@@ -123,7 +123,7 @@ fn working_sets_apart(
         .iter()
         .enumerate()
         .filter(|(_, w)| w.targets.contains(&t.path))
-        .map(|(i, w)| working_set(t, w).map(|(s, n)| (i, s, s + n)).map_err(input))
+        .map(|(i, w)| working_set(t, w).map(|(s, n)| (i, s, s + n)))
         .collect::<Result<_>>()?;
     for (k, a) in sets.iter().enumerate() {
         if let Some(o) = sets[k + 1..].iter().find(|o| a.1 < o.2 && o.1 < a.2 && (a.1, a.2) != (o.1, o.2)) {

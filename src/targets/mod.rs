@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{DataPattern, TestSettings};
 use crate::data;
 use crate::engine::Target;
+use crate::engine::network::{Protocol, protocol_of, schemes};
 use crate::error::{Result, input, runtime};
 use crate::placement;
 use crate::verify::map::TargetFacts;
@@ -37,16 +38,15 @@ pub enum TargetKind {
     Block,
     /// A regular file.
     File,
-    /// An NBD export, reached from userspace (libnbd).
-    Nbd,
-    /// An iSCSI LUN, reached from userspace (libiscsi).
-    Iscsi,
+    /// A network target reached from userspace, by its protocol's name (`nbd`, `iscsi`).
+    #[serde(untagged)]
+    Network(&'static dyn Protocol),
 }
 
 impl TargetKind {
     /// Reached over the network from userspace (an NBD export, an iSCSI LUN).
     pub fn network(self) -> bool {
-        matches!(self, TargetKind::Nbd | TargetKind::Iscsi)
+        matches!(self, TargetKind::Network(_))
     }
 }
 
@@ -125,12 +125,13 @@ pub const NULL: &str = "null";
 
 /// Learns what target `path` is (a path, `null`, or a network target's URL), writing nothing.
 pub fn inspect(path: &str, s: &TestSettings) -> Result<TargetInfo> {
-    match crate::net::protocol(path) {
-        Some(_) => network::inspect(path, s.connections, s.io_timeout, s.secrets.of(path)),
+    match protocol_of(path) {
+        Some(p) => network::inspect(p, path, s.connections, s.io_timeout, s.secrets.of(path)),
         // A URL of a scheme iogauge does not know (or one in capitals) is no file's path.
         None if path.contains("://") => Err(input(format!(
-            "{path}: not a target iogauge reaches: give a block device, a file, null, or an nbd://, nbds://, \
-             nbd+unix:// or iscsi:// URL (the scheme in lower case)"
+            "{path}: not a target iogauge reaches: give a block device, a file, null, or a URL of {} \
+             (the scheme in lower case)",
+            schemes().join(", ")
         ))),
         None => inspect_local(path, s.file_size, s.buffered),
     }
@@ -359,29 +360,29 @@ pub fn facts_of(info: &TargetInfo) -> Option<TargetFacts> {
 /// What target `path` (a path, or a network target's URL, whose server gets `timeout`) is
 /// now, for a verify map.
 pub fn facts_now(path: &str, timeout: std::time::Duration, secrets: &crate::net::Secrets) -> Result<TargetFacts> {
-    if crate::net::protocol(path).is_some() {
-        let info = network::inspect(path, 1, timeout, secrets.of(path))?;
+    if let Some(p) = protocol_of(path) {
+        let info = network::inspect(p, path, 1, timeout, secrets.of(path))?;
         return network::facts(&info).ok_or_else(|| input(format!("target {path}: not a network target")));
     }
     facts(path).map_err(|e| input(format!("target {path}: {e}")))
 }
 
 /// Fills a buffer from a byte offset of a target, or says why not.
-pub type ReadAt = Box<dyn FnMut(&mut [u8], u64) -> std::result::Result<(), String>>;
+pub type ReadAt = Box<dyn FnMut(&mut [u8], u64) -> Result<()>>;
 
 /// Reads target `path` for a check (`iogauge verify`): a file or device through
 /// `read_exact_at`, O_DIRECT so the storage is read and not a cached copy (tmpfs and the like
 /// refuse it: then without), or a network target over its protocol.
 pub fn read_for_check(path: &str, timeout: std::time::Duration, secrets: &crate::net::Secrets) -> Result<ReadAt> {
-    if crate::net::protocol(path).is_some() {
-        let mut r = network::reader(path, timeout, secrets.of(path))?;
-        return Ok(Box::new(move |buf, at| r.read_at(buf, at)));
+    if let Some(p) = protocol_of(path) {
+        let mut c = network::connect(p, path, secrets.of(path), timeout).map_err(|e| e.into_input())?;
+        return Ok(Box::new(move |buf, at| c.read_now(buf, at, timeout)));
     }
     use std::os::unix::fs::FileExt;
     let open = |flags| OpenOptions::new().read(true).custom_flags(flags).open(path);
     let file =
         open(libc::O_DIRECT).or_else(|_| open(0)).map_err(|e| runtime(format!("target {path}: cannot open: {e}")))?;
-    Ok(Box::new(move |buf, at| file.read_exact_at(buf, at).map_err(|e| e.to_string())))
+    Ok(Box::new(move |buf, at| file.read_exact_at(buf, at).map_err(|e| runtime(e.to_string()))))
 }
 
 /// What `path` is now, for a verify map: device number or inode, size, and what names a

@@ -11,15 +11,15 @@ use serde::{Deserialize, Serialize};
 
 use super::{Identity, TargetInfo, TargetKind, blkid};
 use crate::engine::Target;
-use crate::engine::network::Connection;
-use crate::error::{Result, input, runtime};
-use crate::net::{self, Protocol, Secret, iscsi, nbd};
+use crate::engine::network::{Connection, Protocol, protocol_of};
+use crate::error::{Error, Result, input, runtime};
+use crate::net::Secret;
 use crate::spec::AccessSpec;
 
 /// What a network target is and what its server said it can do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Remote {
-    /// `nbd` or `iscsi`.
+    /// The protocol's name (`nbd`, `iscsi`), as the target's `kind` says it.
     pub protocol: String,
     /// The server: `ADDRESS:PORT` as resolved, or `unix:PATH`.
     pub server: String,
@@ -50,66 +50,45 @@ pub struct Remote {
     pub password: Option<Secret>,
 }
 
-/// Learns what the network target `url` is, over one
-/// connection made and closed here, writing nothing.
-pub fn inspect(url: &str, connections: u32, timeout: Duration, password: Option<&Secret>) -> Result<TargetInfo> {
-    let locator = net::locate(url).map_err(input)?;
-    let (kind, size, block, model, remote) = match connect(url, password, timeout).map_err(input)? {
-        Conn::Nbd(h) => {
-            let e = h.export();
-            let name = if e.name.is_empty() { "(default)".to_string() } else { format!("'{}'", e.name) };
-            let model = format!("NBD export {name} on {} ({}, libnbd)", locator.server, e.protocol);
-            let remote = Remote {
-                protocol: locator.protocol.name().into(),
-                server: locator.server.clone(),
-                export: locator.export.clone(),
-                lun: None,
-                device: None,
-                connections,
-                can_trim: e.can_trim,
-                can_flush: e.can_flush,
-                can_fua: e.can_fua,
-                multi_conn: e.multi_conn,
-                read_only: e.read_only,
-                password: None,
-            };
-            (TargetKind::Nbd, e.size, e.min_block, model, remote)
-        }
-        Conn::Iscsi(s) => {
-            let l = &s.info;
-            let lun = locator.lun.unwrap_or(0);
-            let model = format!("iSCSI LUN {lun} of {} on {}: {} (libiscsi)", locator.export, locator.server, l.device);
-            let remote = Remote {
-                protocol: locator.protocol.name().into(),
-                server: locator.server.clone(),
-                export: locator.export.clone(),
-                lun: locator.lun,
-                device: Some(l.device.clone()),
-                connections,
-                can_trim: l.can_unmap,
-                can_flush: true,
-                can_fua: l.can_fua,
-                multi_conn: true,
-                read_only: l.read_only,
-                password: password.cloned(),
-            };
-            (TargetKind::Iscsi, l.size, l.block as u64, model, remote)
-        }
-    };
-    if size == 0 {
-        return Err(input(format!("target {url}: the {} is empty (0 bytes)", what(kind))));
+/// Learns what the network target `url` of protocol `p` is, over one connection made and
+/// closed here, writing nothing.
+pub fn inspect(
+    p: &'static dyn Protocol,
+    url: &str,
+    connections: u32,
+    timeout: Duration,
+    password: Option<&Secret>,
+) -> Result<TargetInfo> {
+    let locator = p.locate(url)?;
+    let e = connect(p, url, password, timeout).map_err(Error::into_input)?.export(&locator);
+    if e.size == 0 {
+        return Err(input(format!("target {url}: the {} is empty (0 bytes)", p.noun())));
     }
+    let remote = Remote {
+        protocol: p.name().into(),
+        server: locator.server.clone(),
+        export: locator.export.clone(),
+        lun: locator.lun,
+        device: e.device,
+        connections,
+        can_trim: e.can_trim,
+        can_flush: e.can_flush,
+        can_fua: e.can_fua,
+        multi_conn: e.multi_conn,
+        read_only: e.read_only,
+        password: password.cloned(),
+    };
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (&locator, size).hash(&mut hasher);
+    (&locator, e.size).hash(&mut hasher);
     Ok(TargetInfo {
         path: url.into(),
-        kind,
-        size,
+        kind: TargetKind::Network(p),
+        size: e.size,
         // Offsets and sizes are kept to 512-byte multiples, or the server's block.
-        logical_block: block.max(512),
+        logical_block: e.block.max(512),
         // No page cache between iogauge and the server.
         direct: true,
-        model,
+        model: e.model,
         exists: true,
         created_by_iogauge: false,
         numa_node: None,
@@ -118,69 +97,37 @@ pub fn inspect(url: &str, connections: u32, timeout: Duration, password: Option<
     })
 }
 
-/// The password an inspected target's connections log in with.
-fn password(info: &TargetInfo) -> Option<&Secret> {
-    info.network.as_ref().and_then(|r| r.password.as_ref())
-}
-
-/// What a network target of `kind` is called in messages.
-fn what(kind: TargetKind) -> &'static str {
-    if kind == TargetKind::Iscsi { "iSCSI LUN" } else { "NBD export" }
-}
-
-/// One connection of either protocol.
-enum Conn {
-    Nbd(nbd::Handle),
-    Iscsi(iscsi::Session),
+/// The protocol and the password of an inspected network target.
+fn protocol(info: &TargetInfo) -> Result<(&'static dyn Protocol, Option<&Secret>)> {
+    match info.kind {
+        TargetKind::Network(p) => Ok((p, info.network.as_ref().and_then(|r| r.password.as_ref()))),
+        _ => Err(runtime(format!("target {}: not a network target", info.path))),
+    }
 }
 
 /// One connection to `url` (an NBD connection, an iSCSI session logged in), or why not
-/// ("target URL: cannot connect: ...").
-fn connect(url: &str, password: Option<&Secret>, timeout: Duration) -> std::result::Result<Conn, String> {
-    let c = match net::protocol(url) {
-        Some(Protocol::Iscsi) => iscsi::Session::connect(url, password, timeout).map(Conn::Iscsi),
-        _ => nbd::Handle::connect(url, timeout).map(Conn::Nbd),
-    };
-    c.map_err(|e| format!("target {url}: cannot connect: {e}"))
-}
-
-impl Conn {
-    /// Reads `buf.len()` bytes at `at` now.
-    fn read(&mut self, buf: &mut [u8], at: u64, timeout: Duration) -> std::result::Result<(), String> {
-        match self {
-            Conn::Nbd(h) => h.read(buf, at, timeout),
-            Conn::Iscsi(s) => s.read(buf, at, timeout),
-        }
-    }
-
-    /// The connection as the network engine drives it.
-    fn into_engine(self) -> Box<dyn Connection> {
-        match self {
-            Conn::Nbd(h) => Box::new(h),
-            Conn::Iscsi(s) => Box::new(s),
-        }
-    }
-
-    /// The size the server says its export or LUN has.
-    fn size(&self) -> u64 {
-        match self {
-            Conn::Nbd(h) => h.export().size,
-            Conn::Iscsi(s) => s.info.size,
-        }
-    }
+/// ("target URL: cannot connect: ...", a runtime error: the inspection makes it the user's).
+pub fn connect(
+    p: &dyn Protocol,
+    url: &str,
+    password: Option<&Secret>,
+    timeout: Duration,
+) -> Result<Box<dyn Connection>> {
+    p.connect(url, password, timeout).map_err(|e| e.context(format!("target {url}: cannot connect")))
 }
 
 /// Whether the allowance `allowed` (a URL, as `--allow-write` gives it) names the network
 /// target `info`: the same server, export and LUN, however spelt.
 pub fn names(allowed: &str, info: &TargetInfo) -> bool {
-    let (Some(r), Ok(a)) = (&info.network, net::locate(allowed)) else { return false };
-    a.protocol.name() == r.protocol && a.server == r.server && a.export == r.export && a.lun == r.lun
+    let (TargetKind::Network(p), Some(r)) = (info.kind, &info.network) else { return false };
+    let Some(a) = protocol_of(allowed).filter(|a| *a == p).and_then(|a| a.locate(allowed).ok()) else { return false };
+    a.server == r.server && a.export == r.export && a.lun == r.lun
 }
 
 /// Whether the server lets every operation of `spec` through (writes, trims, flushes, FUA
 /// writes); the refusal names the target and what its server said. Any other target: Ok.
-pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> std::result::Result<(), String> {
-    let Some(r) = &info.network else { return Ok(()) };
+pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> Result<()> {
+    let (TargetKind::Network(p), Some(r)) = (info.kind, &info.network) else { return Ok(()) };
     let lines = || spec.lines.iter().filter(|l| l.share > 0);
     let refusal = if spec.writes() && r.read_only {
         Some(("is read-only", "run a workload that only reads, or export it writable"))
@@ -194,10 +141,7 @@ pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> std::result::Result<()
         None
     };
     match refusal {
-        Some((what, fix)) => {
-            let server = if info.kind == TargetKind::Iscsi { "the iSCSI LUN" } else { "the NBD server" };
-            Err(format!("target {}: {server} says it {what}; {fix}", info.path))
-        }
+        Some((what, fix)) => Err(input(format!("target {}: {} says it {what}; {fix}", info.path, p.speaker()))),
         None => Ok(()),
     }
 }
@@ -207,7 +151,8 @@ pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> std::result::Result<()
 /// the ends in memory, where every superblock and partition table has its magic.
 pub fn signatures(info: &TargetInfo, timeout: Duration) -> Result<Vec<String>> {
     const END: u64 = 1 << 20;
-    let mut h = connect(&info.path, password(info), timeout).map_err(input)?;
+    let (p, password) = protocol(info)?;
+    let mut h = connect(p, &info.path, password, timeout).map_err(Error::into_input)?;
     let copy = memfd().map_err(|e| runtime(format!("target {}: a copy of its ends in memory: {e}", info.path)))?;
     copy.set_len(info.size).map_err(|e| runtime(format!("target {}: {e}", info.path)))?;
     let head = END.min(info.size);
@@ -217,7 +162,7 @@ pub fn signatures(info: &TargetInfo, timeout: Duration) -> Result<Vec<String>> {
             continue;
         }
         let mut buf = vec![0u8; len as usize];
-        h.read(&mut buf, at, timeout)
+        h.read_now(&mut buf, at, timeout)
             .map_err(|e| input(format!("target {}: reading its first and last MiB: {e}", info.path)))?;
         std::os::unix::fs::FileExt::write_all_at(&copy, &buf, at)
             .map_err(|e| runtime(format!("target {}: {e}", info.path)))?;
@@ -245,9 +190,11 @@ fn memfd() -> std::io::Result<std::fs::File> {
 pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
     let n = info.network.as_ref().map_or(1, |r| r.connections.max(1));
     let mut conns = Vec::with_capacity(n as usize);
+    let (p, password) = protocol(info)?;
+    let locator = p.locate(&info.path)?;
     for _ in 0..n {
-        let c = connect(&info.path, password(info), timeout).map_err(runtime)?;
-        if c.size() != info.size {
+        let c = connect(p, &info.path, password, timeout)?;
+        if c.export(&locator).size != info.size {
             return Err(runtime(format!(
                 "target {} is no longer what iogauge checked (its size changed): nothing written",
                 info.path
@@ -255,25 +202,7 @@ pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
         }
         conns.push(c);
     }
-    Ok(Target::Network(conns.into_iter().map(Conn::into_engine).collect()))
-}
-
-/// A network target read over one connection, to re-read it (`iogauge verify`).
-pub struct Reader {
-    conn: Conn,
-    timeout: Duration,
-}
-
-/// Connects to `url` for reading, each read given `timeout`.
-pub fn reader(url: &str, timeout: Duration, password: Option<&Secret>) -> Result<Reader> {
-    Ok(Reader { conn: connect(url, password, timeout).map_err(input)?, timeout })
-}
-
-impl Reader {
-    /// Fills `buf` from byte `at` (block multiples for iSCSI).
-    pub fn read_at(&mut self, buf: &mut [u8], at: u64) -> std::result::Result<(), String> {
-        self.conn.read(buf, at, self.timeout)
-    }
+    Ok(Target::Network(conns))
 }
 
 /// What names a network target for a verify map: the protocol, server, export or IQN and LUN,

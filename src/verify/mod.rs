@@ -15,7 +15,7 @@ pub mod map;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::AlignedBuf;
-use crate::error::{Result, runtime};
+use crate::error::Result;
 use block::{HEADER_BYTES, Mismatch};
 use map::BlockMap;
 
@@ -40,7 +40,7 @@ pub struct TargetCheck {
 pub fn check_target(
     map: &BlockMap,
     in_flight: Option<&[u64]>,
-    mut read_at: impl FnMut(&mut [u8], u64) -> std::result::Result<(), String>,
+    mut read_at: impl FnMut(&mut [u8], u64) -> Result<()>,
 ) -> Result<TargetCheck> {
     let path = &map.path;
     let block = map.block as usize;
@@ -66,7 +66,7 @@ pub fn check_target(
         }
         let bytes = &mut buf.as_mut_slice()[..n * block];
         let at = first as u64 * map.block;
-        read_at(bytes, at).map_err(|e| runtime(format!("target {path}: reading at offset {at}: {e}")))?;
+        read_at(bytes, at).map_err(|e| e.context(format!("target {path}: reading at offset {at}")))?;
         for (k, &e) in wanted.iter().enumerate() {
             let Some(expected) = map.stamp(e) else { continue };
             out.checked_blocks += 1;

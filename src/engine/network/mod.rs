@@ -3,13 +3,116 @@
 //! target's connections (seed 000's connections per session); one poll(2) over every socket
 //! waits for replies, and the protocol's library runs each command's completion callback on
 //! this thread, which appends it to the completions handed back. No thread per I/O, no lock.
-//! A protocol is a [`Connection`]: how it queues an I/O and services its socket (`nbd.rs`,
-//! `iscsi.rs`).
+//!
+//! A protocol is one file here (`nbd.rs`, `iscsi.rs`) over its client in `crate::net`: a
+//! [`Protocol`] (its URLs, how to connect) whose connections are [`Connection`]s (what the
+//! server says the target is, how an I/O is queued and the socket serviced), and one line of
+//! [`PROTOCOLS`]. Nothing else names a protocol: targets, the plan and the safety checks ask
+//! these traits.
 
 use std::time::Duration;
 
 use super::{Completion, Engine, Io};
-use crate::net::{Deadline, poll};
+use crate::error::Result;
+use crate::net::{Deadline, Locator, Secret, poll};
+
+#[cfg(test)]
+mod fake;
+mod iscsi;
+mod nbd;
+
+/// Every protocol iogauge reaches targets over, found by their URLs' schemes. The unit tests
+/// add one of their own (fake.rs), as a new protocol is added.
+const PROTOCOLS: &[&dyn Protocol] = &[
+    &nbd::Nbd,
+    &iscsi::Iscsi,
+    #[cfg(test)]
+    &fake::Fake,
+];
+
+/// A protocol of network targets: the URLs it reads and the connections it makes.
+pub trait Protocol: Sync {
+    /// Its name, as results say it (`nbd`): a target's `kind`.
+    fn name(&self) -> &'static str;
+    /// The URL schemes that name its targets (`nbd`, `nbds`, `nbd+unix`...).
+    fn schemes(&self) -> &'static [&'static str];
+    /// What one of its targets is called in messages ("NBD export").
+    fn noun(&self) -> &'static str;
+    /// Who says what a target can do, in a refusal ("the NBD server").
+    fn speaker(&self) -> &'static str;
+    /// What `url` names, however spelt (the server resolved): input errors.
+    fn locate(&self, url: &str) -> Result<Locator>;
+    /// One connection to `url`'s target, logged in with `password` where the protocol has
+    /// logins, giving up after `timeout`: runtime errors (the caller says whose).
+    fn connect(&self, url: &str, password: Option<&Secret>, timeout: Duration) -> Result<Box<dyn Connection>>;
+}
+
+/// The protocol whose scheme `url` has, if iogauge reaches it.
+pub fn protocol_of(url: &str) -> Option<&'static dyn Protocol> {
+    let scheme = url.split_once("://")?.0;
+    PROTOCOLS.iter().copied().find(|p| p.schemes().contains(&scheme))
+}
+
+/// The protocol called `name` (a target's `kind` in a result).
+pub fn protocol_named(name: &str) -> Option<&'static dyn Protocol> {
+    PROTOCOLS.iter().copied().find(|p| p.name() == name)
+}
+
+/// Every scheme iogauge reaches, for a message ("nbd://, nbds://, ... or iscsi://").
+pub fn schemes() -> Vec<String> {
+    PROTOCOLS.iter().flat_map(|p| p.schemes()).map(|s| format!("{s}://")).collect()
+}
+
+// A protocol is its name: two targets of one protocol are of one kind.
+impl PartialEq for dyn Protocol {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for dyn Protocol {}
+
+impl std::fmt::Debug for dyn Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for dyn Protocol {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for &'static dyn Protocol {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        protocol_named(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown network protocol '{name}'")))
+    }
+}
+
+/// What a connection's server says its target is.
+#[derive(Debug, Clone)]
+pub struct Export {
+    /// Bytes.
+    pub size: u64,
+    /// The smallest block it takes (offsets and lengths are multiples of it).
+    pub block: u64,
+    /// What it is, for the result's `model` ("NBD export 'disk' on 127.0.0.1:10809 (...)").
+    pub model: String,
+    /// What the device says it is (SCSI INQUIRY's vendor, product, serial), if it says.
+    pub device: Option<String>,
+    /// It takes trims.
+    pub can_trim: bool,
+    /// It takes flushes.
+    pub can_flush: bool,
+    /// It takes FUA writes.
+    pub can_fua: bool,
+    /// Several connections see each other's writes at once.
+    pub multi_conn: bool,
+    /// It refuses writes.
+    pub read_only: bool,
+}
 
 /// What a command's completion callback needs, at a fixed address per slot: the slot and its
 /// length, where to put the completion, and the I/O's buffer as an iovec (for a library that
@@ -35,11 +138,15 @@ impl Pending {
     }
 }
 
-/// One connection of a protocol, as the engine drives it. A protocol's connections reach the
-/// engine as trait objects ([`super::Target::Network`]): a new protocol is a file here with its
-/// implementation, and no edit to the engine's list of targets (the indirect call per I/O is
-/// nothing beside a network round trip).
+/// One connection of a protocol: what its server says, a read made now (the checks before a
+/// write, `iogauge verify`), and the engine's driving. A protocol's connections reach the
+/// engine as trait objects ([`super::Target::Network`]), so a new protocol needs no edit to the
+/// engine's list of targets (the indirect call per I/O is nothing beside a network round trip).
 pub trait Connection {
+    /// What the server said at the connection of the target `at` names.
+    fn export(&self, at: &Locator) -> Export;
+    /// Reads `buf.len()` bytes at byte `at` now, waiting at most `timeout`.
+    fn read_now(&mut self, buf: &mut [u8], at: u64, timeout: Duration) -> Result<()>;
     /// The engine's name and library, for the result ("nbd (libnbd").
     fn driver(&self) -> &'static str;
     /// The socket to poll.
@@ -47,14 +154,14 @@ pub trait Connection {
     /// The poll events the library waits for.
     fn wants(&self) -> i16;
     /// Hands the library what poll saw; it reads replies (running callbacks) and sends.
-    fn notify(&self, revents: i16) -> Result<(), String>;
+    fn notify(&self, revents: i16) -> Result<()>;
     /// Queues `io`; the library calls back, on a later [`Connection::notify`], through
     /// `pending` ([`Pending::complete`]). Err(errno) when it cannot be queued (no callback).
     ///
     /// # Safety
     /// `io.buf` and `pending` stay valid until the callback has run or the connection is
     /// dropped, whose drop must end every command (no callback after it).
-    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> Result<(), i32>;
+    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> std::result::Result<(), i32>;
 }
 
 /// The connections of a worker's network targets, all of one protocol.

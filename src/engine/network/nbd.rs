@@ -3,11 +3,44 @@
 //! them where the server said it has not).
 
 use std::ffi::{c_int, c_void};
+use std::time::Duration;
 
-use super::Io;
-use super::network::{Connection, Pending};
-use crate::net::nbd::{Callback, FLAG_FUA, Handle};
+use super::{Connection, Export, Pending, Protocol};
+use crate::engine::Io;
+use crate::error::Result;
+use crate::net::nbd::{self, Callback, FLAG_FUA, Handle};
+use crate::net::{Locator, Secret};
 use crate::stats::Op;
+
+/// NBD, through libnbd.
+pub struct Nbd;
+
+impl Protocol for Nbd {
+    fn name(&self) -> &'static str {
+        "nbd"
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        nbd::SCHEMES
+    }
+
+    fn noun(&self) -> &'static str {
+        "NBD export"
+    }
+
+    fn speaker(&self) -> &'static str {
+        "the NBD server"
+    }
+
+    fn locate(&self, url: &str) -> Result<Locator> {
+        nbd::locate(url)
+    }
+
+    /// NBD has no login of its own (TLS keys are libnbd's URI parameters): `password` unused.
+    fn connect(&self, url: &str, _password: Option<&Secret>, timeout: Duration) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(Handle::connect(url, timeout)?))
+    }
+}
 
 /// libnbd's completion callback: the command's slot ended with `*error` (0: its length).
 unsafe extern "C" fn completed(user_data: *mut c_void, error: *mut c_int) -> c_int {
@@ -19,6 +52,26 @@ unsafe extern "C" fn completed(user_data: *mut c_void, error: *mut c_int) -> c_i
 }
 
 impl Connection for Handle {
+    fn export(&self, at: &Locator) -> Export {
+        let e = Handle::export(self);
+        let name = if e.name.is_empty() { "(default)".to_string() } else { format!("'{}'", e.name) };
+        Export {
+            size: e.size,
+            block: e.min_block,
+            model: format!("NBD export {name} on {} ({}, libnbd)", at.server, e.protocol),
+            device: None,
+            can_trim: e.can_trim,
+            can_flush: e.can_flush,
+            can_fua: e.can_fua,
+            multi_conn: e.multi_conn,
+            read_only: e.read_only,
+        }
+    }
+
+    fn read_now(&mut self, buf: &mut [u8], at: u64, timeout: Duration) -> Result<()> {
+        self.read(buf, at, timeout)
+    }
+
     fn driver(&self) -> &'static str {
         "nbd (libnbd"
     }
@@ -31,12 +84,12 @@ impl Connection for Handle {
         Handle::wants(self)
     }
 
-    fn notify(&self, revents: i16) -> Result<(), String> {
+    fn notify(&self, revents: i16) -> Result<()> {
         Handle::notify(self, revents)
     }
 
     #[inline]
-    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> Result<(), i32> {
+    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> std::result::Result<(), i32> {
         let done = Callback { callback: Some(completed), user_data: pending.cast(), free: None };
         // SAFETY: the caller keeps io.buf and pending valid (this function's contract), and
         // closing the handle ends every command.

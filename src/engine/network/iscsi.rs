@@ -4,11 +4,43 @@
 //! plan refuses what the LUN said it has not).
 
 use std::ffi::{c_int, c_void};
+use std::time::Duration;
 
-use super::Io;
-use super::network::{Connection, Pending};
-use crate::net::iscsi::{Session, Task, finish};
+use super::{Connection, Export, Pending, Protocol};
+use crate::engine::Io;
+use crate::error::Result;
+use crate::net::iscsi::{self, Session, Task, finish};
+use crate::net::{Locator, Secret};
 use crate::stats::Op;
+
+/// iSCSI, through libiscsi.
+pub struct Iscsi;
+
+impl Protocol for Iscsi {
+    fn name(&self) -> &'static str {
+        "iscsi"
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &["iscsi"]
+    }
+
+    fn noun(&self) -> &'static str {
+        "iSCSI LUN"
+    }
+
+    fn speaker(&self) -> &'static str {
+        "the iSCSI LUN"
+    }
+
+    fn locate(&self, url: &str) -> Result<Locator> {
+        iscsi::locate(url)
+    }
+
+    fn connect(&self, url: &str, password: Option<&Secret>, timeout: Duration) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(Session::connect(url, password, timeout)?))
+    }
+}
 
 /// libiscsi's completion callback: the command of a slot ended with `status`.
 unsafe extern "C" fn completed(_ctx: *mut c_void, status: c_int, task: Task, private: *mut c_void) {
@@ -18,6 +50,32 @@ unsafe extern "C" fn completed(_ctx: *mut c_void, status: c_int, task: Task, pri
 }
 
 impl Connection for Session {
+    fn export(&self, at: &Locator) -> Export {
+        let l = &self.info;
+        Export {
+            size: l.size,
+            block: l.block as u64,
+            model: format!(
+                "iSCSI LUN {} of {} on {}: {} (libiscsi)",
+                at.lun.unwrap_or(0),
+                at.export,
+                at.server,
+                l.device
+            ),
+            device: Some(l.device.clone()),
+            can_trim: l.can_unmap,
+            // SYNCHRONIZE CACHE is every SCSI disk's; a LUN's sessions see each other's writes.
+            can_flush: true,
+            can_fua: l.can_fua,
+            multi_conn: true,
+            read_only: l.read_only,
+        }
+    }
+
+    fn read_now(&mut self, buf: &mut [u8], at: u64, timeout: Duration) -> Result<()> {
+        self.read(buf, at, timeout)
+    }
+
     fn driver(&self) -> &'static str {
         "iscsi (libiscsi"
     }
@@ -30,12 +88,12 @@ impl Connection for Session {
         Session::wants(self)
     }
 
-    fn notify(&self, revents: i16) -> Result<(), String> {
+    fn notify(&self, revents: i16) -> Result<()> {
         Session::notify(self, revents)
     }
 
     #[inline]
-    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> Result<(), i32> {
+    unsafe fn queue(&self, io: &Io, pending: *mut Pending) -> std::result::Result<(), i32> {
         // SAFETY: the caller keeps io.buf and pending (whose iovec points at io.buf) valid
         // (this function's contract), and dropping the session ends every command.
         unsafe {
