@@ -15,13 +15,12 @@ use crate::study::doc::StudyDoc;
 /// it resolves.
 pub fn load(path: &Path, import: &Import) -> Result<Job> {
     let name = path.display().to_string();
-    let text = crate::import::read_text(path, false).map_err(|e| input(format!("cannot read job file {name}: {e}")))?;
+    let text = crate::import::read_text(path, false).map_err(|e| e.context(format!("cannot read job file {name}")))?;
     let (job, warnings) = match Format::of(path, &text) {
         Format::Toml => return parse_in(&text, &name, path.parent().unwrap_or(Path::new("."))),
         Format::Icf => icf::parse(&text, &name, import),
-        Format::Fio => fio::parse(&text, path, import),
-    }
-    .map_err(input)?;
+        Format::Fio => fio::parse(&text, path, import).map_err(input),
+    }?;
     for w in warnings {
         eprintln!("iogauge: warning: {w}");
     }
@@ -32,7 +31,7 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
 /// Access Specifications section), or TOML of `[[spec]]` tables as in a job file.
 pub fn load_specs(path: &Path) -> Result<Vec<crate::spec::AccessSpec>> {
     let name = path.display().to_string();
-    let text = crate::import::read_text(path, false).map_err(|e| input(format!("cannot read {name}: {e}")))?;
+    let text = crate::import::read_text(path, false).map_err(|e| e.context(format!("cannot read {name}")))?;
     parse_specs(&text, &name)
 }
 
@@ -40,7 +39,7 @@ pub fn load_specs(path: &Path) -> Result<Vec<crate::spec::AccessSpec>> {
 /// name's extension or what the text holds.
 pub fn parse_specs(text: &str, name: &str) -> Result<Vec<crate::spec::AccessSpec>> {
     let specs = match Format::of(Path::new(name), text) {
-        Format::Icf => icf::spec_library(text, name).map_err(input)?,
+        Format::Icf => icf::spec_library(text, name)?,
         Format::Fio => {
             return Err(input(format!("{name}: a fio job file holds jobs, not a library of specifications")));
         }
@@ -50,7 +49,7 @@ pub fn parse_specs(text: &str, name: &str) -> Result<Vec<crate::spec::AccessSpec
         return Err(input(format!("{name}: no access specifications in it")));
     }
     for (i, s) in specs.iter().enumerate() {
-        s.validate().map_err(|m| input(format!("{name}: {m}")))?;
+        s.validate().map_err(|e| e.context(name))?;
         if specs[..i].iter().any(|o| o.name == s.name) {
             return Err(input(format!("{name}: two specifications named '{}': give each its own name", s.name)));
         }
@@ -110,7 +109,7 @@ pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<Job> {
             let path = dir.join(&b);
             let doc = std::fs::read_to_string(&path)
                 .map_err(|e| input(format!("{name}: [storage] baseline {}: {e}", path.display())))?;
-            fill_from_baseline(storage, &doc).map_err(|m| input(format!("{name}: [storage] baseline {b}: {m}")))?;
+            fill_from_baseline(storage, &doc).map_err(|e| e.context(format!("{name}: [storage] baseline {b}")))?;
         }
     }
     resolve_located(config, text, name)
@@ -127,13 +126,13 @@ fn resolve_located(job: Job, text: &str, name: &str) -> Result<Job> {
 
 /// Fills the drive figures a `[storage]` section leaves out from a baseline study document
 /// (`iogauge study baseline --json FILE`): its measured medians.
-fn fill_from_baseline(storage: &mut crate::model::Storage, text: &str) -> std::result::Result<(), String> {
-    let doc: StudyDoc = serde_json::from_str(text).map_err(|e| format!("not an iogauge study document: {e}"))?;
-    let s = &doc.points.first().ok_or("the study has no points")?.summary;
+fn fill_from_baseline(storage: &mut crate::model::Storage, text: &str) -> Result<()> {
+    let doc: StudyDoc = serde_json::from_str(text).map_err(|e| input(format!("not an iogauge study document: {e}")))?;
+    let s = &doc.points.first().ok_or_else(|| input("the study has no points"))?.summary;
     let median = |spec: &str, iops: bool| {
         s.iter().find(|x| x.spec == spec).map(|x| if iops { x.iops.median } else { x.mbps.median })
     };
-    let missing = || "not a baseline study (iogauge study baseline): it lacks streaming-read-1m".to_string();
+    let missing = || input("not a baseline study (iogauge study baseline): it lacks streaming-read-1m");
     if storage.drive_read_mbps == 0.0 {
         storage.drive_read_mbps = median("streaming-read-1m", false).ok_or_else(missing)?;
     }

@@ -18,6 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Result, input};
+
 /// The `[storage]` section: what is behind each target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,29 +72,29 @@ pub struct Theory {
 
 impl Storage {
     /// Checks the section; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         let min = match self.raid.as_str() {
             "jbod" => 1,
             "0" | "1" => 2,
             "5" => 3,
             "6" | "10" => 4,
-            r => return Err(format!("raid = \"{r}\": give jbod, 0, 1, 5, 6 or 10")),
+            r => return Err(input(format!("raid = \"{r}\": give jbod, 0, 1, 5, 6 or 10"))),
         };
         if self.raid == "jbod" && self.drives != 1 {
-            return Err(format!("drives = {}: a jbod volume is one drive", self.drives));
+            return Err(input(format!("drives = {}: a jbod volume is one drive", self.drives)));
         }
         if self.drives < min || (self.raid == "10" && self.drives % 2 != 0) {
-            return Err(format!(
+            return Err(input(format!(
                 "drives = {}: RAID {} needs at least {min}{}",
                 self.drives,
                 self.raid,
                 if self.raid == "10" { ", an even number" } else { "" }
-            ));
+            )));
         }
         if self.drive_read_mbps == 0.0 || self.drive_write_mbps == 0.0 {
-            return Err(
-                "give drive_read_mbps and drive_write_mbps, or baseline = \"FILE\" from iogauge study baseline".into(),
-            );
+            return Err(input(
+                "give drive_read_mbps and drive_write_mbps, or baseline = \"FILE\" from iogauge study baseline",
+            ));
         }
         for (k, v) in [
             ("drive_read_mbps", Some(self.drive_read_mbps)),
@@ -102,12 +104,12 @@ impl Storage {
         ] {
             if let Some(v) = v {
                 if !(v > 0.0 && v.is_finite()) {
-                    return Err(format!("{k} = {v}: give a positive rate"));
+                    return Err(input(format!("{k} = {v}: give a positive rate")));
                 }
             }
         }
         if self.links.is_some() != self.link_mbps.is_some() || self.links == Some(0) {
-            return Err("links and link_mbps go together: give both, links at least 1".into());
+            return Err(input("links and link_mbps go together: give both, links at least 1"));
         }
         Ok(())
     }
@@ -225,12 +227,12 @@ mod tests {
 
     #[test]
     fn bad_sections_say_why() {
-        assert!(storage("7", 4, None).validate().unwrap_err().contains("raid = \"7\""));
-        assert!(storage("5", 2, None).validate().unwrap_err().contains("at least 3"));
-        assert!(storage("10", 5, None).validate().unwrap_err().contains("even"));
+        assert!(storage("7", 4, None).validate().unwrap_err().to_string().contains("raid = \"7\""));
+        assert!(storage("5", 2, None).validate().unwrap_err().to_string().contains("at least 3"));
+        assert!(storage("10", 5, None).validate().unwrap_err().to_string().contains("even"));
         let mut s = storage("0", 2, Some(1));
         s.link_mbps = None;
-        assert!(s.validate().unwrap_err().contains("go together"));
+        assert!(s.validate().unwrap_err().to_string().contains("go together"));
         assert!(storage("5", 4, Some(2)).validate().is_ok());
     }
 }

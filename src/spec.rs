@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::distribution::{Distribution, Zone};
 
+use crate::error::{Result, input};
 use crate::units::{format_size, serde_size};
 
 /// Smallest and largest transfer sizes accepted.
@@ -138,13 +139,13 @@ impl SpecLine {
     }
 
     /// Checks the operations' percentages and options against each other.
-    fn check_ops(&self) -> Result<(), String> {
+    fn check_ops(&self) -> Result<()> {
         let (read, trim, flush) = (self.read, self.trim, self.flush);
         if read + trim + flush > 100 {
-            return Err(format!(
+            return Err(input(format!(
                 "read {read} % + trim {trim} % + flush {flush} % = {} %: at most 100 (writes are the rest)",
                 read + trim + flush
-            ));
+            )));
         }
         let writes = self.write() > 0 || self.write_trimmed;
         let refusal = if self.write_trimmed && trim == 0 {
@@ -158,7 +159,7 @@ impl SpecLine {
         } else {
             None
         };
-        refusal.map_or(Ok(()), |r| Err(r.to_string()))
+        refusal.map_or(Ok(()), |r| Err(input(r)))
     }
 }
 
@@ -200,14 +201,16 @@ pub struct AccessSpec {
 
 impl AccessSpec {
     /// Checks what can be checked without a target: shares, percentages, sizes.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         let name = &self.name;
         if self.lines.is_empty() {
-            return Err(format!("access specification '{name}' has no lines: give at least one"));
+            return Err(input(format!("access specification '{name}' has no lines: give at least one")));
         }
         let total: u32 = self.lines.iter().map(|l| l.share).sum();
         if total != 100 {
-            return Err(format!("access specification '{name}': line shares sum to {total} %, they must sum to 100 %"));
+            return Err(input(format!(
+                "access specification '{name}': line shares sum to {total} %, they must sum to 100 %"
+            )));
         }
         for (i, l) in self.lines.iter().enumerate() {
             let at = format!("access specification '{name}' line {}", i + 1);
@@ -215,29 +218,29 @@ impl AccessSpec {
             if !(MIN_TRANSFER..=max).contains(&l.size) || l.size % 512 != 0 {
                 let (size, most) = (crate::units::human_size(l.size), crate::units::human_size(max));
                 let what = if l.moves_data() { "" } else { " (of trims or flushes alone)" };
-                return Err(format!(
+                return Err(input(format!(
                     "{at}: transfer size{what} {size} must be a multiple of 512 bytes from 512 bytes to {most}"
-                ));
+                )));
             }
             for (what, v) in [("read", l.read), ("random", l.random), ("share", l.share)] {
                 if v > 100 {
-                    return Err(format!("{at}: {what} = {v} %, must be 0 to 100"));
+                    return Err(input(format!("{at}: {what} = {v} %, must be 0 to 100")));
                 }
             }
-            l.check_ops().map_err(|e| format!("{at}: {e}"))?;
+            l.check_ops().map_err(|e| e.context(&at))?;
             if let Some(a) = l.align {
                 if a == 0 || a % 512 != 0 {
-                    return Err(format!("{at}: align {a} must be a positive multiple of 512"));
+                    return Err(input(format!("{at}: align {a} must be a positive multiple of 512")));
                 }
             }
             if l.burst == 0 {
-                return Err(format!("{at}: burst must be at least 1"));
+                return Err(input(format!("{at}: burst must be at least 1")));
             }
             if l.seek_every == 0 {
-                return Err(format!("{at}: seek_every must be at least 1 (1: every I/O is drawn)"));
+                return Err(input(format!("{at}: seek_every must be at least 1 (1: every I/O is drawn)")));
             }
             if l.skip % 512 != 0 || l.skip.unsigned_abs() > 1 << 40 {
-                return Err(format!("{at}: skip {} must be a multiple of 512 bytes, within 1 TiB", l.skip));
+                return Err(input(format!("{at}: skip {} must be a multiple of 512 bytes, within 1 TiB", l.skip)));
             }
         }
         Ok(())
@@ -532,7 +535,7 @@ mod tests {
     fn bad_specs_say_why() {
         let mut s = find_builtin("file-server").unwrap();
         s.lines[0].share = 11;
-        assert!(s.validate().unwrap_err().contains("sum to 101 %"));
+        assert!(s.validate().unwrap_err().to_string().contains("sum to 101 %"));
         assert!(find_builtin("nope").unwrap_err().to_string().contains("unknown access specification 'nope'"));
     }
 
@@ -547,7 +550,7 @@ mod tests {
             (SpecLine { fua: true, read: 90, trim: 10, ..base.clone() }, "fua makes writes stable"),
             (SpecLine { fsync: true, ..base.clone() }, "no flush or flush_every"),
         ] {
-            let e = spec(line).validate().unwrap_err();
+            let e = spec(line).validate().unwrap_err().to_string();
             assert!(e.contains(says), "{e}");
         }
         let ok = SpecLine { trim: 10, flush: 5, flush_every: 4, fsync: true, fua: true, ..base };

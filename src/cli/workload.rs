@@ -110,6 +110,7 @@ impl SpecFlags {
             .collect();
         let spec = AccessSpec { name, description: "from the command line".into(), lines };
         spec.validate().map_err(|e| {
+            let e = e.to_string();
             let why = e.split_once(": ").map_or(e.as_str(), |(_, why)| why);
             input(format!("--bs {}: {why}", self.bs.as_deref().unwrap_or("4K")))
         })?;

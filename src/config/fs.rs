@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, Seg};
+use crate::error::input;
 use crate::units::{format_size, serde_size};
 
 /// One test of a file-system study, in IOzone's terms.
@@ -235,27 +236,28 @@ impl FsConfig {
         // Without either, the total is the host's to say (`fs::run_study`).
         if self.size.is_some() || self.total.is_some() {
             for &n in &self.threads {
-                self.file_size(n).map_err(|m| err(if self.size.is_some() { "size" } else { "total" }, m))?;
+                self.file_size(n)
+                    .map_err(|e| err(if self.size.is_some() { "size" } else { "total" }, e.to_string()))?;
             }
         }
         Ok(())
     }
 
     /// Each file's size with `threads` threads: `size`, or `total` shared out, in whole records.
-    pub fn file_size(&self, threads: u32) -> Result<u64, String> {
+    pub fn file_size(&self, threads: u32) -> crate::error::Result<u64> {
         let files = u64::from(threads) * u64::from(self.files_per_thread);
         let (bytes, what) = match (self.size, self.total) {
             (Some(s), _) => (s, format!("size {}", format_size(s))),
             (None, Some(t)) => (t / files, format!("total {} over {files} file(s)", format_size(t))),
-            (None, None) => return Err("give total (all files) or size (each file)".into()),
+            (None, None) => return Err(input("give total (all files) or size (each file)")),
         };
         let whole = bytes / self.record * self.record;
         if whole == 0 {
-            return Err(format!(
+            return Err(input(format!(
                 "{what} is {} per file, less than one record ({}): give more bytes or a smaller record",
                 format_size(bytes),
                 format_size(self.record)
-            ));
+            )));
         }
         Ok(whole)
     }
@@ -303,7 +305,7 @@ mod tests {
         c.total = Some(1000 << 10);
         c.record = 64 << 10;
         assert_eq!(c.file_size(3), Ok(320 << 10), "333K per file is 5 whole 64K records");
-        assert!(c.file_size(32).unwrap_err().contains("less than one record"));
+        assert!(c.file_size(32).unwrap_err().to_string().contains("less than one record"));
         c.threads = vec![1, 32];
         assert!(c.check().unwrap_err().message.contains("less than one record"));
     }

@@ -142,8 +142,8 @@ pub struct Workload {
     pub specs: Vec<AccessSpec>,
 }
 
-fn at(path: Vec<Seg>, message: impl Into<String>) -> ConfigError {
-    ConfigError { path, message: message.into() }
+fn at(path: Vec<Seg>, message: impl std::fmt::Display) -> ConfigError {
+    ConfigError { path, message: message.to_string() }
 }
 
 /// The name of a workload: its specifications in order of first use, each once.
@@ -285,10 +285,10 @@ fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
 
 /// The specification a replay plans as ([`crate::trace::replay::spec_of`]),
 /// named for its trace: `replay:NAME`; and the trace's I/Os.
-fn replay_spec(r: &Replay) -> Result<(AccessSpec, u64), String> {
+fn replay_spec(r: &Replay) -> crate::error::Result<(AccessSpec, u64)> {
     let name = format!("replay:{}", r.trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into()));
-    let summary = crate::trace::Summary::of(&r.trace).map_err(|e| e.to_string())?;
-    let spec = crate::trace::replay::spec_of(&name, &summary).map_err(|m| format!("{}: {m}", r.trace.display()))?;
+    let summary = crate::trace::Summary::of(&r.trace)?;
+    let spec = crate::trace::replay::spec_of(&name, &summary).map_err(|e| e.context(r.trace.display()))?;
     Ok((spec, summary.total()))
 }
 

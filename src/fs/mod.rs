@@ -118,7 +118,7 @@ fn check(c: &FsConfig) -> Result<Checked> {
     }
     let mut need = 0;
     for &n in &c.threads {
-        let each = c.file_size(n).map_err(input)?;
+        let each = c.file_size(n)?;
         need = need.max(u64::from(n) * u64::from(c.files_per_thread) * each);
     }
     if need > free + kept {
@@ -221,7 +221,7 @@ struct FsRun<'a> {
 impl FsRun<'_> {
     /// Each thread's files at `n` threads (repeat `r` seeds its data and random order).
     fn works(&self, n: u32, r: u32) -> Result<Vec<Work>> {
-        let file_bytes = self.c.file_size(n).map_err(input)?;
+        let file_bytes = self.c.file_size(n)?;
         Ok((0..n as usize)
             .map(|i| Work {
                 test: FsTest::Write,

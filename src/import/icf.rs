@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::Import;
 use crate::config::{Content, Job, Steps, StudyConfig, TargetsIn, Value, WorkerConfig};
+use crate::error::{Error, Result, input};
 use crate::spec::{AccessSpec, SpecLine};
 
 /// The oldest version whose access specifications are written as today (AccessSpecList.cpp
@@ -73,8 +74,8 @@ struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    fn err(&self, msg: impl std::fmt::Display) -> String {
-        format!("{}:{}: {msg}", self.name, self.at.min(self.lines.len()))
+    fn err(&self, msg: impl std::fmt::Display) -> Error {
+        input(format!("{}:{}: {msg}", self.name, self.at.min(self.lines.len())))
     }
 
     fn next(&mut self) -> Option<&'a str> {
@@ -88,7 +89,7 @@ impl<'a> Lines<'a> {
     }
 
     /// The next key (a line beginning with `'`), or an error naming what was expected.
-    fn key(&mut self, expected: &str) -> Result<&'a str, String> {
+    fn key(&mut self, expected: &str) -> Result<&'a str> {
         match self.next() {
             Some(k) if k.starts_with('\'') => Ok(k),
             Some(k) => Err(self.err(format!("expected {expected}, found \"{k}\""))),
@@ -98,7 +99,7 @@ impl<'a> Lines<'a> {
 
     /// The value under a key: comment lines (column headings such as `'\thours minutes
     /// seconds`) are skipped, as ICF_ifstream::GetPair does.
-    fn value(&mut self) -> Result<&'a str, String> {
+    fn value(&mut self) -> Result<&'a str> {
         while self.peek().is_some_and(|l| l.starts_with('\'')) {
             self.at += 1;
         }
@@ -121,7 +122,7 @@ fn is(key: &str, name: &str) -> bool {
 }
 
 /// Whole numbers of a value line, whatever separates them (spaces, tabs, commas).
-fn ints(lines: &Lines, v: &str, n: usize, what: &str) -> Result<Vec<u64>, String> {
+fn ints(lines: &Lines, v: &str, n: usize, what: &str) -> Result<Vec<u64>> {
     let nums: Vec<u64> = v.split([' ', '\t', ',']).filter(|s| !s.is_empty()).map_while(|s| s.parse().ok()).collect();
     if nums.len() < n {
         return Err(lines.err(format!("{what}: expected {n} whole numbers, found \"{v}\"")));
@@ -141,7 +142,7 @@ fn version(line: &str) -> Option<u64> {
     })
 }
 
-fn cycling(lines: &Lines, v: &str, with_end: bool, what: &str) -> Result<Cycling, String> {
+fn cycling(lines: &Lines, v: &str, with_end: bool, what: &str) -> Result<Cycling> {
     let n = if with_end { 3 } else { 2 };
     let nums = ints(lines, v, n, what)?;
     let kind = v.split_whitespace().last().unwrap_or("");
@@ -155,7 +156,7 @@ fn cycling(lines: &Lines, v: &str, with_end: bool, what: &str) -> Result<Cycling
     Ok(Cycling { start: u(start), end: u(end), step: u(step), exponential })
 }
 
-fn test_setup(lines: &mut Lines) -> Result<Setup, String> {
+fn test_setup(lines: &mut Lines) -> Result<Setup> {
     let mut s = Setup { test_type: "NORMAL".into(), ..Setup::default() };
     loop {
         let key = lines.key("a test setup key or 'END test setup")?;
@@ -199,7 +200,7 @@ fn test_setup(lines: &mut Lines) -> Result<Setup, String> {
     }
 }
 
-fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>, String> {
+fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>> {
     let mut specs: Vec<AccessSpec> = Vec::new();
     loop {
         let key = lines.key("an access specification or 'END access specifications")?;
@@ -243,7 +244,7 @@ fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>, String> {
     }
 }
 
-fn worker(lines: &mut Lines, manager: usize, manager_name: &str) -> Result<IcfWorker, String> {
+fn worker(lines: &mut Lines, manager: usize, manager_name: &str) -> Result<IcfWorker> {
     let mut w = IcfWorker {
         name: lines.next().unwrap_or("").to_string(),
         manager,
@@ -289,7 +290,7 @@ fn worker(lines: &mut Lines, manager: usize, manager_name: &str) -> Result<IcfWo
     }
 }
 
-fn default_settings(lines: &mut Lines, w: &mut IcfWorker) -> Result<(), String> {
+fn default_settings(lines: &mut Lines, w: &mut IcfWorker) -> Result<()> {
     loop {
         let key = lines.key("a target setting or 'End default target settings for worker")?;
         let lower = key.to_ascii_lowercase();
@@ -319,7 +320,7 @@ fn default_settings(lines: &mut Lines, w: &mut IcfWorker) -> Result<(), String> 
     }
 }
 
-fn targets(lines: &mut Lines, w: &mut IcfWorker) -> Result<(), String> {
+fn targets(lines: &mut Lines, w: &mut IcfWorker) -> Result<()> {
     loop {
         let key = lines.key("'Target or 'End target assignments")?;
         if is(key, "'End target assignments") {
@@ -341,7 +342,7 @@ fn targets(lines: &mut Lines, w: &mut IcfWorker) -> Result<(), String> {
     }
 }
 
-fn managers(lines: &mut Lines) -> Result<Vec<IcfWorker>, String> {
+fn managers(lines: &mut Lines) -> Result<Vec<IcfWorker>> {
     let mut workers = Vec::new();
     let mut manager = 0;
     loop {
@@ -386,14 +387,20 @@ fn map_target(name: &str, map: &[(String, String)]) -> Option<String> {
     }
 }
 
-fn steps(c: Cycling, end: u32, what: &str) -> Result<Steps, String> {
+fn steps(c: Cycling, end: u32, what: &str) -> Result<Steps> {
     if c.start == 0 || c.step == 0 {
-        return Err(format!("{what} cycling starts at {} with step {}: both must be at least 1", c.start, c.step));
+        return Err(input(format!(
+            "{what} cycling starts at {} with step {}: both must be at least 1",
+            c.start, c.step
+        )));
     }
     let (start, end) = (Value(c.start as f64), Value(end.max(c.start) as f64));
     Ok(if c.exponential {
         if c.step < 2 {
-            return Err(format!("{what} cycling is exponential with step {}: give a step of at least 2", c.step));
+            return Err(input(format!(
+                "{what} cycling is exponential with step {}: give a step of at least 2",
+                c.step
+            )));
         }
         Steps::Range { start, end, step: None, base: Some(c.step as f64) }
     } else {
@@ -404,7 +411,7 @@ fn steps(c: Cycling, end: u32, what: &str) -> Result<Steps, String> {
 /// Reads an Iometer configuration into a job; errors are one line, `FILE:LINE: what`.
 /// The access specifications of an Iometer configuration, such as a file saved with only its
 /// Access Specifications tab filled (a library of specifications).
-pub fn spec_library(text: &str, name: &str) -> Result<Vec<AccessSpec>, String> {
+pub fn spec_library(text: &str, name: &str) -> Result<Vec<AccessSpec>> {
     let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };
     let first = lines.next().unwrap_or("");
     version(first).ok_or_else(|| lines.err(format!("\"{first}\": expected Iometer's version line")))?;
@@ -413,13 +420,13 @@ pub fn spec_library(text: &str, name: &str) -> Result<Vec<AccessSpec>, String> {
             return access_specs(&mut lines);
         }
     }
-    Err(format!(
+    Err(input(format!(
         "{name}: no 'ACCESS SPECIFICATIONS section: save the specifications from Iometer's Access Specifications tab"
-    ))
+    )))
 }
 
 /// Returns the job and what it leaves out with `--ignore-unknown` (Iometer's connection rate).
-pub fn parse(text: &str, name: &str, import: &Import) -> Result<(Job, Vec<String>), String> {
+pub fn parse(text: &str, name: &str, import: &Import) -> Result<(Job, Vec<String>)> {
     let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };
     let first = lines.next().unwrap_or("");
     let v = version(first).ok_or_else(|| lines.err(format!("\"{first}\": expected Iometer's version line")))?;
@@ -452,29 +459,25 @@ pub fn parse(text: &str, name: &str, import: &Import) -> Result<(Job, Vec<String
             w.name
         );
         if !import.ignore_unknown {
-            return Err(format!("{name}: {what}; turn it off in Iometer's Disk Targets tab, or give --ignore-unknown"));
+            return Err(input(format!(
+                "{name}: {what}; turn it off in Iometer's Disk Targets tab, or give --ignore-unknown"
+            )));
         }
         warnings.push(format!("{name}: {what}: run without it (--ignore-unknown)"));
     }
     to_job(setup.unwrap_or_default(), specs, workers, name, import).map(|j| (j, warnings))
 }
 
-fn to_job(
-    setup: Setup,
-    specs: Vec<AccessSpec>,
-    all: Vec<IcfWorker>,
-    name: &str,
-    import: &Import,
-) -> Result<Job, String> {
+fn to_job(setup: Setup, specs: Vec<AccessSpec>, all: Vec<IcfWorker>, name: &str, import: &Import) -> Result<Job> {
     let mut job = Job::default();
-    let err = |msg: String| format!("{name}: {msg}");
+    let err = |msg: String| input(format!("{name}: {msg}"));
     // Workers without a target or a specification are idle in Iometer too.
     let workers: Vec<&IcfWorker> =
         all.iter().filter(|w| !w.targets.is_empty() && w.specs.iter().any(|s| s != IDLE)).collect();
     if workers.is_empty() {
         return Err(err("no worker has both a target and an access specification: nothing would run".into()));
     }
-    check_names(&workers, &specs, import).map_err(err)?;
+    check_names(&workers, &specs, import).map_err(|e| e.context(name))?;
 
     job.test.time = match (setup.run_time, import.time) {
         (_, Some(t)) => t,
@@ -530,12 +533,12 @@ fn to_job(
         });
     }
     job.specs = specs;
-    job.study = study(&setup, &mut job, &workers).map_err(err)?;
+    job.study = study(&setup, &mut job, &workers).map_err(|e| e.context(name))?;
     Ok(job)
 }
 
 /// Every target has a Linux path and every assigned specification is defined.
-fn check_names(workers: &[&IcfWorker], specs: &[AccessSpec], import: &Import) -> Result<(), String> {
+fn check_names(workers: &[&IcfWorker], specs: &[AccessSpec], import: &Import) -> Result<()> {
     let mut unmapped: Vec<&str> = Vec::new();
     for t in workers.iter().flat_map(|w| &w.targets) {
         if map_target(t, &import.map_target).is_none() && !unmapped.contains(&t.as_str()) {
@@ -543,16 +546,19 @@ fn check_names(workers: &[&IcfWorker], specs: &[AccessSpec], import: &Import) ->
         }
     }
     if !unmapped.is_empty() {
-        return Err(format!(
+        return Err(input(format!(
             "targets need a Linux path: {}; give --map-target NAME=PATH for each (e.g. --map-target '{}=/dev/sdb')",
             unmapped.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", "),
             unmapped[0]
-        ));
+        )));
     }
     for w in workers {
         for s in w.specs.iter().filter(|s| *s != IDLE) {
             if !specs.iter().any(|x| &x.name == s) {
-                return Err(format!("worker \"{}\" is assigned \"{s}\", which the file does not define", w.name));
+                return Err(input(format!(
+                    "worker \"{}\" is assigned \"{s}\", which the file does not define",
+                    w.name
+                )));
             }
         }
     }
@@ -560,7 +566,7 @@ fn check_names(workers: &[&IcfWorker], specs: &[AccessSpec], import: &Import) ->
 }
 
 /// The `[study]` of a cycling test type; none for NORMAL.
-fn study(setup: &Setup, job: &mut Job, workers: &[&IcfWorker]) -> Result<Option<StudyConfig>, String> {
+fn study(setup: &Setup, job: &mut Job, workers: &[&IcfWorker]) -> Result<Option<StudyConfig>> {
     let most_targets = workers.iter().map(|w| w.targets.len() as u32).max().unwrap_or(1);
     let all_targets = workers.iter().map(|w| w.targets.len() as u32).sum();
     let mut s = StudyConfig::default();
@@ -585,7 +591,7 @@ fn study(setup: &Setup, job: &mut Job, workers: &[&IcfWorker]) -> Result<Option<
                 s.targets = Some(steps(setup.disks, most_targets, "disk")?);
             }
         }
-        other => return Err(format!("test type {other}: expected NORMAL or one of Iometer's cycling types")),
+        other => return Err(input(format!("test type {other}: expected NORMAL or one of Iometer's cycling types"))),
     }
     Ok(Some(s))
 }
@@ -593,7 +599,7 @@ fn study(setup: &Setup, job: &mut Job, workers: &[&IcfWorker]) -> Result<Option<
 /// Iometer cycles workers by making the first N of each manager's workers run; iogauge's cycle
 /// counts copies of each `[[worker]]`. The two agree when a manager's workers are alike: they
 /// become one entry per manager, and the cycle runs up to the most workers a manager has.
-fn collapse_workers(job: &mut Job, test_type: &str) -> Result<u32, String> {
+fn collapse_workers(job: &mut Job, test_type: &str) -> Result<u32> {
     let mut entries: Vec<WorkerConfig> = Vec::new();
     let mut most = 0;
     for w in &job.workers {
@@ -604,12 +610,12 @@ fn collapse_workers(job: &mut Job, test_type: &str) -> Result<u32, String> {
                 most = most.max(e.count);
             }
             Some(e) => {
-                return Err(format!(
+                return Err(input(format!(
                     "{test_type}: workers \"{}\" and \"{}\" differ (targets, outstanding I/Os, disk settings or \
                      specification); iogauge cycles copies of one worker: make a manager's workers alike",
                     e.name.as_deref().unwrap_or(""),
                     w.name.as_deref().unwrap_or("")
-                ));
+                )));
             }
             None => {
                 most = most.max(1);

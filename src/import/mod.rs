@@ -9,6 +9,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::error::input;
+
 /// The most a job file (or a file it includes) may hold: far more than any real one, and a
 /// bound on what a device or a FIFO named by mistake is read for.
 pub const MAX_JOB_BYTES: u64 = 16 << 20;
@@ -16,21 +18,22 @@ pub const MAX_JOB_BYTES: u64 = 16 << 20;
 /// Reads a job file's text, at most [`MAX_JOB_BYTES`]; with `regular`, only a regular file
 /// (an include: never a device, a FIFO or /proc). Errors say why in words, never what the file
 /// holds.
-pub fn read_text(path: &Path, regular: bool) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+pub fn read_text(path: &Path, regular: bool) -> crate::error::Result<String> {
+    let why = |e: std::io::Error| input(e.to_string());
+    let meta = std::fs::metadata(path).map_err(why)?;
     if regular && !meta.is_file() {
-        return Err("not a regular file: give a job file".into());
+        return Err(input("not a regular file: give a job file"));
     }
     if meta.is_dir() {
-        return Err("a directory: give a job file".into());
+        return Err(input("a directory: give a job file"));
     }
     let mut bytes = Vec::new();
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    f.take(MAX_JOB_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    let f = std::fs::File::open(path).map_err(why)?;
+    f.take(MAX_JOB_BYTES + 1).read_to_end(&mut bytes).map_err(why)?;
     if bytes.len() as u64 > MAX_JOB_BYTES {
-        return Err(format!("larger than {} MiB: not a job file", MAX_JOB_BYTES >> 20));
+        return Err(input(format!("larger than {} MiB: not a job file", MAX_JOB_BYTES >> 20)));
     }
-    String::from_utf8(bytes).map_err(|_| "not text (UTF-8): not a job file".into())
+    String::from_utf8(bytes).map_err(|_| input("not text (UTF-8): not a job file"))
 }
 
 /// What a foreign configuration cannot say for itself, given on the command line.

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::thread::JoinHandle;
 
+use crate::error::{Result, runtime};
 use crate::stats::Op;
 use crate::worker::Control;
 use crate::worker::io_log::{Entry, LogChunks};
@@ -70,8 +71,8 @@ struct Window {
 
 /// Writes one worker's log from its chunks until the worker is done; the error, if any, names
 /// the file.
-fn write(chunks: LogChunks, dir: &Path, stem: &str, number: usize, avg_ns: u64, ctl: &Control) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("writing the I/O log {}: {e}", dir.join(stem).display());
+fn write(chunks: LogChunks, dir: &Path, stem: &str, number: usize, avg_ns: u64, ctl: &Control) -> Result<()> {
+    let fail = |e: std::io::Error| runtime(format!("writing the I/O log {}: {e}", dir.join(stem).display()));
     let mut files = Files::create(dir, stem, number).map_err(fail)?;
     let (mut window, mut sums) = (0u64, [Window::default(); 3]);
     // A window's line: its mean latency, I/Os and KiB per second, at its end.
@@ -135,7 +136,7 @@ pub(super) fn start(
     number: usize,
     avg_ns: u64,
     ctl: Arc<Control>,
-) -> std::io::Result<JoinHandle<Result<(), String>>> {
+) -> std::io::Result<JoinHandle<Result<()>>> {
     let stem: String = worker.chars().map(|c| if c.is_whitespace() || c == '/' { '_' } else { c }).collect();
     std::thread::Builder::new()
         .name("iogauge-log".into())

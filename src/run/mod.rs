@@ -235,7 +235,7 @@ fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -
 type Outcomes = mpsc::Receiver<(usize, WorkerOutcome)>;
 
 /// With `--log-dir`: each worker's log, and the threads writing them.
-type Logs = (Vec<Option<worker::io_log::IoLog>>, Vec<JoinHandle<std::result::Result<(), String>>>);
+type Logs = (Vec<Option<worker::io_log::IoLog>>, Vec<JoinHandle<Result<()>>>);
 
 /// Starts a writer per worker of workload `workload` when the test has a `log_dir`.
 fn start_logs(prep: &Prepared, plans: &[WorkerPlan], workload: usize, ctl: &Arc<Control>) -> Result<Logs> {

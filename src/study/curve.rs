@@ -3,19 +3,19 @@
 
 use super::Point;
 use super::doc::CurveResult;
-use super::mode::StudyMode;
+use super::mode::{StudyMode, mistake};
 use super::runner::{Runner, specs_of};
-use crate::config::{Curve, Job, StudyConfig};
+use crate::config::{ConfigError, Curve, Job, StudyConfig};
 use crate::error::Result;
 
 impl StudyMode for Curve {
-    fn key(&self) -> Option<&'static str> {
-        Some("curve")
-    }
-
-    fn check(&self, _: &StudyConfig) -> std::result::Result<(), String> {
+    fn check(&self, _: &StudyConfig) -> std::result::Result<(), ConfigError> {
         if self.fractions.is_empty() || self.fractions.iter().any(|f| !(*f > 0.0 && *f <= 1000.0)) {
-            return Err("fractions: give % of the maximum above 0 (and at most 1000)".into());
+            return Err(mistake(
+                "curve",
+                Some("fractions"),
+                "fractions: give % of the maximum above 0 (and at most 1000)",
+            ));
         }
         Ok(())
     }

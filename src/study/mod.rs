@@ -198,10 +198,7 @@ pub fn points(config: &Job) -> Result<Vec<Point>, ConfigError> {
 /// Checks the study's mode (a limit search, a curve, steady state) against the rest of its
 /// `[study]` section.
 fn check_mode(s: &StudyConfig) -> Result<(), ConfigError> {
-    let err =
-        |key: &'static str, message: String| ConfigError { path: vec![Seg::Key("study"), Seg::Key(key)], message };
-    let mode = mode::of(s).map_err(|m| err(if s.steady.is_some() { "steady" } else { "curve" }, m))?;
-    mode.check(s).map_err(|m| err(mode.key().unwrap_or("study"), m))
+    mode::of(s)?.check(s)
 }
 
 /// Every point of `out` once per value, in order: one more cycle of the cartesian product.

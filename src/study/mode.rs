@@ -6,16 +6,13 @@
 
 use super::Point;
 use super::runner::Runner;
-use crate::config::{Job, StudyConfig};
+use crate::config::{ConfigError, Job, Seg, StudyConfig};
 use crate::error::Result;
 
 /// A way of running a study's points.
 pub(super) trait StudyMode {
-    /// The `[study]` key that chooses it, where its errors point (None: plain cycles).
-    fn key(&self) -> Option<&'static str>;
-
-    /// Checks it against the rest of the `[study]` section: what is wrong, in words.
-    fn check(&self, study: &StudyConfig) -> std::result::Result<(), String>;
+    /// Checks it against the rest of the `[study]` section: what is wrong, at its key.
+    fn check(&self, study: &StudyConfig) -> std::result::Result<(), ConfigError>;
 
     /// How many runs it makes over `points` points, when that is known before it starts (the
     /// time left is estimated from it).
@@ -26,25 +23,32 @@ pub(super) trait StudyMode {
 }
 
 /// The study's mode; an error names the keys that do not go together.
-pub(super) fn of(s: &StudyConfig) -> std::result::Result<&dyn StudyMode, String> {
+pub(super) fn of(s: &StudyConfig) -> std::result::Result<&dyn StudyMode, ConfigError> {
     match (&s.limit, &s.curve, &s.steady) {
         (None, None, None) => Ok(&Cycle),
         (Some(l), None, None) => Ok(l),
         (None, Some(c), None) => Ok(c),
         (None, None, Some(st)) => Ok(st),
-        _ => Err("limit, curve and steady are ways of running a study's points: give one of them".into()),
+        _ => Err(mistake(
+            if s.steady.is_some() { "steady" } else { "curve" },
+            None,
+            "limit, curve and steady are ways of running a study's points: give one of them",
+        )),
     }
+}
+
+/// A mistake in `[study]`'s `mode` key (`limit`, `curve`, `steady`), at its `field` if one.
+pub(super) fn mistake(mode: &'static str, field: Option<&'static str>, message: impl Into<String>) -> ConfigError {
+    let mut path = vec![Seg::Key("study"), Seg::Key(mode)];
+    path.extend(field.map(Seg::Key));
+    ConfigError { path, message: message.into() }
 }
 
 /// Plain cycles: each point measured (`repeat` times).
 struct Cycle;
 
 impl StudyMode for Cycle {
-    fn key(&self) -> Option<&'static str> {
-        None
-    }
-
-    fn check(&self, _: &StudyConfig) -> std::result::Result<(), String> {
+    fn check(&self, _: &StudyConfig) -> std::result::Result<(), ConfigError> {
         Ok(())
     }
 

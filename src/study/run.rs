@@ -27,7 +27,7 @@ pub fn run_study(
         let test = apply(config, point).map_err(|e| input(e.message).context(point.at()))?;
         plan::check_for(group, &test).map_err(|e| e.context(point.at()))?;
     }
-    let mode = super::mode::of(&study).map_err(input)?;
+    let mode = super::mode::of(&study)?;
     let mut r = Runner::begin(config, mode.planned(config, points.len()), observer, group);
     let (interrupted, failed) = match mode.run(&mut r, points) {
         Ok(()) => (false, None),

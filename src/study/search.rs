@@ -5,10 +5,10 @@
 
 use super::Point;
 use super::doc::{PointResult, SearchResult};
-use super::mode::StudyMode;
+use super::mode::{StudyMode, mistake};
 use super::runner::{Runner, specs_of};
 use super::stats::Spread;
-use crate::config::{Job, Limit, StudyConfig};
+use crate::config::{ConfigError, Job, Limit, Seg, StudyConfig};
 use crate::error::Result;
 
 /// What a search measured and found.
@@ -60,11 +60,7 @@ pub fn search(limit_ms: f64, max: u32, measure: &mut dyn FnMut(u32) -> Result<f6
 }
 
 impl StudyMode for Limit {
-    fn key(&self) -> Option<&'static str> {
-        Some("limit")
-    }
-
-    fn check(&self, s: &StudyConfig) -> std::result::Result<(), String> {
+    fn check(&self, s: &StudyConfig) -> std::result::Result<(), ConfigError> {
         check(self, s)
     }
 
@@ -79,19 +75,21 @@ impl StudyMode for Limit {
 }
 
 /// Checks a study's `limit` against the rest of its `[study]` section.
-fn check(l: &Limit, s: &StudyConfig) -> std::result::Result<(), String> {
+fn check(l: &Limit, s: &StudyConfig) -> std::result::Result<(), ConfigError> {
+    let wrong = |field, message: String| Err(mistake("limit", Some(field), message));
     if s.outstanding.is_some() {
-        return Err("a limit search sets outstanding I/Os itself: remove outstanding".into());
+        let message = "a limit search sets outstanding I/Os itself: remove outstanding".to_string();
+        return Err(ConfigError { path: vec![Seg::Key("study"), Seg::Key("outstanding")], message });
     }
     if !(l.ms > 0.0 && l.ms.is_finite()) {
-        return Err(format!("ms = {}: give a positive response time in ms", l.ms));
+        return wrong("ms", format!("ms = {}: give a positive response time in ms", l.ms));
     }
     if l.of != "avg" && !crate::result::PERCENTILES.iter().any(|(k, _)| *k == l.of) {
         let names: Vec<&str> = crate::result::PERCENTILES.iter().map(|(k, _)| *k).collect();
-        return Err(format!("of = \"{}\": give avg or one of {}", l.of, names.join(", ")));
+        return wrong("of", format!("of = \"{}\": give avg or one of {}", l.of, names.join(", ")));
     }
     if l.max_outstanding == 0 || l.max_outstanding > 65536 {
-        return Err(format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding));
+        return wrong("max_outstanding", format!("max_outstanding = {}: give 1 to 65536", l.max_outstanding));
     }
     Ok(())
 }

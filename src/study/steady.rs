@@ -7,20 +7,16 @@
 //! the fresh device's, not the one users live with.
 
 use super::doc::{PointResult, Preconditioned, SpecSummary, SteadyResult, SteadyRow, Tracked};
-use super::mode::StudyMode;
+use super::mode::{StudyMode, mistake};
 use super::runner::Runner;
 use super::{Point, apply};
-use crate::config::{Job, Measure, Precondition, Steady, StudyConfig, Workload};
+use crate::config::{ConfigError, Job, Measure, Precondition, Seg, Steady, StudyConfig, Workload};
 use crate::error::{Result, input};
 use crate::format::thousands;
 use crate::{plan, run};
 
 impl StudyMode for Steady {
-    fn key(&self) -> Option<&'static str> {
-        Some("steady")
-    }
-
-    fn check(&self, s: &StudyConfig) -> std::result::Result<(), String> {
+    fn check(&self, s: &StudyConfig) -> std::result::Result<(), ConfigError> {
         check(self, s)
     }
 
@@ -35,26 +31,26 @@ impl StudyMode for Steady {
 }
 
 /// Checks a study's `steady` against the rest of its `[study]` section.
-fn check(st: &Steady, s: &StudyConfig) -> std::result::Result<(), String> {
+fn check(st: &Steady, s: &StudyConfig) -> std::result::Result<(), ConfigError> {
+    let wrong = |field, message: String| Err(mistake("steady", Some(field), message));
     for (key, v) in [("excursion_pct", st.excursion_pct), ("slope_pct", st.slope_pct)] {
         if !(v > 0.0 && v <= 100.0) {
-            return Err(format!("{key} = {v}: give a % above 0 and at most 100"));
+            return wrong(key, format!("{key} = {v}: give a % above 0 and at most 100"));
         }
     }
     if st.window < 2 {
-        return Err(format!("window = {}: give at least 2 rounds (SNIA's PTS uses 5)", st.window));
+        return wrong("window", format!("window = {}: give at least 2 rounds (SNIA's PTS uses 5)", st.window));
     }
     if st.max_rounds < st.window || st.max_rounds > 1000 {
-        return Err(format!("max_rounds = {}: give {} (the window) to 1000", st.max_rounds, st.window));
+        return wrong("max_rounds", format!("max_rounds = {}: give {} (the window) to 1000", st.max_rounds, st.window));
     }
     if st.passes == 0 || st.passes > 100 {
-        return Err(format!("passes = {}: give 1 to 100", st.passes));
+        return wrong("passes", format!("passes = {}: give 1 to 100", st.passes));
     }
     if s.repeat != 1 {
-        return Err(format!(
-            "repeat = {}: the rounds are the repeats of a steady-state study; remove repeat",
-            s.repeat
-        ));
+        let message =
+            format!("repeat = {}: the rounds are the repeats of a steady-state study; remove repeat", s.repeat);
+        return Err(ConfigError { path: vec![Seg::Key("study"), Seg::Key("repeat")], message });
     }
     Ok(())
 }

@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
+use crate::error::{Result, runtime};
+
 // From <blkid/blkid.h> (util-linux 2.38).
 const BLKID_SUBLKS_LABEL: c_int = 1 << 1;
 const BLKID_SUBLKS_UUID: c_int = 1 << 3;
@@ -41,16 +43,16 @@ struct Blkid {
     _lib: Library,
 }
 
-fn blkid() -> Result<&'static Blkid, String> {
-    static LIB: OnceLock<Result<Blkid, String>> = OnceLock::new();
+fn blkid() -> Result<&'static Blkid> {
+    static LIB: OnceLock<Result<Blkid>> = OnceLock::new();
     LIB.get_or_init(|| {
         // SAFETY: loading libblkid runs no initialisers with preconditions; each symbol below
         // is declared with the signature <blkid/blkid.h> gives it.
         unsafe {
-            let lib = Library::new("libblkid.so.1").map_err(|e| format!("cannot load libblkid.so.1 ({e})"))?;
+            let lib = Library::new("libblkid.so.1").map_err(|e| runtime(format!("cannot load libblkid.so.1 ({e})")))?;
             macro_rules! f {
                 ($name:literal) => {
-                    *lib.get(concat!($name, "\0").as_bytes()).map_err(|e| format!("libblkid: {e}"))?
+                    *lib.get(concat!($name, "\0").as_bytes()).map_err(|e| runtime(format!("libblkid: {e}")))?
                 };
             }
             Ok(Blkid {
@@ -97,7 +99,7 @@ impl std::fmt::Display for Signature {
 /// Every signature on the device open at `fd`, as `wipefs -n` lists them: superblocks (bad
 /// checksums too, so a damaged primary header with an intact backup still counts) and
 /// partition tables (GPT even behind a protective MBR). Reads only.
-pub fn signatures(fd: RawFd) -> Result<Vec<Signature>, String> {
+pub fn signatures(fd: RawFd) -> Result<Vec<Signature>> {
     let b = blkid()?;
     // SAFETY: the probe is created, used and freed here; libblkid reads through `fd`, which
     // the caller keeps open for the call, and the strings it returns live until the next
@@ -105,11 +107,11 @@ pub fn signatures(fd: RawFd) -> Result<Vec<Signature>, String> {
     unsafe {
         let pr = (b.new_probe)();
         if pr.is_null() {
-            return Err("libblkid: cannot make a probe".into());
+            return Err(runtime("libblkid: cannot make a probe"));
         }
         let found = (|| {
             if (b.set_device)(pr, fd, 0, 0) != 0 {
-                return Err("libblkid cannot read the device".to_string());
+                return Err(runtime("libblkid cannot read the device"));
             }
             (b.enable_superblocks)(pr, 1);
             (b.set_superblocks_flags)(
@@ -134,7 +136,7 @@ pub fn signatures(fd: RawFd) -> Result<Vec<Signature>, String> {
                 match (b.do_probe)(pr) {
                     0 => {}
                     1 => break,
-                    _ => return Err("libblkid could not read the whole device".to_string()),
+                    _ => return Err(runtime("libblkid could not read the whole device")),
                 }
                 let (kind, table, offset) = if let Some(t) = value(c"TYPE") {
                     (t, false, value(c"SBMAGIC_OFFSET"))

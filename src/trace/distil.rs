@@ -20,7 +20,7 @@ use std::path::Path;
 
 use super::{Reader, Summary, TraceIo};
 use crate::distribution::{Distribution, Zone};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, input};
 use crate::spec::{AccessSpec, SpecLine, percent_shares};
 use crate::stats::Op;
 use crate::units::human_size;
@@ -285,12 +285,12 @@ pub(crate) fn distil(path: &Path, name: &str, window_ns: u64) -> Result<Distille
             let label = if count == 1 { name.to_string() } else { format!("{name}-phase{}", k + 1) };
             phase(&w, label)
         })
-        .collect::<std::result::Result<Vec<_>, String>>()
-        .map_err(|m| Error::Input(format!("{}: {m}", path.display())))?;
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| e.context(path.display()))?;
     Ok(Distilled { summary, phases })
 }
 
-fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
+fn phase(w: &Window, name: String) -> Result<Phase> {
     let data = w.data_ios().max(1);
     // Sizes of at least 1 % of the I/Os, at most 16; the rest join the nearest by ratio.
     let mut kept: Vec<(u32, Size)> =
@@ -327,7 +327,7 @@ fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
         .zip(line_shares)
         .map(|((len, s), share)| {
             if *len == 0 || len % 512 != 0 {
-                return Err(format!("transfer size {len} is not a multiple of 512 bytes"));
+                return Err(input(format!("transfer size {len} is not a multiple of 512 bytes")));
             }
             let of = |n: u64| (n as f64 * f64::from(100 - flush_pct) / s.ios.max(1) as f64).round() as u32;
             let mut l = SpecLine::new(*len as u64, share, of(s.reads), 100);
@@ -365,7 +365,7 @@ fn phase(w: &Window, name: String) -> std::result::Result<Phase, String> {
             }
             Ok(l)
         })
-        .collect::<std::result::Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let secs = w.secs();
     let spec = AccessSpec {
         description: format!("distilled from a trace: {:.1}-{:.1} s", w.start_ns as f64 / 1e9, w.end_ns as f64 / 1e9),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Reader, Summary, TraceIo};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, input};
 use crate::spec::{AccessSpec, SpecLine, percent_shares};
 use crate::stats::{Histogram, Op};
 
@@ -107,10 +107,10 @@ fn is_none(f: &Fit) -> bool {
 /// has, at its largest transfer of that operation, aligned as every offset of the trace is. It is what the
 /// plan checks (writes, trims, alignment, sizes) and the buffers are sized by, not what is
 /// issued.
-pub(crate) fn spec_of(name: &str, s: &Summary) -> std::result::Result<AccessSpec, String> {
+pub(crate) fn spec_of(name: &str, s: &Summary) -> Result<AccessSpec> {
     let total = s.total();
     if total == 0 {
-        return Err("the trace has no I/O".into());
+        return Err(input("the trace has no I/O"));
     }
     // Each operation's line at its own largest size: a trim of GiB holds no buffer, and
     // must not make the reads' and writes' buffers that large.

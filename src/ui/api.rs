@@ -329,7 +329,7 @@ fn read(name: &str, text: &str) -> Result<Job> {
     let import = Import::default();
     let job = match Format::of(Path::new(name), text) {
         Format::Toml => return checked(text),
-        Format::Icf => icf::parse(text, name, &import).map_err(input)?.0,
+        Format::Icf => icf::parse(text, name, &import)?.0,
         Format::Fio => fio::parse(text, Path::new(name), &import).map_err(input)?.0,
     };
     checked(&toml_of(&job)?)

@@ -157,7 +157,7 @@ pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
     }
     for (_, blocks) in &head.targets {
         super::map::check_geometry(head.block_bytes, *blocks, head.runs.len())
-            .map_err(|m| bad(format!("journal.json: {m}")))?;
+            .map_err(|e| e.context(format!("journal {}: journal.json", dir.display())))?;
     }
     let mut out: Vec<Replayed> = head
         .targets

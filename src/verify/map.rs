@@ -32,17 +32,17 @@ pub const MAX_BLOCKS: u64 = 1 << 27;
 /// Checks the geometry a map or journal file claims before anything is allocated from it:
 /// blocks of 512 bytes to 1 GiB, in multiples of 512; at most [`MAX_BLOCKS`] of them; at most
 /// [`MAX_RUNS`] runs.
-pub fn check_geometry(block_bytes: u64, blocks: u64, runs: usize) -> std::result::Result<(), String> {
+pub fn check_geometry(block_bytes: u64, blocks: u64, runs: usize) -> Result<()> {
     if block_bytes < 512 || block_bytes % 512 != 0 || block_bytes > 1 << 30 {
-        return Err(format!(
+        return Err(input(format!(
             "block_bytes = {block_bytes}: iogauge writes blocks of 512 bytes to 1 GiB, in multiples of 512"
-        ));
+        )));
     }
     if blocks > MAX_BLOCKS {
-        return Err(format!("{blocks} blocks: a map holds at most {MAX_BLOCKS}"));
+        return Err(input(format!("{blocks} blocks: a map holds at most {MAX_BLOCKS}")));
     }
     if runs > MAX_RUNS {
-        return Err(format!("{runs} runs: a map tells apart at most {MAX_RUNS}"));
+        return Err(input(format!("{runs} runs: a map tells apart at most {MAX_RUNS}")));
     }
     Ok(())
 }
@@ -181,7 +181,8 @@ impl BlockMap {
         if head.schema != SCHEMA {
             return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
         }
-        check_geometry(head.block_bytes, head.blocks, head.runs.len()).map_err(bad)?;
+        check_geometry(head.block_bytes, head.blocks, head.runs.len())
+            .map_err(|e| e.context(format!("verify map {}", file.display())))?;
         let mut raw = Vec::new();
         r.read_to_end(&mut raw).map_err(|e| bad(e.to_string()))?;
         if raw.len() as u64 != head.blocks * 8 {

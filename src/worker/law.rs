@@ -186,9 +186,10 @@ mod tests {
         (law, n)
     }
 
-    /// Chi-square of observed against expected counts per bin, bins merged until each
-    /// expects at least 5; passes below df + 5 sqrt(2 df) (far beyond p = 0.001).
-    fn chi_square_fits(observed: &[u64], expected: &[f64]) -> Result<(), String> {
+    /// Asserts that observed counts per bin fit the expected ones (`what` names them): a
+    /// chi-square, bins merged until each expects at least 5, below df + 5 sqrt(2 df) (far
+    /// beyond p = 0.001).
+    fn assert_fits(observed: &[u64], expected: &[f64], what: &str) {
         let (mut chi2, mut df, mut o, mut e) = (0.0, 0usize, 0.0, 0.0);
         for (&ob, &ex) in observed.iter().zip(expected) {
             (o, e) = (o + ob as f64, e + ex);
@@ -198,7 +199,7 @@ mod tests {
         }
         let df = df.saturating_sub(1) as f64;
         let limit = df + 5.0 * (2.0 * df).sqrt();
-        if chi2 < limit { Ok(()) } else { Err(format!("chi-square {chi2:.1} over {df} degrees of freedom")) }
+        assert!(chi2 < limit, "{what}: chi-square {chi2:.1} over {df} degrees of freedom");
     }
 
     /// Share of the draws on the hottest tenth of the places.
@@ -258,7 +259,7 @@ mod tests {
         let weights: Vec<f64> = (1..=count).map(|k| (k as f64).powf(-theta)).collect();
         let total: f64 = weights.iter().sum();
         let expected: Vec<f64> = weights.iter().map(|w| w / total * DRAWS as f64).collect();
-        chi_square_fits(&by_rank(&law, &n), &expected).unwrap();
+        assert_fits(&by_rank(&law, &n), &expected, "by rank");
         let predicted = weights[..100].iter().sum::<f64>() / total;
         let hot = hottest_tenth(&n);
         assert!((hot - predicted).abs() < 0.005, "hottest 10 %: {hot} vs {predicted}");
@@ -276,7 +277,7 @@ mod tests {
         let observed: Vec<u64> = ranks.chunks(step).map(|c| c.iter().sum()).collect();
         let expected: Vec<f64> =
             (0..bins).map(|b| (cdf(((b + 1) * step) as f64) - cdf((b * step) as f64)) * DRAWS as f64).collect();
-        chi_square_fits(&observed, &expected).unwrap();
+        assert_fits(&observed, &expected, "");
         let hot20: f64 = ranks[..2000].iter().sum::<u64>() as f64 / DRAWS as f64;
         assert!((hot20 - 0.8).abs() < 0.003, "20 % of the places take {hot20} of the I/Os, the 80/20 rule");
         assert!((hottest_tenth(&n) - cdf(1000.0)).abs() < 0.005);
@@ -303,7 +304,7 @@ mod tests {
             let expected: Vec<f64> = (0..bins)
                 .map(|b| (phi((b + 1) as f64 / bins as f64) - phi(b as f64 / bins as f64)) / inside * DRAWS as f64)
                 .collect();
-            chi_square_fits(&observed, &expected).unwrap_or_else(|e| panic!("{d}: {e}"));
+            assert_fits(&observed, &expected, d);
         }
     }
 
@@ -315,7 +316,7 @@ mod tests {
         for (a, b, want) in [(0, 1000, 0.6), (1000, 3000, 0.3), (3000, 10_000, 0.1)] {
             assert!((share(a, b) - want).abs() < 0.003, "{a}..{b}: {} vs {want}", share(a, b));
             let expected = vec![want * DRAWS as f64 / (b - a) as f64; b - a];
-            chi_square_fits(&n[a..b], &expected).unwrap_or_else(|e| panic!("zone {a}..{b}: {e}"));
+            assert_fits(&n[a..b], &expected, &format!("zone {a}..{b}"));
         }
         assert!((hottest_tenth(&n) - 0.6).abs() < 0.003);
     }
