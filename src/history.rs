@@ -122,6 +122,14 @@ pub fn data_dir() -> Option<PathBuf> {
     Some(data.join("iogauge"))
 }
 
+/// The history database `db` names, or the default one.
+pub fn path_of(db: Option<&Path>) -> Result<PathBuf> {
+    match db {
+        Some(p) => Ok(p.to_path_buf()),
+        None => default_path().ok_or_else(|| input("no history database: set HOME or give --db PATH")),
+    }
+}
+
 /// The default database: `history.sqlite` in the [`data_dir`].
 pub fn default_path() -> Option<PathBuf> {
     Some(data_dir()?.join("history.sqlite"))
@@ -177,6 +185,11 @@ impl History {
                 .map_err(|e| input(format!("cannot create {} for the history database: {e}", dir.display())))?;
         }
         Self::open_file(path)
+    }
+
+    /// Opens the database to read, `db` or the default one: creates nothing.
+    pub fn read(db: Option<&Path>) -> Result<History> {
+        Self::open_existing(&path_of(db)?)
     }
 
     /// Opens a database that exists, to read it: creates nothing.

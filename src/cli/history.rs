@@ -118,12 +118,7 @@ impl Saver {
 }
 
 fn open(db: &DbFlag) -> Result<History> {
-    match &db.db {
-        Some(p) => History::open_existing(p),
-        None => History::open_existing(
-            &history::default_path().ok_or_else(|| input("no history database: set HOME or give --db PATH"))?,
-        ),
-    }
+    History::read(db.db.as_deref())
 }
 
 /// Reads documents named by path or history id, opening the history once if needed.

@@ -54,10 +54,7 @@ impl Api {
 
     /// The history runs save into; None where none has been saved yet.
     fn history(&self) -> Result<Option<History>> {
-        let path = match &self.db {
-            Some(p) => p.clone(),
-            None => history::default_path().ok_or_else(|| input("no history database: set HOME or give --db PATH"))?,
-        };
+        let path = history::path_of(self.db.as_deref())?;
         if !path.exists() {
             return Ok(None);
         }
