@@ -54,7 +54,7 @@ pub fn check_write(
         // Allowed to be written: only a mount can still refuse it, and nothing is read from
         // it (the device's own counters then show the test's I/O alone).
         TargetKind::Block if allowed(allow_write) => Findings { data: Vec::new(), mounted: mounted(id) },
-        TargetKind::Block => block_findings(info, id)?,
+        TargetKind::Block => block_findings(info, id, Probe::Exclusive)?,
         // A network target, whatever its protocol.
         _ if allowed(allow_write) => return Ok(()),
         _ => Findings { data: network::signatures(info, timeout)?, mounted: Vec::new() },
@@ -79,18 +79,28 @@ pub fn check_write(
 
 /// What the checks above find on an inspected block device, mounts first: what writing to it
 /// needs `--allow-write` (or `--allow-mounted-write`) for. Empty: nothing is found on it.
+/// For a listing, so without the check's exclusive open: a `mount` at that instant would fail
+/// with EBUSY because a list was drawn. A device held only that way is found when written.
 pub fn block_holds(info: &TargetInfo) -> Result<Vec<String>> {
     match info.identity {
         Some(id) if info.kind == TargetKind::Block => {
-            let f = block_findings(info, id)?;
+            let f = block_findings(info, id, Probe::Shared)?;
             Ok(f.mounted.into_iter().chain(f.data).collect())
         }
         _ => Ok(Vec::new()),
     }
 }
 
+/// Whether the checks open the device exclusively for a moment, to find a holder that shows
+/// nowhere else (a write's check), or not (a listing).
+#[derive(PartialEq)]
+enum Probe {
+    Exclusive,
+    Shared,
+}
+
 /// Everything that shows the block device `id` holds data or is in use.
-fn block_findings(info: &TargetInfo, id: Identity) -> Result<Findings> {
+fn block_findings(info: &TargetInfo, id: Identity, probe: Probe) -> Result<Findings> {
     let path = &info.path;
     let Identity::Device(rdev) = id else { unreachable!("a block target has a device number") };
     // Probe the device this path leads to now, and only if it is still the one inspected:
@@ -128,11 +138,11 @@ fn block_findings(info: &TargetInfo, id: Identity) -> Result<Findings> {
     for (pid, comm, how) in users(&watched) {
         found.data.push(format!("{how} in process {pid} ({comm})"));
     }
-    match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path) {
-        Err(e) if e.raw_os_error() == Some(libc::EBUSY) && found.data.is_empty() && found.mounted.is_empty() => {
+    if probe == Probe::Exclusive && found.data.is_empty() && found.mounted.is_empty() {
+        let exclusive = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path);
+        if exclusive.is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY)) {
             found.data.push("held open exclusively by another process".into())
         }
-        _ => {}
     }
     match blkid::signatures(file.as_raw_fd()) {
         Ok(sigs) => found.data.extend(sigs.iter().map(|s| format!("{s} on {path}"))),

@@ -477,6 +477,35 @@ fn a_device_holding_ext4_is_written_from_the_page_only_once_its_name_is_typed() 
     assert!(kernel_ios(dev.name()).2 > w0, "written once allowed");
 }
 
+/// Listing the disks reads what the safety checks read but never opens a disk exclusively,
+/// as a write's check does for a moment: a `mount` at that instant would fail with EBUSY
+/// because a page was drawn. Every open the workbench makes is watched (strace attached).
+#[test]
+fn listing_the_disks_never_opens_one_exclusively() {
+    let dev = LoopDev::new(16 << 20);
+    let wb = Workbench::start("ui-excl");
+    let log = wb.dir.join("opens.log");
+    let mut strace = Command::new("strace")
+        .args(["-f", "-e", "trace=openat,open", "-o", log.to_str().unwrap(), "-p", &wb.child.id().to_string()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // strace says it has attached before it traces anything.
+    let mut said = BufReader::new(strace.stderr.take().unwrap()).lines();
+    assert!(said.next().unwrap().unwrap().contains("attached"));
+    let (code, list) = wb.call("GET", "/api/targets", None);
+    // SAFETY: kill with a child's pid and a signal number (strace detaches on SIGINT).
+    unsafe { libc::kill(strace.id() as i32, libc::SIGINT) };
+    strace.wait().unwrap();
+    assert_eq!(code, 200, "{list}");
+    let listed = list.to_string();
+    assert!(listed.contains(&dev.dev), "{listed}");
+    let opens = std::fs::read_to_string(&log).unwrap();
+    let of_dev: Vec<&str> = opens.lines().filter(|l| l.contains(&format!("\"{}\"", dev.dev))).collect();
+    assert!(!of_dev.is_empty(), "the device was inspected: {opens}");
+    assert!(of_dev.iter().all(|l| !l.contains("O_EXCL")), "{of_dev:?}");
+}
+
 #[test]
 fn a_seeds_study_is_set_up_from_the_page_without_a_job_file() {
     let wb = Workbench::start("ui-study");
