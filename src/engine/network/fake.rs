@@ -142,7 +142,13 @@ mod tests {
         let done = COMPLETED.load(Ordering::Relaxed) - before;
         let t = &doc.target_info[0];
         assert_eq!((t.kind, t.model.as_str()), (TargetKind::Network(&Fake), "fake export 'disk' on here"));
+        // A document says the protocol's name as its kind, and reads back to the protocol.
         assert_eq!(serde_json::to_value(t.kind).unwrap(), "fake");
+        let kind = |name: &str| serde_json::from_value::<TargetKind>(serde_json::json!(name));
+        assert_eq!(kind("fake").unwrap(), TargetKind::Network(&Fake));
+        assert_eq!(kind("nbd").unwrap(), TargetKind::Network(&super::super::nbd::Nbd));
+        assert_eq!(kind("block").unwrap(), TargetKind::Block);
+        assert!(kind("nvme-tcp").is_err());
         let ios = doc.results[0].totals.metrics.ios;
         // Every I/O counted completed here; those in flight at the end (at most 4) were not counted.
         assert!(ios > 0 && ios <= done && done <= ios + 4, "{ios} counted, {done} completed");
