@@ -13,7 +13,7 @@ use super::{Identity, TargetInfo, TargetKind, blkid};
 use crate::engine::Target;
 use crate::engine::network::{Connection, Protocol, protocol_of};
 use crate::error::{Error, Result, input, runtime};
-use crate::net::Secret;
+use crate::net::{Locator, Secret};
 use crate::spec::AccessSpec;
 
 /// What a network target is and what its server said it can do.
@@ -97,10 +97,14 @@ pub fn inspect(
     })
 }
 
-/// The protocol and the password of an inspected network target.
-fn protocol(info: &TargetInfo) -> Result<(&'static dyn Protocol, Option<&Secret>)> {
-    match info.kind {
-        TargetKind::Network(p) => Ok((p, info.network.as_ref().and_then(|r| r.password.as_ref()))),
+/// What the inspection found a network target to be: its protocol, what names it (as
+/// resolved then: a worker's open looks no name up again), and its password.
+fn inspected(info: &TargetInfo) -> Result<(&'static dyn Protocol, Locator, Option<&Secret>)> {
+    match (info.kind, &info.network) {
+        (TargetKind::Network(p), Some(r)) => {
+            let at = Locator { protocol: p.name(), server: r.server.clone(), export: r.export.clone(), lun: r.lun };
+            Ok((p, at, r.password.as_ref()))
+        }
         _ => Err(runtime(format!("target {}: not a network target", info.path))),
     }
 }
@@ -151,7 +155,7 @@ pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> Result<()> {
 /// the ends in memory, where every superblock and partition table has its magic.
 pub fn signatures(info: &TargetInfo, timeout: Duration) -> Result<Vec<String>> {
     const END: u64 = 1 << 20;
-    let (p, password) = protocol(info)?;
+    let (p, _, password) = inspected(info)?;
     let mut h = connect(p, &info.path, password, timeout).map_err(Error::into_input)?;
     let copy = memfd().map_err(|e| runtime(format!("target {}: a copy of its ends in memory: {e}", info.path)))?;
     copy.set_len(info.size).map_err(|e| runtime(format!("target {}: {e}", info.path)))?;
@@ -190,8 +194,7 @@ fn memfd() -> std::io::Result<std::fs::File> {
 pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
     let n = info.network.as_ref().map_or(1, |r| r.connections.max(1));
     let mut conns = Vec::with_capacity(n as usize);
-    let (p, password) = protocol(info)?;
-    let locator = p.locate(&info.path)?;
+    let (p, locator, password) = inspected(info)?;
     for _ in 0..n {
         let c = connect(p, &info.path, password, timeout)?;
         if c.export(&locator).size != info.size {
