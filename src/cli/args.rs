@@ -8,8 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use super::workload::SpecFlags;
 use super::{history, verify};
-use crate::config::{DataPattern, FsConfig, FsTest, Job, OnError, StudyConfig, Test, WorkerConfig};
-use crate::engine::EngineKind;
+use crate::config::{FsConfig, FsTest, Job, StudyConfig, Test, TestSettingFlags, WorkerConfig};
 use crate::error::{Result, input};
 use crate::import::Import;
 use crate::job;
@@ -29,7 +28,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run a test: from a job file, or from flags.
+    /// Run a test: from a job file, or from flags (a flag given wins over the job file's key).
     Run(RunArgs),
     /// Characterise a target with the standard suite and print one table (the main job):
     /// random-read-4k, random-write-4k, oltp-8k, file-server, web-server, streaming-read-64k
@@ -178,101 +177,22 @@ pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {
     })
 }
 
-/// Settings of the whole test.
+/// Settings of the whole test: the `[test]` keys' flags (config/settings.rs), and the
+/// specifications and offset law of every worker.
 #[derive(Args, Debug, Default)]
 pub struct SettingFlags {
     /// Access specifications from a library file, to name with --spec (repeatable): an Iometer
     /// configuration saved with its specifications, or TOML of [[spec]] tables.
     #[arg(long, value_name = "FILE", alias = "specs")]
     pub spec_file: Vec<std::path::PathBuf>,
-    /// Ramp-up before recording (e.g. 2s) [default: 1s; a job file's own].
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    pub ramp: Option<Duration>,
-    /// Recorded run time (e.g. 30s, 2m) [default: 10s; profile: 4s a workload; a job file's own].
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    pub time: Option<Duration>,
-    /// Stop after this many I/Os in all (no ramp-up).
-    #[arg(long, value_name = "N")]
-    pub ios: Option<u64>,
-    /// Stop after this many bytes in all (no ramp-up).
-    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
-    pub bytes: Option<u64>,
-    /// I/O engine: io_uring or psync.
-    #[arg(long, value_name = "ENGINE")]
-    pub engine: Option<EngineKind>,
-    /// Size of a test file iogauge creates (default 1G).
-    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
-    pub file_size: Option<u64>,
-    /// Use the page cache for files (numbers may then come from memory).
-    #[arg(long)]
-    pub buffered: bool,
-    /// Written data: random, repeat, repeat:0xNN or compress:PCT.
-    #[arg(long, value_name = "PATTERN")]
-    pub data: Option<DataPattern>,
-    /// Interval of the time series and the live line (default 1s).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    pub interval: Option<Duration>,
-    /// Seed of the offset and mix generators.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Cap all workers together at N I/Os per second, shared evenly among them (an open
-    /// loop; `rate_iops` in a job's [test]).
-    #[arg(long, value_name = "N")]
-    pub total_rate_iops: Option<f64>,
-    /// Cap all workers together at N MB/s (10^6 bytes/s), shared evenly among them.
-    #[arg(long, value_name = "N")]
-    pub total_rate_mbps: Option<f64>,
+    #[command(flatten)]
+    /// The `[test]` keys.
+    pub test: TestSettingFlags,
     /// Where random offsets fall: uniform (default), lfsr (each block once per pass),
     /// zipf:THETA, pareto:H, normal:STDDEV_PCT[:CENTER_PCT] or zoned:IO/RANGE:...
     /// (zoned:80/20:20/80), for every specification the test runs (each renamed NAME@LAW).
     #[arg(long, value_name = "LAW")]
     pub distribution: Option<Distribution>,
-    /// What a failed I/O does: stop (the test ends there, the default) or continue (counted).
-    #[arg(long, value_name = "stop|continue")]
-    pub on_error: Option<OnError>,
-    /// Under MPI: the longest a manager waits for the others during a run (default 60s).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    pub sync_timeout: Option<Duration>,
-    /// Give up an I/O outstanding this long (ETIMEDOUT); a test where a worker completes no
-    /// I/O for this long stops (default 30s).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    pub io_timeout: Option<Duration>,
-    /// Connections each worker opens to each network target (nbd://; iscsi://: sessions), its I/Os spread over
-    /// them (default 1).
-    #[arg(long, value_name = "N")]
-    pub connections: Option<u32>,
-    /// Wait for N completions at once (fio's iodepth_batch_complete_min; default 1: each
-    /// I/O's response time its own). More saves CPU, and overstates response times by up to
-    /// N-1 other completions' time.
-    #[arg(long, value_name = "N")]
-    pub completion_batch: Option<u32>,
-    /// Spread each worker's I/Os on targets that block (zram) over up to N kernel io-wq
-    /// threads at once: more CPUs per worker. Default: one at a time, as fio.
-    #[arg(long, value_name = "N")]
-    pub io_wq_threads: Option<u32>,
-    /// Verify data: stamp every written block (header + CRC-32C), check every read of one,
-    /// and leave a map of the last writes for `iogauge verify`.
-    #[arg(long)]
-    pub verify: bool,
-    /// Verify data and record every write in DIR, durably, before and after it (for
-    /// `iogauge verify --journal DIR` after a crash).
-    #[arg(long, value_name = "DIR")]
-    pub journal: Option<PathBuf>,
-    /// Write every worker's completions into DIR as fio's logs (NAME_lat/clat/bw/iops.N.log),
-    /// for fio's plotting tools.
-    #[arg(long, value_name = "DIR")]
-    pub log_dir: Option<PathBuf>,
-    /// With --log-dir: one line per window of MS milliseconds and direction (fio's
-    /// log_avg_msec); 0 (the default), one line per I/O.
-    #[arg(long, value_name = "MS", requires = "log_dir")]
-    pub log_avg: Option<u64>,
-    /// Allow writing to this device or existing file although it holds data (repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub allow_write: Vec<String>,
-    /// Allow writing to this block device although a filesystem on it is mounted, which
-    /// corrupts that filesystem (repeatable; fio's allow_mounted_write).
-    #[arg(long, value_name = "DEV")]
-    pub allow_mounted_write: Vec<String>,
 }
 
 /// How workers and targets are laid out (flags form only).
@@ -469,7 +389,7 @@ pub struct ImportFlags {
 impl ImportFlags {
     /// The import settings, with the run time flag for a file whose own is 0.
     pub fn import(&self, settings: &SettingFlags) -> Import {
-        Import { map_target: self.map_target.clone(), time: settings.time, ignore_unknown: self.ignore_unknown }
+        Import { map_target: self.map_target.clone(), time: settings.test.time, ignore_unknown: self.ignore_unknown }
     }
 }
 
@@ -662,89 +582,21 @@ pub struct TestFlags {
 impl SettingFlags {
     /// Sets what the flags give in `c`'s test settings (flags win over a job file).
     pub(super) fn apply(&self, c: &mut Job) -> Result<()> {
+        let f = &self.test;
         // A count ends the test and records every I/O: a time or ramp-up beside it would be
         // silently ignored.
         if let (Some(count), Some(time)) = (
-            self.ios.map(|_| "--ios").or(self.bytes.map(|_| "--bytes")),
-            self.time.map(|_| "--time").or(self.ramp.map(|_| "--ramp")),
+            f.ios.map(|_| "--ios").or(f.bytes.map(|_| "--bytes")),
+            f.time.map(|_| "--time").or(f.ramp.map(|_| "--ramp")),
         ) {
             return Err(input(format!(
                 "{count} ends the test on a count and records every I/O (no ramp-up): {time} does not apply with it; give one"
             )));
         }
-        if self.ios.is_some() && self.bytes.is_some() {
+        if f.ios.is_some() && f.bytes.is_some() {
             return Err(input("--ios and --bytes both end the test: give one"));
         }
-        let t = &mut c.test;
-        if let Some(v) = self.ramp {
-            t.ramp = v;
-        }
-        if let Some(v) = self.time {
-            // A job that ends on its count (a fio job's size): --time caps it, as fio's
-            // --runtime does, rather than go unheard.
-            match t.counted() {
-                true => t.max_time = Some(v),
-                false => t.time = v,
-            }
-        }
-        if self.ios.is_some() {
-            t.ios = self.ios;
-        }
-        if self.bytes.is_some() {
-            t.bytes = self.bytes;
-        }
-        if let Some(v) = self.engine {
-            t.engine = v;
-        }
-        if let Some(v) = self.file_size {
-            t.file_size = v;
-        }
-        t.buffered |= self.buffered;
-        if let Some(v) = self.data {
-            t.data = v;
-        }
-        if let Some(v) = self.interval {
-            t.interval = v;
-        }
-        if let Some(v) = self.seed {
-            t.seed = v;
-        }
-        if let Some(v) = self.on_error {
-            t.on_error = v;
-        }
-        if self.total_rate_iops.is_some() {
-            t.rate_iops = self.total_rate_iops;
-        }
-        if self.total_rate_mbps.is_some() {
-            t.rate_mbps = self.total_rate_mbps;
-        }
-        if let Some(v) = self.sync_timeout {
-            t.sync_timeout = v;
-        }
-        if let Some(v) = self.io_timeout {
-            t.io_timeout = v;
-        }
-        if let Some(v) = self.connections {
-            t.connections = v;
-        }
-        if let Some(v) = self.completion_batch {
-            t.completion_batch = v;
-        }
-        if self.io_wq_threads.is_some() {
-            t.io_wq_threads = self.io_wq_threads;
-        }
-        t.verify |= self.verify;
-        if let Some(v) = &self.journal {
-            t.journal = Some(v.clone());
-        }
-        if let Some(v) = &self.log_dir {
-            t.log_dir = Some(v.clone());
-        }
-        if let Some(v) = self.log_avg {
-            t.log_avg_ms = v;
-        }
-        t.allow_write.extend(self.allow_write.iter().cloned());
-        t.allow_mounted_write.extend(self.allow_mounted_write.iter().cloned());
+        f.apply(&mut c.test);
         for file in &self.spec_file {
             for spec in crate::job::load_specs(file)? {
                 if let Some(had) = c.specs.iter().find(|s| s.name == spec.name) {
@@ -949,8 +801,8 @@ mod tests {
         let (run, profile) = (help("run"), help("profile"));
         let d = crate::config::TestSettings::default();
         for says in [
-            format!("[default: {}s; a job file's own]", d.ramp.as_secs()),
-            format!("[default: {}s; profile: {}s a workload", d.time.as_secs(), profile::TIME.as_secs()),
+            format!("[default: {}]", crate::units::format_duration(d.ramp)),
+            format!("[default: {}]", crate::units::format_duration(d.time)),
             format!("[default: 1; profile: {}]", profile::OUTSTANDING),
             "Workers (threads), each on every target [default: 1]".to_string(),
         ] {

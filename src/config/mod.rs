@@ -15,21 +15,21 @@
 //! ```
 
 use std::str::FromStr;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::EngineKind;
 use crate::model::Storage;
 use crate::spec::AccessSpec;
 pub use crate::trace::replay::{Fit, Replay, Speed};
-use crate::units::{serde_duration, serde_size};
+use crate::units::serde_size;
 
 mod fs;
+mod settings;
 mod study;
 mod test;
 
 pub use fs::{FS_TESTS, FsConfig, FsTest, check_job as check_fs_job};
+pub use settings::{KEYS, Key, TestSettingFlags, TestSettings};
 pub use study::{Curve, Limit, Measure, Precondition, Steady, Steps, StudyConfig, TargetsIn, Value};
 pub use test::{Test, Worker, Workload};
 
@@ -103,126 +103,6 @@ impl Job {
     }
 }
 
-/// The `[test]` section.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TestSettings {
-    /// Run before recording, not recorded.
-    #[serde(with = "serde_duration")]
-    pub ramp: Duration,
-    /// Recorded run time (ignored when `ios` or `bytes` is set).
-    #[serde(with = "serde_duration")]
-    pub time: Duration,
-    /// Stop after this many I/Os in all (no ramp-up; every I/O is recorded).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ios: Option<u64>,
-    /// Stop after this many bytes in all (no ramp-up).
-    #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    /// A test that ends on `ios` or `bytes` stops at this time at the latest (fio's `runtime`
-    /// without `time_based`).
-    #[serde(default, with = "serde_duration::option", skip_serializing_if = "Option::is_none")]
-    pub max_time: Option<Duration>,
-    /// Specifications run one after another, by workers that name none of their own.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub run: Vec<String>,
-    /// I/O engine.
-    pub engine: EngineKind,
-    /// Interval between samples of the time series.
-    #[serde(with = "serde_duration")]
-    pub interval: Duration,
-    /// Content of written data.
-    pub data: DataPattern,
-    /// Size of a test file iogauge creates.
-    #[serde(with = "serde_size")]
-    pub file_size: u64,
-    /// Use the page cache for files (O_DIRECT otherwise).
-    pub buffered: bool,
-    /// Block devices and existing files that may be written although they look in use.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub allow_write: Vec<String>,
-    /// Block devices that may be written although a filesystem on them is mounted (which
-    /// corrupts it): `allow_write` does not cover that.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub allow_mounted_write: Vec<String>,
-    /// Seed of the offset and mix generators (fixed by default, so runs are repeatable).
-    pub seed: u64,
-    /// How rate-limited workers (`rate_iops`) space their I/Os.
-    pub arrivals: Arrivals,
-    /// A cap of I/Os per second over all workers (of every manager), shared evenly among
-    /// them; a worker's own `rate_iops` still applies (the slower pace wins).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_iops: Option<f64>,
-    /// A cap of MB/s (10^6 bytes/s) over all workers, shared evenly as `rate_iops`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_mbps: Option<f64>,
-    /// What a failed I/O does: stop the test there (the default), or be counted and go on.
-    pub on_error: OnError,
-    /// Under MPI, only the first N managers (ranks) run workers; the others wait.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub managers: Option<u32>,
-    /// Under MPI, the longest a manager waits for the others at a meeting point during a
-    /// run before it stops them all.
-    #[serde(with = "serde_duration")]
-    pub sync_timeout: Duration,
-    /// An I/O outstanding this long is given up as timed out (ETIMEDOUT): when a worker
-    /// completes no I/O for this long, the test stops, and the I/Os still in flight then get
-    /// this long again to complete.
-    #[serde(with = "serde_duration")]
-    pub io_timeout: Duration,
-    /// Connections each worker opens to each network target (NBD), its I/Os spread over them
-    /// round-robin: the connections per session of seed 000.
-    #[serde(skip_serializing_if = "is_one")]
-    pub connections: u32,
-    /// How many completions a worker waits for at once (at most the I/Os in flight; fio's
-    /// `iodepth_batch_complete_min`). At 1 each wait ends at the first completion and every I/O
-    /// is stamped as soon as the worker sees it; more saves wake-ups (CPU) but stamps the I/Os
-    /// of a batch with the time of its last, overstating each response time by up to the time
-    /// of `completion_batch - 1` other completions.
-    #[serde(skip_serializing_if = "is_one")]
-    pub completion_batch: u32,
-    /// Spreads each worker's I/Os on targets that cannot take I/O without blocking it (zram)
-    /// over up to this many kernel io-wq threads at once, sent straight to them. Default: none,
-    /// tried on the worker's thread, then served by one io-wq thread at a time (another only
-    /// while one sleeps), as fio's are: a worker takes about one CPU besides its own thread.
-    /// A target found asleep inside its I/Os gets one thread per outstanding I/O whatever this
-    /// says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub io_wq_threads: Option<u32>,
-    /// Stamp every written block with a header and checksum, check every read of a block
-    /// the test wrote, and leave a map of the last writes for `iogauge verify`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub verify: bool,
-    /// Record every write in this directory before it is issued and after it completes
-    /// (implies `verify`), so `iogauge verify --journal DIR` can check a target after a crash.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub journal: Option<std::path::PathBuf>,
-    /// Write every worker's completions into this directory as fio's logs (lat, clat, bw,
-    /// iops), for fio's plotting tools.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub log_dir: Option<std::path::PathBuf>,
-    /// With `log_dir`: one line per window of this many ms and direction (fio's
-    /// log_avg_msec); 0, one line per I/O.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub log_avg_ms: u64,
-    /// The passwords taken out of the targets' URLs ([`Job::without_secrets`]), for their
-    /// logins: never read from a job file nor written to one.
-    #[serde(skip)]
-    pub secrets: crate::net::Secrets,
-}
-
-impl TestSettings {
-    /// Whether written data is verified (`verify`, or a journal).
-    pub fn verifying(&self) -> bool {
-        self.verify || self.journal.is_some()
-    }
-
-    /// Whether the test ends on a count of I/Os or bytes (else at a time).
-    pub fn counted(&self) -> bool {
-        self.ios.is_some() || self.bytes.is_some()
-    }
-}
-
 /// What a failed I/O does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -252,42 +132,6 @@ pub enum Arrivals {
     Uniform,
     /// A Poisson process: exponentially distributed gaps of mean 1/rate.
     Poisson,
-}
-
-impl Default for TestSettings {
-    fn default() -> Self {
-        TestSettings {
-            ramp: Duration::from_secs(1),
-            time: Duration::from_secs(10),
-            ios: None,
-            bytes: None,
-            max_time: None,
-            run: Vec::new(),
-            engine: EngineKind::IoUring,
-            interval: Duration::from_secs(1),
-            data: Content::Random.into(),
-            file_size: 1 << 30,
-            buffered: false,
-            allow_write: Vec::new(),
-            allow_mounted_write: Vec::new(),
-            seed: 0x0106_a09e,
-            arrivals: Arrivals::Uniform,
-            rate_iops: None,
-            rate_mbps: None,
-            on_error: OnError::Stop,
-            managers: None,
-            sync_timeout: Duration::from_secs(60),
-            io_timeout: Duration::from_secs(30),
-            connections: 1,
-            completion_batch: 1,
-            io_wq_threads: None,
-            verify: false,
-            journal: None,
-            log_dir: None,
-            log_avg_ms: 0,
-            secrets: crate::net::Secrets::default(),
-        }
-    }
 }
 
 /// One `[[worker]]` entry.

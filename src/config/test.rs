@@ -3,8 +3,6 @@
 //! conversion, and it validates everything that can be checked without touching a target.
 //! [`Test::to_job`] writes it back as a job that reruns it: what a result document records.
 
-use std::time::Duration;
-
 use super::{ConfigError, DEFAULT_TARGET, Job, Replay, Seg, Storage, TestSettings, WorkerConfig};
 use crate::spec::{AccessSpec, find_builtin};
 
@@ -142,7 +140,7 @@ pub struct Workload {
     pub specs: Vec<AccessSpec>,
 }
 
-fn at(path: Vec<Seg>, message: impl std::fmt::Display) -> ConfigError {
+pub(super) fn at(path: Vec<Seg>, message: impl std::fmt::Display) -> ConfigError {
     ConfigError { path, message: message.to_string() }
 }
 
@@ -365,62 +363,18 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
     Ok((used, workloads, longest))
 }
 
+/// The keys' own checks ([`TestSettings::check_keys`]), then those of keys together.
 fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
+    t.check_keys()?;
     let err = |k, m: &str| Err(at(vec![Seg::Key("test"), Seg::Key(k)], m));
-    if t.ios == Some(0) {
-        return err("ios", "ios = 0: give a positive number of I/Os");
-    }
-    if t.bytes == Some(0) {
-        return err("bytes", "bytes = 0: give a positive size");
-    }
-    if t.ios.is_none() && t.bytes.is_none() && t.time.is_zero() {
+    if !t.counted() && t.time.is_zero() {
         return err("time", "time = 0: give a run time such as 10s");
     }
-    match t.max_time {
-        Some(_) if !t.counted() => {
-            return err(
-                "max_time",
-                "max_time goes with ios or bytes (a timed test ends at its time): give one, or drop max_time",
-            );
-        }
-        Some(m) if m.is_zero() => return err("max_time", "max_time = 0: give a time such as 60s"),
-        _ => {}
-    }
-    if t.interval < Duration::from_millis(10) {
-        return err("interval", "interval must be at least 10ms");
-    }
-    if t.managers == Some(0) {
-        return err("managers", "managers = 0: give at least 1 manager");
-    }
-    if t.io_timeout < Duration::from_millis(10) {
-        return err("io_timeout", "io_timeout must be at least 10ms");
-    }
-    if !(1..=64).contains(&t.connections) {
+    if t.max_time.is_some() && !t.counted() {
         return err(
-            "connections",
-            &format!("connections = {}: give 1 to 64 connections per network target", t.connections),
+            "max_time",
+            "max_time goes with ios or bytes (a timed test ends at its time): give one, or drop max_time",
         );
-    }
-    if t.completion_batch == 0 {
-        return err(
-            "completion_batch",
-            "completion_batch = 0: give 1 (each I/O stamped when it completes) or more (fewer wake-ups)",
-        );
-    }
-    if let Some(n) = t.io_wq_threads.filter(|n| !(1..=4096).contains(n)) {
-        return err("io_wq_threads", &format!("io_wq_threads = {n}: give 1 to 4096 threads per worker"));
-    }
-    if t.sync_timeout < Duration::from_secs(1) {
-        return err("sync_timeout", "sync_timeout must be at least 1s");
-    }
-    for (key, rate) in [("rate_iops", t.rate_iops), ("rate_mbps", t.rate_mbps)] {
-        if let Some(r) = rate.filter(|r| !(*r > 0.0 && r.is_finite())) {
-            return err(key, &format!("{key} = {r}: give a positive rate"));
-        }
-    }
-    // One 4 KiB block: the least a file opened with O_DIRECT on any device can be read in.
-    if t.file_size < 4096 {
-        return err("file_size", "file_size must be at least 4K");
     }
     Ok(())
 }

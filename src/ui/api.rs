@@ -81,6 +81,14 @@ impl Api {
                 "version": env!("CARGO_PKG_VERSION"),
                 "managers": [{ "rank": 0, "host": crate::host::name() }],
             })),
+            (&Method::GET, ["api", "settings"]) => json(
+                &crate::config::KEYS
+                    .iter()
+                    .map(|k| {
+                        serde_json::json!({ "name": k.name, "default": k.default, "summary": k.summary(), "meaning": k.meaning() })
+                    })
+                    .collect::<Vec<_>>(),
+            ),
             (&Method::GET, ["api", "targets"]) => json(&topology::offered()),
             (&Method::POST, ["api", "targets", "inspect"]) => {
                 #[derive(Deserialize)]

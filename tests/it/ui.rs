@@ -393,6 +393,13 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     b.eval(&type_into("t-ramp", "0s"));
     b.eval(&type_into("t-time", "120s"));
     b.eval(&type_into("t-interval", "500ms"));
+    // Every [test] key is in the form (docs/job-file.md's table, config/settings.rs): a number
+    // and a duration typed there reach the job as the command line's flags would set them.
+    let (_, keys) = wb.call("GET", "/api/settings", None);
+    let rows = b.eval("document.querySelectorAll('#settings tbody tr').length").as_u64().unwrap();
+    assert_eq!(rows as usize, keys.as_array().unwrap().len() - 2, "all but run and allow_write");
+    b.eval(&type_into("t-completion_batch", "2"));
+    b.eval(&type_into("t-io_timeout", "45s"));
     b.shot("3-setup");
     b.eval(&click("#start"));
     // The Results Display changes while it runs.
@@ -429,6 +436,10 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     let cli: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(cli["config"]["worker"], ui_doc["config"]["worker"]);
     assert_eq!(cli["config"]["spec"], ui_doc["config"]["spec"]);
+    for doc in [&cli, &ui_doc] {
+        assert_eq!(doc["config"]["test"]["completion_batch"], 2);
+        assert_eq!(doc["config"]["test"]["io_timeout"], "45s");
+    }
     let workers = cli["config"]["worker"].as_array().unwrap();
     assert_eq!(workers.len(), 2);
     assert!(workers.iter().all(|w| w["outstanding"] == 8 && w["targets"] == json!(["null"])), "{workers:?}");

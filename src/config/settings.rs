@@ -1,0 +1,462 @@
+//! The test settings (a job's `[test]` section), each declared once: the entry below is the
+//! job file's key with its doc and default, the command-line flag that sets it (when it has
+//! one) and its check. [`TestSettings`], [`TestSettingFlags`], their `Default`, the flags'
+//! `--help` and the `[test]` table of docs/job-file.md all come from it, so a new setting is
+//! one entry.
+//!
+//! An entry reads:
+//!
+//! ```text
+//! /// Doc: its first paragraph is the flag's short help, all of it the key's meaning.
+//! #[serde(...)]                           // how the key is read and written, if special
+//! key: Type = default, "default as a job file writes it",
+//!     flag(clap's arg options) FlagType => how the flag sets it,
+//!     check |value| is_wrong => ("message naming the key = {value}: and what to give");
+//! ```
+//!
+//! A flag sets its key with `set` (the value given, over the job file's), `some` (an optional
+//! key), `switch` (a flag that turns a `false` key on), `add` (a list the flag's values join),
+//! or a function of the settings and the flag's value for anything else.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Arrivals, ConfigError, Content, DataPattern, OnError, Seg, is_one, is_zero, test::at};
+use crate::engine::EngineKind;
+use crate::units::{parse_duration, parse_size, serde_duration, serde_size};
+
+/// A key of `[test]`: what its docs and `--help` say.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Key {
+    /// The key in a job file, and the id of its flag.
+    pub name: &'static str,
+    /// Its doc, paragraphs split by an empty line.
+    pub doc: &'static str,
+    /// Its default as a job file writes it (`"1s"`), or a word when it has none (`-`).
+    pub default: &'static str,
+}
+
+impl Key {
+    /// The doc's first paragraph on one line: a flag's short help.
+    pub fn summary(&self) -> String {
+        self.paragraphs().next().unwrap_or_default()
+    }
+
+    /// The doc on one line (a table cell).
+    pub fn meaning(&self) -> String {
+        self.paragraphs().collect::<Vec<_>>().join(" ")
+    }
+
+    fn paragraphs(&self) -> impl Iterator<Item = String> + '_ {
+        self.doc.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|p| !p.is_empty())
+    }
+
+    /// A flag's help: the summary, its default, and for `--help` the rest of the doc.
+    fn help(&self, long: bool) -> String {
+        let default = match self.default.trim_matches('"') {
+            "-" | "none" | "all" | "[]" | "false" => String::new(),
+            d => format!(" [default: {d}]"),
+        };
+        // As clap writes a doc comment: the summary without its full stop.
+        let mut help = self.summary().trim_end_matches('.').to_string() + &default;
+        if long {
+            for p in self.paragraphs().skip(1) {
+                help += "\n\n";
+                help += &p;
+            }
+        }
+        help
+    }
+
+    /// The key named `name`.
+    pub fn named(name: &str) -> &'static Key {
+        KEYS.iter().find(|k| k.name == name).expect("a key of KEYS")
+    }
+}
+
+/// How a flag's value sets its key.
+macro_rules! apply {
+    ($t:ident, $flag:expr, $key:ident, set) => {
+        if let Some(v) = &$flag {
+            $t.$key = v.clone();
+        }
+    };
+    ($t:ident, $flag:expr, $key:ident, some) => {
+        if $flag.is_some() {
+            $t.$key = $flag.clone();
+        }
+    };
+    ($t:ident, $flag:expr, $key:ident, switch) => {
+        $t.$key |= $flag;
+    };
+    ($t:ident, $flag:expr, $key:ident, add) => {
+        $t.$key.extend($flag.iter().cloned());
+    };
+    ($t:ident, $flag:expr, $key:ident, ($by:path)) => {
+        $by($t, &$flag)
+    };
+}
+
+macro_rules! settings {
+    (
+        $(
+            $(#[doc = $doc:literal])*
+            $(#[serde($($serde:tt)*)])*
+            $key:ident: $ty:ty = $default:expr, $shown:literal
+            $(, flag($($arg:tt)*) $flag_ty:ty => $apply:tt)?
+            $(, check |$v:ident| $wrong:expr => ($($message:tt)+))?
+            ;
+        )*
+        @not_a_key {
+            $(#[doc = $hdoc:literal])*
+            $hidden:ident: $hidden_ty:ty
+        }
+    ) => {
+        /// The `[test]` section: settings of the whole test (docs/job-file.md).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct TestSettings {
+            $(
+                $(#[doc = $doc])*
+                $(#[serde($($serde)*)])*
+                pub $key: $ty,
+            )*
+            $(#[doc = $hdoc])*
+            #[serde(skip)]
+            pub $hidden: $hidden_ty,
+        }
+
+        impl Default for TestSettings {
+            fn default() -> Self {
+                TestSettings { $($key: $default,)* $hidden: Default::default() }
+            }
+        }
+
+        /// Every key of `[test]`, in the order a job file writes them.
+        pub const KEYS: &[Key] = &[$(Key { name: stringify!($key), doc: concat!($($doc, "\n",)*), default: $shown },)*];
+
+        /// The flags that set `[test]` keys (a flag given wins over a job file's key).
+        #[derive(clap::Args, Debug, Default)]
+        pub struct TestSettingFlags {
+            $($(
+                #[doc = concat!("Sets `", stringify!($key), "`.")]
+                #[arg($($arg)*, help = Key::named(stringify!($key)).help(false),
+                    long_help = Key::named(stringify!($key)).help(true))]
+                pub $key: $flag_ty,
+            )?)*
+        }
+
+        impl TestSettingFlags {
+            /// Sets the keys whose flags are given in `t`.
+            pub fn apply(&self, t: &mut TestSettings) {
+                $($(apply!(t, self.$key, $key, $apply);)?)*
+            }
+        }
+
+        impl TestSettings {
+            /// Each key's own check; the first wrong one, at its key.
+            pub(super) fn check_keys(&self) -> Result<(), ConfigError> {
+                $($(
+                    let $v = &self.$key;
+                    if $wrong {
+                        return Err(at(vec![Seg::Key("test"), Seg::Key(stringify!($key))], format!($($message)+)));
+                    }
+                )?)*
+                Ok(())
+            }
+        }
+    };
+}
+
+settings! {
+    /// Ramp-up before recording (e.g. 2s): run, not recorded.
+    #[serde(with = "serde_duration")]
+    ramp: Duration = Duration::from_secs(1), "\"1s\"",
+        flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => set;
+
+    /// Recorded run time (e.g. 30s, 2m).
+    ///
+    /// A test that ends on `ios` or `bytes` ignores it: `max_time` caps that one (and `--time`
+    /// sets `max_time` then, as fio's `--runtime` caps a job of a given `size`).
+    #[serde(with = "serde_duration")]
+    time: Duration = Duration::from_secs(10), "\"10s\"",
+        flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => (time_or_cap);
+
+    /// Stop after this many I/Os in all (no ramp-up, every I/O recorded; split evenly over
+    /// workers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ios: Option<u64> = None, "-",
+        flag(long, value_name = "N") Option<u64> => some,
+        check |n| *n == Some(0) => ("ios = 0: give a positive number of I/Os");
+
+    /// Stop after this many bytes in all (no ramp-up).
+    #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
+    bytes: Option<u64> = None, "-",
+        flag(long, value_parser = parse_size, value_name = "SIZE") Option<u64> => some,
+        check |n| *n == Some(0) => ("bytes = 0: give a positive size");
+
+    /// With `ios` or `bytes`: stop at this time at the latest, whichever comes first (fio's
+    /// `runtime` without `time_based`).
+    #[serde(default, with = "serde_duration::option", skip_serializing_if = "Option::is_none")]
+    max_time: Option<Duration> = None, "-",
+        check |m| m.is_some_and(|m| m.is_zero()) => ("max_time = 0: give a time such as 60s");
+
+    /// Access specifications run one after another, each giving one entry of `results`, by
+    /// workers that name no `spec` of their own.
+    ///
+    /// An entry is named by what ran: `oltp-8k`, or `oltp-8k+sql-server-log-64k` when a worker
+    /// ran its own beside it. A `run` list (or `--spec`) when every worker names its own `spec`
+    /// is refused: nothing would run it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    run: Vec<String> = Vec::new(), "[]";
+
+    /// I/O engine: `io_uring` or `psync` (one I/O in flight per worker; the result warns).
+    engine: EngineKind = EngineKind::IoUring, "\"io_uring\"",
+        flag(long, value_name = "ENGINE") Option<EngineKind> => set;
+
+    /// Interval of the time series (`intervals`) and of the live line.
+    #[serde(with = "serde_duration")]
+    interval: Duration = Duration::from_secs(1), "\"1s\"",
+        flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => set,
+        check |d| *d < Duration::from_millis(10) => ("interval must be at least 10ms");
+
+    /// Written data: `random` (incompressible), `repeat`, `repeat:0xNN` (every block alike),
+    /// `compress:PCT` (each 4 KiB block is PCT % zeros, the rest random), and with `random` or
+    /// `compress`, `dedupe:PCT`: PCT % of the written 4 KiB blocks repeat an earlier block of the
+    /// worker (`compress:50,dedupe:30`; fio's `buffer_compress_percentage` and
+    /// `dedupe_percentage`).
+    ///
+    /// Every other written block is unlike any other ever written, even when a run rewrites one
+    /// place again: each is made afresh (a random body XORed with a key of its number, and a
+    /// 16-byte stamp of it at its end; about 85 ns per 4 KiB, as fio's `refill_buffers`), so a
+    /// store that dedupes or compresses sees what was asked: zstd over the whole device gives
+    /// (1 - dedupe) x (1 - compress) within 2 % (tests/it/data.rs).
+    data: DataPattern = Content::Random.into(), "\"random\"",
+        flag(long, value_name = "PATTERN") Option<DataPattern> => set;
+
+    /// Size of a test file iogauge creates.
+    ///
+    /// One it made in an earlier run is reused as it is, and a result on one of another size
+    /// says so in `warnings`.
+    #[serde(with = "serde_size")]
+    file_size: u64 = 1 << 30, "\"1G\"",
+        flag(long, value_parser = parse_size, value_name = "SIZE") Option<u64> => set,
+        // One 4 KiB block: the least a file opened with O_DIRECT on any device can be read in.
+        check |n| *n < 4096 => ("file_size must be at least 4K");
+
+    /// Files and block devices through the page cache instead of O_DIRECT (fio's `direct=0`;
+    /// numbers may then come from memory, and the result warns).
+    buffered: bool = false, "false",
+        flag(long) bool => switch;
+
+    /// Devices and existing files that may be written although they hold data (repeatable; see
+    /// Safety in docs/job-file.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    allow_write: Vec<String> = Vec::new(), "[]",
+        flag(long, value_name = "PATH") Vec<String> => add;
+
+    /// Block devices that may be written although a filesystem on them is mounted, which
+    /// corrupts that filesystem (repeatable; fio's `allow_mounted_write`): `allow_write` does
+    /// not cover that.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    allow_mounted_write: Vec<String> = Vec::new(), "[]",
+        flag(long, value_name = "DEV") Vec<String> => add;
+
+    /// Seed of the offset and mix generators: the same seed gives the same I/O sequence, and
+    /// the default is fixed, so runs are repeatable.
+    seed: u64 = 0x0106_a09e, "17211550",
+        flag(long, value_name = "N") Option<u64> => set;
+
+    /// Spacing of rate-limited workers' I/Os: `uniform` (1/rate apart) or `poisson`
+    /// (exponential gaps of mean 1/rate).
+    arrivals: Arrivals = Arrivals::Uniform, "\"uniform\"";
+
+    /// A cap of I/Os per second over all workers (every manager's under MPI), shared evenly
+    /// among them (an open loop).
+    ///
+    /// Each worker runs at its share, or at its own `rate_iops`/`rate_mbps` if slower (a worker
+    /// that cannot reach its share does not pass it on: the table then says the rate was not
+    /// reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rate_iops: Option<f64> = None, "-",
+        flag(id = "total_rate_iops", long = "total-rate-iops", value_name = "N") Option<f64> => some,
+        check |r| r.is_some_and(|r| !(r > 0.0 && r.is_finite())) => ("rate_iops = {}: give a positive rate", r.unwrap_or_default());
+
+    /// A cap of MB/s (10^6 bytes/s) over all workers, shared evenly among them as `rate_iops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rate_mbps: Option<f64> = None, "-",
+        flag(id = "total_rate_mbps", long = "total-rate-mbps", value_name = "N") Option<f64> => some,
+        check |r| r.is_some_and(|r| !(r > 0.0 && r.is_finite())) => ("rate_mbps = {}: give a positive rate", r.unwrap_or_default());
+
+    /// What a failed I/O does: `stop` the test there (the result keeps the I/Os before it and
+    /// `first_error`), or `continue` (counted per target and errno).
+    on_error: OnError = OnError::Stop, "\"stop\"",
+        flag(long, value_name = "stop|continue") Option<OnError> => set;
+
+    /// Under MPI, only the first N managers (ranks 0..N-1) run workers; the others wait
+    /// (docs/many-hosts.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    managers: Option<u32> = None, "all",
+        check |n| *n == Some(0) => ("managers = 0: give at least 1 manager");
+
+    /// Under MPI, the longest a manager waits for the others at a meeting point during a run
+    /// before it stops them all.
+    #[serde(with = "serde_duration")]
+    sync_timeout: Duration = Duration::from_secs(60), "\"60s\"",
+        flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => set,
+        check |d| *d < Duration::from_secs(1) => ("sync_timeout must be at least 1s");
+
+    /// Give up an I/O outstanding this long (ETIMEDOUT); a test where a worker completes no I/O
+    /// for this long stops.
+    ///
+    /// The I/Os still in flight this long after the stop are given up as errors on their
+    /// target; a network target's server gets this long to answer a connection.
+    #[serde(with = "serde_duration")]
+    io_timeout: Duration = Duration::from_secs(30), "\"30s\"",
+        flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => set,
+        check |d| *d < Duration::from_millis(10) => ("io_timeout must be at least 10ms");
+
+    /// Connections each worker opens to each network target (`nbd://`; `iscsi://`: sessions),
+    /// its I/Os spread over them round-robin: the connections per session of seed 000.
+    #[serde(skip_serializing_if = "is_one")]
+    connections: u32 = 1, "1",
+        flag(long, value_name = "N") Option<u32> => set,
+        check |n| !(1..=64).contains(n) => ("connections = {n}: give 1 to 64 connections per network target");
+
+    /// Completions a worker waits for at once (at most those in flight; fio's
+    /// `iodepth_batch_complete_min`).
+    ///
+    /// At 1 every I/O is stamped when the worker first sees it, its response time its own; N
+    /// saves wake-ups (CPU per I/O) and overstates a response time by up to N - 1 other
+    /// completions' time, which the result's `warnings` says.
+    #[serde(skip_serializing_if = "is_one")]
+    completion_batch: u32 = 1, "1",
+        flag(long, value_name = "N") Option<u32> => set,
+        check |n| *n == 0 => ("completion_batch = 0: give 1 (each I/O stamped when it completes) or more (fewer wake-ups)");
+
+    /// Spread each worker's I/Os on targets that cannot take I/O without blocking the worker
+    /// (zram) over up to N of the kernel's io-wq threads at once, sent straight to them: more
+    /// CPUs per worker.
+    ///
+    /// By default such I/Os are tried on the worker's thread, then served by one io-wq thread
+    /// at a time (another only while one sleeps), as fio's are. A worker's `cpus` hold its
+    /// io-wq threads to the same CPUs. A target found asleep inside its I/Os (FUSE, a network
+    /// block device) gets one io-wq thread per outstanding I/O either way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    io_wq_threads: Option<u32> = None, "none",
+        flag(long, value_name = "N") Option<u32> => some,
+        check |n| n.is_some_and(|n| !(1..=4096).contains(&n)) => ("io_wq_threads = {}: give 1 to 4096 threads per worker", n.unwrap_or_default());
+
+    /// Verify data: stamp every written block with a header and CRC-32C, check every read of a
+    /// block the test wrote, and leave a map of the last writes for `iogauge verify`
+    /// (docs/safety-and-trust.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    verify: bool = false, "false",
+        flag(long) bool => switch;
+
+    /// Record every write in this directory, durably, before it is issued and after it
+    /// completes, for `iogauge verify --journal DIR` after a crash (implies `verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    journal: Option<PathBuf> = None, "none",
+        flag(long, value_name = "DIR") Option<PathBuf> => some;
+
+    /// Write every worker's completions into this directory as fio's logs
+    /// (`NAME_lat/clat/bw/iops.N.log`; docs/interop.md), for fio's plotting tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_dir: Option<PathBuf> = None, "none",
+        flag(long, value_name = "DIR") Option<PathBuf> => some;
+
+    /// With `log_dir`: one line per window of this many ms and direction (fio's
+    /// `log_avg_msec`); 0, one line per I/O.
+    #[serde(skip_serializing_if = "is_zero")]
+    log_avg_ms: u64 = 0, "0",
+        flag(long = "log-avg", value_name = "MS", requires = "log_dir") Option<u64> => set;
+
+    @not_a_key {
+        /// The passwords taken out of the targets' URLs ([`super::Job::without_secrets`]), for
+        /// their logins: never read from a job file nor written to one.
+        secrets: crate::net::Secrets
+    }
+}
+
+impl TestSettings {
+    /// Whether written data is verified (`verify`, or a journal).
+    pub fn verifying(&self) -> bool {
+        self.verify || self.journal.is_some()
+    }
+
+    /// Whether the test ends on a count of I/Os or bytes (else at a time).
+    pub fn counted(&self) -> bool {
+        self.ios.is_some() || self.bytes.is_some()
+    }
+}
+
+/// `--time`: the run time, or with a count to end on (a fio job's `size`), the cap of it, as
+/// fio's `--runtime` is, rather than go unheard.
+fn time_or_cap(t: &mut TestSettings, flag: &Option<Duration>) {
+    if let Some(v) = *flag {
+        match t.counted() {
+            true => t.max_time = Some(v),
+            false => t.time = v,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each key's default as its docs and `--help` show it is the value the code uses: read as
+    /// a job file's `[test]` key it gives the default settings; a word instead (`-`, `none`,
+    /// `all`) stands for a key that is not set by default.
+    #[test]
+    fn the_defaults_shown_are_the_defaults() {
+        let written = toml::Value::try_from(TestSettings::default()).unwrap();
+        for k in KEYS {
+            let read: Result<super::super::Job, _> = toml::from_str(&format!("[test]\n{} = {}", k.name, k.default));
+            match read {
+                Ok(job) => assert_eq!(job.test, TestSettings::default(), "{} = {}", k.name, k.default),
+                Err(_) => {
+                    assert!(["-", "none", "all"].contains(&k.default), "{}: {} is not TOML", k.name, k.default);
+                    assert!(written.get(k.name).is_none(), "{} has a default but shows {}", k.name, k.default);
+                }
+            }
+        }
+    }
+
+    /// The `[test]` table of docs/job-file.md is the keys' own: their docs, defaults and flags
+    /// (`IOGAUGE_BLESS=1 cargo test --lib settings` writes it after a change).
+    #[test]
+    fn the_job_file_docs_list_every_key_as_declared() {
+        use clap::Args;
+        let flags = TestSettingFlags::augment_args(clap::Command::new("flags"));
+        let mut table = String::from("| key | default | flag | meaning |\n| --- | --- | --- | --- |\n");
+        for k in KEYS {
+            assert!(!k.summary().is_empty(), "{} has no doc", k.name);
+            let default = match k.default {
+                "-" | "none" | "all" => k.default.to_string(),
+                d => format!("`{d}`"),
+            };
+            let flag =
+                flags.get_arguments().find(|a| a.get_id() == k.name || a.get_id() == &*format!("total_{}", k.name));
+            let flag = flag.and_then(|a| a.get_long()).map(|l| format!("`--{l}`")).unwrap_or_default();
+            table += &format!("| `{}` | {default} | {flag} | {} |\n", k.name, k.meaning());
+        }
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/job-file.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let (begin, end) =
+            ("<!-- the [test] keys: made from src/config/settings.rs -->\n", "<!-- end of the [test] keys -->");
+        let start = doc.find(begin).expect("the [test] table's first mark") + begin.len();
+        let stop = doc.find(end).expect("the [test] table's last mark");
+        if std::env::var_os("IOGAUGE_BLESS").is_some() {
+            std::fs::write(path, format!("{}{table}{}", &doc[..start], &doc[stop..])).unwrap();
+        } else {
+            assert!(
+                doc[start..stop] == table,
+                "docs/job-file.md's [test] table is not the keys' (IOGAUGE_BLESS=1 cargo test --lib settings):\n{table}"
+            );
+        }
+    }
+}
