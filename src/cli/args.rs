@@ -268,23 +268,21 @@ impl WorkerFlags {
     }
 }
 
-/// Where results go.
+/// Where a document goes: the outputs of a run and of a study alike.
 #[derive(Args, Debug, Default)]
-pub struct OutputFlags {
-    /// Write the result document (JSON); `-` for stdout, which then holds nothing else.
+pub struct DocumentFlags {
+    /// Write the document (JSON): a run's result, or a study's, rewritten after every point;
+    /// `-` for stdout, which then holds nothing else.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV row per workload (the columns of a study's --csv); `-` for stdout.
+    /// Write one CSV row per workload (a study's: per point and workload); `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Write Iometer's results file (CSV, as Iometer 1.1 writes it), for spreadsheets and
-    /// scripts made for Iometer; `-` for stdout.
+    /// Write Iometer's results file (CSV, as Iometer 1.1 writes it; a study as a cycling test,
+    /// a `'Results` group per run of each point), for spreadsheets and scripts made for
+    /// Iometer; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub iometer_csv: Option<PathBuf>,
-    /// Write the result in the shape of fio's --output-format=json (a job per worker), for
-    /// tools made for fio; `-` for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub fio_json: Option<PathBuf>,
     /// No live line and no table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -292,11 +290,52 @@ pub struct OutputFlags {
     /// Watching it while it runs.
     pub live: LiveFlags,
     #[command(flatten)]
+    /// Where it is saved.
+    pub history: history::SaveFlags,
+}
+
+impl DocumentFlags {
+    /// Where the document goes, and no other output.
+    fn destinations(&self) -> Destinations<'_> {
+        Destinations {
+            json: self.json.as_ref(),
+            csv: self.csv.as_ref(),
+            iometer_csv: self.iometer_csv.as_ref(),
+            fio_json: None,
+            fio_dir: None,
+            iozone_csv: None,
+            history: &self.history,
+            quiet: self.quiet,
+            live: &self.live,
+            detail: Default::default(),
+        }
+    }
+}
+
+/// Where a run's results go.
+#[derive(Args, Debug, Default)]
+pub struct OutputFlags {
+    #[command(flatten)]
+    /// Its document, table and live outputs.
+    pub document: DocumentFlags,
+    /// Write the result in the shape of fio's --output-format=json (a job per worker), for
+    /// tools made for fio; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub fio_json: Option<PathBuf>,
+    #[command(flatten)]
     /// The table's rows.
     pub detail: history::DetailFlag,
-    #[command(flatten)]
-    /// Where the run is saved.
-    pub history: history::SaveFlags,
+}
+
+impl OutputFlags {
+    /// Where a run's results go.
+    pub(super) fn destinations(&self) -> Destinations<'_> {
+        Destinations {
+            fio_json: self.fio_json.as_ref(),
+            detail: self.detail.detail.unwrap_or_default(),
+            ..self.document.destinations()
+        }
+    }
 }
 
 /// The flags that say where results go.
@@ -434,16 +473,9 @@ pub struct StudyArgs {
 /// Where a study's results go (`study`, `fs`).
 #[derive(Args, Debug)]
 pub struct StudyOutputs {
-    /// Write the study document (JSON), rewritten after every point; `-` for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one CSV row per point and workload; `-` for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write the study as Iometer writes a cycling test: one results file, a `'Results` group
-    /// per run of each point, for spreadsheets made for Iometer; `-` for stdout.
-    #[arg(long, value_name = "FILE")]
-    pub iometer_csv: Option<PathBuf>,
+    #[command(flatten)]
+    /// Its document, table and live outputs.
+    pub document: DocumentFlags,
     /// Write a fio JSON document per point and specification into DIR (made if missing), for
     /// fio-plot's graphs over queue depth and jobs.
     #[arg(long, value_name = "DIR")]
@@ -452,15 +484,6 @@ pub struct StudyOutputs {
     /// figure, tests by thread counts, kB/s) as CSV; `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub iozone_csv: Option<PathBuf>,
-    /// No live line and no table.
-    #[arg(long, short)]
-    pub quiet: bool,
-    #[command(flatten)]
-    /// Watching it while it runs.
-    pub live: LiveFlags,
-    #[command(flatten)]
-    /// Where the study is saved.
-    pub history: history::SaveFlags,
 }
 
 /// `iogauge fs`.
@@ -543,16 +566,9 @@ impl StudyOutputs {
     /// Where a study's results go.
     pub(super) fn destinations(&self) -> Destinations<'_> {
         Destinations {
-            json: self.json.as_ref(),
-            csv: self.csv.as_ref(),
-            iometer_csv: self.iometer_csv.as_ref(),
             iozone_csv: self.iozone_csv.as_ref(),
-            fio_json: None,
             fio_dir: self.fio_json.as_ref(),
-            history: &self.history,
-            quiet: self.quiet,
-            live: &self.live,
-            detail: Default::default(),
+            ..self.document.destinations()
         }
     }
 }

@@ -25,7 +25,6 @@ use crate::plan;
 use crate::run;
 use crate::spec;
 use crate::study;
-use args::Destinations;
 use exports::Outputs;
 
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
@@ -60,18 +59,7 @@ pub(super) fn run_and_write(
     test: Test,
     out: &OutputFlags,
 ) -> Result<crate::result::ResultDoc> {
-    let to = Destinations {
-        json: out.json.as_ref(),
-        csv: out.csv.as_ref(),
-        iometer_csv: out.iometer_csv.as_ref(),
-        iozone_csv: None,
-        fio_json: out.fio_json.as_ref(),
-        fio_dir: None,
-        history: &out.history,
-        quiet: out.quiet,
-        live: &out.live,
-        detail: out.detail.detail.unwrap_or_default(),
-    };
+    let to = out.destinations();
     let mut exports = Outputs::open(group, to, test.settings.log_dir.as_ref())?;
     let prep = plan::prepare_for(group, test)?;
     if group.leads() {

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::args::{CaptureArgs, DistilArgs, FitFlag, OutputFlags, ReplayArgs};
+use super::args::{CaptureArgs, DistilArgs, DocumentFlags, FitFlag, OutputFlags, ReplayArgs};
 use crate::config::{Fit, Job, Replay, Speed, Test, WorkerConfig};
 use crate::error::{Result, runtime};
 use crate::format::thousands;
@@ -167,7 +167,7 @@ pub fn distil(a: &DistilArgs) -> Result<i32> {
 
 /// `--check`: the replay at the trace's times and the distilled job on one target.
 fn check(a: &DistilArgs, target: &str, mut job: Job, d: &Distilled) -> Result<i32> {
-    let quiet = OutputFlags { quiet: true, ..OutputFlags::default() };
+    let quiet = OutputFlags { document: DocumentFlags { quiet: true, ..Default::default() }, ..OutputFlags::default() };
     let group = crate::managers::join(crate::config::TestSettings::default().sync_timeout)?;
     let mut replay = replay_job(&a.trace, target, Speed::Times(1.0), Fit::None, None, &d.summary);
     for j in [&mut replay, &mut job] {
