@@ -445,6 +445,58 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     assert!(workers.iter().all(|w| w["outstanding"] == 8 && w["targets"] == json!(["null"])), "{workers:?}");
 }
 
+/// JavaScript that drags the element `from` onto `to` (selectors) as a user's mouse does:
+/// dragstart on the one, dragover and drop on the other, with one DataTransfer.
+fn drag(from: &str, to: &str) -> String {
+    format!(
+        "(() => {{ const dt = new DataTransfer(); const a = document.querySelector({from:?}), b = document.querySelector({to:?}); \
+         const ev = (t) => new DragEvent(t, {{ dataTransfer: dt, bubbles: true, cancelable: true }}); \
+         a.dispatchEvent(ev('dragstart')); const over = !b.dispatchEvent(ev('dragover')); b.dispatchEvent(ev('drop')); \
+         a.dispatchEvent(ev('dragend')); return over; }})()"
+    )
+}
+
+#[test]
+fn workers_get_targets_and_specifications_by_dragging() {
+    let wb = Workbench::start("ui-drag");
+    let file = wb.dir.join("drag.tst");
+    std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-drag"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    b.eval(&click("#add-worker"));
+    // A file offered as a target (added to worker 2, the selected one), then dragged onto
+    // worker 1; the null target dragged onto the manager goes to every worker.
+    b.eval(&type_into("other-target", file.to_str().unwrap()));
+    b.eval(&click("#add-target"));
+    b.until(
+        &format!("!!document.querySelector('#targets input[data-path=\"{}\"]')", file.display()),
+        Duration::from_secs(30),
+    );
+    b.eval("(() => { job.worker[0].targets = []; job.worker[1].targets = []; drawWorker(); return true; })()");
+    let row = |path: &str| format!("#targets tr:has(input[data-path=\"{path}\"])");
+    assert_eq!(
+        b.eval(&drag(&row(file.to_str().unwrap()), "#tree .worker:nth-of-type(2)")),
+        json!(true),
+        "a worker takes a target"
+    );
+    assert_eq!(b.eval(&drag(&row("null"), "#tree .manager")), json!(true));
+    // Specifications: onto the test's list, and onto worker 2 (its own).
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval("(() => { job.test.run = []; drawSpecs(); return true; })()");
+    assert_eq!(b.eval(&drag("#spec-list div[data-name='web-server']", "#run-list")), json!(true));
+    assert_eq!(b.eval(&drag("#spec-list div[data-name='oltp-8k']", "#spec-workers div:nth-child(2)")), json!(true));
+    // A specification is not a target: the tree refuses it.
+    assert_eq!(b.eval(&drag("#spec-list div[data-name='oltp-8k']", "#tree .manager")), json!(false));
+    let job = b.eval("JSON.stringify(job)");
+    let job: Value = serde_json::from_str(job.as_str().unwrap()).unwrap();
+    let f = file.to_str().unwrap();
+    assert_eq!(job["worker"][0]["targets"], json!([f, "null"]), "{job}");
+    assert_eq!(job["worker"][1]["targets"], json!(["null"]), "{job}");
+    assert_eq!(job["test"]["run"], json!(["web-server"]), "{job}");
+    assert_eq!(job["worker"][1]["spec"], "oltp-8k", "{job}");
+    assert!(job["worker"][0].get("spec").is_none(), "{job}");
+}
+
 #[test]
 fn a_device_holding_ext4_is_written_from_the_page_only_once_its_name_is_typed() {
     let dev = LoopDev::new(64 << 20);
@@ -537,4 +589,21 @@ fn a_seeds_study_is_set_up_from_the_page_without_a_job_file() {
     let file = wb.dir.join("seed001.toml");
     std::fs::write(&file, toml.as_str().unwrap()).unwrap();
     ok(&["convert", file.to_str().unwrap()]);
+    // And it runs from the page to its end: every specification's search on the worker's
+    // target (null: 13 points each, up to 4096 outstanding), short points set in Test Setup.
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval(&type_into("t-ramp", "0s"));
+    b.eval(&type_into("t-time", "200ms"));
+    b.eval(&click("#start"));
+    b.until(&format!("{}.includes('point')", text("r-study")), Duration::from_secs(60));
+    b.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(300));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 0"), "{}", b.eval(&text("messages")));
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(30));
+    let final_text = b.eval(&text("final"));
+    let hid: i64 = final_text.as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
+    let (_, doc) = wb.call("GET", &format!("/api/history/{hid}"), None);
+    let searches = doc["searches"].as_array().unwrap();
+    assert_eq!(searches.len(), 9, "one search per specification of seed 001");
+    assert!(searches.iter().all(|s| s["answer"].as_str().unwrap().contains("IOPS")), "{searches:?}");
+    assert_eq!(doc["config"]["test"]["time"], "200ms");
 }
