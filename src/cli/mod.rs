@@ -278,7 +278,8 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Ui { listen, db } => {
             let listen = crate::http::parse_addr("--listen", &listen)?;
             interrupt::stop_on_interrupt();
-            crate::ui::serve(crate::ui::Options { listen, db }, &interrupt::requested)?;
+            let group = managers::join(crate::config::TestSettings::default().sync_timeout)?;
+            crate::ui::serve(crate::ui::Options { listen, db }, &interrupt::requested, group.as_ref())?;
             Ok(0)
         }
         Command::Specs { name } => {

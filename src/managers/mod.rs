@@ -114,6 +114,17 @@ pub fn matches(pattern: &str, name: &str) -> bool {
 const LAUNCHERS: [(&str, &str); 3] =
     [("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMIX_RANK", "PMIX_SIZE"), ("PMI_RANK", "PMI_SIZE")];
 
+/// The environment variables by which a launcher makes this process one rank of a job (those
+/// of [`LAUNCHERS`] and the rest of their families): a child that must run alone, as the
+/// workbench's runs do, is started without them.
+pub fn launcher_vars() -> Vec<std::ffi::OsString> {
+    const FAMILIES: [&str; 3] = ["OMPI_", "PMIX_", "PMI_"];
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|n| n.to_str().is_some_and(|n| FAMILIES.iter().any(|f| n.starts_with(f))))
+        .collect()
+}
+
 /// This process's rank, if a launcher started it.
 pub fn launched_rank() -> Option<u32> {
     LAUNCHERS.iter().find_map(|(rank, _)| std::env::var(rank).ok()?.parse().ok())

@@ -13,13 +13,15 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::run::{Kind, Runs};
-use super::topology;
-use crate::config::Job;
+use super::topology::{self, ManagerView};
+use crate::config::{Job, Test};
 use crate::document::Document;
 use crate::error::{Error, Result, input};
 use crate::history::{self, Filter, History};
 use crate::http::{Handler, Reply, reply};
 use crate::import::{Format, Import, fio, icf};
+use crate::managers::Manager;
+use crate::plan::Share;
 
 /// The page: its markup, styles and script, inline.
 const PAGE: &str = include_str!("page.html");
@@ -29,14 +31,57 @@ pub struct Api {
     token: String,
     db: Option<PathBuf>,
     runs: Runs,
+    /// Every manager, by rank; this one (the lead) is the first.
+    managers: Vec<ManagerView>,
 }
 
 impl Api {
     /// The answers for the token `token`, the history `db` (None: the default one), starting
-    /// runs of the binary `exe`.
-    pub fn new(token: String, db: Option<PathBuf>, exe: PathBuf) -> Api {
+    /// runs of the binary `exe`, showing `managers`.
+    pub fn new(token: String, db: Option<PathBuf>, exe: PathBuf, managers: Vec<ManagerView>) -> Api {
         let runs = Runs::new(exe, db.clone());
-        Api { token, db, runs }
+        Api { token, db, runs, managers }
+    }
+
+    /// The targets manager `rank` offers: this host's as they are now, another's as it
+    /// described them when the workbench started.
+    fn targets_of(&self, rank: u32) -> Result<Vec<topology::Offered>> {
+        match self.managers.iter().find(|m| m.rank == rank) {
+            Some(_) if rank == 0 => Ok(topology::offered()),
+            Some(m) => Ok(m.targets.clone()),
+            None => Err(input(format!("no manager {rank}: the workbench has {} (ranks from 0)", self.managers.len()))),
+        }
+    }
+
+    /// Refuses a job that would run workers on a manager other than this one: a run of the
+    /// workbench is a child process of this host (one manager). A test of several managers
+    /// runs under mpirun, which the page's saved job is for.
+    fn runs_here(&self, job: &Job) -> Result<()> {
+        if self.managers.len() < 2 {
+            return Ok(());
+        }
+        let all: Vec<Manager> = self.managers.iter().map(|m| Manager { rank: m.rank, host: m.host.clone() }).collect();
+        let elsewhere: Vec<String> = match Test::from_job(job) {
+            Ok(test) => all
+                .iter()
+                .skip(1)
+                .filter(|m| !Share::of(&test, m, &all).workers.is_empty())
+                .map(|m| m.to_string())
+                .collect(),
+            // The run refuses it, as the command line does.
+            Err(_) => Vec::new(),
+        };
+        let cycles = job.study.as_ref().is_some_and(|s| s.managers.is_some());
+        if elsewhere.is_empty() && !cycles {
+            return Ok(());
+        }
+        Err(input(format!(
+            "this job runs workers on {} too; the workbench runs a test on this host (rank 0) alone: save the job \
+             (Job, Save) and run it with mpirun -np {} iogauge run job.toml (docs/many-hosts.md), or give its \
+             workers rank 0",
+            if cycles { "every manager a study point asks for".to_string() } else { elsewhere.join(", ") },
+            self.managers.len()
+        )))
     }
 
     /// Stops the run going, if any, and lets it save.
@@ -79,7 +124,7 @@ impl Api {
                 "host": crate::host::name(),
                 "cpus": std::thread::available_parallelism().map_or(1, |n| n.get()),
                 "version": env!("CARGO_PKG_VERSION"),
-                "managers": [{ "rank": 0, "host": crate::host::name() }],
+                "managers": self.managers.iter().map(|m| serde_json::json!({ "rank": m.rank, "host": m.host, "cpus": m.cpus })).collect::<Vec<_>>(),
             })),
             (&Method::GET, ["api", "settings"]) => json(
                 &crate::config::KEYS
@@ -89,7 +134,9 @@ impl Api {
                     })
                     .collect::<Vec<_>>(),
             ),
-            (&Method::GET, ["api", "targets"]) => json(&topology::offered()),
+            (&Method::GET, ["api", "targets"]) => {
+                json(&self.targets_of(query(head, "rank").map_or(Ok(0), |r| number(&r))? as u32)?)
+            }
             (&Method::POST, ["api", "targets", "inspect"]) => {
                 #[derive(Deserialize)]
                 struct Ask {
@@ -146,6 +193,7 @@ impl Api {
                 }
                 let text = parse::<Start>(body)?.job;
                 let job = checked(&text)?;
+                self.runs_here(&job)?;
                 let kind = if job.study.is_some() || job.fs.is_some() { Kind::Study } else { Kind::Run };
                 let id = self.runs.start(kind, text).map_err(|e| match e {
                     Error::Input(m) => Failure::Status(StatusCode::CONFLICT, m),

@@ -114,6 +114,10 @@ impl Runs {
         if let Some(db) = &self.db {
             cmd.arg("--db").arg(db);
         }
+        // One manager, this host, even when the workbench is a rank of an MPI job.
+        for var in crate::managers::launcher_vars() {
+            cmd.env_remove(var);
+        }
         // A group of its own: Ctrl-C at the workbench's terminal reaches the workbench, which
         // asks the run to stop once (a second SIGINT would give up the I/Os in flight).
         let mut child = cmd

@@ -3,18 +3,18 @@
 //! see on it (mounted, signatures libblkid finds, holders, other users), probed as a write
 //! would be, writing nothing.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::targets::{self, TargetInfo, safety};
 
 /// One target the page offers.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Offered {
     /// The path to give as a target.
     pub path: String,
     /// `block`, `null`.
-    pub kind: &'static str,
+    pub kind: String,
     /// Its size (bytes).
     pub size_bytes: u64,
     /// Its model, or what backs it.
@@ -26,11 +26,37 @@ pub struct Offered {
     pub read_only: bool,
 }
 
+/// One manager as the page shows it (Iometer's topology): its rank, host, CPUs, and the
+/// targets it offered when the workbench started.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ManagerView {
+    /// Its MPI rank (0 alone).
+    pub rank: u32,
+    /// Its host name.
+    pub host: String,
+    /// The CPUs it may use.
+    pub cpus: usize,
+    /// What it offers as targets.
+    pub targets: Vec<Offered>,
+}
+
+impl ManagerView {
+    /// This process's manager, as `group` numbers it.
+    pub fn mine(group: &dyn crate::managers::Group) -> ManagerView {
+        ManagerView {
+            rank: group.me().rank,
+            host: group.me().host.clone(),
+            cpus: crate::placement::usable_cpus().len(),
+            targets: offered(),
+        }
+    }
+}
+
 /// The null target, then every block device and partition of a non-zero size, by name.
 pub fn offered() -> Vec<Offered> {
     let mut out = vec![Offered {
         path: targets::NULL.into(),
-        kind: "null",
+        kind: "null".into(),
         size_bytes: 0,
         model: "null target: no I/O, for the engine's own cost".into(),
         holds: Vec::new(),
@@ -51,7 +77,7 @@ pub fn offered() -> Vec<Offered> {
 
 fn block(info: TargetInfo, read_only: bool) -> Offered {
     let holds = safety::block_holds(&info).unwrap_or_else(|e| vec![e.to_string()]);
-    Offered { path: info.path, kind: "block", size_bytes: info.size, model: info.model, holds, read_only }
+    Offered { path: info.path, kind: "block".into(), size_bytes: info.size, model: info.model, holds, read_only }
 }
 
 /// Block devices and their partitions as sysfs names them, each with whether it is read-only.
@@ -85,5 +111,12 @@ pub fn inspect(path: &str) -> Result<Offered> {
         Ok(()) => Vec::new(),
         Err(e) => vec![e.to_string()],
     };
-    Ok(Offered { path: info.path, kind, size_bytes: info.size, model: info.model, holds, read_only: false })
+    Ok(Offered {
+        path: info.path,
+        kind: kind.into(),
+        size_bytes: info.size,
+        model: info.model,
+        holds,
+        read_only: false,
+    })
 }

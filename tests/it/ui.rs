@@ -26,12 +26,25 @@ struct Workbench {
 
 impl Workbench {
     fn start(tag: &str) -> Workbench {
+        Workbench::start_by(tag, None)
+    }
+
+    /// A workbench started by `mpirun -np RANKS` when `ranks` is given.
+    fn start_by(tag: &str, ranks: Option<usize>) -> Workbench {
         let dir = scratch(tag);
         let db = dir.join("history.sqlite");
-        let mut child = command_in(&dir, &["ui", "--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let args = ["ui", "--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()];
+        let mut cmd = match ranks {
+            None => command_in(&dir, &args),
+            Some(n) => {
+                let mut c = Command::new("mpirun");
+                c.args(["--allow-run-as-root", "--oversubscribe", "-np", &n.to_string(), bin()])
+                    .args(args)
+                    .current_dir(&dir);
+                c
+            }
+        };
+        let mut child = cmd.stdin(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let (tx, rx) = mpsc::channel();
         let err = child.stderr.take().unwrap();
         std::thread::spawn(move || {
@@ -235,10 +248,13 @@ impl Browser {
             .arg(format!("--user-data-dir={}", profile.display()))
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: dup2 is async-signal-safe; the descriptors are open in the parent.
+        // SAFETY: fcntl and dup2 are async-signal-safe; the descriptors are open in the parent.
         unsafe {
             c.pre_exec(move || {
-                if libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
+                // Copied above 10 first: a pipe end that is already 3 or 4 keeps its
+                // close-on-exec through dup2 onto itself, and one could overwrite the other.
+                let (r, w) = (libc::fcntl(r, libc::F_DUPFD, 10), libc::fcntl(w, libc::F_DUPFD, 10));
+                if r < 0 || w < 0 || libc::dup2(r, 3) < 0 || libc::dup2(w, 4) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
@@ -495,6 +511,58 @@ fn workers_get_targets_and_specifications_by_dragging() {
     assert_eq!(job["test"]["run"], json!(["web-server"]), "{job}");
     assert_eq!(job["worker"][1]["spec"], "oltp-8k", "{job}");
     assert!(job["worker"][0].get("spec").is_none(), "{job}");
+}
+
+/// Under mpirun every rank is a manager the page shows with its targets; a run of the
+/// workbench is this host's (a child process), so a job placing workers on another rank is
+/// refused with the command that runs it, and one on rank 0 runs.
+#[cfg(feature = "mpi")]
+#[test]
+fn under_mpirun_every_rank_is_a_manager() {
+    let wb = Workbench::start_by("ui-mpi", Some(2));
+    let (code, host) = wb.call("GET", "/api/host", None);
+    assert_eq!(code, 200, "{host}");
+    let ranks: Vec<u64> = host["managers"].as_array().unwrap().iter().map(|m| m["rank"].as_u64().unwrap()).collect();
+    assert_eq!(ranks, [0, 1], "{host}");
+    let (code, targets) = wb.call("GET", "/api/targets?rank=1", None);
+    assert_eq!(code, 200, "{targets}");
+    assert!(targets.as_array().unwrap().iter().any(|t| t["path"] == "null"), "{targets}");
+    // Each rank listed its devices in turn: none saw another rank's momentary open as a user.
+    let ranks: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("status")).ok())
+        .filter(|st| st.lines().any(|l| l.split_whitespace().eq(["PPid:", &wb.child.id().to_string()])))
+        .filter_map(|st| st.lines().find_map(|l| l.strip_prefix("Pid:")).map(|p| format!("process {} ", p.trim())))
+        .collect();
+    assert_eq!(ranks.len(), 2, "mpirun's two ranks");
+    assert!(!targets.to_string().contains(&ranks[0]) && !targets.to_string().contains(&ranks[1]), "{targets}");
+    let (code, none) = wb.call("GET", "/api/targets?rank=2", None);
+    assert_eq!((code, none.to_string().contains("no manager 2")), (400, true), "{none}");
+    let job = |rank: u32| {
+        format!(
+            "[test]\nramp = \"0s\"\ntime = \"1s\"\nrun = [\"oltp-8k\"]\n[[worker]]\nranks = [{rank}]\ntargets = [\"null\"]\n"
+        )
+    };
+    let (code, refused) = wb.call("POST", "/api/runs", Some(&json!({ "job": job(1) })));
+    assert_eq!(code, 400, "{refused}");
+    assert!(refused.to_string().contains("mpirun -np 2 iogauge run"), "{refused}");
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job(0) })));
+    assert_eq!(code, 202, "{started}");
+    let ended = wb.ended(started["id"].as_u64().unwrap(), Duration::from_secs(60));
+    assert_eq!(ended["exit_status"], 0, "{ended}");
+    // The page: both managers in the tree, a worker placed on manager 1 by choosing it.
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-mpi"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    assert_eq!(b.eval("document.querySelectorAll('#tree .manager[data-rank]').length"), json!(2));
+    b.eval("(() => { const s = document.getElementById('w-manager'); s.value = '1'; s.onchange(); return true; })()");
+    assert_eq!(b.eval("JSON.stringify(job.worker[0].ranks)"), json!("[1]"));
+    b.shot("9-managers");
+    assert_eq!(
+        b.eval(
+            "document.querySelector('#tree .manager[data-rank=\"1\"]').nextElementSibling.classList.contains('worker')"
+        ),
+        json!(true)
+    );
 }
 
 #[test]
