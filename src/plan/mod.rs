@@ -16,9 +16,9 @@ use crate::managers::{self, Group, Manager};
 use crate::placement;
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
-use crate::targets::{self, TargetInfo, TargetKind, safety};
+use crate::targets::{self, TargetInfo, TargetKind, fit, safety};
 use crate::trace::Summary;
-use crate::units::{format_size, human_size};
+use crate::units::human_size;
 
 pub use verify::check_test;
 
@@ -281,7 +281,7 @@ fn create(mut p: Checked) -> Result<Checked> {
             for run in &p.share.workloads {
                 for (wc, spec) in p.share.workers.iter().zip(&run.specs) {
                     if wc.targets.contains(&t.path) {
-                        check_spec(&created, wc, spec).map_err(|e| e.context(&wc.name))?;
+                        fit::check_spec(&created, wc, spec).map_err(|e| e.context(&wc.name))?;
                     }
                 }
             }
@@ -365,14 +365,14 @@ fn check(share: Share) -> Result<Checked> {
     for p in &paths {
         targets.push(targets::inspect(p, s)?);
     }
-    let mut warnings = target_warnings(&targets, s)?;
+    let mut warnings = fit::warnings(&targets, s.verifying(), s.file_size)?;
     for wc in &share.workers {
         check_worker(wc, &targets, s.engine, &mut warnings)?;
     }
     for run in &share.workloads {
         for (wc, spec) in share.workers.iter().zip(&run.specs) {
             for t in &wc.targets {
-                check_spec(find(&targets, t), wc, spec).map_err(|e| e.context(&wc.name))?;
+                fit::check_spec(find(&targets, t), wc, spec).map_err(|e| e.context(&wc.name))?;
             }
         }
     }
@@ -395,40 +395,6 @@ fn check(share: Share) -> Result<Checked> {
         false => None,
     };
     Ok(Checked { share, targets, warnings, verify_block, replays })
-}
-
-/// Warnings about the targets themselves: one target under two names (refused when verifying),
-/// a test file of an earlier run reused at another size.
-fn target_warnings(targets: &[TargetInfo], s: &TestSettings) -> Result<Vec<String>> {
-    let mut warnings = Vec::new();
-    // Two names for one device or file are one target (identity, not names): a verified test
-    // would check each name's writes apart and call the other's corruption.
-    for (i, t) in targets.iter().enumerate() {
-        if let Some(o) = targets[..i].iter().find(|o| o.identity.is_some() && o.identity == t.identity) {
-            if s.verifying() {
-                return Err(input(format!(
-                    "--verify: {} and {} are the same {}: name it once",
-                    o.path,
-                    t.path,
-                    if t.kind == TargetKind::Block { "device" } else { "file" }
-                )));
-            }
-            warnings.push(format!("{} and {} are the same target: their I/Os land on one device", o.path, t.path));
-        }
-    }
-    for t in targets.iter().filter(|t| t.exists && t.created_by_iogauge && t.size != s.file_size) {
-        // An earlier run made it; it is reused as it is, and the result must not read as if
-        // the test ran on a file of file_size.
-        warnings.push(format!(
-            "{} is {}, not the {} file_size asks: iogauge made it in an earlier run and reuses it as it is \
-             (delete it to have it made at {})",
-            t.path,
-            format_size(t.size),
-            format_size(s.file_size),
-            format_size(s.file_size)
-        ));
-    }
-    Ok(warnings)
 }
 
 /// A worker's targets and depth: the null target alone, at most MAX_SLOTS_PER_WORKER I/Os in
@@ -524,88 +490,6 @@ fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {
     targets.iter().find(|t| t.path == path).expect("every worker target was inspected")
 }
 
-/// The working set a worker uses on a target, by its stroke, size and offset.
-pub fn working_set(info: &TargetInfo, wc: &Worker) -> Result<(u64, u64)> {
-    let lbs = info.logical_block;
-    // The null target has no size of its own: give it 1 TiB so strokes mean something.
-    let size = if info.kind == TargetKind::Null { 1 << 40 } else { info.size };
-    if wc.offset % lbs != 0 {
-        return Err(input(format!(
-            "offset {} is not a multiple of {}'s logical block size, {}",
-            human_size(wc.offset),
-            info.path,
-            human_size(lbs)
-        )));
-    }
-    if wc.offset >= size {
-        return Err(input(format!(
-            "offset {} is beyond the end of {} ({})",
-            human_size(wc.offset),
-            info.path,
-            human_size(size)
-        )));
-    }
-    let avail = size - wc.offset;
-    let ws = match (wc.working_set, wc.stroke) {
-        (Some(n), _) => n,
-        (None, Some(pct)) => (size as f64 * pct / 100.0) as u64,
-        (None, None) => avail,
-    };
-    if ws > avail {
-        return Err(input(format!(
-            "working set of {} from offset {} does not fit in {} ({})",
-            human_size(ws),
-            human_size(wc.offset),
-            info.path,
-            human_size(size)
-        )));
-    }
-    Ok((wc.offset, ws / lbs * lbs))
-}
-
-/// Checks a spec's sizes and alignments against a target's block size and working set.
-fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> Result<()> {
-    targets::network::check_ops(info, spec)?;
-    let (_, ws) = working_set(info, wc)?;
-    let lbs = info.logical_block;
-    for (i, l) in spec.lines.iter().enumerate() {
-        let at = format!("access specification '{}' line {}", spec.name, i + 1);
-        if info.direct && l.size % lbs != 0 {
-            return Err(input(format!(
-                "{at}: transfer size {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT); use a multiple of {}",
-                human_size(l.size),
-                info.path,
-                human_size(lbs)
-            )));
-        }
-        if let Some(a) = l.align {
-            if info.direct && a % lbs != 0 {
-                return Err(input(format!(
-                    "{at}: align {} is not a multiple of {}'s logical block size {lbs}",
-                    human_size(a),
-                    info.path
-                )));
-            }
-        }
-        if info.direct && l.skip.unsigned_abs() % lbs != 0 {
-            return Err(input(format!(
-                "{at}: skip {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT)",
-                human_size(l.skip.unsigned_abs()),
-                info.path
-            )));
-        }
-        if l.size > ws {
-            return Err(input(format!(
-                "{at}: transfer size {} is larger than the working set of {} ({}); enlarge the working set or the target",
-                human_size(l.size),
-                info.path,
-                human_size(ws)
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// A worker's rate: its own cap, or its even share of the test's cap over all `workers`
 /// (every manager's), whichever is slower.
 fn slower(own: Option<f64>, all: Option<f64>, workers: usize) -> Option<f64> {
@@ -642,7 +526,7 @@ fn plan_workload(
                 .iter()
                 .map(|p| {
                     let target = targets.iter().position(|t| &t.path == p).expect("inspected");
-                    let (start, size) = working_set(&targets[target], wc).expect("checked in prepare");
+                    let (start, size) = fit::working_set(&targets[target], wc).expect("checked in prepare");
                     WorkingSet { target, start, size }
                 })
                 .collect(),

@@ -1,9 +1,10 @@
 //! What a worker that replays a trace must be: one target, paced by the trace alone, not
 //! verified, and a working set the trace fits in (or a fit that maps it there).
 
-use super::{find, working_set};
+use super::find;
 use crate::config::{Fit, Replay, TestSettings, Worker};
 use crate::error::{Result, input};
+use crate::targets::fit::working_set;
 use crate::trace::Summary;
 use crate::units::human_size;
 use std::time::Duration;

@@ -1,9 +1,10 @@
 //! The checks a verified test (`--verify`, `--journal`) must pass before its first I/O, and how
 //! workers sharing a working set split it so each verifies its own blocks.
 
-use super::{Share, WorkerPlan, working_set};
+use super::{Share, WorkerPlan};
 use crate::config::{Test, Worker, Workload};
 use crate::error::{Result, input};
+use crate::targets::fit::working_set;
 use crate::targets::{NULL, TargetInfo, TargetKind};
 use crate::units;
 use crate::verify::map;

@@ -6,6 +6,7 @@
 //! for one worker, as what its engine does I/O on ([`crate::engine::Target`]).
 
 mod blkid;
+pub mod fit;
 pub mod network;
 pub mod safety;
 
