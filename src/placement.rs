@@ -48,6 +48,14 @@ pub fn usable_cpus() -> Vec<u32> {
     thread_cpus().unwrap_or_default()
 }
 
+/// The host's online CPUs, whatever this process may use.
+pub fn online_cpus() -> Vec<u32> {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| parse_cpu_list(&t).ok())
+        .unwrap_or_default()
+}
+
 /// The CPUs the calling thread may run on.
 pub fn thread_cpus() -> std::io::Result<Vec<u32>> {
     // SAFETY: cpu_set_t is plain bits; sched_getaffinity writes at most its size into it.

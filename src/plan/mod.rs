@@ -369,6 +369,7 @@ fn check(share: Share) -> Result<Checked> {
     for wc in &share.workers {
         check_worker(wc, &targets, s.engine, &mut warnings)?;
     }
+    warnings.extend(launcher_binding(&share));
     for run in &share.workloads {
         for (wc, spec) in share.workers.iter().zip(&run.specs) {
             for t in &wc.targets {
@@ -448,6 +449,24 @@ fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warning
         }
     }
     Ok(())
+}
+
+/// Workers squeezed by the launcher's binding: Open MPI binds each rank to one core by default
+/// (to a socket above two ranks), and a manager's workers (and their io-wq threads) then share
+/// those CPUs, which the result would show as the storage's limit.
+fn launcher_binding(share: &Share) -> Option<String> {
+    managers::launched_rank()?;
+    let (usable, online) = (placement::usable_cpus(), placement::online_cpus());
+    let free = share.workers.iter().filter(|w| w.cpus.is_empty()).count();
+    (usable.len() < online.len() && free > usable.len()).then(|| {
+        format!(
+            "the MPI launcher bound this manager to CPU(s) {} ({} of the host's {}), which its {free} workers share \
+             (Open MPI binds each rank to a core by default): start mpirun with --bind-to none, or give the workers cpus",
+            placement::cpu_list(&usable),
+            usable.len(),
+            online.len()
+        )
+    })
 }
 
 /// Checks that this manager can make its workers' threads and their I/O buffers before it

@@ -739,3 +739,49 @@ fn rank_0_serves_every_managers_metrics() {
     // Both ranks' I/Os, each worker at most its 8 outstanding away at the end of recording.
     assert!(ios.abs_diff(served) <= 2 * 8, "{ios} in the lines, {served} recorded");
 }
+
+/// Open MPI binds each rank to a core by default (at two ranks or fewer): a manager whose
+/// workers outnumber the CPUs it was bound to says so in the result, as the workers' own
+/// `cpus` show it; started with `--bind-to none`, its workers have the host's CPUs and nothing
+/// is said.
+#[test]
+fn a_launchers_binding_narrower_than_the_workers_is_said() {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let online: usize = online
+        .trim()
+        .split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+            None => 1,
+        })
+        .sum();
+    let dir = scratch("mpibind");
+    std::fs::write(
+        dir.join("job.toml"),
+        "[test]\nramp = \"0s\"\ntime = \"300ms\"\nrun = [\"oltp-8k\"]\n[[worker]]\ncount = 2\ntargets = [\"null\"]\n",
+    )
+    .unwrap();
+    for binding in [None, Some("none")] {
+        let mut c = Command::new("mpirun");
+        c.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"]);
+        if let Some(b) = binding {
+            c.args(["--bind-to", b]);
+        }
+        c.arg(bin()).args(["run", "job.toml", "--json", "out.json", "--no-history", "-q"]);
+        c.current_dir(&dir).env("XDG_DATA_HOME", dir.join("data")).stdin(Stdio::null());
+        let out = output(c);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+        let warnings = doc["warnings"].to_string();
+        for rank in 0..2 {
+            let workers: Vec<&serde_json::Value> =
+                doc["results"][0]["workers"].as_array().unwrap().iter().filter(|w| w["manager"] == rank).collect();
+            let cpus = workers[0]["cpus"].as_array().unwrap().len();
+            let said = warnings.contains(&format!("manager {rank} (")) && warnings.contains("--bind-to none");
+            assert_eq!(said, cpus < online && workers.len() > cpus, "rank {rank}: {cpus} of {online} CPUs: {warnings}");
+            if binding.is_some() {
+                assert_eq!(cpus, online, "--bind-to none leaves rank {rank} the host's CPUs");
+            }
+        }
+    }
+}
