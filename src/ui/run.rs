@@ -114,9 +114,22 @@ impl Runs {
         if let Some(db) = &self.db {
             cmd.arg("--db").arg(db);
         }
-        // One manager, this host, even when the workbench is a rank of an MPI job.
-        for var in crate::managers::launcher_vars() {
-            cmd.env_remove(var);
+        // One manager, this host, even when the workbench is a rank of an MPI job; and not held
+        // to the CPUs the launcher bound the workbench to (Open MPI binds a rank to one core by
+        // default), which were its choice for the page's server, not the user's for the test.
+        if crate::managers::launched_rank().is_some() {
+            for var in crate::managers::launcher_vars() {
+                cmd.env_remove(var);
+            }
+            let host = crate::cpu::cpu_set(&crate::placement::online_cpus());
+            // SAFETY: sched_setaffinity is async-signal-safe and reads the set, made before the
+            // fork and moved into the closure.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &host);
+                    Ok(())
+                });
+            }
         }
         // A group of its own: Ctrl-C at the workbench's terminal reaches the workbench, which
         // asks the run to stop once (a second SIGINT would give up the I/Os in flight).

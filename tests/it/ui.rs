@@ -550,6 +550,20 @@ fn under_mpirun_every_rank_is_a_manager() {
     assert_eq!(code, 202, "{started}");
     let ended = wb.ended(started["id"].as_u64().unwrap(), Duration::from_secs(60));
     assert_eq!(ended["exit_status"], 0, "{ended}");
+    // Its worker had the host's CPUs, not the one core mpirun bound the workbench's rank to.
+    let (_, doc) = wb.call("GET", &format!("/api/history/{}", ended["history_id"]), None);
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let online: usize = online
+        .trim()
+        .split(',')
+        .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1))
+        .sum();
+    assert_eq!(
+        doc["results"][0]["workers"][0]["cpus"].as_array().unwrap().len(),
+        online,
+        "{}",
+        doc["results"][0]["workers"]
+    );
     // The page: both managers in the tree, a worker placed on manager 1 by choosing it.
     let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-mpi"), &wb.dir);
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
