@@ -74,6 +74,11 @@ impl Outputs {
         Ok(Outputs { saver, files, live, lead })
     }
 
+    /// The history id the run or study was saved under (on the lead, once saved).
+    pub(super) fn saved_id(&self) -> Option<i64> {
+        self.saver.id()
+    }
+
     /// Saves a test's result in the history, then writes its files and table.
     pub(super) fn write_run(&mut self, doc: ResultDoc) -> Result<()> {
         if !self.lead {

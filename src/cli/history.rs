@@ -83,6 +83,11 @@ impl Saver {
         Saver { history: None, id: None, quiet: true }
     }
 
+    /// The id the document was saved under, once saved.
+    pub fn id(&self) -> Option<i64> {
+        self.id
+    }
+
     /// The database saved into, if any.
     pub fn db(&self) -> Option<&std::path::Path> {
         self.history.as_ref().map(History::path)

@@ -32,6 +32,17 @@ pub(super) fn now() -> bool {
     STOPS.load(Relaxed) >= 2
 }
 
+/// Asks the test going to stop, as a first Ctrl-C does (the workbench's Stop under MPI, where
+/// its runs are in this process).
+pub(super) fn request() {
+    STOPS.fetch_max(1, Relaxed);
+}
+
+/// Forgets the stops asked: the in-process run they were for has ended.
+pub(super) fn reset() {
+    STOPS.store(0, Relaxed);
+}
+
 /// From now on Ctrl-C, SIGTERM and SIGHUP stop the test (before: they end the process, which has
 /// measured nothing).
 pub(super) fn stop_on_interrupt() {

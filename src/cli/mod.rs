@@ -25,6 +25,7 @@ use crate::plan;
 use crate::run;
 use crate::spec;
 use crate::study;
+use args::Destinations;
 use exports::Outputs;
 
 /// Prepares, runs and reports a test. Returns the exit status (0, or 1 if any I/O failed).
@@ -59,6 +60,15 @@ pub(super) fn run_and_write(
     test: Test,
     out: &OutputFlags,
 ) -> Result<crate::result::ResultDoc> {
+    run_and_save(group, test, out).map(|(doc, _)| doc)
+}
+
+/// [`run_and_write`], with the history id the lead saved the result under.
+fn run_and_save(
+    group: &dyn managers::Group,
+    test: Test,
+    out: &OutputFlags,
+) -> Result<(crate::result::ResultDoc, Option<i64>)> {
     let to = out.destinations();
     let mut exports = Outputs::open(group, to, test.settings.log_dir.as_ref())?;
     let prep = plan::prepare_for(group, test)?;
@@ -76,7 +86,7 @@ pub(super) fn run_and_write(
     }
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;
-    Ok(doc)
+    Ok((doc, exports.saved_id()))
 }
 
 /// Runs a study and writes its outputs. Returns the exit status (0, or 1 if any I/O failed,
@@ -134,17 +144,19 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     Test::from_job(&job)?;
     let points = study::points(&job)?;
     let group = managers::join(job.test.sync_timeout)?;
-    said(group.as_ref(), study_on(group.as_ref(), a, name, &job, &points))
+    said(group.as_ref(), study_on(group.as_ref(), a.outputs.destinations(), name, &job, &points).map(|(s, _)| s))
 }
 
+/// Runs a study and writes its outputs: its exit status, and the history id the lead saved it
+/// under.
 fn study_on(
     group: &dyn managers::Group,
-    a: &StudyArgs,
+    to: Destinations,
     name: &str,
     job: &crate::config::Job,
     points: &[study::Point],
-) -> Result<i32> {
-    let mut exports = Outputs::open(group, a.outputs.destinations(), job.test.log_dir.as_ref())?;
+) -> Result<(i32, Option<i64>)> {
+    let mut exports = Outputs::open(group, to, job.test.log_dir.as_ref())?;
     interrupt::stop_on_interrupt();
     let test = Test::from_job(job)?;
     let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
@@ -154,7 +166,39 @@ fn study_on(
     exports.write_study(&doc, extra)?;
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;
-    Ok(doc.exit_status())
+    Ok((doc.exit_status(), exports.saved_id()))
+}
+
+/// The workbench's run under MPI, on every rank, in this process: the job as `iogauge run` or
+/// `iogauge study` runs it, its live lines into `live` (the lead's), saved to the history.
+fn page_run(group: &dyn managers::Group, order: &crate::ui::Order, live: Option<&std::path::Path>) -> crate::ui::Ended {
+    let ran = (|| -> Result<(i32, Option<i64>)> {
+        let job = job::parse(&order.toml, "the workbench's job")?;
+        let document = args::DocumentFlags {
+            quiet: true,
+            live: args::LiveFlags { live_json: live.map(Into::into), ..Default::default() },
+            history: history::SaveFlags { db: order.db.clone(), no_history: false },
+            ..Default::default()
+        };
+        if job.fs.is_some() {
+            return Err(input(
+                "a file-system test ([fs]) runs on one host: start the workbench without mpirun, or run it with iogauge study",
+            ));
+        }
+        if job.study.is_none() {
+            let out = OutputFlags { document, ..Default::default() };
+            let (doc, id) = run_and_save(group, Test::from_job(&job)?, &out)?;
+            return Ok((doc.exit_status(), id));
+        }
+        let outputs = args::StudyOutputs { document, fio_json: None, iozone_csv: None };
+        study_on(group, outputs.destinations(), "", &job, &study::points(&job)?)
+    })();
+    // The run is over: a stop asked of it must not stop the next one, nor end the workbench.
+    interrupt::reset();
+    match ran {
+        Ok((exit_status, history_id)) => crate::ui::Ended { exit_status, history_id, message: String::new() },
+        Err(e) => crate::ui::Ended { exit_status: e.exit_code(), history_id: None, message: format!("iogauge: {e}\n") },
+    }
 }
 
 /// `iogauge specs [NAME]`.
@@ -279,7 +323,8 @@ pub fn main(cli: Cli) -> Result<i32> {
             let listen = crate::http::parse_addr("--listen", &listen)?;
             interrupt::stop_on_interrupt();
             let group = managers::join(crate::config::TestSettings::default().sync_timeout)?;
-            crate::ui::serve(crate::ui::Options { listen, db }, &interrupt::requested, group.as_ref())?;
+            let ranks = crate::ui::InProcess { run: &page_run, stop: interrupt::request };
+            crate::ui::serve(crate::ui::Options { listen, db }, &interrupt::requested, group.as_ref(), ranks)?;
             Ok(0)
         }
         Command::Specs { name } => {

@@ -12,16 +12,14 @@ use hyper::{Method, StatusCode};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::run::{Kind, Runs};
+use super::run::{Kind, Maker, Runs};
 use super::topology::{self, ManagerView};
-use crate::config::{Job, Test};
+use crate::config::Job;
 use crate::document::Document;
 use crate::error::{Error, Result, input};
 use crate::history::{self, Filter, History};
 use crate::http::{Handler, Reply, reply};
 use crate::import::{Format, Import, fio, icf};
-use crate::managers::Manager;
-use crate::plan::Share;
 
 /// The page: its markup, styles and script, inline.
 const PAGE: &str = include_str!("page.html");
@@ -36,10 +34,10 @@ pub struct Api {
 }
 
 impl Api {
-    /// The answers for the token `token`, the history `db` (None: the default one), starting
-    /// runs of the binary `exe`, showing `managers`.
-    pub fn new(token: String, db: Option<PathBuf>, exe: PathBuf, managers: Vec<ManagerView>) -> Api {
-        let runs = Runs::new(exe, db.clone());
+    /// The answers for the token `token`, the history `db` (None: the default one), runs made
+    /// by `maker`, showing `managers`.
+    pub fn new(token: String, db: Option<PathBuf>, maker: Maker, managers: Vec<ManagerView>) -> Api {
+        let runs = Runs::new(maker, db.clone());
         Api { token, db, runs, managers }
     }
 
@@ -51,37 +49,6 @@ impl Api {
             Some(m) => Ok(m.targets.clone()),
             None => Err(input(format!("no manager {rank}: the workbench has {} (ranks from 0)", self.managers.len()))),
         }
-    }
-
-    /// Refuses a job that would run workers on a manager other than this one: a run of the
-    /// workbench is a child process of this host (one manager). A test of several managers
-    /// runs under mpirun, which the page's saved job is for.
-    fn runs_here(&self, job: &Job) -> Result<()> {
-        if self.managers.len() < 2 {
-            return Ok(());
-        }
-        let all: Vec<Manager> = self.managers.iter().map(|m| Manager { rank: m.rank, host: m.host.clone() }).collect();
-        let elsewhere: Vec<String> = match Test::from_job(job) {
-            Ok(test) => all
-                .iter()
-                .skip(1)
-                .filter(|m| !Share::of(&test, m, &all).workers.is_empty())
-                .map(|m| m.to_string())
-                .collect(),
-            // The run refuses it, as the command line does.
-            Err(_) => Vec::new(),
-        };
-        let cycles = job.study.as_ref().is_some_and(|s| s.managers.is_some());
-        if elsewhere.is_empty() && !cycles {
-            return Ok(());
-        }
-        Err(input(format!(
-            "this job runs workers on {} too; the workbench runs a test on this host (rank 0) alone: save the job \
-             (Job, Save) and run it with mpirun -np {} iogauge run job.toml (docs/many-hosts.md), or give its \
-             workers rank 0",
-            if cycles { "every manager a study point asks for".to_string() } else { elsewhere.join(", ") },
-            self.managers.len()
-        )))
     }
 
     /// Stops the run going, if any, and lets it save.
@@ -193,7 +160,6 @@ impl Api {
                 }
                 let text = parse::<Start>(body)?.job;
                 let job = checked(&text)?;
-                self.runs_here(&job)?;
                 let kind = if job.study.is_some() || job.fs.is_some() { Kind::Study } else { Kind::Run };
                 let id = self.runs.start(kind, text).map_err(|e| match e {
                     Error::Input(m) => Failure::Status(StatusCode::CONFLICT, m),

@@ -5,20 +5,27 @@
 //! `study`, as a child process, followed through its live lines), and the history. It listens
 //! on the loopback by default, and every call carries a random token printed at start, as
 //! Jupyter does. Started by `mpirun`, every rank is a manager the page shows with its targets;
-//! rank 0 serves, the others wait for its end. docs/ui.md is the user's side.
+//! rank 0 serves, and a run of the page is every rank's, made in each rank's process as rank 0
+//! hands it out. docs/ui.md is the user's side.
 
 mod api;
 mod run;
 mod topology;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, runtime};
 use crate::http::{self, Listener};
 use crate::managers::{self, Group};
+use crate::placement;
+pub use run::Kind;
+use run::{Maker, Queued};
 
 /// What `iogauge ui` was asked.
 pub struct Options {
@@ -31,10 +38,44 @@ pub struct Options {
 /// The longest the managers wait for one another to describe themselves.
 const MEET: Duration = Duration::from_secs(60);
 
+/// A run of the page, as every rank makes it under MPI.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Order {
+    /// `run` or `study`.
+    pub kind: Kind,
+    /// The job (TOML).
+    pub toml: String,
+    /// The history it is saved into (None: the default one).
+    pub db: Option<PathBuf>,
+}
+
+/// How a run of the ranks ended.
+pub struct Ended {
+    /// As the command's: 0, 1, 2 (refused: nothing written), 130 (stopped).
+    pub exit_status: i32,
+    /// The history entry of its result.
+    pub history_id: Option<i64>,
+    /// Why it failed, if it did (as the command line prints it).
+    pub message: String,
+}
+
+/// Runs an order on this rank; on the lead, its live lines go to the path given.
+pub type Runner = dyn Fn(&dyn Group, &Order, Option<&Path>) -> Ended;
+
+/// How the ranks run the page's jobs themselves under MPI: the command line's `run` and
+/// `study`, which the command line gives (the workbench is below it).
+pub struct InProcess<'a> {
+    /// Runs an order on this rank.
+    pub run: &'a Runner,
+    /// Asks the run going to stop, as a first Ctrl-C does (from the server's thread).
+    pub stop: fn(),
+}
+
 /// Serves the workbench until `stop` says so; then stops the run going, if any, lets it save
 /// its result, and returns. Under MPI every rank of `group` describes itself (host, CPUs,
-/// targets) to the lead, which serves; the others wait for the lead's end.
-pub fn serve(o: Options, stop: &dyn Fn() -> bool, group: &dyn Group) -> Result<()> {
+/// targets) to the lead, which serves; a run of the page is then every rank's, made by
+/// `ranks` on each rank's main thread as the lead hands it out, until the lead's end.
+pub fn serve(o: Options, stop: &dyn Fn() -> bool, group: &dyn Group, ranks: InProcess) -> Result<()> {
     // One rank after another: a listing opens each device for a moment, which another rank of
     // the same host listing at that time would report as a process using it.
     let mut mine = None;
@@ -46,31 +87,70 @@ pub fn serve(o: Options, stop: &dyn Fn() -> bool, group: &dyn Group) -> Result<(
     }
     let mine = mine.expect("every rank has its turn");
     let managers = managers::agree(group, Ok(mine), "the workbench's managers", Some(MEET))?;
+    if group.all().len() < 2 {
+        let exe = std::env::current_exe().map_err(|e| runtime(format!("cannot find iogauge's own binary: {e}")))?;
+        return serve_lead(o, stop, managers, Maker::Child(exe), &mut || std::thread::sleep(TICK));
+    }
+    // The runs' threads are made by this one: given the host's CPUs, not the one core Open
+    // MPI binds a rank to by default (the launcher's choice for the page's server, not the
+    // user's for the test).
+    let _ = placement::pin_thread(&placement::online_cpus());
     if !group.leads() {
-        group.all_gather(&[], "the workbench's end", None);
+        while let Some(order) = next_order(group, None) {
+            (ranks.run)(group, &order, None);
+        }
         return Ok(());
     }
-    let served = serve_lead(o, stop, managers);
-    group.all_gather(&[], "the workbench's end", None);
+    let (queue, queued) = mpsc::channel::<Queued>();
+    let mut take = || {
+        let Some(q) = queued.recv_timeout(TICK).ok().and_then(Queued::take) else { return };
+        next_order(group, Some(&q.order));
+        let live = PathBuf::from(format!("/proc/self/fd/{}", q.live.as_raw_fd()));
+        let ended = (ranks.run)(group, &q.order, Some(&live));
+        q.ended(ended);
+    };
+    let served = serve_lead(o, stop, managers, Maker::Ranks { queue, stop: ranks.stop }, &mut take);
+    // The others' end.
+    next_order(group, None);
     served
 }
 
-/// The lead's workbench, with every manager's description.
-fn serve_lead(o: Options, stop: &dyn Fn() -> bool, managers: Vec<topology::ManagerView>) -> Result<()> {
+/// How often the lead's main thread looks at the stop and the queue.
+const TICK: Duration = Duration::from_millis(100);
+
+/// The lead's next order to every rank, or None: the workbench ends (the others send nothing
+/// and receive it). Waits for as long as the lead serves: its end is the deadline.
+fn next_order(group: &dyn Group, mine: Option<&Order>) -> Option<Order> {
+    let bytes = mine.map(|o| serde_json::to_vec(o).expect("orders serialise")).unwrap_or_default();
+    let all = group.all_gather(&bytes, "the workbench's next run", None);
+    serde_json::from_slice(all.first()?).ok()
+}
+
+/// The lead's workbench, with every manager's description, its runs made by `maker`; `tick`
+/// is the main thread's work between two looks at `stop` (a pause, or a queued run).
+fn serve_lead(
+    o: Options,
+    stop: &dyn Fn() -> bool,
+    managers: Vec<topology::ManagerView>,
+    maker: Maker,
+    tick: &mut dyn FnMut(),
+) -> Result<()> {
     // A run that ends before reading its job closes the pipe the job is written into: that
     // write fails (the run's exit status says why) instead of ending the workbench.
     // SAFETY: sets one signal's disposition; the handler is the kernel's own.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    let exe = std::env::current_exe().map_err(|e| runtime(format!("cannot find iogauge's own binary: {e}")))?;
     let token = token()?;
-    let api = Arc::new(api::Api::new(token.clone(), o.db, exe, managers));
+    let api = Arc::new(api::Api::new(token.clone(), o.db, maker, managers));
     let listener = Listener::bind("--listen", o.listen, Arc::clone(&api) as Arc<dyn http::Handler>)?;
     let at = listener.addr();
     http::start(vec![listener])?;
     eprintln!("iogauge: workbench at http://{at}/?token={token}");
     eprintln!("iogauge: Ctrl-C stops it (and a run going, which keeps what it measured)");
-    while !stop() {
-        std::thread::sleep(Duration::from_millis(100));
+    loop {
+        tick();
+        if stop() {
+            break;
+        }
     }
     api.end();
     Ok(())

@@ -2,16 +2,22 @@
 //! this process (the binary itself), given the job's TOML on its stdin and followed through its
 //! `--live-json` lines. The child is the command line's own path: it refuses what the command
 //! line refuses, saves its result to the history, and stops as on Ctrl-C (SIGINT), keeping
-//! what it measured.
+//! what it measured. Under MPI the run is every rank's, in this process: the lead's main
+//! thread takes it from a queue and hands it to every rank ([`super::serve`]), its live lines
+//! come through a pipe, and Stop asks it as Ctrl-C does.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use super::{Ended, Order};
 
 use crate::error::{Result, input, runtime};
 
@@ -23,7 +29,7 @@ const KEPT_MESSAGES: usize = 64 << 10;
 const END_GRACE: Duration = Duration::from_secs(40);
 
 /// Which command runs the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// `iogauge run`: a test.
@@ -46,6 +52,8 @@ struct Said {
     history_id: Option<i64>,
     /// The user asked it to stop.
     stopping: bool,
+    /// A run of the ranks: the main thread has taken it (a stop asked before is its end).
+    taken: bool,
 }
 
 /// One run, started by [`Runs::start`].
@@ -53,8 +61,56 @@ struct Run {
     id: u64,
     kind: Kind,
     toml: String,
-    pid: u32,
+    /// The child's pid; none for a run of the ranks in this process.
+    pid: Option<u32>,
     said: Arc<Mutex<Said>>,
+}
+
+/// A run for the lead's main thread to make (under MPI): its order, the pipe its live lines
+/// go into, and what it has said so far.
+pub struct Queued {
+    /// What to run.
+    pub order: Order,
+    /// The write end of the pipe its live lines are read from.
+    pub live: File,
+    said: Arc<Mutex<Said>>,
+}
+
+impl Queued {
+    /// The run, now taken by the main thread; None if it was stopped before (and ended then).
+    pub fn take(self) -> Option<Queued> {
+        let mut s = lock(&self.said);
+        if s.stopping {
+            return None;
+        }
+        s.taken = true;
+        drop(s);
+        Some(self)
+    }
+
+    /// Records how the run ended; its live lines end with the pipe.
+    pub fn ended(self, e: Ended) {
+        let Queued { live, said, .. } = self;
+        drop(live);
+        let mut s = lock(&said);
+        s.messages.push_str(&e.message);
+        s.history_id = e.history_id;
+        s.exit_status = Some(e.exit_status);
+    }
+}
+
+/// How runs are made.
+pub enum Maker {
+    /// A child process of the binary.
+    Child(PathBuf),
+    /// By every rank, in this process: queued for the lead's main thread; `stop` asks the run
+    /// going to stop.
+    Ranks {
+        /// Where runs wait for the main thread.
+        queue: mpsc::Sender<Queued>,
+        /// Asks the run going to stop (as a first Ctrl-C).
+        stop: fn(),
+    },
 }
 
 /// The state of a run, as the API gives it.
@@ -83,7 +139,7 @@ pub struct State {
 
 /// The workbench's runs: the current or last one.
 pub struct Runs {
-    exe: PathBuf,
+    maker: Mutex<Maker>,
     db: Option<PathBuf>,
     last: Mutex<Option<Run>>,
 }
@@ -93,9 +149,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Runs {
-    /// Runs of the binary `exe`, saving into the history `db` (None: the default one).
-    pub fn new(exe: PathBuf, db: Option<PathBuf>) -> Runs {
-        Runs { exe, db, last: Mutex::new(None) }
+    /// Runs made by `maker`, saving into the history `db` (None: the default one).
+    pub fn new(maker: Maker, db: Option<PathBuf>) -> Runs {
+        Runs { maker: Mutex::new(maker), db, last: Mutex::new(None) }
     }
 
     /// Starts the job `toml` (already checked) with `kind`'s command, unless a run is going.
@@ -104,7 +160,27 @@ impl Runs {
         if let Some(r) = last.as_ref().filter(|r| lock(&r.said).exit_status.is_none()) {
             return Err(input(format!("run {} is still going: stop it first, or wait for its end", r.id)));
         }
-        let mut cmd = Command::new(&self.exe);
+        let id = last.as_ref().map_or(1, |r| r.id + 1);
+        let said = Arc::new(Mutex::new(Said::default()));
+        let pid = match &*lock(&self.maker) {
+            Maker::Child(exe) => Some(self.spawn(exe, kind, &toml, &said)?),
+            Maker::Ranks { queue, .. } => {
+                let (lines, live) = pipe().map_err(|e| runtime(format!("no pipe for the live lines: {e}")))?;
+                read_lines(lines, &said);
+                let order = Order { kind, toml: toml.clone(), db: self.db.clone() };
+                queue
+                    .send(Queued { order, live, said: Arc::clone(&said) })
+                    .map_err(|_| runtime("the workbench is ending: no run is started"))?;
+                None
+            }
+        };
+        *last = Some(Run { id, kind, toml, pid, said });
+        Ok(id)
+    }
+
+    /// Starts `kind`'s command on the job `toml` as a child, followed into `said`: its pid.
+    fn spawn(&self, exe: &PathBuf, kind: Kind, toml: &str, said: &Arc<Mutex<Said>>) -> Result<u32> {
+        let mut cmd = Command::new(exe);
         cmd.arg(match kind {
             Kind::Run => "run",
             Kind::Study => "study",
@@ -139,17 +215,15 @@ impl Runs {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| runtime(format!("cannot start {}: {e}", self.exe.display())))?;
+            .map_err(|e| runtime(format!("cannot start {}: {e}", exe.display())))?;
         let mut stdin = child.stdin.take().expect("piped");
         // A job is far smaller than a pipe's buffer; a child that died at once leaves EPIPE,
         // and its exit status says why.
         let _ = stdin.write_all(toml.as_bytes());
         drop(stdin);
-        let id = last.as_ref().map_or(1, |r| r.id + 1);
-        let said = Arc::new(Mutex::new(Said::default()));
-        follow(&mut child, &said);
+        follow(&mut child, said);
         let pid = child.id();
-        let waiter = Arc::clone(&said);
+        let waiter = Arc::clone(said);
         std::thread::spawn(move || {
             // Waits for the end without reaping, then reaps under the lock: `stop` never
             // signals a pid that could already belong to another process.
@@ -165,8 +239,7 @@ impl Runs {
             });
             said.exit_status = Some(status);
         });
-        *last = Some(Run { id, kind, toml, pid, said });
-        Ok(id)
+        Ok(pid)
     }
 
     /// Asks the run `id` to stop as Ctrl-C does (a second time: at once, giving up the I/Os in
@@ -179,9 +252,22 @@ impl Runs {
             return false;
         }
         said.stopping = true;
-        // SAFETY: kill(2) of a child not yet reaped: the waiter reaps it only under this lock,
-        // and sets exit_status, checked above, as it does.
-        unsafe { libc::kill(r.pid as libc::pid_t, libc::SIGINT) };
+        match (r.pid, &*lock(&self.maker)) {
+            // SAFETY: kill(2) of a child not yet reaped: the waiter reaps it only under this
+            // lock, and sets exit_status, checked above, as it does.
+            (Some(pid), _) => unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGINT);
+            },
+            (None, Maker::Ranks { stop, .. }) => match said.taken {
+                true => stop(),
+                // Not started: it never will be (Queued::take).
+                false => {
+                    said.messages.push_str("iogauge: stopped before it started\n");
+                    said.exit_status = Some(crate::error::Error::Stopped.exit_code());
+                }
+            },
+            (None, Maker::Child(_)) => unreachable!("a child has a pid"),
+        }
         true
     }
 
@@ -223,20 +309,7 @@ impl Runs {
 /// Reads the child's stdout (its live lines) and stderr (its messages) into `said`, each on a
 /// thread that ends with the child's end of the pipe.
 fn follow(child: &mut Child, said: &Arc<Mutex<Said>>) {
-    let out = child.stdout.take().expect("piped");
-    let s = Arc::clone(said);
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(std::result::Result::ok) {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
-            let mut s = lock(&s);
-            s.seq += 1;
-            let n = s.seq;
-            s.lines.push((n, v));
-            if s.lines.len() > KEPT_LINES {
-                s.lines.remove(0);
-            }
-        }
-    });
+    read_lines(child.stdout.take().expect("piped"), said);
     let mut err = child.stderr.take().expect("piped");
     let s = Arc::clone(said);
     std::thread::spawn(move || {
@@ -260,4 +333,33 @@ fn follow(child: &mut Child, said: &Arc<Mutex<Said>>) {
         }
         lock(&s).messages.push_str(&pending);
     });
+}
+
+/// Reads a run's live lines from `from` into `said`, on a thread that ends with the pipe.
+fn read_lines(from: impl Read + Send + 'static, said: &Arc<Mutex<Said>>) {
+    let s = Arc::clone(said);
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(std::result::Result::ok) {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+            let mut s = lock(&s);
+            s.seq += 1;
+            let n = s.seq;
+            s.lines.push((n, v));
+            if s.lines.len() > KEPT_LINES {
+                s.lines.remove(0);
+            }
+        }
+    });
+}
+
+/// A pipe: its read end, its write end.
+fn pipe() -> std::io::Result<(File, File)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: two fresh descriptors, each owned once, here.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((File::from(r), File::from(w)))
 }

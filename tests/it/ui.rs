@@ -513,9 +513,9 @@ fn workers_get_targets_and_specifications_by_dragging() {
     assert!(job["worker"][0].get("spec").is_none(), "{job}");
 }
 
-/// Under mpirun every rank is a manager the page shows with its targets; a run of the
-/// workbench is this host's (a child process), so a job placing workers on another rank is
-/// refused with the command that runs it, and one on rank 0 runs.
+/// Under mpirun every rank is a manager the page shows with its targets, and a run of the page
+/// is every rank's: a worker on rank 1 runs there, a stop stops every rank and keeps what was
+/// measured, and the workbench goes on.
 #[cfg(feature = "mpi")]
 #[test]
 fn under_mpirun_every_rank_is_a_manager() {
@@ -538,32 +538,58 @@ fn under_mpirun_every_rank_is_a_manager() {
     assert!(!targets.to_string().contains(&ranks[0]) && !targets.to_string().contains(&ranks[1]), "{targets}");
     let (code, none) = wb.call("GET", "/api/targets?rank=2", None);
     assert_eq!((code, none.to_string().contains("no manager 2")), (400, true), "{none}");
-    let job = |rank: u32| {
+    let job = |time: &str, ranks: &str| {
         format!(
-            "[test]\nramp = \"0s\"\ntime = \"1s\"\nrun = [\"oltp-8k\"]\n[[worker]]\nranks = [{rank}]\ntargets = [\"null\"]\n"
+            "[test]\nramp = \"0s\"\ntime = \"{time}\"\ninterval = \"200ms\"\nrun = [\"oltp-8k\"]\n\
+             [[worker]]\nranks = [{ranks}]\ntargets = [\"null\"]\n"
         )
     };
-    let (code, refused) = wb.call("POST", "/api/runs", Some(&json!({ "job": job(1) })));
-    assert_eq!(code, 400, "{refused}");
-    assert!(refused.to_string().contains("mpirun -np 2 iogauge run"), "{refused}");
-    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job(0) })));
-    assert_eq!(code, 202, "{started}");
-    let ended = wb.ended(started["id"].as_u64().unwrap(), Duration::from_secs(60));
+    let start = |job: String| {
+        let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+        assert_eq!(code, 202, "{started}");
+        started["id"].as_u64().unwrap()
+    };
+    // A worker on rank 1 only: the page's run is every rank's, saved as one document.
+    let ended = wb.ended(start(job("1s", "1")), Duration::from_secs(60));
     assert_eq!(ended["exit_status"], 0, "{ended}");
-    // Its worker had the host's CPUs, not the one core mpirun bound the workbench's rank to.
+    assert!(ended["seq"].as_u64().unwrap() > 0, "its live lines reached the page: {ended}");
     let (_, doc) = wb.call("GET", &format!("/api/history/{}", ended["history_id"]), None);
+    let workers = doc["results"][0]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 1, "{workers:?}");
+    assert_eq!(workers[0]["manager"], 1);
+    assert!(workers[0]["ios"].as_u64().unwrap() > 0);
+    assert_eq!(doc["managers"].as_array().unwrap().len(), 2, "{}", doc["managers"]);
+    // Its worker had the host's CPUs, not the one core mpirun bound the rank to.
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let online: usize = online
         .trim()
         .split(',')
         .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1))
         .sum();
-    assert_eq!(
-        doc["results"][0]["workers"][0]["cpus"].as_array().unwrap().len(),
-        online,
-        "{}",
-        doc["results"][0]["workers"]
-    );
+    assert_eq!(workers[0]["cpus"].as_array().unwrap().len(), online, "{workers:?}");
+    // Stop: every rank stops, what was measured is kept; the workbench goes on, and runs again.
+    let id = start(job("60s", "0, 1"));
+    let until = Instant::now() + Duration::from_secs(30);
+    while wb.call("GET", &format!("/api/runs/{id}"), None).1["seq"].as_u64().unwrap_or(0) < 2 {
+        assert!(Instant::now() < until, "no live line");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (code, _) = wb.call("POST", &format!("/api/runs/{id}/stop"), None);
+    assert_eq!(code, 202);
+    let stopped = wb.ended(id, Duration::from_secs(60));
+    assert_eq!(stopped["exit_status"], 130, "{stopped}");
+    let (_, doc) = wb.call("GET", &format!("/api/history/{}", stopped["history_id"]), None);
+    assert_eq!(doc["interrupted"], true);
+    let managers: Vec<u64> =
+        doc["results"][0]["workers"].as_array().unwrap().iter().map(|w| w["manager"].as_u64().unwrap()).collect();
+    assert_eq!(managers, [0, 1]);
+    let again = wb.ended(start(job("300ms", "0")), Duration::from_secs(60));
+    assert_eq!(again["exit_status"], 0, "{again}");
+    // A job the command line refuses is refused here too, by every rank, and said.
+    let refused =
+        wb.ended(start(job("1s", "0").replace("\"null\"", "\"/nonexistent/dir/f.tst\"")), Duration::from_secs(60));
+    assert_eq!(refused["exit_status"], 2, "{refused}");
+    assert!(refused["messages"].as_str().unwrap().contains("/nonexistent/dir"), "{refused}");
     // The page: both managers in the tree, a worker placed on manager 1 by choosing it.
     let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-mpi"), &wb.dir);
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
