@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
@@ -139,7 +139,7 @@ pub struct State {
 
 /// The workbench's runs: the current or last one.
 pub struct Runs {
-    maker: Mutex<Maker>,
+    maker: Maker,
     db: Option<PathBuf>,
     last: Mutex<Option<Run>>,
 }
@@ -151,7 +151,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Runs {
     /// Runs made by `maker`, saving into the history `db` (None: the default one).
     pub fn new(maker: Maker, db: Option<PathBuf>) -> Runs {
-        Runs { maker: Mutex::new(maker), db, last: Mutex::new(None) }
+        Runs { maker, db, last: Mutex::new(None) }
     }
 
     /// Starts the job `toml` (already checked) with `kind`'s command, unless a run is going.
@@ -162,7 +162,7 @@ impl Runs {
         }
         let id = last.as_ref().map_or(1, |r| r.id + 1);
         let said = Arc::new(Mutex::new(Said::default()));
-        let pid = match &*lock(&self.maker) {
+        let pid = match &self.maker {
             Maker::Child(exe) => Some(self.spawn(exe, kind, &toml, &said)?),
             Maker::Ranks { queue, .. } => {
                 let (lines, live) = pipe().map_err(|e| runtime(format!("no pipe for the live lines: {e}")))?;
@@ -179,7 +179,7 @@ impl Runs {
     }
 
     /// Starts `kind`'s command on the job `toml` as a child, followed into `said`: its pid.
-    fn spawn(&self, exe: &PathBuf, kind: Kind, toml: &str, said: &Arc<Mutex<Said>>) -> Result<u32> {
+    fn spawn(&self, exe: &Path, kind: Kind, toml: &str, said: &Arc<Mutex<Said>>) -> Result<u32> {
         let mut cmd = Command::new(exe);
         cmd.arg(match kind {
             Kind::Run => "run",
@@ -252,21 +252,18 @@ impl Runs {
             return false;
         }
         said.stopping = true;
-        match (r.pid, &*lock(&self.maker)) {
+        match (&self.maker, r.pid) {
             // SAFETY: kill(2) of a child not yet reaped: the waiter reaps it only under this
             // lock, and sets exit_status, checked above, as it does.
-            (Some(pid), _) => unsafe {
+            (Maker::Child(_), Some(pid)) => unsafe {
                 libc::kill(pid as libc::pid_t, libc::SIGINT);
             },
-            (None, Maker::Ranks { stop, .. }) => match said.taken {
-                true => stop(),
-                // Not started: it never will be (Queued::take).
-                false => {
-                    said.messages.push_str("iogauge: stopped before it started\n");
-                    said.exit_status = Some(crate::error::Error::Stopped.exit_code());
-                }
-            },
-            (None, Maker::Child(_)) => unreachable!("a child has a pid"),
+            (Maker::Ranks { stop, .. }, _) if said.taken => stop(),
+            // Not started: it never will be (Queued::take).
+            _ => {
+                said.messages.push_str("iogauge: stopped before it started\n");
+                said.exit_status = Some(crate::error::Error::Stopped.exit_code());
+            }
         }
         true
     }
