@@ -3,6 +3,7 @@
 //! `normal:STDDEV_PCT[:CENTER_PCT]` and `zoned:IO_PCT/RANGE_PCT:...` (hot spots, vdbench's
 //! hotband); or every place once per pass (`lfsr`, fio's `random_generator=lfsr`).
 
+use crate::error::Unreadable;
 use std::fmt;
 use std::str::FromStr;
 
@@ -50,12 +51,12 @@ impl Distribution {
     }
 }
 
-fn number(text: &str, what: &str) -> Result<f64, String> {
+fn number(text: &str, what: &str) -> Result<f64, Unreadable> {
     text.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("{what} '{text}' is not a finite number"))
+        .ok_or_else(|| Unreadable(format!("{what} '{text}' is not a finite number")))
 }
 
 /// Shares with the empty ones given the rest of 100 %, equally.
@@ -66,9 +67,9 @@ fn filled(shares: &[Option<f64>]) -> Vec<f64> {
 }
 
 impl FromStr for Distribution {
-    type Err = String;
+    type Err = Unreadable;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Unreadable> {
         let t = text.trim().to_ascii_lowercase();
         let (law, args) = t.split_once(':').unwrap_or((t.as_str(), ""));
         let usage =
@@ -81,16 +82,18 @@ impl FromStr for Distribution {
                 if !(theta > 0.0 && theta <= 100.0) {
                     // Beyond 100 every I/O goes to the first block in f64 (2^-100 of the rest): no skew
                     // a device sees differs.
-                    return Err(format!("zipf:{args}: theta must be above 0 and at most 100 (1.2 is a common skew)"));
+                    return Err(Unreadable(format!(
+                        "zipf:{args}: theta must be above 0 and at most 100 (1.2 is a common skew)"
+                    )));
                 }
                 Ok(Distribution::Zipf(theta))
             }
             ("pareto", false) => {
                 let h = number(args, "pareto's h")?;
                 if !(h > 0.0 && h < 1.0) {
-                    return Err(format!(
+                    return Err(Unreadable(format!(
                         "pareto:{args}: h must be between 0 and 1 (0.2: 80 % of I/Os on 20 % of the blocks)"
-                    ));
+                    )));
                 }
                 Ok(Distribution::Pareto(h))
             }
@@ -98,9 +101,9 @@ impl FromStr for Distribution {
                 let (sd, center) = args.split_once(':').unwrap_or((args, "50"));
                 let (stddev_pct, center_pct) = (number(sd, "normal's deviation")?, number(center, "normal's center")?);
                 if !(stddev_pct > 0.0 && stddev_pct <= 100.0 && (0.0..=100.0).contains(&center_pct)) {
-                    return Err(format!(
+                    return Err(Unreadable(format!(
                         "normal:{args}: the deviation is a % of the working set above 0 up to 100, the center 0 to 100 %"
-                    ));
+                    )));
                 }
                 Ok(Distribution::Normal { stddev_pct, center_pct })
             }
@@ -114,7 +117,7 @@ impl FromStr for Distribution {
                 let (mut ios, mut ranges, mut texts) = (Vec::new(), Vec::new(), Vec::new());
                 for z in args.split(':') {
                     let (io, range) =
-                        z.split_once('/').ok_or_else(|| format!("zoned: '{z}' is not IO_PCT/RANGE_PCT"))?;
+                        z.split_once('/').ok_or_else(|| Unreadable(format!("zoned: '{z}' is not IO_PCT/RANGE_PCT")))?;
                     ios.push(share(io, "a zone's I/O %")?);
                     ranges.push(share(range, "a zone's range %")?);
                     texts.push(z);
@@ -123,21 +126,23 @@ impl FromStr for Distribution {
                 for ((io_pct, range_pct), z) in filled(&ios).into_iter().zip(filled(&ranges)).zip(texts) {
                     let zone = Zone { io_pct, range_pct };
                     if zone.io_pct < 0.0 || zone.range_pct < 0.0 || (zone.io_pct > 0.0 && zone.range_pct == 0.0) {
-                        return Err(format!("zoned: '{z}': shares are 0 to 100 %, and I/Os need a range to land in"));
+                        return Err(Unreadable(format!(
+                            "zoned: '{z}': shares are 0 to 100 %, and I/Os need a range to land in"
+                        )));
                     }
                     zones.push(zone);
                 }
                 let (io, range): (f64, f64) =
                     zones.iter().fold((0.0, 0.0), |(a, b), z| (a + z.io_pct, b + z.range_pct));
                 if (io - 100.0).abs() > 1e-9 || (range - 100.0).abs() > 1e-9 {
-                    return Err(format!(
+                    return Err(Unreadable(format!(
                         "zoned:{args}: the I/O shares sum to {io} % and the ranges to {range} %; both must sum to 100 \
                          (zoned:80/20:20/80 is 80 % of I/Os on 20 % of the working set)"
-                    ));
+                    )));
                 }
                 Ok(Distribution::Zoned(zones))
             }
-            _ => Err(format!("distribution '{text}': {usage}")),
+            _ => Err(Unreadable(format!("distribution '{text}': {usage}"))),
         }
     }
 }

@@ -60,6 +60,32 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A value as a person types it (a size, a duration, a flag's word) that does not read: the
+/// user's mistake wherever it is found, so it becomes an input error (exit 2), and its text
+/// where a reader of another tool's format collects its own messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreadable(pub String);
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+impl From<Unreadable> for Error {
+    fn from(u: Unreadable) -> Error {
+        Error::Input(u.0)
+    }
+}
+
+impl From<Unreadable> for String {
+    fn from(u: Unreadable) -> String {
+        u.0
+    }
+}
+
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 

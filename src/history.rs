@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::document::Document;
-use crate::error::{Result, input, runtime};
+use crate::error::{Result, Unreadable, input, runtime};
 
 /// The schema, one step per version: step N (from 0) brings version N to N + 1.
 pub const MIGRATIONS: &[&str] = &[
@@ -141,7 +141,7 @@ fn unix_s(t: SystemTime) -> f64 {
 
 /// Parses a date for a filter: `2026-11-22`, `2026-11-22 10:00`, RFC 3339, or an age (`7d`,
 /// `2h`: that long ago). A plain date `until` means the end of that day.
-pub fn parse_when(s: &str, end_of_day: bool) -> std::result::Result<SystemTime, String> {
+pub fn parse_when(s: &str, end_of_day: bool) -> std::result::Result<SystemTime, Unreadable> {
     if let Ok(age) = humantime::parse_duration(s) {
         return Ok(SystemTime::now() - age);
     }
@@ -154,7 +154,7 @@ pub fn parse_when(s: &str, end_of_day: bool) -> std::result::Result<SystemTime, 
         s.into()
     };
     let t = humantime::parse_rfc3339_weak(&full).map_err(|_| {
-        format!("'{s}' is not a date: give YYYY-MM-DD, 'YYYY-MM-DD HH:MM', RFC 3339, or an age like 7d")
+        Unreadable(format!("'{s}' is not a date: give YYYY-MM-DD, 'YYYY-MM-DD HH:MM', RFC 3339, or an age like 7d"))
     })?;
     Ok(if date_only && end_of_day { t + Duration::from_secs(86_400) } else { t })
 }
@@ -505,7 +505,7 @@ mod tests {
         assert_eq!(unix_s(parse_when("2026-11-22T01:30:00Z", false).unwrap()), 1_795_305_600.0 + 5_400.0);
         let ago = unix_s(SystemTime::now()) - unix_s(parse_when("2h", false).unwrap());
         assert!((ago - 7200.0).abs() < 5.0, "{ago}");
-        assert!(parse_when("yesterday-ish", false).unwrap_err().contains("YYYY-MM-DD"));
+        assert!(parse_when("yesterday-ish", false).unwrap_err().0.contains("YYYY-MM-DD"));
     }
 
     #[test]

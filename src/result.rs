@@ -4,6 +4,7 @@
 //! [`IoStats`] that are kept in the document (`raw`, histograms included), so results from
 //! several documents or hosts can be merged again exactly.
 
+use crate::error::Unreadable;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -346,13 +347,13 @@ pub enum Detail {
 }
 
 impl std::str::FromStr for Detail {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Unreadable;
+    fn from_str(s: &str) -> Result<Self, Unreadable> {
         match s {
             "totals" => Ok(Detail::Totals),
             "workers" | "worker" => Ok(Detail::Workers),
             "targets" | "target" | "disks" => Ok(Detail::Targets),
-            _ => Err(format!("--detail {s}: use workers or targets")),
+            _ => Err(Unreadable(format!("--detail {s}: use workers or targets"))),
         }
     }
 }

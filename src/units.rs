@@ -5,24 +5,27 @@
 
 use std::time::Duration;
 
+use crate::error::Unreadable;
+
 /// A size with an optional leading `-` (`-8K`): a step back.
-pub fn parse_signed_size(text: &str) -> Result<i64, String> {
+pub fn parse_signed_size(text: &str) -> Result<i64, Unreadable> {
     let (negative, rest) = match text.trim().strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
     };
-    let n = i64::try_from(parse_size(rest)?).map_err(|_| format!("size '{text}' is too large"))?;
+    let n = i64::try_from(parse_size(rest)?).map_err(|_| Unreadable(format!("size '{text}' is too large")))?;
     Ok(if negative { -n } else { n })
 }
 
 /// Parses a size: `512`, `4K`, `4k`, `4KB`, `4KiB`, `1.5G`, `2T`. Every multiple is binary
 /// (`K`, `KB` and `KiB` all mean 1024), as in Iometer and fio's default; a fraction must come to
 /// whole bytes (`1.5K` = 1536).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, Unreadable> {
     let t = text.trim();
     let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, suffix) = t.split_at(digits_end);
-    let bad = || format!("'{text}' is not a size: use bytes or a number with K, M, G or T (e.g. 4K, 1M, 1.5G)");
+    let bad =
+        || Unreadable(format!("'{text}' is not a size: use bytes or a number with K, M, G or T (e.g. 4K, 1M, 1.5G)"));
     let shift = match suffix.trim_start().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
@@ -32,7 +35,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "p" | "pb" | "pib" => 50,
         _ => return Err(bad()),
     };
-    let too_large = || format!("size '{text}' is too large");
+    let too_large = || Unreadable(format!("size '{text}' is too large"));
     match num.split_once('.') {
         None if !num.is_empty() => {
             num.parse::<u64>().map_err(|_| too_large())?.checked_mul(1 << shift).ok_or_else(too_large)
@@ -45,7 +48,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             let scale = 10u128.checked_pow(digits).ok_or_else(bad)?;
             let frac_bytes = frac_n * (1u128 << shift);
             if frac_bytes % scale != 0 {
-                return Err(format!("size '{text}' is not a whole number of bytes: give it in a smaller unit"));
+                return Err(Unreadable(format!(
+                    "size '{text}' is not a whole number of bytes: give it in a smaller unit"
+                )));
             }
             let bytes = (whole as u128) * (1u128 << shift) + frac_bytes / scale;
             u64::try_from(bytes).map_err(|_| too_large())
@@ -55,11 +60,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// Parses a duration: `500ms`, `10s`, `2m`, `1h`, `1d`, or a bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, Unreadable> {
     let t = text.trim();
     let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits_end);
-    let bad = || format!("'{text}' is not a duration: use e.g. 500ms, 10s, 2m or 1h");
+    let bad = || Unreadable(format!("'{text}' is not a duration: use e.g. 500ms, 10s, 2m or 1h"));
     let n: f64 = num.parse().map_err(|_| bad())?;
     // fio's spellings too (usec, msec, sec, d), so its job files read the same.
     let secs = match unit {

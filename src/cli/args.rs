@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use super::workload::SpecFlags;
 use super::{history, verify};
 use crate::config::{FsConfig, FsTest, Job, StudyConfig, Test, TestSettingFlags, WorkerConfig};
-use crate::error::{Result, input};
+use crate::error::{Result, Unreadable, input};
 use crate::import::Import;
 use crate::job;
 use crate::profile;
@@ -432,10 +432,10 @@ impl ImportFlags {
     }
 }
 
-fn parse_mapping(s: &str) -> std::result::Result<(String, String), String> {
+fn parse_mapping(s: &str) -> std::result::Result<(String, String), Unreadable> {
     match s.rsplit_once('=') {
         Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name.to_string(), path.to_string())),
-        _ => Err(format!("{s}: give NAME=PATH, e.g. PHYSICALDRIVE:1=/dev/sdb")),
+        _ => Err(Unreadable(format!("{s}: give NAME=PATH, e.g. PHYSICALDRIVE:1=/dev/sdb"))),
     }
 }
 

@@ -14,6 +14,7 @@
 //! targets = ["/dev/zram0"]
 //! ```
 
+use crate::error::Unreadable;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -114,12 +115,12 @@ pub enum OnError {
 }
 
 impl FromStr for OnError {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Unreadable;
+    fn from_str(s: &str) -> Result<Self, Unreadable> {
         match s {
             "stop" => Ok(OnError::Stop),
             "continue" => Ok(OnError::Continue),
-            _ => Err(format!("--on-error {s}: use stop or continue")),
+            _ => Err(Unreadable(format!("--on-error {s}: use stop or continue"))),
         }
     }
 }
@@ -253,13 +254,13 @@ impl DataPattern {
 }
 
 impl FromStr for DataPattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Unreadable;
+    fn from_str(s: &str) -> Result<Self, Unreadable> {
         let bad = || {
-            format!(
+            Unreadable(format!(
                 "unknown data pattern '{s}': use random, repeat, repeat:0xNN or compress:PCT, optionally with \
                  dedupe:PCT (compress:50,dedupe:30)"
-            )
+            ))
         };
         let pct = |p: &str| p.trim().trim_end_matches('%').parse::<u8>().ok().filter(|p| *p <= 100);
         let (mut content, mut dedupe) = (None, None);
@@ -276,16 +277,16 @@ impl FromStr for DataPattern {
                 _ => return Err(bad()),
             };
             if (c.is_some() && content.is_some()) || (d.is_some() && dedupe.is_some()) {
-                return Err(format!("data pattern '{s}': give one content and at most one dedupe:PCT"));
+                return Err(Unreadable(format!("data pattern '{s}': give one content and at most one dedupe:PCT")));
             }
             (content, dedupe) = (content.or(c), dedupe.or(d));
         }
         let p = DataPattern { content: content.unwrap_or(Content::Random), dedupe_pct: dedupe.unwrap_or(0) };
         if p.dedupe_pct > 0 && p.all_alike() {
-            return Err(format!(
+            return Err(Unreadable(format!(
                 "data pattern '{s}': every block of {} is the same already; dedupe goes with random or compress:PCT below 100",
                 p.content
-            ));
+            )));
         }
         Ok(p)
     }

@@ -15,6 +15,7 @@ pub mod network;
 pub mod null;
 pub mod psync;
 
+use crate::error::Unreadable;
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs::File;
 use std::os::fd::RawFd;
@@ -35,12 +36,12 @@ pub enum EngineKind {
 }
 
 impl std::str::FromStr for EngineKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Unreadable;
+    fn from_str(s: &str) -> Result<Self, Unreadable> {
         match s {
             "io_uring" | "io-uring" | "uring" => Ok(EngineKind::IoUring),
             "psync" => Ok(EngineKind::Psync),
-            _ => Err(format!("unknown engine '{s}': use io_uring or psync")),
+            _ => Err(Unreadable(format!("unknown engine '{s}': use io_uring or psync"))),
         }
     }
 }

@@ -99,7 +99,7 @@ fn time(v: &str, unit: Duration) -> Result<Duration, String> {
     let v = v.trim();
     match v.parse::<u32>() {
         Ok(n) => Ok(unit * n),
-        Err(_) => parse_duration(v),
+        Err(_) => Ok(parse_duration(v)?),
     }
 }
 
@@ -408,10 +408,10 @@ impl FioJob {
                 "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
                 "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
                 "time_based" => self.time_based = flag(o)?,
-                "size" => self.size = Some(parse_size(v).map_err(bad)?),
-                "offset" => self.offset = parse_size(v).map_err(bad)?,
-                "offset_increment" => self.offset_increment = parse_size(v).map_err(bad)?,
-                "io_size" | "io_limit" => self.io_size = Some(parse_size(v).map_err(bad)?),
+                "size" => self.size = Some(parse_size(v).map_err(|e| bad(e.into()))?),
+                "offset" => self.offset = parse_size(v).map_err(|e| bad(e.into()))?,
+                "offset_increment" => self.offset_increment = parse_size(v).map_err(|e| bad(e.into()))?,
+                "io_size" | "io_limit" => self.io_size = Some(parse_size(v).map_err(|e| bad(e.into()))?),
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
                 "uri" => self.uri = Some(v.to_string()),
@@ -433,11 +433,13 @@ impl FioJob {
                     if v.contains(',') {
                         return Err(format!("{}: rate={v}: one rate for reads and writes together", o.at));
                     }
-                    self.rate_mbps = Some(parse_size(v).map_err(bad)? as f64 / 1e6);
+                    self.rate_mbps = Some(parse_size(v).map_err(|e| bad(e.into()))? as f64 / 1e6);
                 }
                 "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
                 "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
-                "random_distribution" => self.distribution = v.parse().map_err(bad)?,
+                "random_distribution" => {
+                    self.distribution = v.parse::<crate::distribution::Distribution>().map_err(|e| bad(e.into()))?
+                }
                 "random_generator" => {
                     self.lfsr = match v.trim() {
                         "lfsr" => true,
@@ -504,7 +506,7 @@ impl FioJob {
                     if v.contains(',') {
                         return Err(format!("{}: {}={v}: one alignment for reads and writes together", o.at, o.key));
                     }
-                    self.align = Some(parse_size(v).map_err(bad)?);
+                    self.align = Some(parse_size(v).map_err(|e| bad(e.into()))?);
                 }
                 "loops" => self.loops = num(v)?.max(1),
                 "rate_process" => {

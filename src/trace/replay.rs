@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Reader, Summary, TraceIo};
-use crate::error::{Error, Result, input};
+use crate::error::{Error, Result, Unreadable, input};
 use crate::spec::{AccessSpec, SpecLine, percent_shares};
 use crate::stats::{Histogram, Op};
 
@@ -22,15 +22,15 @@ pub enum Speed {
 
 impl Speed {
     /// `2`, `0.5`, `max`.
-    pub fn parse(s: &str) -> std::result::Result<Speed, String> {
+    pub fn parse(s: &str) -> std::result::Result<Speed, Unreadable> {
         if s == "max" {
             return Ok(Speed::Max);
         }
         match s.trim_end_matches('x').parse::<f64>() {
             Ok(v) if v > 0.0 && v.is_finite() => Ok(Speed::Times(v)),
-            _ => {
-                Err(format!("speed {s:?}: give a positive factor (1: the trace's own times, 2: twice as fast) or max"))
-            }
+            _ => Err(Unreadable(format!(
+                "speed {s:?}: give a positive factor (1: the trace's own times, 2: twice as fast) or max"
+            ))),
         }
     }
 }
@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(Speed::parse("2"), Ok(Speed::Times(2.0)));
         assert_eq!(Speed::parse("0.5x"), Ok(Speed::Times(0.5)));
         assert_eq!(Speed::parse("max"), Ok(Speed::Max));
-        assert!(Speed::parse("0").unwrap_err().contains("positive factor"));
+        assert!(Speed::parse("0").unwrap_err().0.contains("positive factor"));
     }
 
     #[test]
