@@ -3,11 +3,12 @@
 //! `normal:STDDEV_PCT[:CENTER_PCT]` and `zoned:IO_PCT/RANGE_PCT:...` (hot spots, vdbench's
 //! hotband); or every place once per pass (`lfsr`, fio's `random_generator=lfsr`).
 
-use crate::error::Unreadable;
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::Unreadable;
 
 /// One zone of `zoned`: `io_pct` % of the I/Os on the next `range_pct` % of the working set.
 #[derive(Debug, Clone, Copy, PartialEq)]

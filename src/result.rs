@@ -4,13 +4,13 @@
 //! [`IoStats`] that are kept in the document (`raw`, histograms included), so results from
 //! several documents or hosts can be merged again exactly.
 
-use crate::error::Unreadable;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Job;
 use crate::cpu::CpuUsage;
+use crate::error::Unreadable;
 use crate::host::HostInfo;
 use crate::stats::{DirStats, Histogram, IoStats, Op};
 use crate::targets::TargetInfo;

@@ -14,11 +14,11 @@
 //! targets = ["/dev/zram0"]
 //! ```
 
-use crate::error::Unreadable;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Unreadable;
 use crate::model::Storage;
 use crate::spec::AccessSpec;
 pub use crate::trace::replay::{Fit, Replay, Speed};

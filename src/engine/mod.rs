@@ -15,13 +15,13 @@ pub mod network;
 pub mod null;
 pub mod psync;
 
-use crate::error::Unreadable;
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs::File;
 use std::os::fd::RawFd;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Unreadable;
 use crate::stats::Op;
 
 /// Which I/O engine the workers use.
