@@ -144,10 +144,13 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
     Test::from_job(&job)?;
     let points = study::points(&job)?;
     let group = managers::join(job.test.sync_timeout)?;
-    said(group.as_ref(), study_on(group.as_ref(), a.outputs.destinations(), name, &job, &points).map(|(s, _)| s))
+    said(
+        group.as_ref(),
+        study_on(group.as_ref(), a.outputs.destinations(), name, &job, &points).map(|(d, _)| d.exit_status()),
+    )
 }
 
-/// Runs a study and writes its outputs: its exit status, and the history id the lead saved it
+/// Runs a study and writes its outputs: its document, and the history id the lead saved it
 /// under.
 fn study_on(
     group: &dyn managers::Group,
@@ -155,7 +158,7 @@ fn study_on(
     name: &str,
     job: &crate::config::Job,
     points: &[study::Point],
-) -> Result<(i32, Option<i64>)> {
+) -> Result<(study::doc::StudyDoc, Option<i64>)> {
     let mut exports = Outputs::open(group, to, job.test.log_dir.as_ref())?;
     interrupt::stop_on_interrupt();
     let test = Test::from_job(job)?;
@@ -166,13 +169,18 @@ fn study_on(
     exports.write_study(&doc, extra)?;
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;
-    Ok((doc.exit_status(), exports.saved_id()))
+    Ok((doc, exports.saved_id()))
 }
 
 /// The workbench's run under MPI, on every rank, in this process: the job as `iogauge run` or
 /// `iogauge study` runs it, its live lines into `live` (the lead's), saved to the history.
 fn page_run(group: &dyn managers::Group, order: &crate::ui::Order, live: Option<&std::path::Path>) -> crate::ui::Ended {
-    let ran = (|| -> Result<(i32, Option<i64>)> {
+    // What the command line would print besides the table: warnings, and why it failed.
+    let said = |warnings: &[String], failed: &Option<String>| -> String {
+        let warnings = warnings.iter().map(|w| format!("iogauge: warning: {w}\n"));
+        warnings.chain(failed.iter().map(|f| format!("iogauge: {f}\n"))).collect()
+    };
+    let ran = (|| -> Result<(i32, Option<i64>, String)> {
         let job = job::parse(&order.toml, "the workbench's job")?;
         let document = args::DocumentFlags {
             quiet: true,
@@ -188,15 +196,16 @@ fn page_run(group: &dyn managers::Group, order: &crate::ui::Order, live: Option<
         if job.study.is_none() {
             let out = OutputFlags { document, ..Default::default() };
             let (doc, id) = run_and_save(group, Test::from_job(&job)?, &out)?;
-            return Ok((doc.exit_status(), id));
+            return Ok((doc.exit_status(), id, said(&doc.warnings, &doc.failed)));
         }
         let outputs = args::StudyOutputs { document, fio_json: None, iozone_csv: None };
-        study_on(group, outputs.destinations(), "", &job, &study::points(&job)?)
+        let (doc, id) = study_on(group, outputs.destinations(), "", &job, &study::points(&job)?)?;
+        Ok((doc.exit_status(), id, said(&doc.warnings, &doc.failed)))
     })();
     // The run is over: a stop asked of it must not stop the next one, nor end the workbench.
     interrupt::reset();
     match ran {
-        Ok((exit_status, history_id)) => crate::ui::Ended { exit_status, history_id, message: String::new() },
+        Ok((exit_status, history_id, message)) => crate::ui::Ended { exit_status, history_id, message },
         Err(e) => crate::ui::Ended { exit_status: e.exit_code(), history_id: None, message: format!("iogauge: {e}\n") },
     }
 }

@@ -55,7 +55,7 @@ pub struct Ended {
     pub exit_status: i32,
     /// The history entry of its result.
     pub history_id: Option<i64>,
-    /// Why it failed, if it did (as the command line prints it).
+    /// What the command line would print besides its table: the warnings, and why it failed.
     pub message: String,
 }
 

@@ -585,6 +585,17 @@ fn under_mpirun_every_rank_is_a_manager() {
     assert_eq!(managers, [0, 1]);
     let again = wb.ended(start(job("300ms", "0")), Duration::from_secs(60));
     assert_eq!(again["exit_status"], 0, "{again}");
+    // What the command line warns of, the page says too.
+    let file = wb.dir.join("buffered.tst");
+    let buffered = job("300ms", "0").replace("[test]\n", "[test]\nbuffered = true\nfile_size = \"8M\"\n");
+    let warned = wb
+        .ended(start(buffered.replace("\"null\"", &format!("{:?}", file.to_str().unwrap()))), Duration::from_secs(60));
+    assert_eq!(warned["exit_status"], 0, "{warned}");
+    assert!(
+        warned["messages"].as_str().unwrap().contains("iogauge: warning: ")
+            && warned["messages"].as_str().unwrap().contains("page cache"),
+        "{warned}"
+    );
     // A job the command line refuses is refused here too, by every rank, and said.
     let refused =
         wb.ended(start(job("1s", "0").replace("\"null\"", "\"/nonexistent/dir/f.tst\"")), Duration::from_secs(60));
