@@ -1,8 +1,8 @@
 //! The test settings (a job's `[test]` section), each declared once: the entry below is the
 //! job file's key with its doc and default, the command-line flag that sets it (when it has
 //! one) and its check. [`TestSettings`], [`TestSettingFlags`], their `Default`, the flags'
-//! `--help` and the `[test]` table of docs/job-file.md all come from it, so a new setting is
-//! one entry.
+//! `--help`, the key checks, the `[test]` table of docs/job-file.md and the workbench's
+//! settings form ([`KEYS`]) all come from it, so a new setting is one entry.
 //!
 //! An entry reads:
 //!
@@ -28,9 +28,10 @@ use crate::engine::EngineKind;
 use crate::units::{parse_duration, parse_size, serde_duration, serde_size};
 
 /// A key of `[test]`: what its docs and `--help` say.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Key {
-    /// The key in a job file, and the id of its flag.
+    /// The key in a job file, and the id of its flag (`total_` before the rates', whose
+    /// plain names are the workers' own flags).
     pub name: &'static str,
     /// Its doc, paragraphs split by an empty line.
     pub doc: &'static str,
