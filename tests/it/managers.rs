@@ -746,15 +746,7 @@ fn rank_0_serves_every_managers_metrics() {
 /// is said.
 #[test]
 fn a_launchers_binding_narrower_than_the_workers_is_said() {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let online: usize = online
-        .trim()
-        .split(',')
-        .map(|r| match r.split_once('-') {
-            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
-            None => 1,
-        })
-        .sum();
+    let online = online_cpus();
     let dir = scratch("mpibind");
     std::fs::write(
         dir.join("job.toml"),

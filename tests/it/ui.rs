@@ -560,13 +560,7 @@ fn under_mpirun_every_rank_is_a_manager() {
     assert!(workers[0]["ios"].as_u64().unwrap() > 0);
     assert_eq!(doc["managers"].as_array().unwrap().len(), 2, "{}", doc["managers"]);
     // Its worker had the host's CPUs, not the one core mpirun bound the rank to.
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let online: usize = online
-        .trim()
-        .split(',')
-        .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1))
-        .sum();
-    assert_eq!(workers[0]["cpus"].as_array().unwrap().len(), online, "{workers:?}");
+    assert_eq!(workers[0]["cpus"].as_array().unwrap().len(), online_cpus(), "{workers:?}");
     // Stop: every rank stops, what was measured is kept; the workbench goes on, and runs again.
     let id = start(job("60s", "0, 1"));
     let until = Instant::now() + Duration::from_secs(30);

@@ -451,3 +451,12 @@ pub fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
         .output()
         .expect("chromium runs (scripts/test installs it)")
 }
+
+/// How many CPUs the host has online (sysfs's list, `0-3,8`), whatever this process may use.
+pub fn online_cpus() -> usize {
+    let list = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    list.trim()
+        .split(',')
+        .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1))
+        .sum()
+}
