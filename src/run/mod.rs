@@ -18,7 +18,6 @@ use crate::error::{Error, Result, runtime};
 use crate::managers::{self, Group};
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{ResultDoc, SCHEMA, WorkloadResult};
-use crate::verify::block::VerifyResult;
 use crate::verify::checker::Checker;
 use crate::verify::map::BlockMap;
 use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
@@ -132,10 +131,6 @@ fn run_workload(
 ) -> Result<WorkloadResult> {
     let plans = &prep.plans()[r];
     let n = plans.len();
-    let checkers = match verification.as_deref_mut() {
-        Some(v) => start_checkers(v, prep, plans)?,
-        None => Vec::new(),
-    };
     let clock = Clock::of(&prep.share().settings);
     // Without ramp-up, recording starts with the workers; after one, when every manager has
     // reached its end (the monitor sets the window then).
@@ -145,7 +140,7 @@ fn run_workload(
         Arc::new(if ramped { Control::new(live, u64::MAX, u64::MAX) } else { Control::new(live, 0, clock.time_ns) });
     let spec = prep.share().workloads[r].name.as_str();
     let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
-    let (handles, outcomes) = spawn_workers(prep, plans, checkers, logs, &ctl)?;
+    let (handles, outcomes) = spawn_workers(prep, plans, verification.as_deref_mut(), logs, &ctl)?;
     ctl.barrier.wait();
     // Every manager's workers are set up, or none runs.
     let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
@@ -191,30 +186,19 @@ fn run_workload(
             eprintln!("iogauge: warning: {e}");
         }
     }
-    let verify = verification.map(|v| {
-        let mut sum = VerifyResult { block_bytes: v.block(), checked_blocks: 0, mismatches: 0, found: Vec::new() };
+    if let Some(v) = verification {
         for (plan, c) in plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.checker.as_ref()?))) {
             v.absorb(plan, c);
-            sum.add(&c.result());
         }
-        sum
-    });
+    }
     // A worker's failure keeps its class: a target that cannot be opened as the user gave it
     // is the user's to fix, an engine that fails is the run's.
     if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
         return Err(e);
     }
     let me = group.me();
-    let ended = tally::Ended {
-        prep,
-        plans,
-        outcomes: &outcomes,
-        window,
-        clock: &clock,
-        verify,
-        rank: me.rank,
-        host: me.host.clone(),
-    };
+    let ended =
+        tally::Ended { prep, plans, outcomes: &outcomes, window, clock: &clock, rank: me.rank, host: me.host.clone() };
     Ok(ended.result(spec))
 }
 
@@ -253,17 +237,21 @@ fn start_logs(prep: &Prepared, plans: &[WorkerPlan], workload: usize, ctl: &Arc<
     Ok((logs, writers))
 }
 
-/// Starts one thread per worker. Outcomes come back over a channel rather than through join:
-/// a worker whose given-up I/Os still wait in io-wq threads hands its outcome back but cannot
-/// end (see [`held_targets`]).
+/// Starts one thread per worker, each with its checker of a verified test. Outcomes come back
+/// over a channel rather than through join: a worker whose given-up I/Os still wait in io-wq
+/// threads hands its outcome back but cannot end (see [`held_targets`]).
 fn spawn_workers(
     prep: &Prepared,
     plans: &[WorkerPlan],
-    checkers: Vec<Option<Checker>>,
+    verification: Option<&mut Verification>,
     logs: Vec<Option<worker::io_log::IoLog>>,
     ctl: &Arc<Control>,
 ) -> Result<(Vec<JoinHandle<()>>, Outcomes)> {
     let s = &prep.share().settings;
+    let checkers = match verification {
+        Some(v) => start_checkers(v, prep, plans)?,
+        None => Vec::new(),
+    };
     let mut checkers = checkers.into_iter();
     let mut logs = logs.into_iter();
     let (sent, received) = mpsc::channel();

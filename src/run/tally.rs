@@ -22,7 +22,6 @@ pub(super) struct Ended<'a> {
     pub(super) outcomes: &'a [WorkerOutcome],
     pub(super) window: Window,
     pub(super) clock: &'a Clock,
-    pub(super) verify: Option<VerifyResult>,
     /// This manager's rank and host name.
     pub(super) rank: u32,
     pub(super) host: String,
@@ -62,7 +61,7 @@ impl Ended<'_> {
             }],
             start_skew_ms: 0.0,
             first_error: self.first_error(start.at_ns),
-            verify: self.verify.clone(),
+            verify: self.verify(),
             fs: None,
             replay: self.replay(),
             totals,
@@ -70,6 +69,16 @@ impl Ended<'_> {
             targets,
             intervals,
         }
+    }
+
+    /// With `--verify`: what the workers' checkers found, summed.
+    fn verify(&self) -> Option<VerifyResult> {
+        let block_bytes = self.prep.verify_block()?;
+        let mut sum = VerifyResult { block_bytes, checked_blocks: 0, mismatches: 0, found: Vec::new() };
+        for c in self.outcomes.iter().filter_map(|o| o.checker.as_ref()) {
+            sum.add(&c.result());
+        }
+        Some(sum)
     }
 
     /// What the replaying workers replayed (the first one's trace named; their I/Os and

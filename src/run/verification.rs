@@ -97,11 +97,6 @@ impl Verification {
         }
     }
 
-    /// Bytes per block.
-    pub fn block(&self) -> u64 {
-        self.block
-    }
-
     /// The maps of every real target.
     pub fn maps(&self) -> Vec<BlockMap> {
         self.paths
