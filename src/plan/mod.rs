@@ -383,11 +383,6 @@ fn check(share: Share) -> Result<Checked> {
         .iter()
         .map(|wc| wc.replay.as_ref().map(|r| replay::check(wc, r, &targets, s, &mut warnings)).transpose())
         .collect::<Result<Vec<_>>>()?;
-    for t in &targets {
-        if share.writes_to(&t.path) {
-            safety::check_write(t, &s.allow_write, &s.allow_mounted_write, s.io_timeout)?;
-        }
-    }
     let verify_block = match s.verifying() {
         true => verify::block_size(&share, &targets)?.map(|(block, said)| {
             warnings.extend(said);
@@ -395,6 +390,13 @@ fn check(share: Share) -> Result<Checked> {
         }),
         false => None,
     };
+    // Last: whether a target may be written reads it (a device's signatures, a server's
+    // export), so it is asked only of a test that is otherwise sound.
+    for t in &targets {
+        if share.writes_to(&t.path) {
+            safety::check_write(t, &s.allow_write, &s.allow_mounted_write, s.io_timeout)?;
+        }
+    }
     Ok(Checked { share, targets, warnings, verify_block, replays })
 }
 
