@@ -114,14 +114,6 @@ pub struct Filter {
     pub limit: Option<u64>,
 }
 
-/// iogauge's data directory: `$XDG_DATA_HOME/iogauge`, or `~/.local/share/iogauge` when
-/// XDG_DATA_HOME is unset (the XDG base directory rules).
-pub fn data_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
-    let data = xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(data.join("iogauge"))
-}
-
 /// The history database `db` names, or the default one.
 pub fn path_of(db: Option<&Path>) -> Result<PathBuf> {
     match db {
@@ -130,9 +122,9 @@ pub fn path_of(db: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// The default database: `history.sqlite` in the [`data_dir`].
+/// The default database: `history.sqlite` in the [data directory](crate::dirs::data).
 pub fn default_path() -> Option<PathBuf> {
-    Some(data_dir()?.join("history.sqlite"))
+    Some(crate::dirs::data()?.join("history.sqlite"))
 }
 
 fn unix_s(t: SystemTime) -> f64 {

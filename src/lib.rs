@@ -21,6 +21,7 @@ pub(crate) mod compare;
 pub mod config;
 pub(crate) mod cpu;
 pub(crate) mod data;
+pub(crate) mod dirs;
 pub mod distribution;
 pub(crate) mod document;
 pub(crate) mod engine;

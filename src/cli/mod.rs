@@ -77,7 +77,6 @@ fn run_and_save(
             eprintln!("iogauge: warning: {w}");
         }
     }
-    verify::forget_maps(prep.targets().iter().map(|t| t.path.as_str()).filter(|t| prep.share().writes_to(t)))?;
     interrupt::stop_on_interrupt();
     let run::Tested { doc, maps } = run::run_test(&prep, group, &mut exports)?;
     exports.write_run(doc.clone())?;
@@ -161,9 +160,6 @@ fn study_on(
 ) -> Result<(study::doc::StudyDoc, Option<i64>)> {
     let mut exports = Outputs::open(group, to, job.test.log_dir.as_ref())?;
     interrupt::stop_on_interrupt();
-    let test = Test::from_job(job)?;
-    let writers = test.workers.iter().enumerate().filter(|(i, _)| test.workloads.iter().any(|r| r.specs[*i].writes()));
-    verify::forget_maps(writers.flat_map(|(_, w)| &w.targets).map(String::as_str))?;
     let study::run::Studied { doc, maps } = study::run::run_study(job, points, &mut exports, group)?;
     let extra = (name == "baseline").then(|| study::builtin::drive_figures(&doc).unwrap_or_default());
     exports.write_study(&doc, extra)?;

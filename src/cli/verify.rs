@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::error::{Result, input, runtime};
 use crate::format::thousands;
-use crate::history;
 use crate::verify::map::{self, BlockMap};
 use crate::verify::{self, TargetCheck, journal};
 
@@ -157,24 +156,7 @@ fn same_target(
 }
 
 fn data_dir() -> Result<PathBuf> {
-    history::data_dir().ok_or_else(|| input("neither XDG_DATA_HOME nor HOME is set: give --map FILE"))
-}
-
-/// Removes the saved verify maps of `targets`, which a test is about to write: a map of the
-/// data before would call every block written since stale, even if this test is killed or its
-/// own map cannot be saved.
-pub fn forget_maps<'a>(targets: impl Iterator<Item = &'a str>) -> Result<()> {
-    let Some(dir) = history::data_dir() else { return Ok(()) };
-    for t in targets {
-        let file = map::default_file(&dir, t);
-        match std::fs::remove_file(&file) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(input(format!("cannot remove the old verify map {} of {t}: {e}", file.display())));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
+    crate::dirs::data().ok_or_else(|| input("neither XDG_DATA_HOME nor HOME is set: give --map FILE"))
 }
 
 /// Saves the maps a verified test left, each where `iogauge verify --target` looks for it. A
@@ -184,7 +166,7 @@ pub fn save_maps(maps: &[BlockMap]) -> Result<()> {
         return Ok(());
     }
     let dir =
-        history::data_dir().ok_or_else(|| runtime("verify maps not saved: neither XDG_DATA_HOME nor HOME is set"))?;
+        crate::dirs::data().ok_or_else(|| runtime("verify maps not saved: neither XDG_DATA_HOME nor HOME is set"))?;
     for m in maps {
         let file = map::default_file(&dir, &m.path);
         m.save(&file).map_err(|e| runtime(format!("verify map of {} not saved to {}: {e}", m.path, file.display())))?;

@@ -251,7 +251,9 @@ fn create_file(t: &TargetInfo, data: crate::config::DataPattern, buffered: bool)
     created
 }
 
-/// Creates the missing test files of a checked test (and only then: everything is checked).
+/// Readies this manager's targets for a checked test (and only then: everything is checked):
+/// creates the missing test files, and forgets the saved verify map of each target it writes
+/// (a run, a study's point, a preconditioning pass).
 fn create(mut p: Checked) -> Result<Checked> {
     let s = &p.share.settings;
     if let Some(dir) = &s.journal {
@@ -294,7 +296,11 @@ fn create(mut p: Checked) -> Result<Checked> {
                 p.share.workers.iter().zip(&run.specs).any(|(wc, spec)| what(spec) && wc.targets.contains(&path))
             })
         };
-        let (trims, reads) = (any_spec(crate::spec::AccessSpec::trims), any_spec(crate::spec::AccessSpec::reads));
+        let (trims, reads, writes) = (
+            any_spec(crate::spec::AccessSpec::trims),
+            any_spec(crate::spec::AccessSpec::reads),
+            any_spec(crate::spec::AccessSpec::writes),
+        );
         if trims {
             targets::check_trim(t)?;
         }
@@ -313,6 +319,9 @@ fn create(mut p: Checked) -> Result<Checked> {
                  without reaching the storage, at memory's speed; write it in full first for the storage's numbers",
                 t.path
             ));
+        }
+        if writes {
+            crate::verify::map::forget(&t.path)?;
         }
     }
     Ok(p)

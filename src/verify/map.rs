@@ -230,6 +230,20 @@ pub fn default_file(data_dir: &Path, target: &str) -> PathBuf {
     data_dir.join("maps").join(format!("{name}.map"))
 }
 
+/// Removes the saved map of `target`, which a test is about to write: a map of the data
+/// before would call every block written since stale, even if this test is killed or its own
+/// map cannot be saved.
+pub fn forget(target: &str) -> Result<()> {
+    let Some(dir) = crate::dirs::data() else { return Ok(()) };
+    let file = default_file(&dir, target);
+    match std::fs::remove_file(&file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(input(format!("cannot remove the old verify map {} of {target}: {e}", file.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -441,6 +441,29 @@ fn a_verified_study_leaves_the_map_of_its_last_writing_point() {
     assert_eq!(found.len(), 1, "{report}");
     assert_eq!(found[0]["offset"].as_u64(), Some((b * bs) as u64));
     assert_eq!(found[0]["kind"], "corrupted");
+
+    // Another verified study, killed once its first point writes (the kernel counts its
+    // writes): the map of the data before it is gone.
+    let long = std::fs::read_to_string(dir.join("s.toml")).unwrap().replace("time = \"1s\"", "time = \"60s\"");
+    std::fs::write(dir.join("long.toml"), long).unwrap();
+    let writes = || {
+        let stat = std::fs::read_to_string(format!("/sys/block/{}/stat", dev.name())).unwrap();
+        stat.split_whitespace().nth(4).unwrap().parse::<u64>().unwrap()
+    };
+    let before = writes();
+    let args = ["study", "long.toml", "--verify", "--allow-write", &dev.dev, "--no-history", "-q"];
+    let mut child = command_in(&dir, &args).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while writes() == before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(writes() > before, "the study wrote nothing in 60 s");
+    let out = iogauge_in(&dir, &["verify", "--target", &dev.dev]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no verify map"), "{err}");
 }
 
 /// `--journal DIR` touches only a journal's own files: a user's files in DIR stay, and files
