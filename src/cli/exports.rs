@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::export::table::Table;
 use crate::export::{Destination, ExportManager, Exporter, csv, fio_json, iometer, iozone, json};
 use crate::live::Live;
-use crate::managers::{self, Group};
+use crate::managers::Group;
 use crate::result::{ResultDoc, WorkloadResult};
 use crate::run::{Counters, Observer, Snapshot};
 use crate::study::doc::StudyDoc;
@@ -31,9 +31,10 @@ pub(super) struct Outputs {
 }
 
 impl Outputs {
-    /// Opens the outputs and the history on the lead manager (the others write nothing); every
-    /// manager learns if that failed. `log_dir`: the test's `--log-dir`, which the run writes
-    /// itself, claimed here beside the rest.
+    /// Opens the outputs and the history on the lead manager (the others write nothing).
+    /// Every manager must learn whether that failed before anything runs: the caller agrees on
+    /// it ([`crate::managers::all_ok`], or with the test's checks, `plan::prepare_with`). `log_dir`:
+    /// the test's `--log-dir`, which the run writes itself, claimed here beside the rest.
     pub(super) fn open(group: &dyn Group, to: Destinations, log_dir: Option<&PathBuf>) -> Result<Outputs> {
         let to_stdout = |p: Option<&PathBuf>| p.is_some_and(|p| p.as_os_str() == "-");
         let lead = group.leads();
@@ -70,7 +71,7 @@ impl Outputs {
                 Ok((saver?, files, Live::open(&live?, managers, &mut guard)?))
             })
         };
-        let (saver, files, live) = managers::all_ok(group, opened, "opening the outputs")?;
+        let (saver, files, live) = opened?;
         Ok(Outputs { saver, files, live, lead })
     }
 

@@ -70,8 +70,9 @@ fn run_and_save(
     out: &OutputFlags,
 ) -> Result<(crate::result::ResultDoc, Option<i64>)> {
     let to = out.destinations();
-    let mut exports = Outputs::open(group, to, test.settings.log_dir.as_ref())?;
-    let prep = plan::prepare_for(group, test)?;
+    // The outputs are agreed on with the checks: one exchange between managers, not two.
+    let opened = Outputs::open(group, to, test.settings.log_dir.as_ref());
+    let (prep, mut exports) = plan::prepare_with(group, test, opened)?;
     if group.leads() {
         for w in prep.warnings() {
             eprintln!("iogauge: warning: {w}");
@@ -158,7 +159,8 @@ fn study_on(
     job: &crate::config::Job,
     points: &[study::Point],
 ) -> Result<(study::doc::StudyDoc, Option<i64>)> {
-    let mut exports = Outputs::open(group, to, job.test.log_dir.as_ref())?;
+    let mut exports =
+        managers::all_ok(group, Outputs::open(group, to, job.test.log_dir.as_ref()), "opening the outputs")?;
     interrupt::stop_on_interrupt();
     let study::run::Studied { doc, maps } = study::run::run_study(job, points, &mut exports, group)?;
     let extra = (name == "baseline").then(|| study::builtin::drive_figures(&doc).unwrap_or_default());

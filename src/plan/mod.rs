@@ -147,12 +147,12 @@ impl Prepared {
 /// Checks a test as `prepare_for` does, creating nothing: a study checks every point's
 /// targets before its first I/O.
 pub fn check_for(group: &dyn Group, test: &Test) -> Result<()> {
-    checked_share(group, test).map(drop)
+    checked_share(group, test, Ok(())).map(drop)
 }
 
 /// This manager's share of `test`, checked against its targets, once every manager's share
-/// has passed its checks.
-fn checked_share(group: &dyn Group, test: &Test) -> Result<Checked> {
+/// has passed its checks and every manager's `mine` is Ok (see [`prepare_with`]).
+fn checked_share<T>(group: &dyn Group, test: &Test, mine: Result<T>) -> Result<(Checked, T)> {
     if let Some(n) = test.settings.managers.filter(|&n| n as usize > group.all().len()) {
         return Err(input(format!(
             "managers = {n}, but {} manager(s) are running: start {n} MPI ranks (mpirun -np {n}) or ask for fewer",
@@ -182,14 +182,21 @@ fn checked_share(group: &dyn Group, test: &Test) -> Result<Checked> {
         )));
     }
     // No manager creates anything until every manager's test has passed its checks.
-    managers::all_ok(group, check(share), "checking the targets")
+    managers::all_ok(group, mine.and_then(|m| Ok((check(share)?, m))), "checking the targets")
 }
 
 /// Prepares this manager's share of the test and agrees with the others that every share is
 /// ready: any manager's mistake (a missing target, an unsafe write) stops them all, each
 /// mistake named with its manager, before any I/O.
 pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
-    let checked = checked_share(group, &test)?;
+    prepare_with(group, test, Ok(())).map(|(prep, ())| prep)
+}
+
+/// [`prepare_for`], with what this manager readied beside the test (a command's outputs, which
+/// the lead opens): a manager whose `mine` failed probes nothing and stops every manager in
+/// the same agreement as a failed check, before any file is created. Returns `mine`'s value.
+pub fn prepare_with<T>(group: &dyn Group, test: Test, mine: Result<T>) -> Result<(Prepared, T)> {
+    let (checked, value) = checked_share(group, &test, mine)?;
     let local = create(checked);
     let me = group.me();
     let info = local.as_ref().map_err(Clone::clone).map(|p| {
@@ -213,7 +220,7 @@ pub fn prepare_for(group: &dyn Group, test: Test) -> Result<Prepared> {
     let managers = all.into_iter().map(|(m, _)| m).collect();
     let plans =
         (0..share.workloads.len()).map(|r| plan_workload(&share, &targets, &replays, verify_block, r)).collect();
-    Ok(Prepared { share, targets, plans, warnings, test, managers, verify_block })
+    Ok((Prepared { share, targets, plans, warnings, test, managers, verify_block }, value))
 }
 
 /// One manager's share of the test, checked against its targets.

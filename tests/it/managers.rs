@@ -451,6 +451,15 @@ fn two_hosts_over_the_network() {
     let out = output(hosts.mpirun(&dir, &["run", "--target", "/nonexistent-{host}/f", "-q"]));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("manager 1 (node2): target /nonexistent-node2/f"), "{}", stderr(&out));
+
+    // The lead cannot write its --json: every host stops before any creates its test file.
+    let new = format!("{}/new-{{host}}.tst", dir.display());
+    let out = output(hosts.mpirun(&dir, &["run", "--target", &new, "--json", "/nonexistent/out.json", "-q"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("manager 0 (node1): cannot write /nonexistent/out.json"), "{}", stderr(&out));
+    for h in ["node1", "node2"] {
+        assert!(!dir.join(format!("new-{h}.tst")).exists(), "{h} created its test file");
+    }
 }
 
 /// A rank whose I/O fails mid-run stops every rank at the next interval (the default
