@@ -103,17 +103,24 @@ enum Probe {
 fn block_findings(info: &TargetInfo, id: Identity, probe: Probe) -> Result<Findings> {
     let path = &info.path;
     let Identity::Device(rdev) = id else { unreachable!("a block target has a device number") };
+    let sys = sysfs_dir(rdev);
+    let parts = partitions(&sys);
+    // The device and its partitions: what is mounted, held or stacked on any of them is on it.
+    let mut family = vec![rdev];
+    family.extend(parts.iter().map(|(_, d)| *d));
+    // Which processes use it, looked for before this one opens it: another iogauge probing it
+    // at the same moment (a page's list of disks, another manager on this host) would see this
+    // probe's descriptor through all its looks, as this one would see its. A process using the
+    // whole disk uses its partitions too.
+    let mut watched = family.clone();
+    watched.extend(parent(&sys));
+    let users = users(&watched);
     // Probe the device this path leads to now, and only if it is still the one inspected:
     // `open` then checks that a worker writes to this same device.
     let file = std::fs::File::open(path).map_err(|e| input(format!("target {path}: cannot open: {e}")))?;
     if Identity::of(&file).ok() != Some(id) {
         return Err(input(format!("target {path} changed while iogauge checked it: refusing to write to it")));
     }
-    let sys = sysfs_dir(rdev);
-    let parts = partitions(&sys);
-    // The device and its partitions: what is mounted, held or stacked on any of them is on it.
-    let mut family = vec![rdev];
-    family.extend(parts.iter().map(|(_, d)| *d));
     let loops = loops_over(&family);
     let stacked: Vec<u64> = family.iter().copied().chain(loops.iter().map(|(_, d)| *d)).collect();
     let mut found = Findings { data: Vec::new(), mounted: mounted_on(&stacked) };
@@ -132,10 +139,7 @@ fn block_findings(info: &TargetInfo, id: Identity, probe: Probe) -> Result<Findi
     if swaps().iter().any(|d| family.contains(d)) {
         found.data.push("an active swap area".into());
     }
-    // A process using the whole disk uses its partitions too.
-    let mut watched = family.clone();
-    watched.extend(parent(&sys));
-    for (pid, comm, how) in users(&watched) {
+    for (pid, comm, how) in users {
         found.data.push(format!("{how} in process {pid} ({comm})"));
     }
     if probe == Probe::Exclusive && found.data.is_empty() && found.mounted.is_empty() {

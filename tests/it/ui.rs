@@ -682,6 +682,41 @@ fn listing_the_disks_never_opens_one_exclusively() {
     assert!(of_dev.iter().all(|l| !l.contains("O_EXCL")), "{of_dev:?}");
 }
 
+/// A page listing the disks while a test checks one of them: neither takes the other for a
+/// user of the disk. (Each probe saw the other's open descriptor and, to tell a user from a
+/// glance, looked again for 300 ms while holding its own: each then saw the other at every
+/// look, and the run was refused as "open in process N (iogauge)".)
+#[test]
+fn a_page_listing_the_disks_never_makes_a_run_refused() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    let dev = LoopDev::new(16 << 20);
+    let wb = Workbench::start("ui-probes");
+    let (stop, lists) = (AtomicBool::new(false), AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Relaxed) {
+                let (code, list) = wb.call("GET", "/api/targets", None);
+                assert_eq!(code, 200, "{list}");
+                lists.fetch_add(1, Relaxed);
+            }
+        });
+        // Runs one after another until the page has listed the disks 8 times, 8 runs at least.
+        let run = ["run", "--target", &dev.dev, "--spec", "random-write-4k", "--ios", "2000", "-q", "--no-history"];
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut runs = 0;
+        while (runs < 8 || lists.load(Relaxed) < 8) && Instant::now() < deadline {
+            let out = iogauge_in(&wb.dir, &run);
+            if !out.status.success() {
+                stop.store(true, Relaxed);
+                panic!("run {}: {}", runs + 1, String::from_utf8_lossy(&out.stderr));
+            }
+            runs += 1;
+        }
+        stop.store(true, Relaxed);
+        assert!(lists.load(Relaxed) >= 8, "the page listed the disks {} times in 120 s", lists.load(Relaxed));
+    });
+}
+
 #[test]
 fn a_seeds_study_is_set_up_from_the_page_without_a_job_file() {
     let wb = Workbench::start("ui-study");
