@@ -88,9 +88,14 @@ impl Share {
 
     /// Whether any workload writes to target `path` (decides which safety checks apply).
     pub fn writes_to(&self, path: &str) -> bool {
+        self.does(path, AccessSpec::writes)
+    }
+
+    /// Whether any workload has a worker on target `path` whose specification does `what`.
+    fn does(&self, path: &str, what: fn(&AccessSpec) -> bool) -> bool {
         self.workloads
             .iter()
-            .any(|r| self.workers.iter().zip(&r.specs).any(|(w, s)| s.writes() && w.targets.iter().any(|t| t == path)))
+            .any(|r| self.workers.iter().zip(&r.specs).any(|(w, s)| what(s) && w.targets.iter().any(|t| t == path)))
     }
 }
 
@@ -296,18 +301,8 @@ fn create(mut p: Checked) -> Result<Checked> {
             }
             *t = created;
         }
-        // Whether any workload has a worker on this target whose specification does `what`.
-        let path = t.path.clone();
-        let any_spec = |what: fn(&crate::spec::AccessSpec) -> bool| {
-            p.share.workloads.iter().any(|run| {
-                p.share.workers.iter().zip(&run.specs).any(|(wc, spec)| what(spec) && wc.targets.contains(&path))
-            })
-        };
-        let (trims, reads, writes) = (
-            any_spec(crate::spec::AccessSpec::trims),
-            any_spec(crate::spec::AccessSpec::reads),
-            any_spec(crate::spec::AccessSpec::writes),
-        );
+        let does = |what| p.share.does(&t.path, what);
+        let (trims, reads, writes) = (does(AccessSpec::trims), does(AccessSpec::reads), does(AccessSpec::writes));
         if trims {
             targets::check_trim(t)?;
         }
