@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 /// A workbench of its own, on a free port, with a history of its own.
 struct Workbench {
     child: Child,
+    /// Its page and its calls list every disk, reading each (common::Disks).
+    _listed: common::DisksHeld,
     base: String,
     token: String,
     dir: PathBuf,
@@ -31,6 +33,7 @@ impl Workbench {
 
     /// A workbench started by `mpirun -np RANKS` when `ranks` is given.
     fn start_by(tag: &str, ranks: Option<usize>) -> Workbench {
+        let listed = common::hold_disks(common::Disks::Listed);
         let dir = scratch(tag);
         let db = dir.join("history.sqlite");
         let args = ["ui", "--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()];
@@ -56,7 +59,7 @@ impl Workbench {
         let url = line.strip_prefix("iogauge: workbench at ").unwrap_or_else(|| panic!("{line}"));
         let (base, token) = url.split_once("/?token=").unwrap();
         assert_eq!(token.len(), 32, "a token of 128 bits: {token}");
-        Workbench { child, base: base.into(), token: token.into(), dir }
+        Workbench { child, _listed: listed, base: base.into(), token: token.into(), dir }
     }
 
     /// The page's address, token included.
@@ -612,7 +615,7 @@ fn under_mpirun_every_rank_is_a_manager() {
 
 #[test]
 fn a_device_holding_ext4_is_written_from_the_page_only_once_its_name_is_typed() {
-    let dev = LoopDev::new(64 << 20);
+    let dev = LoopDev::beside_listings(64 << 20);
     let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &dev.dev]).status().unwrap();
     assert!(mkfs.success());
     let wb = Workbench::start("ui-safety");
@@ -658,7 +661,7 @@ fn a_device_holding_ext4_is_written_from_the_page_only_once_its_name_is_typed() 
 /// because a page was drawn. Every open the workbench makes is watched (strace attached).
 #[test]
 fn listing_the_disks_never_opens_one_exclusively() {
-    let dev = LoopDev::new(16 << 20);
+    let dev = LoopDev::beside_listings(16 << 20);
     let wb = Workbench::start("ui-excl");
     let log = wb.dir.join("opens.log");
     let mut strace = Command::new("strace")
@@ -689,7 +692,7 @@ fn listing_the_disks_never_opens_one_exclusively() {
 #[test]
 fn a_page_listing_the_disks_never_makes_a_run_refused() {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-    let dev = LoopDev::new(16 << 20);
+    let dev = LoopDev::beside_listings(16 << 20);
     let wb = Workbench::start("ui-probes");
     let (stop, lists) = (AtomicBool::new(false), AtomicUsize::new(0));
     std::thread::scope(|s| {

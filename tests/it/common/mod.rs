@@ -80,17 +80,76 @@ pub fn scratch(tag: &str) -> PathBuf {
     d
 }
 
+/// Which tests may read block devices that other tests made. The workbench's page lists the
+/// machine's disks, reading each one's signatures (src/ui/topology.rs); a listing while a test
+/// counts its device's I/Os in /sys/block/NAME/stat adds its reads to the count (a loaded pass:
+/// a replay's loop device counted 48 reads and 2,088 sectors more than its trace). So
+/// listings and devices whose reads are counted are held apart, each kind beside its own. (A
+/// listing waiting does not go first: a test that makes a second device while holding one
+/// would then wait for itself.)
+#[derive(Clone, Copy, PartialEq)]
+pub enum Disks {
+    /// A workbench that may list every disk.
+    Listed,
+    /// A device a test made, whose reads it may count.
+    Counted,
+}
+
+/// Held while `Disks` of its kind are in use (see [`Disks`]).
+pub struct DisksHeld(Disks);
+
+/// (listings, counted devices)
+static DISKS: Mutex<(usize, usize)> = Mutex::new((0, 0));
+static DISKS_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Waits until no use of the other kind is held, then holds one of `kind`.
+pub fn hold_disks(kind: Disks) -> DisksHeld {
+    let mut s = DISKS.lock().unwrap_or_else(|e| e.into_inner());
+    let listed = kind == Disks::Listed;
+    while if listed { s.1 } else { s.0 } > 0 {
+        s = DISKS_FREED.wait(s).unwrap_or_else(|e| e.into_inner());
+    }
+    if listed {
+        s.0 += 1
+    } else {
+        s.1 += 1
+    }
+    DisksHeld(kind)
+}
+
+impl Drop for DisksHeld {
+    fn drop(&mut self) {
+        let mut s = DISKS.lock().unwrap_or_else(|e| e.into_inner());
+        match self.0 {
+            Disks::Listed => s.0 -= 1,
+            Disks::Counted => s.1 -= 1,
+        }
+        DISKS_FREED.notify_all();
+    }
+}
+
 /// A loop device over a file of `size` bytes; detached and removed on drop.
 pub struct LoopDev {
     /// /dev/loopN
     pub dev: String,
     /// The backing file.
     pub file: PathBuf,
+    /// Kept from the workbench's listings while it lives (None: made beside one).
+    _counted: Option<DisksHeld>,
 }
 
 impl LoopDev {
-    /// A loop device over a new zero-filled file.
+    /// A loop device over a new zero-filled file, whose reads no listing of the disks adds to.
     pub fn new(size: u64) -> LoopDev {
+        let counted = hold_disks(Disks::Counted);
+        let mut d = LoopDev::beside_listings(size);
+        d._counted = Some(counted);
+        d
+    }
+
+    /// A loop device for a test that lists the disks itself (a workbench's): a listing may read
+    /// it, so only its writes count.
+    pub fn beside_listings(size: u64) -> LoopDev {
         let file = scratch("loop").join("backing.img");
         let f = std::fs::File::create(&file).unwrap();
         f.set_len(size).unwrap();
@@ -98,7 +157,7 @@ impl LoopDev {
         let out = Command::new("losetup").args(["-f", "--show"]).arg(&file).output().expect("losetup");
         assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
         let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
-        LoopDev { dev, file }
+        LoopDev { dev, file, _counted: None }
     }
 
     /// The device's name in /sys/block.
@@ -127,6 +186,7 @@ pub fn kernel_ios(name: &str) -> (u64, u64, u64, u64) {
 pub struct Zram {
     _guard: MutexGuard<'static, ()>,
     _lock: std::fs::File,
+    _counted: DisksHeld,
 }
 
 /// The zram device path.
@@ -143,7 +203,7 @@ pub fn zram() -> Zram {
     if size.trim() == "0" {
         std::fs::write("/sys/block/zram0/disksize", "2G").expect("set zram0 disksize");
     }
-    Zram { _guard: guard, _lock: lock }
+    Zram { _guard: guard, _lock: lock, _counted: hold_disks(Disks::Counted) }
 }
 
 /// A number at a JSON path like `results/0/totals/ios`.
