@@ -316,14 +316,17 @@ fn builtin_studies_run_the_seeds_experiments() {
 /// disk's capacity is the CPU's, which other tests take and give back between the maximum
 /// and the curve (25 % of a maximum found 5x short on a loaded machine). Evenly spaced
 /// arrivals: the window holds the asked count to the I/O, where a Poisson process's own
-/// spread at 300 IOPS for 1 s is 6 % (its gaps are tested in worker/arrival.rs).
+/// spread at 300 IOPS for 1 s is 6 % (its gaps are tested in worker/arrival.rs). A machine
+/// that holds the worker or the server up near the window's end leaves that span's arrivals
+/// in flight, uncounted: 3 s per point, so 2 % is a hold-up of 60 ms (at 1 s a loaded pass
+/// came 13 % short at 40 %: 1,070 of 1,226).
 #[test]
 fn curve_runs_at_the_asked_rates() {
     let server = Nbdkit::start(&["--threads", "64", "--filter=delay", "memory", "64M", "rdelay=10ms"]);
     let job = write_job(
         &scratch("curve"),
         &format!(
-            "[test]\nramp = \"300ms\"\ntime = \"1s\"\nrun = [\"random-read-4k\"]\n\
+            "[test]\nramp = \"300ms\"\ntime = \"3s\"\nrun = [\"random-read-4k\"]\n\
              [[worker]]\noutstanding = 32\ntargets = [\"{}\"]\n[study]\ncurve = {{ fractions = [10, 25, 40] }}\n",
             server.url()
         ),
@@ -340,7 +343,12 @@ fn curve_runs_at_the_asked_rates() {
         let asked = num(p, "params/rate_iops");
         assert!((asked - max * pct / 100.0).abs() < 1e-6 * asked);
         let achieved = num(p, "summary/0/iops/median");
-        assert!((achieved / asked - 1.0).abs() < 0.02, "{pct} %: asked {asked:.0}, achieved {achieved:.0}");
+        let says = format!(
+            "mean {:.1} ms, p99 {:.1} ms",
+            num(p, "summary/0/avg_response_ms/median"),
+            num(p, "summary/0/p99_response_ms/median")
+        );
+        assert!((achieved / asked - 1.0).abs() < 0.02, "{pct} %: asked {asked:.0}, achieved {achieved:.0} ({says})");
         // Open-loop response times count from the intended start: at least the server's 10 ms.
         assert!(num(p, "summary/0/avg_response_ms/median") >= 10.0);
     }
