@@ -15,9 +15,10 @@
 //! not the default: with it on for every run, this project's test suite (dozens of iogauge
 //! runs beside servers and tools in the suite's session) missed open-loop rates in 4 of 5
 //! passes (an NBD curve point 9 % short, a paced null run at 134 of 200 IOPS), 1 of 5
-//! without; why was not found. A second look found a light open-loop run (NBD, 650 IOPS)
-//! beside a browser's load held up to 191 ms for a CPU in a group of its own, up to 17 ms in
-//! the caller's (docs/performance.md). Under an MPI launcher, which tracks the processes it started,
+//! without; why was not found. A second look, beside a browser's load and a CPU burner in
+//! another session, found a light open-loop run (NBD, 650 IOPS) held up to 191 ms for a CPU
+//! in a group of its own, up to 17 ms in the caller's, though not in every run
+//! (docs/performance.md). Under an MPI launcher, which tracks the processes it started,
 //! the test stays in the caller's session whatever the variable says. The result document says
 //! which (`host.autogroup`).
 
