@@ -316,7 +316,7 @@ fn builtin_studies_run_the_seeds_experiments() {
 /// disk's capacity is the CPU's, which other tests take and give back between the maximum
 /// and the curve (25 % of a maximum found 5x short on a loaded machine). Evenly spaced
 /// arrivals: the window holds the asked count to the I/O, where a Poisson process's own
-/// spread at 300 IOPS for 1 s is 6 % (its gaps are tested in worker/arrival.rs). A machine
+/// spread at 300 IOPS for 3 s is 3 % (its gaps are tested in worker/arrival.rs). A machine
 /// that holds the worker or the server up near the window's end leaves that span's arrivals
 /// in flight, uncounted: 3 s per point, so 2 % is a hold-up of 60 ms (at 1 s a loaded pass
 /// came 13 % short at 40 %: 1,070 of 1,226).
