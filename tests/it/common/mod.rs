@@ -102,12 +102,18 @@ pub struct DisksHeld(Disks);
 static DISKS: Mutex<(usize, usize)> = Mutex::new((0, 0));
 static DISKS_FREED: std::sync::Condvar = std::sync::Condvar::new();
 
-/// Waits until no use of the other kind is held, then holds one of `kind`.
+/// Waits until no use of the other kind is held, then holds one of `kind`. A test that held
+/// both kinds at once would wait for itself: it fails after 10 minutes, saying so, instead of
+/// holding the suite.
 pub fn hold_disks(kind: Disks) -> DisksHeld {
     let mut s = DISKS.lock().unwrap_or_else(|e| e.into_inner());
     let listed = kind == Disks::Listed;
+    let deadline = Instant::now() + Duration::from_secs(600);
     while if listed { s.1 } else { s.0 } > 0 {
-        s = DISKS_FREED.wait(s).unwrap_or_else(|e| e.into_inner());
+        let left = deadline.checked_duration_since(Instant::now()).unwrap_or_else(|| {
+            panic!("waited 10 min for the other kind of common::Disks: does a test with a workbench make a LoopDev::new (not beside_listings)?")
+        });
+        s = DISKS_FREED.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
     }
     if listed {
         s.0 += 1
