@@ -326,6 +326,19 @@ settings! {
         flag(long, value_name = "N") Option<u32> => set,
         check |n| !(1..=64).contains(n) => ("connections = {n}: give 1 to 64 connections per network target");
 
+    /// I/Os a worker hands the kernel in one system call (io_uring; fio's
+    /// `iodepth_batch_submit`).
+    ///
+    /// At 1 each I/O goes to its device as soon as it is drawn, as fio's do by default; N
+    /// saves system calls, and a batch's first I/Os reach the device later (the kernel holds
+    /// a batch of more than 2 until its last is in): a loop device at 32 outstanding, 2 CPUs,
+    /// did 0.85x the IOPS with every ready I/O in one call. A journaled test (`journal`)
+    /// submits what it issues together, once the journal holds it.
+    #[serde(skip_serializing_if = "is_one")]
+    submit_batch: u32 = 1, "1",
+        flag(long, value_name = "N") Option<u32> => set,
+        check |n| *n == 0 => ("submit_batch = 0: give 1 (each I/O to the kernel as soon as it is drawn) or more (fewer system calls)");
+
     /// Completions a worker waits for at once (at most those in flight; fio's
     /// `iodepth_batch_complete_min`).
     ///

@@ -46,6 +46,10 @@ pub struct UringEngine {
     straight: Vec<bool>,
     /// Submit in one system call and wait in the next (see `new`).
     wait_apart: bool,
+    /// The most I/Os handed to the kernel in one call (`test.submit_batch`).
+    submit_batch: usize,
+    /// Each I/O is submitted as it is queued (one per call, issued on this thread).
+    each: bool,
     /// Some target's I/Os are served by io-wq threads.
     via_io_wq: bool,
     /// The limit on those threads, when the worker spreads over them (`io_wq_threads`).
@@ -78,7 +82,8 @@ impl Drop for UringEngine {
 
 impl UringEngine {
     /// Sets up a ring for `slots` I/Os in flight over `files`, registering `regions` (pointer,
-    /// length) as fixed buffers when the kernel allows.
+    /// length) as fixed buffers when the kernel allows, that hands the kernel at most
+    /// `submit_batch` I/Os per call.
     ///
     /// Must be called on the thread that will submit (the ring may be single-issuer).
     pub fn new(
@@ -86,6 +91,7 @@ impl UringEngine {
         regions: &[(*mut u8, usize)],
         slots: usize,
         io_wq_limit: &IoWqLimit,
+        submit_batch: usize,
     ) -> std::io::Result<Self> {
         let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
         let entries = (slots as u32).next_power_of_two().clamp(8, MAX_SQ);
@@ -173,6 +179,9 @@ impl UringEngine {
             fixed_buffers,
             straight,
             wait_apart,
+            submit_batch: submit_batch.max(1),
+            // Where I/Os go straight to io-wq, the last of them go with the wait instead.
+            each: wait_apart && submit_batch <= 1,
             via_io_wq,
             io_wq,
             pending,
@@ -266,6 +275,14 @@ impl Engine for UringEngine {
             return self.trim_now(io);
         }
         let e = self.entry(io);
+        // SAFETY: as for `submit_and_wait`'s pushes: the caller keeps the buffer valid until
+        // the completion is reaped.
+        if self.each && unsafe { self.ring.submission().push(&e) }.is_ok() {
+            // Failing (EAGAIN, EBUSY), the entry stays in the ring for the next call, the
+            // wait's, which reports any error.
+            let _ = self.ring.submit();
+            return;
+        }
         self.pending.push(e);
     }
 
@@ -288,10 +305,21 @@ impl Engine for UringEngine {
             // SAFETY: every entry points at worker buffers that stay valid until its completion
             // is reaped (the worker owns them for the whole run).
             let end = unsafe {
-                let mut sq = self.ring.submission();
-                let room = sq.capacity() - sq.len();
+                let room = {
+                    let sq = self.ring.submission();
+                    sq.capacity() - sq.len()
+                };
                 let end = self.pending.len().min(start + room);
-                sq.push_multiple(&self.pending[start..end]).expect("room was checked");
+                // All but the last `submit_batch` go in here, that many per call (failing, a
+                // call leaves its entries in the ring for the next); the last with the wait or
+                // just before it, below.
+                while end - start > self.submit_batch {
+                    let next = start + self.submit_batch;
+                    self.ring.submission().push_multiple(&self.pending[start..next]).expect("room was checked");
+                    let _ = self.ring.submit();
+                    start = next;
+                }
+                self.ring.submission().push_multiple(&self.pending[start..end]).expect("room was checked");
                 end
             };
             let pushed = end > start;
@@ -337,6 +365,10 @@ impl Engine for UringEngine {
         let held = targets.to_vec();
         std::mem::forget(self);
         Abandoned { held, pins_buffers: true }
+    }
+
+    fn hands_over_at_queue(&self) -> bool {
+        self.each
     }
 
     fn describe(&self) -> String {

@@ -104,6 +104,12 @@ pub trait Engine {
     ) -> std::io::Result<()>;
     /// The engine and the kernel features it uses, for the result document.
     fn describe(&self) -> String;
+    /// Whether [`Engine::queue`] hands each I/O to the kernel there and then: the worker then
+    /// reads the clock for each I/O it issues, just before, instead of timing all it issues
+    /// together from one reading.
+    fn hands_over_at_queue(&self) -> bool {
+        false
+    }
     /// Ends the engine when I/Os on `targets` (indexes of [`Io::target`]) were given up and
     /// never completed. An engine whose I/Os complete before `submit_and_wait` returns has
     /// none and just ends; one that handed them to the kernel must not free what the kernel
@@ -149,6 +155,8 @@ pub struct Resources {
     pub slots: usize,
     /// How far the kernel may spread the worker's I/Os that cannot be issued without blocking.
     pub io_wq: IoWqLimit,
+    /// The most I/Os handed to the kernel in one call (io_uring; `test.submit_batch`).
+    pub submit_batch: usize,
 }
 
 /// Where a worker's I/Os that cannot be issued without blocking run: the kernel's io-wq
@@ -185,7 +193,7 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> crate::e
         let abandoned = if gave_up.is_empty() { Abandoned::default() } else { engine.abandon(&gave_up) };
         Driven { output, abandoned }
     }
-    let Resources { targets, regions, slots, io_wq } = res;
+    let Resources { targets, regions, slots, io_wq, submit_batch } = res;
     // The plan gives a worker targets of one kind, so one variant takes them all.
     fn all<T>(targets: Vec<Target>, take: impl Fn(Target) -> Option<T>) -> Vec<T> {
         targets.into_iter().map(|t| take(t).expect("the plan gives a worker targets of one kind")).collect()
@@ -201,7 +209,7 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> crate::e
             match kind {
                 EngineKind::Psync => end(psync::PsyncEngine::new(files), driver),
                 EngineKind::IoUring => {
-                    let ring = io_uring::UringEngine::new(files, &regions, slots, &io_wq);
+                    let ring = io_uring::UringEngine::new(files, &regions, slots, &io_wq, submit_batch);
                     end(ring.map_err(|e| crate::error::runtime(format!("cannot set up io_uring: {e}")))?, driver)
                 }
             }

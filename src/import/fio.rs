@@ -216,6 +216,8 @@ struct FioJob {
     data: DataPattern,
     /// `log_avg_msec`.
     log_avg_ms: u64,
+    /// `iodepth_batch_submit`: I/Os submitted at once (fio's default 1; 0: `iodepth`).
+    submit_batch: u32,
     /// `iodepth_batch_complete_min`: completions waited for at once (fio's default 1).
     completion_batch: u32,
     /// Starts a new group, run after the ones before it.
@@ -349,6 +351,7 @@ impl FioJob {
             log_dir: None,
             data: Content::Random.into(),
             log_avg_ms: 0,
+            submit_batch: 1,
             completion_batch: 1,
             stonewall: false,
             engine_name: "psync".into(),
@@ -483,10 +486,7 @@ impl FioJob {
                 "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
                     self.completion_batch = num(v)?.clamp(1, u32::MAX as u64) as u32
                 }
-                // iogauge submits every I/O it has ready at once.
-                "iodepth_batch_submit" | "iodepth_batch" => {
-                    num(v)?;
-                }
+                "iodepth_batch_submit" | "iodepth_batch" => self.submit_batch = num(v)?.min(u32::MAX as u64) as u32,
                 // iogauge's logs always give each I/O's offset.
                 "log_offset" => {}
                 "stonewall" | "wait_for_previous" | "new_group" => self.stonewall = flag(o)?,
@@ -870,6 +870,9 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     }
     test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
     test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
+    // fio's 0 submits as many as the job's depth.
+    test.submit_batch =
+        same(jobs, "iodepth_batch_submit", |j| if j.submit_batch == 0 { j.iodepth } else { j.submit_batch })?;
     test.completion_batch = same(jobs, "iodepth_batch_complete_min", |j| j.completion_batch)?;
     if same(jobs, "rate_process", |j| j.poisson)? {
         test.arrivals = crate::config::Arrivals::Poisson;

@@ -274,6 +274,7 @@ fn spawn_workers(
                 checker: checkers.next().flatten(),
                 io_timeout: s.io_timeout,
                 log: logs.next().flatten(),
+                submit_batch: s.submit_batch as usize,
                 completion_batch: s.completion_batch as usize,
                 io_wq_threads: s.io_wq_threads,
             };

@@ -176,6 +176,11 @@ impl Checker {
         }
     }
 
+    /// Whether it keeps a journal of writes.
+    pub fn journals(&self) -> bool {
+        self.journal.is_some()
+    }
+
     /// Puts the journal's records on stable storage (before issuing what they describe).
     pub fn flush_journal(&mut self) -> std::io::Result<()> {
         self.journal.as_mut().map_or(Ok(()), JournalWriter::flush)

@@ -179,6 +179,8 @@ struct Drive<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> {
     arrivals: Option<Arrival>,
     /// A replay at its trace's times (not as fast as possible).
     replay_timed: bool,
+    /// The engine hands each I/O to the kernel as it is queued: each is timed from then.
+    stamp_each: bool,
 }
 
 impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY, REPLAY> {
@@ -187,6 +189,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         let now = now_ns(epoch);
         let arrivals = Arrival::new(job.plan.rate_iops, job.plan.rate_mbps, job.arrivals, job.seed, now);
         let replay_timed = s.replay.as_ref().is_some_and(Replayer::timed);
+        let stamp_each = engine.hands_over_at_queue();
         if arrivals.is_some() || replay_timed {
             // Sleeps and timed waits end up to the timer slack late (50 µs by default), and an
             // open loop counts that lateness as response time: ask for 1 ns.
@@ -224,6 +227,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             now,
             arrivals,
             replay_timed,
+            stamp_each,
         }
     }
 
@@ -348,12 +352,19 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                 (buf, region) = (verified_issue(c, slot, t, write, offset, len, buf, slot_buf, self.now), 0);
             }
             let target = target as u32;
+            // An open loop times each I/O from when it was due; a closed one from when it went
+            // to the kernel: each at its own time where the engine hands it over at once (one
+            // system call each, some µs apart), else all from the worker's last look at the clock.
+            let submit_ns = match &mut self.arrivals {
+                Some(a) => a.take(len),
+                None if self.stamp_each => now_ns(self.epoch),
+                None => self.now,
+            };
             // SAFETY: `buf` is the slot's own part of a buffer of slots x max_size bytes (len
             // <= max_size), which the worker keeps until the engine is gone (or for good, when
             // the engine says given-up I/Os pin it), and which no other I/O uses until this
             // slot's completion frees it.
             unsafe { self.engine.queue(&Io { slot, target, op, fua, fsync, offset, len, buf, region }) };
-            let submit_ns = self.arrivals.as_mut().map_or(self.now, |a| a.take(len));
             let issued = self.issued;
             self.s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target, op };
             self.in_flight += 1;

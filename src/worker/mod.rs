@@ -74,7 +74,12 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     // SAFETY: pthread_self has no preconditions.
     live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
     let io_wq = engine::IoWqLimit { threads: job.io_wq_threads, cpus: job.plan.cpus.clone() };
-    let resources = engine::Resources { targets: std::mem::take(&mut s.targets), regions: s.regions(), slots, io_wq };
+    // A journaled write may reach its target only once the journal holds it on stable
+    // storage, which the loop sees to once per round of issues: those go to the kernel together,
+    // after it.
+    let submit_batch = if s.checker.as_ref().is_some_and(|c| c.journals()) { usize::MAX } else { job.submit_batch };
+    let resources =
+        engine::Resources { targets: std::mem::take(&mut s.targets), regions: s.regions(), slots, io_wq, submit_batch };
     let driven = engine::drive(job.engine, resources, Loop { job: &job, s: &mut s, ctl, epoch });
     let (result, held) = match driven {
         Ok(d) => {

@@ -45,6 +45,8 @@ pub struct WorkerJob {
     pub io_timeout: Duration,
     /// With `--log-dir`: every recorded completion, to the log's writer.
     pub log: Option<io_log::IoLog>,
+    /// I/Os handed to the kernel in one system call (`test.submit_batch`).
+    pub submit_batch: usize,
     /// Completions waited for at once (`test.completion_batch`).
     pub completion_batch: usize,
     /// Its I/Os spread over up to this many io-wq threads at once (`test.io_wq_threads`).

@@ -161,9 +161,14 @@ fn convert_prints_the_job_that_runs_the_same() {
     )
     .unwrap();
     let toml = ok_in(&dir, &["convert", "j.fio"]).stdout;
-    // fio's completion batches are the test's (issue 45); its submit batches are what
-    // iogauge does anyway (everything ready, at once).
-    assert!(String::from_utf8_lossy(&toml).contains("completion_batch = 2"), "{}", String::from_utf8_lossy(&toml));
+    // fio's submit and completion batches are the test's (issue 45).
+    let text = String::from_utf8_lossy(&toml);
+    assert!(text.contains("completion_batch = 2") && text.contains("submit_batch = 16"), "{text}");
+    // fio's 0 submits as many as the job's depth.
+    std::fs::write(dir.join("z.fio"), "[z]\nioengine=null\nrw=read\nnumber_ios=10\niodepth=4\niodepth_batch=0\n")
+        .unwrap();
+    let zero = ok_in(&dir, &["convert", "z.fio"]).stdout;
+    assert!(String::from_utf8_lossy(&zero).contains("submit_batch = 4"), "{}", String::from_utf8_lossy(&zero));
     std::fs::write(dir.join("j.toml"), &toml).unwrap();
     let from_fio = json(&["run", job.to_str().unwrap()]);
     let from_toml = json(&["run", dir.join("j.toml").to_str().unwrap()]);

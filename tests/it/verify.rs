@@ -325,6 +325,40 @@ fn wait_for_journaled_writes(jdir: &Path, writes: u64) {
     }
 }
 
+/// A journaled write reaches its target only once the journal holds it, though by default each
+/// I/O goes to the kernel as soon as it is drawn (issue 45): in the worker's system calls
+/// (strace), every io_uring_enter that hands the kernel I/Os (all writes here) follows a write
+/// to the journal made since the one before.
+#[test]
+fn journaled_writes_reach_the_kernel_after_the_journal() {
+    let dev = LoopDev::new(64 * MIB);
+    let dir = scratch("verify-journal-order");
+    let (jdir, trace) = (dir.join("journal"), dir.join("calls"));
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-y", "-e", "trace=io_uring_enter,write,pwrite64", "-o", trace.to_str().unwrap(), bin()])
+        .args(["run", "--spec", "streaming-write-4k", "--target", &dev.dev, "--allow-write", &dev.dev, "--qd", "8"])
+        .args(["--journal", jdir.to_str().unwrap(), "--ios", "3000", "--no-history", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let journal = jdir.to_str().unwrap();
+    let (mut journaled, mut submits, mut started) = (false, 0, false);
+    for line in std::fs::read_to_string(&trace).unwrap().lines() {
+        if line.contains("write") && line.contains(journal) {
+            (journaled, started) = (true, true);
+        }
+        // `TID io_uring_enter(FD<...>, TO_SUBMIT, ...)`: before the first record, only the
+        // ring's probe of the device's discard command.
+        let Some(call) = line.split("io_uring_enter(").nth(1) else { continue };
+        let to_submit: u64 = call.split(", ").nth(1).and_then(|n| n.parse().ok()).expect("to_submit");
+        if to_submit > 0 && started {
+            assert!(journaled, "I/Os handed to the kernel with no journal record since the last: {line}");
+            (journaled, submits) = (false, submits + 1);
+        }
+    }
+    assert!(submits > 100, "{submits} submissions traced");
+}
+
 /// kill -9 at several moments: the journal then verifies the target with no false positive
 /// (writes in flight at the kill may or may not be there). A completed write then lost (an
 /// older copy of its block put back, as a power loss would leave it) is found as stale.

@@ -293,23 +293,36 @@ pub fn share_bound(p: f64, n: f64) -> f64 {
 }
 
 /// Asserts Little's law on a counted closed-loop run (`--ios`) of workers with `qd`
-/// outstanding I/Os each, its per-I/O logs in `logs` (`--log-dir`): IOPS x mean response time
-/// (the I/Os in flight on average over the run) lies within bounds that hold whatever the
-/// machine's load. A timed window cannot give such bounds: a device stalled across its end (a
-/// loop device's kernel worker went 1.2 s without running here, two CPU burners beside the
-/// suite) leaves its I/Os out of the window and IOPS short, with nothing in the result to say by
-/// how much. A counted run records every I/O, from the epoch to the last completion
-/// (`duration_s`, D):
-/// - never more than qd per worker in flight, each I/O within [0, D]: the sum of response times
-///   is at most qd x workers x D;
-/// - each worker has qd in flight from its first issue to its last (a completion's slot is
-///   issued again at the same clock reading): the sum is at least the sum over workers of
-///   qd x (last issue - first issue). An issue is a completion less its response time: the log
-///   (fio's format) gives each completion to the millisecond below, so the first issue is
-///   before min(at + 1 ms - response), the last after max(at - response).
-pub fn assert_littles_law(doc: &Value, logs: &Path, qd: u32) {
+/// outstanding I/Os each: IOPS x mean response time (the I/Os in flight on average over the run)
+/// lies in [`floor`, qd x workers], bounds that hold whatever the machine's load. A timed window
+/// cannot give such bounds: a device stalled across its end (a loop device's kernel worker went
+/// 1.2 s without running here, two CPU burners beside the suite) leaves its I/Os out of the
+/// window and IOPS short, with nothing in the result to say by how much. A counted run records
+/// every I/O, from the epoch to the last completion (`duration_s`, D): never more than qd per
+/// worker in flight, each I/O within [0, D], so the sum of response times is at most
+/// qd x workers x D. The floor is the caller's (below).
+fn assert_littles_law_within(doc: &Value, floor: f64, qd: u32) {
     let r = &doc["results"][0];
     let t = &r["totals"];
+    let workers = r["workers"].as_array().unwrap().len();
+    let in_flight = num(t, "iops") * num(t, "avg_response_ms") / 1000.0;
+    // The upper bound's 1e-9: the document's decimal digits of IOPS and the mean.
+    let hi = (qd * workers as u32) as f64 * (1.0 + 1e-9);
+    assert!(
+        floor <= in_flight && in_flight <= hi,
+        "{workers} x qd {qd}: IOPS x mean response {in_flight}, not in [{floor}, {hi}]"
+    );
+}
+
+/// Little's law ([`assert_littles_law_within`]) where the engine times the I/Os it issues
+/// together from one clock reading, taken as it sees the completions that freed their slots
+/// (the network engines): each worker has qd in flight from its first issue to its last, so
+/// the sum of response times is at least the sum over workers of qd x (last issue - first
+/// issue). An issue is a completion less its response time: the per-I/O logs in `logs`
+/// (`--log-dir`, fio's format) give each completion to the millisecond below, so the first
+/// issue is before min(at + 1 ms - response), the last after max(at - response).
+pub fn assert_littles_law(doc: &Value, logs: &Path, qd: u32) {
+    let r = &doc["results"][0];
     let d_ns = num(r, "duration_s") * 1e9;
     let (mut workers, mut kept_ns) = (0, 0.0);
     for entry in std::fs::read_dir(logs).unwrap() {
@@ -329,13 +342,28 @@ pub fn assert_littles_law(doc: &Value, logs: &Path, qd: u32) {
         kept_ns += qd as f64 * (last - first).max(0.0);
     }
     assert_eq!(workers, r["workers"].as_array().unwrap().len(), "a log per worker in {}", logs.display());
-    let in_flight = num(t, "iops") * num(t, "avg_response_ms") / 1000.0;
-    // The upper bound's 1e-9: the document's decimal digits of IOPS and the mean.
-    let (lo, hi) = (kept_ns / d_ns, (qd * workers as u32) as f64 * (1.0 + 1e-9));
-    assert!(
-        lo <= in_flight && in_flight <= hi,
-        "{workers} x qd {qd}: IOPS x mean response {in_flight}, not in [{lo}, {hi}]"
-    );
+    assert_littles_law_within(doc, kept_ns / d_ns, qd);
+}
+
+/// Milliseconds the kernel counted block device `name`'s reads and writes in flight, summed
+/// over them (/sys/block/NAME/stat: read ticks + write ticks).
+pub fn kernel_busy_ms(name: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let f: Vec<u64> = s.split_whitespace().map(|v| v.parse().unwrap()).collect();
+    f[3] + f[7]
+}
+
+/// Little's law ([`assert_littles_law_within`]) on block device `name`, whose
+/// [`kernel_busy_ms`] was `busy_before` when the run began, where each I/O is timed from just
+/// before the system call that submits it to once the worker sees it complete: every I/O's
+/// time in the kernel's block layer lies within its response time, so the sum of response
+/// times is at least the kernel's sum (each of its two counters is a sum of nanoseconds shown
+/// in whole milliseconds, so their difference overstates by less than 1 ms each).
+pub fn assert_littles_law_over_kernel(doc: &Value, name: &str, busy_before: u64, qd: u32) {
+    let busy_ms = (kernel_busy_ms(name) - busy_before).saturating_sub(2);
+    let floor = busy_ms as f64 / 1000.0 / num(&doc["results"][0], "duration_s");
+    assert!(floor > 0.0, "the kernel counted no time in flight on {name}");
+    assert_littles_law_within(doc, floor, qd);
 }
 
 /// BLAKE2b of a file (via b2sum, 3.6x faster than sha256sum here) for byte-identity checks.
