@@ -333,7 +333,9 @@ settings! {
     /// saves system calls, and a batch's first I/Os reach the device later (the kernel holds
     /// a batch of more than 2 until its last is in): a loop device at 32 outstanding, 2 CPUs,
     /// did 0.85x the IOPS with every ready I/O in one call. A journaled test (`journal`)
-    /// submits what it issues together, once the journal holds it.
+    /// submits what it issues together, once the journal holds it, and so does a worker whose
+    /// I/Os all go straight to the kernel's io-wq threads (`io_wq_threads`, FUSE), which the
+    /// kernel hands over one by one as it reads them.
     #[serde(skip_serializing_if = "is_one")]
     submit_batch: u32 = 1, "1",
         flag(long, value_name = "N") Option<u32> => set,

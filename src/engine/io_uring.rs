@@ -179,8 +179,10 @@ impl UringEngine {
             fixed_buffers,
             straight,
             wait_apart,
-            submit_batch: submit_batch.max(1),
-            // Where I/Os go straight to io-wq, the last of them go with the wait instead.
+            // I/Os that all go straight to io-wq go in one call, with the wait: the kernel hands
+            // each to its threads as it reads it, holding none back, and calls of one cost IOPS
+            // (zram at 32 outstanding over 4 io-wq threads, 2 CPUs: 447 K against 483 K).
+            submit_batch: if wait_apart { submit_batch.max(1) } else { usize::MAX },
             each: wait_apart && submit_batch <= 1,
             via_io_wq,
             io_wq,
