@@ -46,10 +46,9 @@ pub struct UringEngine {
     straight: Vec<bool>,
     /// Submit in one system call and wait in the next (see `new`).
     wait_apart: bool,
-    /// The most I/Os handed to the kernel in one call (`test.submit_batch`).
+    /// Queued I/Os are handed to the kernel, in one call, as soon as this many wait
+    /// (`test.submit_batch`; usize::MAX: all at the next wait).
     submit_batch: usize,
-    /// Each I/O is submitted as it is queued (one per call, issued on this thread).
-    each: bool,
     /// Some target's I/Os are served by io-wq threads.
     via_io_wq: bool,
     /// The limit on those threads, when the worker spreads over them (`io_wq_threads`).
@@ -82,8 +81,8 @@ impl Drop for UringEngine {
 
 impl UringEngine {
     /// Sets up a ring for `slots` I/Os in flight over `files`, registering `regions` (pointer,
-    /// length) as fixed buffers when the kernel allows, that hands the kernel at most
-    /// `submit_batch` I/Os per call.
+    /// length) as fixed buffers when the kernel allows, that hands queued I/Os to the kernel
+    /// `submit_batch` at a time.
     ///
     /// Must be called on the thread that will submit (the ring may be single-issuer).
     pub fn new(
@@ -183,7 +182,6 @@ impl UringEngine {
             // each to its threads as it reads it, holding none back, and calls of one cost IOPS
             // (zram at 32 outstanding over 4 io-wq threads, 2 CPUs: 447 K against 483 K).
             submit_batch: if wait_apart { submit_batch.max(1) } else { usize::MAX },
-            each: wait_apart && submit_batch <= 1,
             via_io_wq,
             io_wq,
             pending,
@@ -277,15 +275,17 @@ impl Engine for UringEngine {
             return self.trim_now(io);
         }
         let e = self.entry(io);
-        // SAFETY: as for `submit_and_wait`'s pushes: the caller keeps the buffer valid until
-        // the completion is reaped.
-        if self.each && unsafe { self.ring.submission().push(&e) }.is_ok() {
-            // Failing (EAGAIN, EBUSY), the entry stays in the ring for the next call, the
+        self.pending.push(e);
+        // SAFETY: as for `submit_and_wait`'s pushes: the caller keeps the buffers valid until
+        // the completions are reaped. Without room (a submit refused), the wait's call takes them.
+        if self.pending.len() >= self.submit_batch
+            && unsafe { self.ring.submission().push_multiple(&self.pending) }.is_ok()
+        {
+            self.pending.clear();
+            // Failing (EAGAIN, EBUSY), the entries stay in the ring for the next call, the
             // wait's, which reports any error.
             let _ = self.ring.submit();
-            return;
         }
-        self.pending.push(e);
     }
 
     fn submit_and_wait(
@@ -307,21 +307,10 @@ impl Engine for UringEngine {
             // SAFETY: every entry points at worker buffers that stay valid until its completion
             // is reaped (the worker owns them for the whole run).
             let end = unsafe {
-                let room = {
-                    let sq = self.ring.submission();
-                    sq.capacity() - sq.len()
-                };
+                let mut sq = self.ring.submission();
+                let room = sq.capacity() - sq.len();
                 let end = self.pending.len().min(start + room);
-                // All but the last `submit_batch` go in here, that many per call (failing, a
-                // call leaves its entries in the ring for the next); the last with the wait or
-                // just before it, below.
-                while end - start > self.submit_batch {
-                    let next = start + self.submit_batch;
-                    self.ring.submission().push_multiple(&self.pending[start..next]).expect("room was checked");
-                    let _ = self.ring.submit();
-                    start = next;
-                }
-                self.ring.submission().push_multiple(&self.pending[start..end]).expect("room was checked");
+                sq.push_multiple(&self.pending[start..end]).expect("room was checked");
                 end
             };
             let pushed = end > start;
@@ -370,7 +359,7 @@ impl Engine for UringEngine {
     }
 
     fn hands_over_at_queue(&self) -> bool {
-        self.each
+        self.submit_batch != usize::MAX
     }
 
     fn describe(&self) -> String {

@@ -104,9 +104,9 @@ pub trait Engine {
     ) -> std::io::Result<()>;
     /// The engine and the kernel features it uses, for the result document.
     fn describe(&self) -> String;
-    /// Whether [`Engine::queue`] hands each I/O to the kernel there and then: the worker then
-    /// reads the clock for each I/O it issues, just before, instead of timing all it issues
-    /// together from one reading.
+    /// Whether [`Engine::queue`] hands I/Os to the kernel there and then (each, or a batch
+    /// once it is whole): the worker then reads the clock for each I/O it issues, just before,
+    /// instead of timing all it issues together from one reading.
     fn hands_over_at_queue(&self) -> bool {
         false
     }

@@ -353,8 +353,9 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             }
             let target = target as u32;
             // An open loop times each I/O from when it was due; a closed one from when it went
-            // to the kernel: each at its own time where the engine hands it over at once (one
-            // system call each, some µs apart), else all from the worker's last look at the clock.
+            // to the kernel: each at its own time where the engine hands I/Os over as they are
+            // queued (a system call each, or each batch, some µs apart), else all from the
+            // worker's last look at the clock.
             let submit_ns = match &mut self.arrivals {
                 Some(a) => a.take(len),
                 None if self.stamp_each => now_ns(self.epoch),

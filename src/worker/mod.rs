@@ -3,11 +3,12 @@
 //! it is reissued on the same target, as Iometer does.
 //!
 //! The loop reads the clock once per wake-up, after reaping: that instant ends the response
-//! time of every I/O reaped. Where the engine hands each I/O to the kernel as it is queued
-//! (io_uring, one system call each: `submit_batch = 1`, fio's default), the clock is read again
-//! just before each, and that starts its response time; elsewhere the reading after the wait
-//! starts that of every I/O issued before the next submit, counting the issuing of those before
-//! it (ns on the null target, µs a system call where a batch goes in one).
+//! time of every I/O reaped. Where the engine hands I/Os to the kernel as they are queued
+//! (io_uring on files and devices: each in a system call of its own, `submit_batch = 1` as
+//! fio's default, or each batch of N), the clock is read again just before each I/O, and that
+//! starts its response time; elsewhere the reading after the wait starts that of every I/O
+//! issued before the next submit, counting the issuing of those before it (ns on the null
+//! target, µs a system call where a round goes in one).
 //! Nothing is allocated or locked per I/O: stats are the worker's own, and the live counters the
 //! main thread reads are relaxed stores once per batch.
 //!
