@@ -179,7 +179,8 @@ struct Drive<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> {
     arrivals: Option<Arrival>,
     /// A replay at its trace's times (not as fast as possible).
     replay_timed: bool,
-    /// The engine hands each I/O to the kernel as it is queued: each is timed from then.
+    /// The engine hands I/Os to the kernel as they are queued (each, or each batch): each is
+    /// timed from just before its queueing.
     stamp_each: bool,
 }
 
