@@ -7,6 +7,10 @@
 //! a session of its own (`setsid()` in its backend), competes as a group of its own. On this
 //! project's 2-CPU machine with two burners, a loop device at 32 outstanding I/Os: iogauge
 //! 79-163 K IOPS in the shell's session, 146-200 K in one of its own (issue 45; fio 187-213 K).
+//! That holds only for processes in the root CPU cgroup: one in another (systemd's slices and
+//! scopes once it enables the CPU controller, a container) gets no autogroup (sched(7)), and
+//! shares CPU time as a task of its cgroup whatever its session; there fio's session gains it
+//! nothing, and iogauge starts no session of its own.
 //!
 //! With `IOGAUGE_SESSION=own` a test runs in a child process that leads a session of its own,
 //! as fio's jobs do. The process the user started stays where it was (in the terminal's
@@ -33,14 +37,67 @@ static GROUPED: OnceLock<&'static str> = OnceLock::new();
 /// The child the signal handlers forward to.
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
-/// `host.autogroup`: `own` (a session of the test's own), `shared` (the caller's session) or
-/// `off` (the kernel groups no sessions).
+/// `host.autogroup`: `own` (a session of the test's own), `shared` (the caller's session),
+/// `cgroup` (the kernel groups the test's CPU time by its CPU cgroup, not by session) or `off`
+/// (the kernel groups no sessions).
 pub fn autogroup() -> &'static str {
-    GROUPED.get().copied().unwrap_or_else(|| if autogroups_on() { "shared" } else { "off" })
+    GROUPED.get().copied().unwrap_or_else(|| ungrouped().unwrap_or("shared"))
 }
 
-fn autogroups_on() -> bool {
-    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1")
+/// Why a session of its own would change nothing: `off` where the kernel has no autogroups,
+/// `cgroup` where this process is in a CPU cgroup other than the root (systemd's slices and
+/// scopes once it enables the CPU controller, a container), which overrides autogroups
+/// (sched(7)); None where sessions group CPU time.
+fn ungrouped() -> Option<&'static str> {
+    if !std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1") {
+        return Some("off");
+    }
+    in_cpu_cgroup().then_some("cgroup")
+}
+
+/// Whether this process's CPU time is grouped by a CPU cgroup other than the root, as far as
+/// it can see (under cgroup v1, a container's own cgroup namespace reads as the root).
+fn in_cpu_cgroup() -> bool {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    cpu_cgroup_below_root(&cgroup, cgroup2_mount().as_deref())
+}
+
+/// Whether `cgroup` (a /proc/PID/cgroup) places its process in a CPU cgroup below the root;
+/// `cgroup2` is where the v2 hierarchy is mounted.
+fn cpu_cgroup_below_root(cgroup: &str, cgroup2: Option<&std::path::Path>) -> bool {
+    // cgroup v1: "ID:cpu,cpuacct:/path", the CPU controller on a hierarchy of its own.
+    for line in cgroup.lines() {
+        let mut f = line.splitn(3, ':');
+        let (controllers, path) = (f.nth(1).unwrap_or(""), f.next().unwrap_or("/"));
+        if controllers.split(',').any(|c| c == "cpu") {
+            return path != "/";
+        }
+    }
+    // cgroup v2: "0::/path". The root has no cpu.weight; a cgroup that has the CPU controller
+    // does, and so does every ancestor it inherits the controller from.
+    let (Some(path), Some(mount)) = (cgroup.lines().find_map(|l| l.strip_prefix("0::")), cgroup2) else {
+        return false;
+    };
+    let mut dir = mount.join(path.trim_start_matches('/'));
+    while dir.starts_with(mount) {
+        if dir.join("cpu.weight").exists() {
+            return true;
+        }
+        if !dir.pop() {
+            break;
+        }
+    }
+    false
+}
+
+/// Where the cgroup v2 hierarchy is mounted (its root mounted, not a subtree bound elsewhere).
+fn cgroup2_mount() -> Option<std::path::PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|l| {
+        let (before, after) = l.split_once(" - ")?;
+        let f: Vec<&str> = before.split(' ').collect();
+        if after.starts_with("cgroup2 ") && f.get(3) == Some(&"/") { f.get(4).map(Into::into) } else { None }
+    })
 }
 
 /// With `IOGAUGE_SESSION=own`, runs the rest of the program in a session of its own (see the
@@ -60,14 +117,14 @@ pub fn apart() -> Result<()> {
     };
     // SAFETY: getsid and getpid only read this process's ids.
     let leads = unsafe { libc::getsid(0) == libc::getpid() };
-    let grouped = match () {
-        _ if !autogroups_on() => "off",
-        _ if leads => "own",
-        _ if own => {
+    let grouped = match ungrouped() {
+        Some(why) => why,
+        None if leads => "own",
+        None if own => {
             fork_into_own_session();
             "own"
         }
-        _ => "shared",
+        None => "shared",
     };
     let _ = GROUPED.set(grouped);
     Ok(())
@@ -139,5 +196,33 @@ extern "C" fn forward(sig: libc::c_int) {
                 libc::kill(child, sig);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_cgroup_below_root;
+
+    /// systemd's layout under cgroup v2: the CPU controller enabled down to user-1000.slice,
+    /// not in the session's scope, which then shares its slice's group; the root has none.
+    #[test]
+    fn a_cpu_cgroup_is_found_on_either_hierarchy() {
+        let root = std::env::temp_dir().join(format!("iogauge-cgroup2-{}", std::process::id()));
+        let slice = root.join("user.slice/user-1000.slice");
+        std::fs::create_dir_all(slice.join("session-3.scope")).unwrap();
+        std::fs::create_dir_all(root.join("init.scope")).unwrap();
+        std::fs::write(root.join("user.slice/cpu.weight"), "100").unwrap();
+        std::fs::write(slice.join("cpu.weight"), "100").unwrap();
+        let v2 = |path: &str| cpu_cgroup_below_root(&format!("0::{path}\n"), Some(&root));
+        assert!(v2("/user.slice/user-1000.slice/session-3.scope"));
+        assert!(v2("/user.slice"));
+        assert!(!v2("/"), "the root");
+        assert!(!v2("/init.scope"), "below the root, without the CPU controller");
+        // cgroup v1's cpu hierarchy decides where it is mounted, whatever v2 says.
+        let hybrid = |cpu: &str| format!("4:memory:/x\n1:cpu,cpuacct:{cpu}\n0::/user.slice\n");
+        assert!(!cpu_cgroup_below_root(&hybrid("/"), Some(&root)));
+        assert!(cpu_cgroup_below_root(&hybrid("/docker/0123"), None));
+        assert!(!cpu_cgroup_below_root("0::/user.slice\n", None), "no v2 mount to look in");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

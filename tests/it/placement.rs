@@ -131,6 +131,41 @@ fn session_of(pid: u32) -> u32 {
     stat[stat.rfind(')').unwrap() + 2..].split(' ').nth(6 - 3).unwrap().parse().unwrap()
 }
 
+/// Whether the kernel groups CPU time by session at all.
+fn autogroups_on() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1")
+}
+
+/// Starts a 20 s null-target run in `dir` (its own session asked for when `own`; `place`
+/// adjusts the command), returned once its worker thread is there.
+fn long_run(dir: &std::path::Path, own: bool, place: impl FnOnce(&mut std::process::Command)) -> std::process::Child {
+    let mut c = command_in(
+        dir,
+        &["run", "--target", "null", "--ramp", "0s", "--time", "20s", "--json", "out.json", "--no-history"],
+    );
+    if own {
+        c.env("IOGAUGE_SESSION", "own");
+    }
+    place(&mut c);
+    let child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while worker_cpus(child.id()).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no worker thread seen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// Stops a `long_run` with Ctrl-C's signal: it exits 130 and keeps its results, returned.
+fn stopped(mut child: std::process::Child, dir: &std::path::Path) -> serde_json::Value {
+    // SAFETY: kill(2) on a process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    doc
+}
+
 /// With `IOGAUGE_SESSION=own` a test runs in a session of its own, as fio's jobs do (issue
 /// 45): where the kernel shares CPU time between sessions first (autogroups), the workers then
 /// compete as a group of their own, not as three tasks among the caller's CPU burners. The
@@ -139,31 +174,9 @@ fn session_of(pid: u32) -> u32 {
 /// session, one process. The document says which.
 #[test]
 fn a_test_runs_in_a_session_of_its_own_when_asked_and_answers_for_it() {
-    let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1");
-    let run = ["run", "--target", "null", "--ramp", "0s", "--time", "20s", "--json", "out.json", "--no-history"];
-    let started = |dir: &std::path::Path, own: bool| {
-        let mut c = command_in(dir, &run);
-        if own {
-            c.env("IOGAUGE_SESSION", "own");
-        }
-        let child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
-        // Running once its worker thread is there.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while worker_cpus(child.id()).is_empty() {
-            assert!(std::time::Instant::now() < deadline, "no worker thread seen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child
-    };
+    let autogroups = autogroups_on();
+    let started = |dir: &std::path::Path, own: bool| long_run(dir, own, |_| ());
     let ours = session_of(std::process::id());
-    let stopped = |mut child: std::process::Child, dir: &std::path::Path| {
-        // SAFETY: kill(2) on a process this test started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        assert_eq!(child.wait().unwrap().code(), Some(130));
-        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
-        assert_eq!(doc["interrupted"], true);
-        doc
-    };
 
     // By default: one process, in the caller's session.
     let dir = scratch("session-shared");
@@ -206,5 +219,77 @@ fn a_test_runs_in_a_session_of_its_own_when_asked_and_answers_for_it() {
             assert!(std::time::Instant::now() < deadline, "the test outlived the process that started it");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// A CPU cgroup of the test's own, on cgroup v1's cpu hierarchy or v2's (its root made to
+/// enable the CPU controller), removed on drop.
+struct CpuCgroup(std::path::PathBuf);
+
+impl CpuCgroup {
+    fn new(tag: &str) -> CpuCgroup {
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let mount = |fs: &str, opt: Option<&str>| {
+            info.lines().find_map(|l| {
+                let (before, after) = l.split_once(" - ")?;
+                let f: Vec<&str> = after.split(' ').collect();
+                let opts_match = opt.is_none_or(|o| f.get(2).is_some_and(|s| s.split(',').any(|x| x == o)));
+                (f[0] == fs && opts_match).then(|| std::path::PathBuf::from(before.split(' ').nth(4).unwrap()))
+            })
+        };
+        let root = match mount("cgroup", Some("cpu")) {
+            Some(v1) => v1,
+            None => {
+                let v2 = mount("cgroup2", None).expect("a cgroup hierarchy with the CPU controller");
+                let enabled = std::fs::read_to_string(v2.join("cgroup.subtree_control")).unwrap();
+                if !enabled.split_whitespace().any(|c| c == "cpu") {
+                    std::fs::write(v2.join("cgroup.subtree_control"), "+cpu").unwrap();
+                }
+                v2
+            }
+        };
+        let dir = root.join(format!("iogauge-test-{}-{tag}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        CpuCgroup(dir)
+    }
+
+    /// Starts `c` in this cgroup: the child moves itself in before it runs iogauge.
+    fn place(&self, c: &mut std::process::Command) {
+        use std::os::unix::{io::AsRawFd, process::CommandExt};
+        let procs = std::fs::OpenOptions::new().write(true).open(self.0.join("cgroup.procs")).unwrap();
+        // SAFETY: write(2) is async-signal-safe; "0" names the writing process; the file
+        // stays open in the closure, which Command keeps until it spawns.
+        unsafe {
+            c.pre_exec(move || match libc::write(procs.as_raw_fd(), b"0".as_ptr().cast(), 1) {
+                1 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            });
+        }
+    }
+}
+
+impl Drop for CpuCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// Where a test sits in a CPU cgroup other than the root (systemd's slices and scopes once it
+/// enables the CPU controller, a container), the kernel shares CPU time by cgroup, not session
+/// (sched(7)): fio's session of its own gains it nothing there, and iogauge says so
+/// (`host.autogroup` = `cgroup`) and starts no child when asked for one.
+#[test]
+fn in_a_cpu_cgroup_the_session_changes_nothing_and_the_document_says_so() {
+    let autogroups = autogroups_on();
+    let group = CpuCgroup::new("session");
+    for own in [false, true] {
+        let dir = scratch("cgroup");
+        let child = long_run(&dir, own, |c| group.place(c));
+        let procs = std::fs::read_to_string(group.0.join("cgroup.procs")).unwrap();
+        let procs: Vec<&str> = procs.split_whitespace().collect();
+        assert_eq!(procs, [child.id().to_string()], "one process, in the cgroup");
+        assert_eq!(test_process(child.id()), child.id(), "no child: a session would change nothing");
+        let doc = stopped(child, &dir);
+        assert_eq!(doc["host"]["autogroup"], if autogroups { "cgroup" } else { "off" }, "own: {own}");
     }
 }
