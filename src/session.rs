@@ -203,24 +203,26 @@ extern "C" fn forward(sig: libc::c_int) {
 mod tests {
     use super::cpu_cgroup_below_root;
 
-    /// systemd's layout under cgroup v2: the CPU controller enabled down to user-1000.slice,
-    /// not in the session's scope, which then shares its slice's group; the root has none.
+    /// systemd's layout under cgroup v2: the root enables the CPU controller down to
+    /// user-1000.slice, not in it, so the session's scope shares its slice's group; and a
+    /// hierarchy whose root enables none.
     #[test]
     fn a_cpu_cgroup_is_found_on_either_hierarchy() {
         let root = std::env::temp_dir().join(format!("iogauge-cgroup2-{}", std::process::id()));
-        let slice = root.join("user.slice/user-1000.slice");
+        let (on, off) = (root.join("on"), root.join("off"));
+        let slice = on.join("user.slice/user-1000.slice");
         std::fs::create_dir_all(slice.join("session-3.scope")).unwrap();
-        std::fs::create_dir_all(root.join("init.scope")).unwrap();
-        std::fs::write(root.join("user.slice/cpu.weight"), "100").unwrap();
+        std::fs::write(on.join("user.slice/cpu.weight"), "100").unwrap();
         std::fs::write(slice.join("cpu.weight"), "100").unwrap();
-        let v2 = |path: &str| cpu_cgroup_below_root(&format!("0::{path}\n"), Some(&root));
-        assert!(v2("/user.slice/user-1000.slice/session-3.scope"));
-        assert!(v2("/user.slice"));
-        assert!(!v2("/"), "the root");
-        assert!(!v2("/init.scope"), "below the root, without the CPU controller");
+        std::fs::create_dir_all(off.join("user.slice/user-1000.slice/session-3.scope")).unwrap();
+        let v2 = |mount: &std::path::Path, path: &str| cpu_cgroup_below_root(&format!("0::{path}\n"), Some(mount));
+        assert!(v2(&on, "/user.slice/user-1000.slice/session-3.scope"));
+        assert!(v2(&on, "/user.slice"));
+        assert!(!v2(&on, "/"), "the root");
+        assert!(!v2(&off, "/user.slice/user-1000.slice/session-3.scope"), "no CPU controller below the root");
         // cgroup v1's cpu hierarchy decides where it is mounted, whatever v2 says.
         let hybrid = |cpu: &str| format!("4:memory:/x\n1:cpu,cpuacct:{cpu}\n0::/user.slice\n");
-        assert!(!cpu_cgroup_below_root(&hybrid("/"), Some(&root)));
+        assert!(!cpu_cgroup_below_root(&hybrid("/"), Some(&on)));
         assert!(cpu_cgroup_below_root(&hybrid("/docker/0123"), None));
         assert!(!cpu_cgroup_below_root("0::/user.slice\n", None), "no v2 mount to look in");
         std::fs::remove_dir_all(&root).unwrap();
