@@ -104,7 +104,7 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
             batch - 1
         ));
     }
-    out.extend(busy_host(&doc.results));
+    out.extend(busy_host(&doc.results, &doc.host.autogroup));
     for r in &doc.results {
         if let Some(p) = pace(doc, r).filter(|p| !p.short.is_empty()) {
             let short: Vec<String> = p.short.iter().map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
@@ -122,9 +122,11 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
 
 /// One line for every workload of `results` recorded while the rest of the host (other
 /// processes, kernel work outside iogauge's threads) used more of its CPUs than iogauge and
-/// over [`BUSY_HOST_PCT`]: which workloads, how busy, and what it means for the numbers. None
-/// when none was. One warning of its kind per run, and per study over all its runs.
-pub fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Option<String> {
+/// over [`BUSY_HOST_PCT`]: which workloads, how busy, and what it means for the numbers; where
+/// the test shared its session's CPU time (`autogroup`, the document's `host.autogroup`:
+/// `shared`), how to run it as fio runs its jobs. None when none was. One warning of its kind
+/// per run, and per study over all its runs.
+pub fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogroup: &str) -> Option<String> {
     let (mut all, mut busy, mut others, mut own) = (0, Vec::new(), Vec::new(), Vec::new());
     for r in results {
         all += 1;
@@ -158,10 +160,19 @@ pub fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> O
         (true, false) => format!("every run of {names}"),
         _ => names,
     };
+    // Where the kernel shares CPU time between sessions first (crate::session), the caller's
+    // session's other work takes from the test's share; fio's jobs each lead a session.
+    let session = match autogroup {
+        "shared" => {
+            "; the test shared the CPU time of the caller's session (host.autogroup: shared), where each fio job \
+             leads a session of its own: IOGAUGE_SESSION=own runs the test as fio does"
+        }
+        _ => "",
+    };
     Some(format!(
         "the rest of the host (other processes, and kernel work outside iogauge's threads) used {} % of its CPUs \
          while {which} ran, iogauge {} %: CPU % and IOPS/CPU% measure the host, not the storage path, and the I/O \
-         rates may be held back by the CPU time iogauge could get",
+         rates may be held back by the CPU time iogauge could get{session}",
         span(&others, 0),
         span(&own, 1)
     ))

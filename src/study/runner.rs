@@ -180,12 +180,12 @@ impl<'a> Runner<'a> {
             }
         };
         // A busy host is said once for the whole study, over every run so far.
-        let busy_here = crate::findings::busy_host(&run.results);
+        let busy_here = crate::findings::busy_host(&run.results, &run.host.autogroup);
         for w in run.warnings.iter().filter(|w| Some(*w) != busy_here.as_ref()) {
             self.warn(w.clone());
         }
         let all = self.doc.points.iter().flat_map(|p| &p.runs).chain([&run]).flat_map(|r| &r.results);
-        let busy = crate::findings::busy_host(all);
+        let busy = crate::findings::busy_host(all, &run.host.autogroup);
         if busy != self.busy {
             self.doc.warnings.retain(|w| Some(w) != self.busy.as_ref());
             self.doc.warnings.extend(busy.clone());

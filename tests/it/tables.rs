@@ -157,6 +157,10 @@ fn a_busy_host_is_said_once() {
     assert_eq!(busy.len(), 1, "{warned:?}");
     assert!(busy[0].contains("all 3 workloads") && busy[0].contains("measure the host"), "{}", busy[0]);
     assert!(busy[0].contains("held back"), "what it means for the I/O rates: {}", busy[0]);
+    // The burners are in this test's session, as the run's test is by default: where sessions
+    // group CPU time, the warning says how to run it as fio runs its jobs.
+    let shared = doc["host"]["autogroup"] == "shared";
+    assert_eq!(busy[0].contains("IOGAUGE_SESSION=own runs the test as fio does"), shared, "{}", busy[0]);
     let study: serde_json::Value = serde_json::from_slice(&study.stdout).unwrap();
     let said = study["warnings"].to_string();
     assert_eq!(said.matches("the rest of the host").count(), 1, "{said}");
