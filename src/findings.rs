@@ -162,12 +162,11 @@ pub fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, auto
     };
     // Where the kernel shares CPU time between sessions first (crate::session), the caller's
     // session's other work takes from the test's share; fio's jobs each lead a session.
-    let session = match autogroup {
-        "shared" => {
-            "; the test shared the CPU time of the caller's session (host.autogroup: shared), where each fio job \
-             leads a session of its own: IOGAUGE_SESSION=own runs the test as fio does"
-        }
-        _ => "",
+    let session = if autogroup == "shared" {
+        "; the test shared the CPU time of the caller's session (host.autogroup: shared), where each fio job \
+         leads a session of its own: IOGAUGE_SESSION=own runs the test as fio does"
+    } else {
+        ""
     };
     Some(format!(
         "the rest of the host (other processes, and kernel work outside iogauge's threads) used {} % of its CPUs \
