@@ -83,12 +83,7 @@ fn fio_flags_answer_with_iogauges() {
 fn transfer_size_must_fit_the_logical_block_size() {
     let file = scratch("lbs").join("b.img");
     std::fs::File::create(&file).unwrap().set_len(64 << 20).unwrap();
-    let out = std::process::Command::new("losetup")
-        .args(["-f", "--show", "--sector-size", "4096"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dev = attach_loop(&file, &["--sector-size", "4096"]);
     let err = rejected(&["run", "--target", &dev, "--spec", "random-read-512"], "logical block size 4096");
     let _ = std::process::Command::new("losetup").args(["-d", &dev]).status();
     assert!(err.contains("transfer size 512"), "{err}");

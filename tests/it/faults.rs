@@ -130,9 +130,7 @@ fn a_target_that_disappears() {
 #[test]
 fn a_block_device_that_stops_answering_ends_in_bounded_time() {
     let mut fs = FaultFs::new(&["--hang", &format!("{}-{}", MIB, 2 * MIB)]);
-    let out = Command::new("losetup").args(["-f", "--show", &fs.disk()]).output().unwrap();
-    assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
-    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dev = attach_loop(fs.disk(), &[]);
     let dir = scratch("hang");
     // A second worker, on the null target, keeps completing I/Os: the silent one is seen alone.
     let job = format!(
@@ -225,9 +223,7 @@ fn a_loop_device_detached_mid_run_finishes_its_run_and_keeps_its_data() {
     let dir = scratch("detach");
     let backing = dir.join("backing.img");
     std::fs::File::create(&backing).unwrap().set_len(64 * MIB).unwrap();
-    let out = Command::new("losetup").args(["-f", "--show"]).arg(&backing).output().unwrap();
-    assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
-    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dev = attach_loop(&backing, &[]);
     let a = ["run", "--target", &dev, "--spec", "oltp-4k", "--verify", "--ramp", "0s", "--time", "3s"];
     let child = command_in(&dir, &a).args(["--json", "out.json", "--db", "h.sqlite", "-q"]).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(1000));

@@ -217,9 +217,7 @@ fn direct_io_reaches_the_device() {
 #[test]
 fn fsync_waits_for_a_slow_device() {
     let fuse = common::FaultFs::new(&["--delay", "20"]);
-    let out = Command::new("losetup").args(["-f", "--show", &fuse.disk()]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dev = common::attach_loop(fuse.disk(), &[]);
     let m = Mounted::new(&["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1,lazy_journal_init=1"], &dev);
     let time = |extra: &[&str]| {
         let mut args = vec!["--dir", m.path(), "--size", "4M", "--tests", "write"];

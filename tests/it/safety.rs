@@ -363,8 +363,7 @@ fn a_device_in_use_under_another_name_is_refused() {
         refused_as(&l, &[], &format!("mapped in process {}", h.0.id()));
     }
     {
-        let out = Command::new("losetup").args(["-f", "--show", "-o", "1048576", &l.dev]).output().unwrap();
-        let stacked = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let stacked = attach_loop(&l.dev, &["-o", "1048576"]);
         refused_as(&l, &[], &format!("{stacked} is a loop device over it"));
         sh(&format!("losetup -d {stacked}"));
     }
@@ -399,8 +398,7 @@ fn a_device_in_use_under_another_name_is_refused() {
 #[test]
 fn a_mounted_filesystem_needs_allow_mounted_write() {
     let l = LoopDev::new(64 << 20);
-    let out = Command::new("losetup").args(["-f", "--show", "-o", "1048576", &l.dev]).output().unwrap();
-    let stacked = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let stacked = attach_loop(&l.dev, &["-o", "1048576"]);
     let mnt = scratch("mnt-stacked");
     sh(&format!("mkfs.ext4 -q -F {stacked} && mount {stacked} {}", mnt.display()));
     let allow = ["--allow-write", l.dev.as_str()];

@@ -269,8 +269,7 @@ fn a_target_in_memory_is_named_as_such() {
     says(&serde_json::from_slice(&out.stdout).unwrap(), "tmpfs");
     let img = dir.join("l.img");
     std::fs::File::create(&img).unwrap().set_len(16 << 20).unwrap();
-    let out = std::process::Command::new("losetup").args(["-f", "--show"]).arg(&img).output().unwrap();
-    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dev = attach_loop(&img, &[]);
     let doc = json(&["run", "--target", &dev, "--ios", "100", "--no-history"]);
     let _ = std::process::Command::new("losetup").args(["-d", &dev]).status();
     says(&doc, "a loop device over a file on tmpfs");
@@ -352,8 +351,7 @@ fn reads_of_a_sparse_loop_device_are_said_to_be_zeros_from_memory() {
     let dir = scratch("sparse");
     let img = dir.join("sparse.img");
     std::fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
-    let out = std::process::Command::new("losetup").args(["-f", "--show"]).arg(&img).output().unwrap();
-    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let dev = attach_loop(&img, &[]);
     let warned = |args: &[&str]| {
         let mut all = vec!["run", "--target", dev.as_str(), "--ios", "200", "--no-history"];
         all.extend(args);

@@ -603,25 +603,10 @@ fn a_map_is_of_its_own_target_and_never_outlives_a_write() {
     // The same name, another file behind it.
     let other = scratch("verify-identity-other").join("other.img");
     std::fs::File::create(&other).unwrap().set_len(16 * MIB).unwrap();
-    let swap = |file: &Path| {
-        let out = std::process::Command::new("sh")
-            // A detached loop device is busy for a moment: retry the attach.
-            .args([
-                "-c",
-                &format!(
-                    "losetup -d {0} && for i in $(seq 50); do losetup {0} {1} 2>/dev/null && exit 0; sleep 0.1; done; exit 1",
-                    dev.dev,
-                    file.display()
-                ),
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    };
-    swap(&other);
+    dev.rebind(&other);
     let out = iogauge_in(&dir, &["verify", "--target", &dev.dev]);
     let err = String::from_utf8_lossy(&out.stderr);
-    swap(&dev.file);
+    dev.rebind(&dev.file);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("is not the target the verify map") && err.contains("nothing checked"), "{err}");

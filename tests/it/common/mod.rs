@@ -134,6 +134,21 @@ impl Drop for DisksHeld {
     }
 }
 
+/// Held while a test attaches a loop device at the first free number, or rebinds one: a
+/// rebind frees its number for a moment, and another test's attach would take it (seen: a
+/// test's device became another's, and its end detached the other's).
+static ATTACHING: Mutex<()> = Mutex::new(());
+
+/// Attaches `file` at the first free loop device (`losetup -f`, with `options` such as
+/// `--sector-size 4096` or `-o OFFSET`), returned as /dev/loopN. Every test attaches through
+/// here.
+pub fn attach_loop(file: impl AsRef<std::ffi::OsStr>, options: &[&str]) -> String {
+    let _alone = ATTACHING.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new("losetup").args(["-f", "--show"]).args(options).arg(file).output().expect("losetup");
+    assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 /// A loop device over a file of `size` bytes; detached and removed on drop.
 pub struct LoopDev {
     /// /dev/loopN
@@ -160,10 +175,31 @@ impl LoopDev {
         let f = std::fs::File::create(&file).unwrap();
         f.set_len(size).unwrap();
         drop(f);
-        let out = Command::new("losetup").args(["-f", "--show"]).arg(&file).output().expect("losetup");
-        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
-        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let dev = attach_loop(&file, &[]);
         LoopDev { dev, file, _counted: None }
+    }
+
+    /// Puts `file` behind this device, under the same name: the number is free between the
+    /// detach and the attach, so no other test attaches a device meanwhile (`attach_loop`).
+    pub fn rebind(&self, file: &Path) {
+        let _alone = ATTACHING.lock().unwrap_or_else(|e| e.into_inner());
+        let detached = Command::new("losetup").arg("-d").arg(&self.dev).output().unwrap();
+        assert!(detached.status.success(), "losetup -d: {}", String::from_utf8_lossy(&detached.stderr));
+        // A detached loop device is busy for a moment: the attach is retried for 5 s.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let out = Command::new("losetup").arg(&self.dev).arg(file).output().unwrap();
+            if out.status.success() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "losetup {} {file:?}: {}",
+                self.dev,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The device's name in /sys/block.
