@@ -32,7 +32,7 @@ impl Tgtd {
         // tgtd takes management ports below 4096: each of this process's tgtds its own.
         static NEXT: AtomicU16 = AtomicU16::new(0);
         let control = 1000 + (std::process::id() % 2000) as u16 + NEXT.fetch_add(1, Ordering::Relaxed);
-        let child = Command::new("tgtd")
+        let child = common::in_own_session(&mut Command::new("tgtd"))
             .args(["-f", "-C", &control.to_string(), "--iscsi", &format!("portal=127.0.0.1:{port}")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -50,7 +50,7 @@ impl Prometheus {
         )
         .unwrap();
         let port = free_port();
-        let child = Command::new("prometheus")
+        let child = common::in_own_session(&mut Command::new("prometheus"))
             .arg(format!("--config.file={}", config.display()))
             .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))

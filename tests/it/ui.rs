@@ -246,6 +246,7 @@ impl Browser {
         let (ans_r, ans_w) = pipe();
         let (r, w) = (cmd_r.as_raw_fd(), ans_w.as_raw_fd());
         let mut c = Command::new("chromium");
+        common::in_own_session(&mut c);
         c.args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions"])
             .args(["--remote-debugging-pipe", "--window-size=1280,900", "--hide-scrollbars"])
             .arg(format!("--user-data-dir={}", profile.display()))

@@ -134,6 +134,20 @@ impl Drop for DisksHeld {
     }
 }
 
+/// Starts `c` as a daemon runs, in a session of its own: where the kernel shares CPU time
+/// between sessions first (autogroups), a server (nbdkit, tgtd, the FUSE file system, a
+/// browser) then competes as a group, not as one of the suite's tasks beside its CPU burners.
+pub fn in_own_session(c: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid(2) is async-signal-safe and changes only the child.
+    unsafe {
+        c.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        })
+    }
+}
+
 /// Held while a test attaches a loop device at the first free number, or rebinds one: a
 /// rebind frees its number for a moment, and another test's attach would take it (seen: a
 /// test's device became another's, and its end detached the other's).
@@ -420,7 +434,7 @@ impl Nbdkit {
     pub fn start(args: &[&str]) -> Nbdkit {
         let dir = scratch("nbdkit");
         let (sock, pid, stats) = (dir.join("s.sock"), dir.join("pid"), dir.join("stats"));
-        let child = Command::new("nbdkit")
+        let child = in_own_session(&mut Command::new("nbdkit"))
             .args(["-f", "--exit-with-parent", "-U"])
             .arg(&sock)
             .arg("-P")
@@ -495,7 +509,7 @@ impl FaultFs {
         let mount = scratch("faultfs");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faultfs.py");
         // Debian's Python, which has python3-fusepy.
-        let mut child = Command::new("/usr/bin/python3")
+        let mut child = in_own_session(&mut Command::new("/usr/bin/python3"))
             .arg(script)
             .arg(&mount)
             .arg("64")
@@ -566,7 +580,7 @@ pub fn assert_stamped_in_order(data: &[u8]) {
 
 /// Headless chromium, its console on stderr.
 pub fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("chromium")
+    in_own_session(&mut Command::new("chromium"))
         .args([
             "--headless",
             "--no-sandbox",
