@@ -82,6 +82,70 @@ fn timed_run_records_its_window() {
     assert_eq!(cpu["per_cpu"].as_array().unwrap().len(), std::thread::available_parallelism().unwrap().get());
 }
 
+/// An interval holds the I/Os of the time it spans. A monitor that samples late (its thread
+/// held here for 700 ms, as a busy host can hold it, or a late MPI meeting) stamps its sample
+/// when it read the counters: stamped at the boundary it had missed, a run paced at 2,000 IOPS
+/// showed one interval at 2.4 times the rate and the next at none (issue 45).
+#[test]
+fn a_late_sample_spans_the_time_it_counts() {
+    let dir = scratch("late-sample");
+    let args =
+        ["run", "--target", "null", "--rate-iops", "2000", "--ramp", "0s", "--time", "3s", "--interval", "500ms"];
+    let mut child = command_in(&dir, &args)
+        .args(["--json", "out.json", "--no-history", "-q"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The test's main thread samples: the process's first, in the child that leads a session
+    // of its own where there is one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let monitor = loop {
+        let test = test_process(child.id());
+        let tasks = std::fs::read_dir(format!("/proc/{test}/task")).map(|d| d.flatten().collect::<Vec<_>>());
+        let working = tasks
+            .unwrap_or_default()
+            .iter()
+            .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("iogauge-w")));
+        if working {
+            break test as i32;
+        }
+        assert!(std::time::Instant::now() < deadline, "no worker thread seen");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    hold_thread(monitor, std::time::Duration::from_millis(700));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let iv = doc["results"][0]["intervals"].as_array().unwrap();
+    // The held sample spans more than an interval: the hold fell across a boundary.
+    assert!(iv.iter().any(|i| num(i, "duration_s") > 0.6), "{iv:?}");
+    for i in iv {
+        // The paced worker went on: each span holds 2,000 I/Os a second of it. A worker held
+        // up by a loaded host across a span's end moves 2 I/Os a millisecond into the next:
+        // the bound allows 125 ms of that in a span of 0.5 s (stamped at its boundary, the
+        // held span had 2.4 times its count, the next none).
+        let (n, d) = (num(i, "iops") * num(i, "duration_s"), num(i, "duration_s"));
+        assert!((n - 2000.0 * d).abs() <= 20.0 + 0.25 * 2000.0 * d, "{n:.0} I/Os in {d:.3} s: {iv:?}");
+    }
+}
+
+/// Stops thread `tid` alone for `d`: ptrace stops the one thread it is attached to, not its
+/// process.
+fn hold_thread(tid: i32, d: std::time::Duration) {
+    let null = std::ptr::null_mut::<libc::c_void>();
+    // SAFETY: ptrace and waitpid on a thread of a process this test started; it is detached
+    // before returning.
+    unsafe {
+        assert_eq!(libc::ptrace(libc::PTRACE_SEIZE, tid, null, null), 0, "{}", std::io::Error::last_os_error());
+        assert_eq!(libc::ptrace(libc::PTRACE_INTERRUPT, tid, null, null), 0);
+        let mut status = 0;
+        assert_eq!(libc::waitpid(tid, &mut status, libc::__WALL), tid);
+    }
+    std::thread::sleep(d);
+    // SAFETY: as above.
+    unsafe { libc::ptrace(libc::PTRACE_DETACH, tid, null, null) };
+}
+
 #[test]
 fn several_specs_give_one_result_each() {
     let doc = json(&["run", "--target", "null", "--ios", "10000", "--spec", "oltp-4k", "--spec", "web-server"]);
