@@ -2,9 +2,13 @@
 //! the interval ends, so a script can follow a run with `tail -f` or a pipe.
 
 use std::io::Write;
+use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::error::{Result, runtime};
 use crate::result::Interval;
 use crate::run::{Count, Phase, Progress, Snapshot};
 
@@ -55,28 +59,79 @@ pub fn line(s: &Snapshot) -> String {
     serde_json::to_string(&line).expect("a line serialises")
 }
 
-/// Where the lines go: stdout or a file (a pipe, a FIFO), each line flushed at once.
+/// How many lines may wait for a reader that is behind; the rest are left out until it
+/// catches up. At one line an interval, minutes of them.
+const QUEUED: usize = 1024;
+
+/// How long the lines still waiting at the end may take to be read.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Where the lines go: stdout or a file (a pipe, a FIFO), each line flushed at once, by a
+/// thread of its own. Written from the test's monitor, a reader that stopped reading held the
+/// monitor in `write(2)`: the samples, and the end of a 2 s test, waited for it without end.
 pub struct Lines {
-    out: Box<dyn Write + Send>,
-    /// The first write that failed, said once; the run goes on (its result does not depend
-    /// on a reader).
-    failed: bool,
+    /// To the writer; None once finished.
+    queue: Option<SyncSender<String>>,
+    writer: Option<JoinHandle<()>>,
+    /// Lines left out while the reader was behind.
+    dropped: u64,
 }
 
 impl Lines {
     /// Lines to `out`.
-    pub fn new(out: Box<dyn Write + Send>) -> Lines {
-        Lines { out, failed: false }
+    pub fn new(mut out: Box<dyn Write + Send>) -> Result<Lines> {
+        let (queue, lines) = sync_channel::<String>(QUEUED);
+        let writer = std::thread::Builder::new().name("iogauge-lines".into()).spawn(move || {
+            for line in lines {
+                if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+                    eprintln!("iogauge: warning: --live-json: {e}; no more lines are written, the run goes on");
+                    return;
+                }
+            }
+        });
+        let writer = writer.map_err(|e| runtime(format!("--live-json: cannot start its writer: {e}")))?;
+        Ok(Lines { queue: Some(queue), writer: Some(writer), dropped: 0 })
     }
 
-    /// Writes a line and flushes it.
-    pub fn write(&mut self, line: &str) {
-        if self.failed {
-            return;
+    /// Hands a line to the writer; never waits (the run does not depend on a reader).
+    pub fn write(&mut self, line: String) {
+        let Some(queue) = &self.queue else { return };
+        if let Err(TrySendError::Full(_)) = queue.try_send(line) {
+            if self.dropped == 0 {
+                eprintln!(
+                    "iogauge: warning: --live-json: the reader is {QUEUED} lines behind; lines are left out until \
+                     it reads again (the run goes on)"
+                );
+            }
+            self.dropped += 1;
         }
-        if let Err(e) = writeln!(self.out, "{line}").and_then(|()| self.out.flush()) {
-            self.failed = true;
-            eprintln!("iogauge: warning: --live-json: {e}; no more lines are written, the run goes on");
+    }
+
+    /// Lets the lines still waiting be read, for up to [`DRAIN`] or until `stop` says so.
+    pub fn finish(&mut self, stop: &dyn Fn() -> bool) {
+        drop(self.queue.take());
+        let Some(writer) = self.writer.take() else { return };
+        let until = Instant::now() + DRAIN;
+        while !writer.is_finished() && Instant::now() < until && !stop() {
+            std::thread::sleep(Duration::from_millis(10));
         }
+        if self.dropped > 0 {
+            eprintln!(
+                "iogauge: warning: --live-json: {} line(s) were left out while the reader was behind",
+                self.dropped
+            );
+        }
+        if !writer.is_finished() {
+            eprintln!(
+                "iogauge: warning: --live-json: the reader did not take every line within {} s of the end; the rest are lost",
+                DRAIN.as_secs()
+            );
+        }
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        self.finish(&|| false);
     }
 }

@@ -58,7 +58,7 @@ impl Live {
     pub fn open(asked: &Asked, managers: Vec<(u32, String)>, guard: &mut Guard) -> Result<Live> {
         let lines = match &asked.live_json {
             None => None,
-            Some(p) => Some(Lines::new(guard.lines("--live-json", p)?)),
+            Some(p) => Some(Lines::new(guard.lines("--live-json", p)?)?),
         };
         // (address, metrics, page)
         let mut listeners: Vec<(SocketAddr, bool, bool)> = Vec::new();
@@ -109,7 +109,7 @@ impl Live {
             line::draw(s);
         }
         if let Some(l) = &mut self.lines {
-            l.write(&lines::line(s));
+            l.write(lines::line(s));
         }
         if let Some(b) = &self.board {
             b.interval(s);
@@ -126,9 +126,13 @@ impl Live {
         }
     }
 
-    /// The command has ended: the servers show the final figures for the linger time (or
-    /// until `stop` says so), then the process may end.
+    /// The command has ended: the lines still waiting are written (for a few seconds at most),
+    /// the servers show the final figures for the linger time (or until `stop` says so), then
+    /// the process may end.
     pub fn end(&mut self, stop: &dyn Fn() -> bool) {
+        if let Some(l) = &mut self.lines {
+            l.finish(stop);
+        }
         let Some(b) = &self.board else { return };
         b.ended();
         let until = Instant::now() + self.linger;

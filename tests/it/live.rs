@@ -364,6 +364,66 @@ fn validate_lines(path: &Path) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
 
+/// A reader of `--live-json` that stops reading (a pipe's consumer paused, a FIFO's reader
+/// stuck) holds up neither the test nor its end: the run ends on time, then gives the lines
+/// still waiting a few seconds and says what was lost. Before, the monitor wrote the lines
+/// itself and waited in write(2): a 2 s test never ended.
+#[test]
+fn a_reader_that_stops_reading_holds_up_nothing() {
+    let dir = scratch("live-stuck");
+    let fifo = dir.join("lines");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // The reader opens the FIFO, reads one line and then nothing: 200 lines of 10 ms fill the
+    // pipe's 64 KiB.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut r = std::io::BufReader::new(std::fs::File::open(&fifo).unwrap());
+            let mut first = String::new();
+            r.read_line(&mut first).unwrap();
+            (first, r)
+        })
+    };
+    let args = ["run", "--target", "null", "--ramp", "0s", "--time", "2s", "--interval", "10ms", "--no-history"];
+    let started = Instant::now();
+    let mut run = command_in(&dir, &args)
+        .args(["--live-json", fifo.to_str().unwrap(), "--json", "r.json", "-q"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (first, mut rest) = reader.join().unwrap();
+    let code = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = run.kill();
+            panic!("a 2 s test held by its --live-json reader for 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = started.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    // 2 s of test, up to 5 s for the lines still waiting, and the start's and end's own time.
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    assert!(err.contains("--live-json: the reader did not take every line within 5 s"), "{err}");
+    assert_eq!(err.matches("--live-json").count(), 1, "said once: {err}");
+    // The result is whole; what the reader took, and takes now, are whole lines in order.
+    let doc = read_json(&dir.join("r.json"));
+    assert_eq!(num(&doc["results"][0], "duration_s"), 2.0);
+    let mut taken = vec![first];
+    taken.extend(std::io::BufRead::lines(&mut rest).map(Result::unwrap));
+    let lines: Vec<Value> = taken.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.len() > 1 && lines.len() < 200, "{} lines", lines.len());
+    let times: Vec<f64> = lines.iter().map(|l| num(l, "elapsed_s")).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+}
+
 #[test]
 fn json_lines_follow_their_schema_and_add_up_to_the_result() {
     let dir = scratch("live-lines");
