@@ -107,12 +107,13 @@ impl Lines {
         }
     }
 
-    /// Lets the lines still waiting be read, for up to [`DRAIN`] or until `stop` says so.
-    pub fn finish(&mut self, stop: &dyn Fn() -> bool) {
+    /// Lets the lines still waiting be read, for up to [`DRAIN`] (a stopped run's too: its
+    /// last lines say where it stopped).
+    pub fn finish(&mut self) {
         drop(self.queue.take());
         let Some(writer) = self.writer.take() else { return };
         let until = Instant::now() + DRAIN;
-        while !writer.is_finished() && Instant::now() < until && !stop() {
+        while !writer.is_finished() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }
         if self.dropped > 0 {
@@ -132,6 +133,6 @@ impl Lines {
 
 impl Drop for Lines {
     fn drop(&mut self) {
-        self.finish(&|| false);
+        self.finish();
     }
 }

@@ -131,7 +131,7 @@ impl Live {
     /// the process may end.
     pub fn end(&mut self, stop: &dyn Fn() -> bool) {
         if let Some(l) = &mut self.lines {
-            l.finish(stop);
+            l.finish();
         }
         let Some(b) = &self.board else { return };
         b.ended();
