@@ -163,8 +163,9 @@ pub fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, auto
     // Where the kernel shares CPU time between sessions first (crate::session), the caller's
     // session's other work takes from the test's share; fio's jobs each lead a session.
     let session = if autogroup == "shared" {
-        "; the test shared the CPU time of the caller's session (host.autogroup: shared), where each fio job \
-         leads a session of its own: IOGAUGE_SESSION=own runs the test as fio does"
+        "; the test shared the CPU time of the caller's session (host.autogroup: shared, as IOGAUGE_SESSION=shared \
+         asks and an MPI launcher's ranks have), where each fio job leads a session of its own, as iogauge's test \
+         does by default"
     } else {
         ""
     };

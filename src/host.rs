@@ -19,8 +19,8 @@ pub struct HostInfo {
     pub memory_bytes: u64,
     /// The device model behind each target of the test.
     pub devices: Vec<DeviceModel>,
-    /// Where the test's CPU time was grouped (crate::session): `own` session, the caller's
-    /// (`shared`), its CPU cgroup (`cgroup`: no autogroup applies), or `off` (no autogroups);
+    /// Where the test's CPU time was grouped (crate::session): `own` session (the default),
+    /// the caller's (`shared`), its CPU cgroup (`cgroup`: no autogroup applies), or `off` (no autogroups);
     /// empty in documents written before it was recorded.
     #[serde(default)]
     pub autogroup: String,

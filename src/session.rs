@@ -12,19 +12,22 @@
 //! shares CPU time as a task of its cgroup whatever its session; there fio's session gains it
 //! nothing, and iogauge starts no session of its own.
 //!
-//! With `IOGAUGE_SESSION=own` a test runs in a child process that leads a session of its own,
-//! as fio's jobs do. The process the user started stays where it was (in the terminal's
-//! foreground, the one a script or test harness holds), forwards Ctrl-C, SIGTERM, SIGHUP and
-//! Ctrl-Z to the child and exits as the child does; killed, it takes the child with it. It is
-//! not the default: with it on for every run, this project's test suite (dozens of iogauge
-//! runs beside servers and tools in the suite's session) missed open-loop rates in 4 of 5
-//! passes (an NBD curve point 9 % short, a paced null run at 134 of 200 IOPS), 1 of 5
-//! without; why was not found. A second look, beside a browser's load and a CPU burner in
-//! another session, found a light open-loop run (NBD, 650 IOPS) held up to 191 ms for a CPU
-//! in a group of its own, up to 17 ms in the caller's, though not in every run
-//! (docs/performance.md). Under an MPI launcher, which tracks the processes it started,
-//! the test stays in the caller's session whatever the variable says. The result document says
-//! which (`host.autogroup`).
+//! So a test runs in a child process that leads a session of its own, as fio's jobs do. The
+//! process the user started stays where it was (in the terminal's foreground, the one a script
+//! or test harness holds), forwards Ctrl-C, SIGTERM, SIGHUP and Ctrl-Z to the child and exits
+//! as the child does; killed, it takes the child with it. `IOGAUGE_SESSION=shared` keeps the
+//! test in the caller's session, one process. Under an MPI launcher, which tracks the
+//! processes it started, the test stays in the caller's session whatever the variable says.
+//! The result document says which (`host.autogroup`).
+//!
+//! A server the test depends on, started from the same shell (nbdkit, a FUSE file system),
+//! stays in that shell's session and shares its group's CPU time with whatever else runs
+//! there, while the test has a group of its own. This project's suite found it so: on 2 CPUs
+//! beside two burners in the suite's session, its open loops missed their rates in 2 of 3
+//! passes (an NBD curve point at 1,074 of 1,144 IOPS, a FUSE device's mean at 23 ms against
+//! a bound of 20), and in none of 3 once its servers ran in sessions of their own, as daemons
+//! do (docs/performance.md, change 8). With this the default once before, the suite missed
+//! open-loop rates in 4 of 5 passes; the servers were then in its session too.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
@@ -100,18 +103,18 @@ fn cgroup2_mount() -> Option<std::path::PathBuf> {
     })
 }
 
-/// With `IOGAUGE_SESSION=own`, runs the rest of the program in a session of its own (see the
-/// module's notes): returns in the child, or at once where nothing is asked or to gain; the
+/// Runs the rest of the program in a session of its own unless `IOGAUGE_SESSION=shared` (see
+/// the module's notes): returns in the child, or at once where that is not asked or gains nothing; the
 /// calling process waits for the child and exits as it did. Must be called before any thread
 /// starts (fork copies only the caller), and not under an MPI launcher (not called, the test
 /// stays in the caller's session). Fails on a value of the variable it does not know.
 pub fn apart() -> Result<()> {
     let own = match std::env::var("IOGAUGE_SESSION").as_deref() {
-        Ok("own") => true,
-        Ok("shared") | Ok("") | Err(_) => false,
+        Ok("own") | Ok("") | Err(_) => true,
+        Ok("shared") => false,
         Ok(other) => {
             return Err(input(format!(
-                "IOGAUGE_SESSION={other}: give own (the test in a session of its own, as fio's jobs) or shared (the caller's, the default)"
+                "IOGAUGE_SESSION={other}: give own (the test in a session of its own, as fio's jobs: the default) or shared (the caller's)"
             )));
         }
     };

@@ -136,16 +136,13 @@ fn autogroups_on() -> bool {
     std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1")
 }
 
-/// Starts a 20 s null-target run in `dir` (its own session asked for when `own`; `place`
-/// adjusts the command), returned once its worker thread is there.
-fn long_run(dir: &std::path::Path, own: bool, place: impl FnOnce(&mut std::process::Command)) -> std::process::Child {
+/// Starts a 20 s null-target run in `dir` (`place` adjusts the command), returned once its
+/// worker thread is there.
+fn long_run(dir: &std::path::Path, place: impl FnOnce(&mut std::process::Command)) -> std::process::Child {
     let mut c = command_in(
         dir,
         &["run", "--target", "null", "--ramp", "0s", "--time", "20s", "--json", "out.json", "--no-history"],
     );
-    if own {
-        c.env("IOGAUGE_SESSION", "own");
-    }
     place(&mut c);
     let child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -166,29 +163,35 @@ fn stopped(mut child: std::process::Child, dir: &std::path::Path) -> serde_json:
     doc
 }
 
-/// With `IOGAUGE_SESSION=own` a test runs in a session of its own, as fio's jobs do (issue
-/// 45): where the kernel shares CPU time between sessions first (autogroups), the workers then
-/// compete as a group of their own, not as three tasks among the caller's CPU burners. The
-/// process the caller started forwards its signals (Ctrl-C still stops and keeps the results,
-/// exit 130) and takes the test with it when killed. By default the test stays in the caller's
-/// session, one process. The document says which.
+/// A test runs in a session of its own, as fio's jobs do (issue 45): where the kernel shares
+/// CPU time between sessions first (autogroups), the workers then compete as a group of their
+/// own, not as three tasks among the caller's CPU burners. The process the caller started
+/// forwards its signals (Ctrl-C still stops and keeps the results, exit 130) and takes the
+/// test with it when killed. `IOGAUGE_SESSION=shared` keeps the test in the caller's session,
+/// one process. The document says which.
 #[test]
-fn a_test_runs_in_a_session_of_its_own_when_asked_and_answers_for_it() {
+fn a_test_runs_in_a_session_of_its_own_and_answers_for_it() {
     let autogroups = autogroups_on();
-    let started = |dir: &std::path::Path, own: bool| long_run(dir, own, |_| ());
+    let started = |dir: &std::path::Path, shared: bool| {
+        long_run(dir, |c| {
+            if shared {
+                c.env("IOGAUGE_SESSION", "shared");
+            }
+        })
+    };
     let ours = session_of(std::process::id());
 
-    // By default: one process, in the caller's session.
+    // Asked to stay: one process, in the caller's session.
     let dir = scratch("session-shared");
-    let child = started(&dir, false);
+    let child = started(&dir, true);
     assert_eq!(test_process(child.id()), child.id());
     assert_eq!(session_of(child.id()), ours);
     let doc = stopped(child, &dir);
     assert_eq!(doc["host"]["autogroup"], if autogroups { "shared" } else { "off" });
 
-    // Asked: Ctrl-C to the process the caller holds stops the test in the other session.
+    // By default: Ctrl-C to the process the caller holds stops the test in the other session.
     let dir = scratch("session");
-    let child = started(&dir, true);
+    let child = started(&dir, false);
     let test = test_process(child.id());
     assert_eq!(test != child.id(), autogroups, "a child of its own only where sessions group CPU time");
     if autogroups {
@@ -210,7 +213,7 @@ fn a_test_runs_in_a_session_of_its_own_when_asked_and_answers_for_it() {
 
     // Killed, the caller's process takes the test with it.
     if autogroups {
-        let mut child = started(&scratch("session-kill"), true);
+        let mut child = started(&scratch("session-kill"), false);
         let test = test_process(child.id());
         child.kill().unwrap();
         child.wait().unwrap();
@@ -277,19 +280,22 @@ impl Drop for CpuCgroup {
 /// Where a test sits in a CPU cgroup other than the root (systemd's slices and scopes once it
 /// enables the CPU controller, a container), the kernel shares CPU time by cgroup, not session
 /// (sched(7)): fio's session of its own gains it nothing there, and iogauge says so
-/// (`host.autogroup` = `cgroup`) and starts no child when asked for one.
+/// (`host.autogroup` = `cgroup`) and starts no child, by default or when asked.
 #[test]
 fn in_a_cpu_cgroup_the_session_changes_nothing_and_the_document_says_so() {
     let autogroups = autogroups_on();
     let group = CpuCgroup::new("session");
-    for own in [false, true] {
+    for session in ["shared", "own", ""] {
         let dir = scratch("cgroup");
-        let child = long_run(&dir, own, |c| group.place(c));
+        let child = long_run(&dir, |c| {
+            c.env("IOGAUGE_SESSION", session);
+            group.place(c)
+        });
         let procs = std::fs::read_to_string(group.0.join("cgroup.procs")).unwrap();
         let procs: Vec<&str> = procs.split_whitespace().collect();
         assert_eq!(procs, [child.id().to_string()], "one process, in the cgroup");
         assert_eq!(test_process(child.id()), child.id(), "no child: a session would change nothing");
         let doc = stopped(child, &dir);
-        assert_eq!(doc["host"]["autogroup"], if autogroups { "cgroup" } else { "off" }, "own: {own}");
+        assert_eq!(doc["host"]["autogroup"], if autogroups { "cgroup" } else { "off" }, "IOGAUGE_SESSION={session}");
     }
 }
