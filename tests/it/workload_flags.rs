@@ -152,8 +152,11 @@ fn an_open_loop_does_not_carry_the_ramp_ups_backlog_into_recording() {
     // the ramp-up's backlog would make it some 360).
     let (iops, ms) = (num(t, "iops"), num(t, "avg_response_ms"));
     assert!((iops / 200.0 - 1.0).abs() < 0.1, "{iops} IOPS recorded at 200 asked");
-    // Only the ramp-up's last 4 I/Os took 100 ms; the backlog would have waited hundreds.
-    assert!(ms < 20.0, "mean response {ms} ms");
+    // Only the ramp-up's last 4 I/Os took 100 ms, and the arrivals of those 100 ms waited for
+    // them: a mean of 16.3 ms idle (the same in either session), 22.6 and 23.1 ms in two
+    // loaded passes, where the FUSE server's every answer waits for a CPU. The backlog would
+    // have waited hundreds: the bound sits between, not at the idle figure's edge.
+    assert!(ms < 50.0, "mean response {ms} ms");
 }
 
 #[test]
