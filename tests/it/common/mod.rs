@@ -137,12 +137,15 @@ impl Drop for DisksHeld {
 /// Starts `c` as a daemon runs, in a session of its own: where the kernel shares CPU time
 /// between sessions first (autogroups), a server (nbdkit, tgtd, the FUSE file system, a
 /// browser) then competes as a group, not as one of the suite's tasks beside its CPU burners.
+/// A Ctrl-C of the suite no longer reaches it, so it is sent SIGTERM when the test's thread
+/// ends, however it ends.
 pub fn in_own_session(c: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt;
-    // SAFETY: setsid(2) is async-signal-safe and changes only the child.
+    // SAFETY: setsid(2) and prctl(2) are async-signal-safe and change only the child.
     unsafe {
         c.pre_exec(|| {
             libc::setsid();
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
             Ok(())
         })
     }
