@@ -114,6 +114,8 @@ pub(super) struct Clock {
     pub(super) time_ns: u64,
     /// The run ends on a count of I/Os or bytes (at `time_ns` at the latest).
     counted: bool,
+    /// How long a timed run's managers wait for one another at a boundary (`sync_timeout`).
+    meeting_timeout: Option<Duration>,
 }
 
 impl Clock {
@@ -127,13 +129,20 @@ impl Clock {
             ramp_ns: if counted { 0 } else { s.ramp.as_nanos() as u64 },
             time_ns: if counted { limit } else { s.time.as_nanos() as u64 },
             counted,
+            meeting_timeout: Some(s.sync_timeout),
         }
     }
 
     /// The timing of threads that each run to their own end (a file-system test): samples
     /// every `interval`, no ramp-up, no time limit.
     pub(super) fn until_done(interval: Duration) -> Clock {
-        Clock { interval_ns: interval.as_nanos() as u64, ramp_ns: 0, time_ns: u64::MAX, counted: true }
+        Clock {
+            interval_ns: interval.as_nanos() as u64,
+            ramp_ns: 0,
+            time_ns: u64::MAX,
+            counted: true,
+            meeting_timeout: None,
+        }
     }
 
     /// Whether the run ends at a time (else on a count of I/Os or bytes).
@@ -325,7 +334,9 @@ impl Monitor<'_> {
             let s = self.group.sum(&d, "an interval");
             let (stopped, cpu) = (s[4] > 0, s[3] as f64 / 1000.0 / self.group.all().len() as f64);
             let mine = serde_json::to_vec(&counts).expect("counts serialise");
-            let parts = self.group.all_gather(&mine, "an interval's counts", None);
+            // Bounded as the sum before it: a rank stopped between the two held the others
+            // here for ever (a loaded pass of managers::a_hung_rank_stops_the_run_in_bounded_time).
+            let parts = self.group.all_gather(&mine, "an interval's counts", self.clock.meeting_timeout);
             let counts = parts.iter().flat_map(|p| serde_json::from_slice::<Vec<Count>>(p).unwrap_or_default());
             (s, stopped, cpu, counts.collect())
         } else {
