@@ -99,19 +99,11 @@ fn a_late_sample_spans_the_time_it_counts() {
     // The test's main thread samples: the process's first, in the child that leads a session
     // of its own where there is one.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let monitor = loop {
-        let test = test_process(child.id());
-        let tasks = std::fs::read_dir(format!("/proc/{test}/task")).map(|d| d.flatten().collect::<Vec<_>>());
-        let working = tasks
-            .unwrap_or_default()
-            .iter()
-            .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("iogauge-w")));
-        if working {
-            break test as i32;
-        }
+    while worker_cpus(child.id()).is_empty() {
         assert!(std::time::Instant::now() < deadline, "no worker thread seen");
         std::thread::sleep(std::time::Duration::from_millis(10));
-    };
+    }
+    let monitor = test_process(child.id()) as i32;
     std::thread::sleep(std::time::Duration::from_millis(300));
     hold_thread(monitor, std::time::Duration::from_millis(700));
     assert_eq!(child.wait().unwrap().code(), Some(0));

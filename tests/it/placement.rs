@@ -8,22 +8,6 @@ use std::time::Duration;
 
 use common::*;
 
-/// The CPU each of `pid`'s worker threads last ran on, by the kernel's account.
-fn worker_cpus(pid: u32) -> Vec<u32> {
-    let mut cpus = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{}/task", test_process(pid))).unwrap().flatten() {
-        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with("iogauge-w") {
-            continue;
-        }
-        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap();
-        // Fields after the command name's closing parenthesis start at field 3.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        cpus.push(rest.split(' ').nth(39 - 3).unwrap().parse().unwrap());
-    }
-    cpus
-}
-
 /// The NUMA node of `cpu`, as sysfs links it.
 fn node_of(cpu: u32) -> u32 {
     std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{cpu}"))
