@@ -297,18 +297,25 @@ fn reads_leave_the_access_time_alone() {
 #[test]
 fn io_errors_are_counted_and_exit_1() {
     // A real fault: the file target shrinks under the run, so reads past its new end come back
-    // short (0 bytes).
+    // short (0 bytes). It shrinks once the run's lines show I/Os recorded (not after a fixed
+    // sleep: on a loaded host the run may not have opened its target by then).
     let dir = scratch("shrink");
     ok_in(&dir, &["run", "--file-size", "64M", "--ios", "10", "-q"]);
-    let child = command_in(
-        &dir,
-        &["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "1500ms", "--json", "-"],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let run = ["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "4s", "--json", "-"];
+    let mut child = command_in(&dir, &run)
+        .args(["--interval", "100ms", "--live-json", "live.jsonl"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let recording = || {
+        let lines = std::fs::read_to_string(dir.join("live.jsonl")).unwrap_or_default();
+        lines.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).any(|l| num(&l, "ios") > 0.0)
+    };
+    while !recording() {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before its lines showed an I/O");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     std::fs::OpenOptions::new().write(true).open(dir.join("iogauge.tst")).unwrap().set_len(1 << 20).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
