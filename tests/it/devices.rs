@@ -87,7 +87,8 @@ fn threads_of(pid: u32, prefix: &str) -> Vec<String> {
 fn io_wq_threads_during(args: &[&str]) -> (Vec<String>, String, serde_json::Value) {
     let mut a = args.to_vec();
     a.extend(["--ramp", "1s", "--time", "2s", "--json", "-"]);
-    let child = command_in(&scratch("cwd"), &a).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut child = command_in(&scratch("cwd"), &a).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(std::time::Duration::from_millis(2000));
     let (io_wq, worker) = (threads_of(child.id(), "iou-wrk-"), threads_of(child.id(), "iogauge-w0"));
     let out = child.wait_with_output().unwrap();
@@ -297,25 +298,17 @@ fn reads_leave_the_access_time_alone() {
 #[test]
 fn io_errors_are_counted_and_exit_1() {
     // A real fault: the file target shrinks under the run, so reads past its new end come back
-    // short (0 bytes). It shrinks once the run's lines show I/Os recorded (not after a fixed
-    // sleep: on a loaded host the run may not have opened its target by then).
+    // short (0 bytes), once the run has recorded I/Os.
     let dir = scratch("shrink");
     ok_in(&dir, &["run", "--file-size", "64M", "--ios", "10", "-q"]);
     let run = ["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "4s", "--json", "-"];
     let mut child = command_in(&dir, &run)
-        .args(["--interval", "100ms", "--live-json", "live.jsonl"])
+        .args(LINES)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let recording = || {
-        let lines = std::fs::read_to_string(dir.join("live.jsonl")).unwrap_or_default();
-        lines.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).any(|l| num(&l, "ios") > 0.0)
-    };
-    while !recording() {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before its lines showed an I/O");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_line(&dir, &mut child, recording);
     std::fs::OpenOptions::new().write(true).open(dir.join("iogauge.tst")).unwrap().set_len(1 << 20).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));

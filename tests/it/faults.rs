@@ -109,7 +109,8 @@ fn a_target_that_disappears() {
     let dir = scratch("gone");
     let disk = fs.disk();
     let a = ["run", "--target", &disk, "--ramp", "0s", "--time", "30s", "--json", "out.json", "--db", "h.sqlite", "-q"];
-    let child = command_in(&dir, &a).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = command_in(&dir, &a).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(1000));
     fs.child.kill().unwrap();
     let t0 = Instant::now();
@@ -225,7 +226,8 @@ fn a_loop_device_detached_mid_run_finishes_its_run_and_keeps_its_data() {
     std::fs::File::create(&backing).unwrap().set_len(64 * MIB).unwrap();
     let dev = attach_loop(&backing, &[]);
     let a = ["run", "--target", &dev, "--spec", "oltp-4k", "--verify", "--ramp", "0s", "--time", "3s"];
-    let child = command_in(&dir, &a).args(["--json", "out.json", "--db", "h.sqlite", "-q"]).spawn().unwrap();
+    let mut child = command_in(&dir, &a).args(["--json", "out.json", "--db", "h.sqlite", "-q"]).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(1000));
     let detached = Command::new("losetup").arg("-d").arg(&dev).status().unwrap();
     let out = child.wait_with_output().unwrap();
@@ -302,6 +304,7 @@ fn a_frozen_filesystem_ends_in_bounded_time() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        wait_for_workers(&mut child);
         std::thread::sleep(Duration::from_millis(1500));
         sh(&format!("fsfreeze -f {}", mnt.display()));
         let frozen = Instant::now();

@@ -240,8 +240,8 @@ fn killed_processes_never_leave_the_database_unreadable() {
          [study]\noutstanding = [1, 2, 4, 8, 16, 32, 64]\n",
     )
     .unwrap();
-    let mut child = command_in(&dir, &["study", job.to_str().unwrap(), "--db", d, "-q"]).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(900));
+    let mut child = command_in(&dir, &["study", job.to_str().unwrap(), "--db", d, "-q"]).args(LINES).spawn().unwrap();
+    wait_for_line(&dir, &mut child, |l| l["study"]["point"].as_u64() >= Some(2));
     child.kill().unwrap();
     child.wait().unwrap();
 

@@ -30,7 +30,8 @@ fn stop_a_run_with(signal: i32) {
         "--db",
         "h.sqlite",
     ];
-    let child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(1500));
     let signalled = SystemTime::now();
     // SAFETY: signalling our own child.
@@ -90,7 +91,8 @@ fn sighup_does_the_same() {
 fn a_stop_before_recording_saves_nothing() {
     let dir = scratch("interrupt-ramp");
     let args = ["run", "--target", "null", "--ramp", "5s", "--time", "5s", "--json", "out.json", "--db", "h.sqlite"];
-    let child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(700));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -114,6 +116,7 @@ fn a_second_ctrl_c_stops_the_point_and_keeps_the_study() {
     .unwrap();
     let args = ["study", "s.toml", "-q", "--json", "s.json", "--db", "h.sqlite"];
     let mut child = command_in(&dir, &args).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(800));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -137,6 +140,7 @@ fn a_second_ctrl_c_stops_the_point_and_keeps_the_study() {
     assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
 
     let mut child = command_in(&dir, &["study", "s.toml", "-q", "--no-history"]).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(800));
     let t0 = Instant::now();
     for _ in 0..3 {
@@ -174,7 +178,8 @@ fn waits_for_the_next_io_end_with_the_run_and_at_a_signal() {
     let json = dir.join("replay.json");
     let args =
         ["replay", trace.to_str().unwrap(), "--target", "null", "--json", json.to_str().unwrap(), "--no-history"];
-    let child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };

@@ -520,7 +520,7 @@ fn the_live_page_shows_the_numbers_of_the_json_lines() {
     let dir = scratch("live-page");
     let lines = dir.join("live.jsonl");
     let port = free_port();
-    let child = spawn_in(
+    let mut child = spawn_in(
         &dir,
         &[
             "run",
@@ -543,6 +543,7 @@ fn the_live_page_shows_the_numbers_of_the_json_lines() {
     );
     let url = format!("http://127.0.0.1:{port}/");
     let profile = scratch("chromium");
+    wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(2000));
     let first = page_dom(&url, &profile, 1500);
     std::thread::sleep(Duration::from_millis(2000));

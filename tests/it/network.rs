@@ -259,16 +259,18 @@ fn a_server_that_stops_answering_ends_the_run_within_two_io_timeouts() {
     assert!(num(&doc["results"][0]["totals"], "errors") > 0.0);
 }
 
-/// Runs `run --target URL ARGS` and sends its server (process `pid`) `signal` `at` in;
-/// returns how long iogauge took, its output and its result document (which must be saved).
+/// Runs `run --target URL ARGS` and sends its server (process `pid`) `signal` `at` after its
+/// workers start; returns how long iogauge took from then, its output and its result document
+/// (which must be saved).
 fn faulted(url: &str, pid: i32, signal: i32, args: &[&str], at: Duration) -> (Duration, std::process::Output, Value) {
     let dir = scratch("net-fault");
     let json = dir.join("r.json");
     let mut all = vec!["run", "--target", url];
     all.extend(args);
     all.extend(["--json", json.to_str().unwrap(), "--no-history"]);
+    let mut child = common::command_in(&dir, &all).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    common::wait_for_workers(&mut child);
     let started = Instant::now();
-    let child = common::command_in(&dir, &all).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(at);
     // SAFETY: signalling the server this test started.
     unsafe { libc::kill(pid, signal) };
@@ -396,7 +398,8 @@ fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
     let url = server.url();
     let args = ["run", "--target", &url, "--rw", "randread", "--qd", "8", "--ramp", "0s", "--time", "60s"];
     let args = [&args[..], &["--io-timeout", "60s", "--json", "r.json", "--no-history"]].concat();
-    let child = common::command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = common::command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    common::wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: signalling the server this test started, then our own child.
     unsafe { libc::kill(server.pid(), libc::SIGSTOP) };

@@ -96,13 +96,9 @@ fn a_late_sample_spans_the_time_it_counts() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    wait_for_workers(&mut child);
     // The test's main thread samples: the process's first, in the child that leads a session
     // of its own where there is one.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while worker_cpus(child.id()).is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no worker thread seen");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
     let monitor = test_process(child.id()) as i32;
     std::thread::sleep(std::time::Duration::from_millis(300));
     hold_thread(monitor, std::time::Duration::from_millis(700));

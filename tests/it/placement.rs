@@ -128,12 +128,8 @@ fn long_run(dir: &std::path::Path, place: impl FnOnce(&mut std::process::Command
         &["run", "--target", "null", "--ramp", "0s", "--time", "20s", "--json", "out.json", "--no-history"],
     );
     place(&mut c);
-    let child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while worker_cpus(child.id()).is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no worker thread seen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    wait_for_workers(&mut child);
     child
 }
 

@@ -365,10 +365,11 @@ fn ctrl_c_keeps_the_points_done() {
     );
     let out = dir.join("s.json");
     let mut child = command_in(&dir, &["study", &job, "--quiet", "--json", out.to_str().unwrap()])
+        .args(LINES)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    wait_for_line(&dir, &mut child, |l| l["study"]["point"].as_u64() >= Some(2));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t0 = std::time::Instant::now();

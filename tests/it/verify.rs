@@ -617,6 +617,7 @@ fn a_map_is_of_its_own_target_and_never_outlives_a_write() {
     long.retain(|a| *a != "--ios" && *a != "3000");
     long.extend(["--time", "60s", "-q", "--no-history"]);
     let mut child = command_in(&dir, &long).stderr(std::process::Stdio::null()).spawn().unwrap();
+    wait_for_workers(&mut child);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     child.kill().unwrap();
     child.wait().unwrap();

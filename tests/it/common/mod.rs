@@ -25,6 +25,51 @@ pub fn command_in(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// Flags that have a command write its JSON lines to `lines.jsonl` in its directory every
+/// 100 ms, for `wait_for_line`.
+pub const LINES: [&str; 4] = ["--interval", "100ms", "--live-json", "lines.jsonl"];
+
+/// Waits until a JSON line of `child` (started in `dir` with `LINES`) is `seen`: a test that
+/// disturbs a run does so once the run provably does what is disturbed, not after a fixed
+/// sleep that a loaded host's start-up may outlast. Panics if the command ends first, or after
+/// 60 s.
+pub fn wait_for_line(dir: &Path, child: &mut Child, seen: impl Fn(&Value) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let lines = std::fs::read_to_string(dir.join("lines.jsonl")).unwrap_or_default();
+        // A line being written is not yet whole: it does not parse, and is read again next time.
+        if lines.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).any(|l| seen(&l)) {
+            return;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the command ended before the line awaited:\n{lines}");
+        assert!(Instant::now() < deadline, "no line awaited within 60 s:\n{lines}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the test of `child` (an iogauge run, spawned) has started its workers: its
+/// targets are open and its I/Os begin, so a test can disturb it a known time into its run
+/// wherever a loaded host's start-up left it. Panics if the command ends first, or after 60 s.
+pub fn wait_for_workers(child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let started = |pid| {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten();
+        tasks
+            .into_iter()
+            .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == "iogauge-w0"))
+    };
+    while !started(test_process(child.id())) {
+        assert!(child.try_wait().unwrap().is_none(), "the command ended before its workers started");
+        assert!(Instant::now() < deadline, "no workers within 60 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A line of a recording interval that completed I/Os.
+pub fn recording(line: &Value) -> bool {
+    line["phase"] == "recording" && line["ios"].as_u64().is_some_and(|n| n > 0)
+}
+
 /// The process of a running iogauge (`pid`, as spawned) that runs its test: the child it
 /// starts in a session of its own (src/session.rs), or `pid` itself when it starts none.
 pub fn test_process(pid: u32) -> u32 {
