@@ -533,6 +533,10 @@ pub struct FsArgs {
     /// Runs of each point (the headline is their median).
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
+    /// Interval of the time series (`intervals`), the live line and the live outputs (as
+    /// `[test] interval`; default 1s).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub interval: Option<Duration>,
     #[command(flatten)]
     /// Where its results go.
     pub outputs: StudyOutputs,
@@ -558,7 +562,11 @@ impl FsArgs {
             ..FsConfig::new(&self.dir)
         };
         let study = StudyConfig { repeat: self.repeat.unwrap_or(1), ..StudyConfig::default() };
-        Job { fs: Some(fs), study: Some(study), ..Job::default() }
+        let mut job = Job { fs: Some(fs), study: Some(study), ..Job::default() };
+        if let Some(every) = self.interval {
+            job.test.interval = every;
+        }
+        job
     }
 }
 

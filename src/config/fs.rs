@@ -270,9 +270,11 @@ impl FsConfig {
     }
 }
 
-/// Checks a job with an `[fs]` section: the section, and nothing beside it that it would ignore.
+/// Checks a job with an `[fs]` section: the section, its `[test]` keys (`interval` is the one
+/// it uses), and nothing beside it that it would ignore.
 pub fn check_job(job: &super::Job) -> Result<(), ConfigError> {
     let Some(fs) = &job.fs else { return Ok(()) };
+    job.test.check_keys()?;
     if !job.workers.is_empty() {
         return Err(ConfigError {
             path: vec![Seg::Key("worker")],

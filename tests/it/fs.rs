@@ -454,15 +454,17 @@ fn a_job_file_runs_as_a_study() {
 fn ctrl_c_keeps_the_point_and_removes_the_files() {
     let dev = LoopDev::new(1024 * MIB);
     let m = Mounted::new(&["mkfs.ext4", "-q", "-F"], &dev.dev);
-    let json = scratch("fs-int").join("doc.json");
-    let child = common::command_in(
-        Path::new("."),
+    let dir = scratch("fs-int");
+    let json = dir.join("doc.json");
+    let mut child = common::command_in(
+        &dir,
         &["fs", "--dir", m.path(), "--size", "800M", "--fsync", "--json", json.to_str().unwrap(), "--no-history", "-q"],
     )
+    .args(common::LINES)
     .stderr(std::process::Stdio::piped())
     .spawn()
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    common::wait_for_line(&dir, &mut child, |l| l["bytes"].as_u64() > Some(0));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -478,5 +480,9 @@ fn ctrl_c_keeps_the_point_and_removes_the_files() {
     let series = run["results"][0]["intervals"].as_array().unwrap();
     let sampled: f64 = series.iter().map(|i| num(i, "mbps") * 1e6 * num(i, "duration_s")).sum();
     assert!((sampled - bytes).abs() < 1.0, "the samples hold every byte: {sampled} of {bytes}");
+    // Sampled at --interval (100 ms): the default's first sample spans a second at least (the
+    // stop comes after it), this one less with 0.8 s for a monitor woken late on a loaded host.
+    let first = num(&series[0], "duration_s");
+    assert!(first < 0.9, "the first sample spans {first} s");
     assert!(m.files().is_empty(), "{:?}", m.files());
 }
