@@ -29,6 +29,31 @@ pub fn cpu_set(cpus: &[u32]) -> libc::cpu_set_t {
     set
 }
 
+/// A thread's waits for a CPU so far: how long it was ready to run but did not (the kernel's
+/// run delay, ns: a wake-up's latency, and time in which other work held the CPUs it may run
+/// on) and how many times it was then given one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuWaits {
+    pub ns: u64,
+    pub times: u64,
+}
+
+impl CpuWaits {
+    /// Those of thread `tid` of this process (/proc/self/task/TID/schedstat's second and third
+    /// fields). None for a thread that has ended, or a kernel that keeps no count
+    /// (CONFIG_SCHED_INFO).
+    pub fn of_thread(tid: u32) -> Option<CpuWaits> {
+        let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+        let mut f = text.split_whitespace().skip(1).map(str::parse::<u64>);
+        Some(CpuWaits { ns: f.next()?.ok()?, times: f.next()?.ok()? })
+    }
+
+    /// The waits between `before` and these.
+    pub fn since(&self, before: &CpuWaits) -> CpuWaits {
+        CpuWaits { ns: self.ns.saturating_sub(before.ns), times: self.times.saturating_sub(before.times) }
+    }
+}
+
 /// Reads /proc/stat and this process's CPU time.
 pub fn snapshot() -> CpuSnapshot {
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();

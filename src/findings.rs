@@ -15,6 +15,12 @@ const CPU_WINDOW_S: f64 = 2.0;
 pub const CPU_MIN_S: f64 = 0.5;
 /// A rate-limited worker short of this share of its asked rate did not reach it.
 const RATE_REACHED: f64 = 0.95;
+/// A wake-up's own latency, allowed each wait for a CPU before the host is said to have held
+/// a worker: 1-3 µs on an idle host (this 2-CPU VM: 2.9 µs a wait at 77,000 waits in 2 s, 11 %
+/// of the time), more on a virtual machine's IPIs; waits behind other work last a slice (ms).
+const WAKE_UP_US: f64 = 20.0;
+/// Held off the CPU past its wake-ups for this share of the recorded time, a worker is said.
+const HELD_OFF_PCT: f64 = 5.0;
 
 /// The rate caps of a workload's rate-limited workers, and what they achieved.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +110,7 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
             batch - 1
         ));
     }
-    out.extend(busy_host(&doc.results, &doc.host.autogroup));
+    out.extend(of_host(&doc.results, &doc.host.autogroup));
     for r in &doc.results {
         if let Some(p) = pace(doc, r).filter(|p| !p.short.is_empty()) {
             let short: Vec<String> = p.short.iter().map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
@@ -120,13 +126,58 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
     out
 }
 
+/// What the host did to the numbers of `results`, one line of each kind (per run, and per
+/// study over all its runs): a host busy with other work, a worker it held off the CPU.
+pub fn of_host<'a, I>(results: I, autogroup: &str) -> Vec<String>
+where
+    I: IntoIterator<Item = &'a WorkloadResult>,
+    I::IntoIter: Clone,
+{
+    let results = results.into_iter();
+    busy_host(results.clone(), autogroup).into_iter().chain(held_off_cpu(results)).collect()
+}
+
+/// One line when a worker of `results` waited for a CPU, past its wake-ups' own latency
+/// ([`WAKE_UP_US`] a wait), for over [`HELD_OFF_PCT`] of its workload's recorded time (of
+/// [`CPU_WINDOW_S`] at least): the worker held longest, how long, and what it means for the
+/// numbers. None when none was. One warning of its kind per run, and per study over all its
+/// runs.
+fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Option<String> {
+    let (mut held, mut worst) = (0, None::<(f64, f64, &str, &str)>);
+    // Over a short window a slice or two of other work is a large share: said from the
+    // window the busy host is said from.
+    for r in results.into_iter().filter(|r| r.duration_s >= CPU_WINDOW_S) {
+        for w in &r.workers {
+            let (Some(ms), Some(times)) = (w.waited_for_cpu_ms, w.cpu_waits) else { continue };
+            let pct = (ms - times as f64 * WAKE_UP_US / 1e3) / (r.duration_s * 1e3) * 100.0;
+            if pct > HELD_OFF_PCT {
+                held += 1;
+                if worst.is_none_or(|(p, ..)| pct > p) {
+                    worst = Some((pct, ms, &r.spec, &w.name));
+                }
+            }
+        }
+    }
+    let (_, ms, spec, name) = worst?;
+    let others = match held {
+        1 => String::new(),
+        n => format!(" ({n} workers in all over {HELD_OFF_PCT:.0} %)"),
+    };
+    Some(format!(
+        "{spec}: {name} waited {} ms for a CPU while recording{others}, other work on the host holding it (the \
+         kernel's run delay; workers[].waited_for_cpu_ms): its I/Os went out and were reaped that much later, \
+         whatever the storage did",
+        thousands(ms)
+    ))
+}
+
 /// One line for every workload of `results` recorded while the rest of the host (other
 /// processes, kernel work outside iogauge's threads) used more of its CPUs than iogauge and
 /// over [`BUSY_HOST_PCT`]: which workloads, how busy, and what it means for the numbers; where
 /// the test shared its session's CPU time (`autogroup`, the document's `host.autogroup`:
 /// `shared`), how to run it as fio runs its jobs. None when none was. One warning of its kind
 /// per run, and per study over all its runs.
-pub fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogroup: &str) -> Option<String> {
+fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogroup: &str) -> Option<String> {
     let (mut all, mut busy, mut others, mut own) = (0, Vec::new(), Vec::new(), Vec::new());
     for r in results {
         all += 1;

@@ -396,6 +396,14 @@ pub struct WorkerResult {
     /// The NUMA nodes of those CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub numa_nodes: Vec<u32>,
+    /// How long its thread was ready to run but waited for a CPU while recording (the
+    /// kernel's run delay: each wake-up's latency, and the time the host's other work held
+    /// it). Absent where the kernel keeps no count, and in imported documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_for_cpu_ms: Option<f64>,
+    /// How many waits that was (each ends when the thread is given a CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_waits: Option<u64>,
     /// The measurements.
     #[serde(flatten)]
     pub metrics: Metrics,

@@ -72,6 +72,8 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
                     outstanding: option(j, "iodepth").and_then(|d| d.parse().ok()).or(Some(1)),
                     cpus: Vec::new(),
                     numa_nodes: Vec::new(),
+                    waited_for_cpu_ms: None,
+                    cpu_waits: None,
                     metrics,
                     targets: targets.into_iter().collect(),
                 }

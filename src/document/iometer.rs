@@ -120,6 +120,8 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
                     outstanding: r.cell("Queue Depth").parse().ok(),
                     cpus: Vec::new(),
                     numa_nodes: Vec::new(),
+                    waited_for_cpu_ms: None,
+                    cpu_waits: None,
                     metrics: r.metrics(),
                     targets: Vec::new(),
                 }),

@@ -61,6 +61,7 @@ impl Ran {
             let own = (sw_ns.saturating_sub(o.start_ns)) as f64 / 1e9;
             rates.push(if own > 0.0 { sw_bytes as f64 / own } else { 0.0 });
             children_ops += if own > 0.0 { sw_ios as f64 / own } else { 0.0 };
+            let waited = self.watched.cpu_waits.get(i).copied().flatten();
             workers.push(WorkerResult {
                 name: thread_name(i),
                 manager: 0,
@@ -71,6 +72,8 @@ impl Ran {
                 outstanding: None,
                 cpus: Vec::new(),
                 numa_nodes: Vec::new(),
+                waited_for_cpu_ms: waited.map(|w| w.ns as f64 / 1e6),
+                cpu_waits: waited.map(|w| w.times),
                 targets: Vec::new(),
                 metrics: Metrics::new(&o.stats, (o.end_ns - o.start_ns) as f64 / 1e9),
             });

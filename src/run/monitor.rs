@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::snapshot::{Count, Counters, Phase, Snapshot};
 use crate::config::TestSettings;
-use crate::cpu::{self, CpuSnapshot};
+use crate::cpu::{self, CpuSnapshot, CpuWaits};
 use crate::managers::Group;
 use crate::result::{Interval, WorkloadResult, percentiles_of};
 use crate::stats::Histogram;
@@ -100,10 +100,13 @@ pub(super) struct Mark {
     pub(super) at_ns: u64,
     sums: Sums,
     pub(super) cpu: CpuSnapshot,
+    /// Each worker's waits for a CPU so far, where the kernel counts them.
+    cpu_waits: Vec<Option<CpuWaits>>,
 }
 
+/// The counters now, stamped `at_ns`; read in that order, the counters first.
 pub(super) fn mark(live: &[Live], at_ns: u64) -> Mark {
-    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot() }
+    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot(), cpu_waits: live.iter().map(Live::cpu_waits).collect() }
 }
 
 /// A run's timing: interval, ramp-up and recorded time (a counted test's `max_time`, or
@@ -164,6 +167,13 @@ impl Window {
     /// The window of a run that never started (a worker failed to set up).
     pub(super) fn empty(live: &[Live]) -> Window {
         Window { start: mark(live, 0), end: mark(live, 0), intervals: Vec::new(), started_at: SystemTime::now() }
+    }
+
+    /// Each worker's waits for a CPU while recording (to its end, its drain included): None
+    /// where the kernel keeps no count.
+    pub(super) fn cpu_waits(&self) -> Vec<Option<CpuWaits>> {
+        let (start, end) = (&self.start.cpu_waits, &self.end.cpu_waits);
+        start.iter().zip(end).map(|(a, b)| Some(b.as_ref()?.since(a.as_ref()?))).collect()
     }
 }
 

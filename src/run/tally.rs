@@ -106,7 +106,8 @@ impl Ended<'_> {
         let mut all = IoStats::default();
         let mut per_target: Vec<(IoStats, u64)> = vec![Default::default(); prep.targets().len()];
         let mut workers = Vec::new();
-        for (plan, o) in self.plans.iter().zip(self.outcomes) {
+        let waited = self.window.cpu_waits();
+        for ((plan, o), waited) in self.plans.iter().zip(self.outcomes).zip(waited) {
             let mut wsum = IoStats::default();
             let mut targets = Vec::new();
             for (ws, st) in plan.targets.iter().zip(&o.targets) {
@@ -131,6 +132,8 @@ impl Ended<'_> {
                 outstanding: Some(plan.outstanding),
                 cpus: o.cpus.clone(),
                 numa_nodes: crate::placement::nodes_of_cpus(&o.cpus),
+                waited_for_cpu_ms: waited.map(|w| w.ns as f64 / 1e6),
+                cpu_waits: waited.map(|w| w.times),
                 metrics: Metrics::new(&wsum, secs),
                 targets,
             });

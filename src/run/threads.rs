@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::monitor::{self, Clock, Monitor, Observer};
 use super::snapshot::Counters;
-use crate::cpu::CpuSnapshot;
+use crate::cpu::{CpuSnapshot, CpuWaits};
 use crate::managers::Solo;
 use crate::result::Interval;
 use crate::worker::{Control, Live};
@@ -34,6 +34,8 @@ pub struct Watched {
     pub cpu_end: CpuSnapshot,
     /// The wall-clock time the threads started.
     pub started_at: SystemTime,
+    /// Each thread's waits for a CPU, where the kernel counts them.
+    pub cpu_waits: Vec<Option<CpuWaits>>,
 }
 
 /// Runs one thread per entry of `threads` (its name, and the label its counts carry as their
@@ -57,6 +59,7 @@ pub fn run_threads<T: Send>(
                 std::thread::Builder::new()
                     .name(name.clone())
                     .spawn_scoped(s, move || {
+                        ctl.live[i].thread_started();
                         // The same two meetings as a worker's: set up, then the epoch is set.
                         ctl.barrier.wait();
                         ctl.barrier.wait();
@@ -65,6 +68,7 @@ pub fn run_threads<T: Send>(
                         live.in_flight.store(1, Relaxed);
                         let out = body(i, Lane { live, stop: &ctl.stop, epoch });
                         live.in_flight.store(0, Relaxed);
+                        live.thread_ending();
                         // Release: a monitor that sees it finished sees all it counted.
                         ctl.finished.fetch_add(1, std::sync::atomic::Ordering::Release);
                         out
@@ -102,6 +106,7 @@ pub fn run_threads<T: Send>(
         let (ios, bytes) = monitor::recorded(&ctl.live);
         let watched = Watched {
             intervals: monitor::reconciled(&window.intervals, ios, bytes),
+            cpu_waits: window.cpu_waits(),
             cpu_start: window.start.cpu,
             cpu_end: window.end.cpu,
             started_at: window.started_at,

@@ -86,8 +86,9 @@ pub struct Runner<'a> {
     /// How many points the study measures (at most, when it runs rounds until steady); None
     /// when searches decide.
     pub(super) planned: Option<usize>,
-    /// The study's one warning of a busy host, over every run so far (findings::busy_host).
-    busy: Option<String>,
+    /// The study's warnings of what the host did to its numbers, over every run so far
+    /// (findings::of_host).
+    host_findings: Vec<String>,
 }
 
 impl<'a> Runner<'a> {
@@ -126,7 +127,7 @@ impl<'a> Runner<'a> {
             group,
             maps: Vec::new(),
             planned,
-            busy: None,
+            host_findings: Vec::new(),
         }
     }
 
@@ -179,17 +180,18 @@ impl<'a> Runner<'a> {
                 points.len() - 1
             }
         };
-        // A busy host is said once for the whole study, over every run so far.
-        let busy_here = crate::findings::busy_host(&run.results, &run.host.autogroup);
-        for w in run.warnings.iter().filter(|w| Some(*w) != busy_here.as_ref()) {
+        // A busy host, and a worker it held off the CPU, are said once for the whole study,
+        // over every run so far.
+        let here = crate::findings::of_host(&run.results, &run.host.autogroup);
+        for w in run.warnings.iter().filter(|w| !here.contains(w)) {
             self.warn(w.clone());
         }
         let all = self.doc.points.iter().flat_map(|p| &p.runs).chain([&run]).flat_map(|r| &r.results);
-        let busy = crate::findings::busy_host(all, &run.host.autogroup);
-        if busy != self.busy {
-            self.doc.warnings.retain(|w| Some(w) != self.busy.as_ref());
-            self.doc.warnings.extend(busy.clone());
-            self.busy = busy;
+        let all = crate::findings::of_host(all, &run.host.autogroup);
+        if all != self.host_findings {
+            self.doc.warnings.retain(|w| !self.host_findings.contains(w));
+            self.doc.warnings.extend(all.clone());
+            self.host_findings = all;
         }
         let p = &mut self.doc.points[index];
         p.runs.push(run);

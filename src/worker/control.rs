@@ -2,10 +2,11 @@
 //! by the monitor, the live outputs and metrics) and the run's control (the barrier, the epoch,
 //! the recording window, the stop and give-up requests), and the signal that wakes a worker.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Barrier, OnceLock};
 use std::time::Instant;
 
+use crate::cpu;
 use crate::stats::{LiveHistogram, Op};
 
 /// A worker's running totals (all completions, ramp-up included), for the live line and the
@@ -27,6 +28,11 @@ pub struct Live {
     pub thread: AtomicU64,
     /// I/Os in flight when it last waited for completions.
     pub in_flight: AtomicU64,
+    /// Its thread's id (gettid) once started, whose scheduling counters give its waits for a
+    /// CPU ([`Live::cpu_waits`]).
+    tid: AtomicU32,
+    /// Those waits as the thread ended: its /proc entry goes with it.
+    ended_cpu_waits: OnceLock<cpu::CpuWaits>,
     /// Per target and operation (`[target][op]`): what the result will count, as it is
     /// counted (recorded I/Os and bytes; errors whenever they happen), so a live total never
     /// exceeds the final one.
@@ -37,6 +43,28 @@ impl Live {
     /// The counters of a worker with `targets` targets.
     pub fn new(targets: usize) -> Live {
         Live { recorded: (0..targets).map(|_| Default::default()).collect(), ..Live::default() }
+    }
+
+    /// Called by the thread it counts, as it starts (before the first meeting).
+    pub fn thread_started(&self) {
+        // SAFETY: gettid has no preconditions.
+        self.tid.store(unsafe { libc::gettid() } as u32, Relaxed);
+    }
+
+    /// Called by the thread it counts, as it ends (before it is counted finished).
+    pub fn thread_ending(&self) {
+        if let Some(w) = cpu::CpuWaits::of_thread(self.tid.load(Relaxed)) {
+            let _ = self.ended_cpu_waits.set(w);
+        }
+    }
+
+    /// Its thread's waits for a CPU so far: None before it started, or where the kernel keeps
+    /// no count.
+    pub fn cpu_waits(&self) -> Option<cpu::CpuWaits> {
+        let ended = || self.ended_cpu_waits.get().copied();
+        let tid = self.tid.load(Relaxed);
+        // A thread that ends between the two looks has left its count behind.
+        ended().or_else(|| (tid != 0).then(|| cpu::CpuWaits::of_thread(tid)).flatten()).or_else(ended)
     }
 
     /// One recorded I/O of a thread that counts each as it completes (a file-system test's;

@@ -43,6 +43,8 @@ use crate::trace::replay::Replayer;
 /// Runs a worker to the end of the test. Meets the main thread at the barrier twice whatever
 /// happens, so a failed set-up never leaves anyone waiting.
 pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
+    let live = &ctl.live[job.index];
+    live.thread_started();
     let checker = job.checker.take();
     let log = job.log.take();
     // Pinned before its buffers are allocated, so their pages come from its own node.
@@ -74,7 +76,6 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
         c.start(unix - epoch.elapsed().as_nanos() as u64);
     }
     let slots = s.meta.len();
-    let live = &ctl.live[job.index];
     // SAFETY: pthread_self has no preconditions.
     live.thread.store(unsafe { libc::pthread_self() } as u64, Relaxed);
     let io_wq = engine::IoWqLimit { threads: job.io_wq_threads, cpus: job.plan.cpus.clone() };
@@ -100,6 +101,7 @@ pub fn run(mut job: WorkerJob, ctl: &Control) -> WorkerOutcome {
     if let Some(log) = s.log.take() {
         log.finish();
     }
+    live.thread_ending();
     // Release: a monitor that sees this worker finished sees all it counted.
     ctl.finished.fetch_add(1, std::sync::atomic::Ordering::Release);
     let lateness = s.replay.take().filter(Replayer::timed).map(|r| r.lateness);

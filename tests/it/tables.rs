@@ -172,6 +172,34 @@ fn a_busy_host_is_said_once() {
     assert_eq!(said.matches("the rest of the host").count(), 1, "{said}");
 }
 
+/// A worker that shares its CPU with a process that burns it (each in a session of its own,
+/// so the kernel gives each half): the result says how long the worker waited for the CPU
+/// (the kernel's run delay), about half the recorded time and never less than a quarter
+/// (other work on a loaded host only adds to it), and the warnings say it was held off.
+#[test]
+fn a_worker_held_off_its_cpu_says_how_long() {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it.
+    let cpu = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set), 0);
+        (0..libc::CPU_SETSIZE as usize).find(|&c| libc::CPU_ISSET(c, &set)).unwrap()
+    };
+    let mut burner = std::process::Command::new("taskset");
+    burner.args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"]);
+    let mut burner = in_own_session(&mut burner).spawn().unwrap();
+    let cpus = cpu.to_string();
+    let doc = json(&["run", "--target", "null", "--cpus", &cpus, "--time", "2s", "--ramp", "0s", "--no-history"]);
+    burner.kill().unwrap();
+    burner.wait().unwrap();
+    let r = &doc["results"][0];
+    let (recorded_ms, w) = (num(r, "duration_s") * 1e3, &r["workers"][0]);
+    let waited = num(w, "waited_for_cpu_ms");
+    assert!(waited >= 0.25 * recorded_ms && waited <= recorded_ms + 100.0, "waited {waited} ms of {recorded_ms}");
+    assert!(num(w, "cpu_waits") >= 1.0, "{w}");
+    let warned = doc["warnings"].to_string();
+    assert!(warned.contains("worker 1 waited") && warned.contains("for a CPU while recording"), "{warned}");
+}
+
 #[test]
 fn a_rate_not_reached_and_io_not_in_flight_are_said() {
     let doc =
