@@ -8,10 +8,46 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::error::{Result, input, runtime};
+
+/// How long an output written line by line waits for a FIFO's reader to open it.
+const FIFO_READER_WAIT: Duration = Duration::from_secs(5);
+
+/// Opens the FIFO `path` for writing once a reader has it open, waiting for one up to
+/// [`FIFO_READER_WAIT`] (a plain open waits for ever).
+fn open_fifo(flag: &str, path: &Path) -> Result<File> {
+    let until = Instant::now() + FIFO_READER_WAIT;
+    loop {
+        // Without a reader, a non-blocking open for writing fails (ENXIO) rather than waits.
+        match std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(path) {
+            Ok(f) => {
+                // Its writes then wait for the reader as a pipe's do (on the lines' own thread).
+                // SAFETY: fcntl on a descriptor this function owns.
+                unsafe {
+                    let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+                return Ok(f);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                return Err(input(format!(
+                    "{flag} {}: no reader opened this FIFO within {} s: start its reader first",
+                    path.display(),
+                    FIFO_READER_WAIT.as_secs()
+                )));
+            }
+            Err(e) => return Err(input(format!("{flag} {}: cannot write it: {e}", path.display()))),
+        }
+    }
+}
 
 /// The files SQLite keeps beside a database (rollback journal, write-ahead log, its index).
 const JOURNALS: [&str; 3] = ["-journal", "-wal", "-shm"];
@@ -46,7 +82,10 @@ impl Guard {
         if path.as_os_str() == "-" {
             return Ok(Box::new(std::io::stdout()));
         }
-        let f = File::create(path).map_err(|e| input(format!("{flag} {}: cannot write it: {e}", path.display())))?;
+        let f = match std::fs::metadata(path) {
+            Ok(m) if m.file_type().is_fifo() => open_fifo(flag, path)?,
+            _ => File::create(path).map_err(|e| input(format!("{flag} {}: cannot write it: {e}", path.display())))?,
+        };
         Ok(Box::new(f))
     }
 

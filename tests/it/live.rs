@@ -364,6 +364,41 @@ fn validate_lines(path: &Path) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
 
+/// A FIFO given to `--live-json` that no reader opens: the command waits 5 s for one, then
+/// ends with one line before any I/O (a plain open waited for ever). Opened by a reader that
+/// comes within them, it runs.
+#[test]
+fn a_fifo_without_a_reader_is_one_line_after_a_bounded_wait() {
+    let dir = scratch("live-no-reader");
+    let fifo = dir.join("lines");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let args = ["run", "--target", "null", "--ramp", "0s", "--time", "1s", "--no-history", "-q"];
+    let args = [&args[..], &["--live-json", fifo.to_str().unwrap(), "--json", "r.json"]].concat();
+    let started = Instant::now();
+    let out = command_in(&dir, &args).output().unwrap();
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no reader opened this FIFO within 5 s") && err.trim().lines().count() == 1, "{err}");
+    // 5 s, and a loaded host's start.
+    assert!(took >= Duration::from_secs(5) && took < Duration::from_secs(15), "took {took:?}");
+    assert!(!dir.join("r.json").exists(), "nothing ran");
+    // A reader that comes 1 s later is in time.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            std::fs::read_to_string(&fifo).unwrap()
+        })
+    };
+    let out = command_in(&dir, &args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = reader.join().unwrap();
+    assert!(lines.lines().count() >= 1 && lines.lines().all(|l| l.contains("\"phase\"")), "{lines}");
+}
+
 /// A reader of `--live-json` that stops reading (a pipe's consumer paused, a FIFO's reader
 /// stuck) holds up neither the test nor its end: the run ends on time, then gives the lines
 /// still waiting a few seconds and says what was lost. Before, the monitor wrote the lines
