@@ -169,8 +169,9 @@ impl Window {
         Window { start: mark(live, 0), end: mark(live, 0), intervals: Vec::new(), started_at: SystemTime::now() }
     }
 
-    /// Each worker's waits for a CPU while recording (to its end, its drain included): None
-    /// where the kernel keeps no count.
+    /// Each worker's waits for a CPU while recording (a timed run's to the end of its time; a
+    /// counted or stopped run's to the end mark, or to each worker's end before it): None where
+    /// the kernel keeps no count.
     pub(super) fn cpu_waits(&self) -> Vec<Option<CpuWaits>> {
         let (start, end) = (&self.start.cpu_waits, &self.end.cpu_waits);
         start.iter().zip(end).map(|(a, b)| Some(b.as_ref()?.since(a.as_ref()?))).collect()
@@ -231,6 +232,7 @@ impl Monitor<'_> {
         let mut rec = (ramp == 0).then(|| (0, prev.clone(), self.started));
         let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
         let mut intervals = Vec::new();
+        let mut waits_at_end = None;
         loop {
             self.wait_until(next, &mut stalls);
             if self.observer.stop_requested() {
@@ -245,6 +247,8 @@ impl Monitor<'_> {
                 // near the end): its wait is interrupted until it has seen the stop, and it
                 // then gives its I/Os io_timeout to complete.
                 self.stop_at(next);
+                // The workers' waits for a CPU are the window's to here, not their drain's.
+                waits_at_end = Some(self.ctl.live.iter().map(Live::cpu_waits).collect());
                 let mut waited = 0u32;
                 while !self.all_done() {
                     if waited % 20 == 0 {
@@ -269,7 +273,10 @@ impl Monitor<'_> {
             // the mark holds all they counted (asked after it, a thread finishing between the
             // two would end the test on a sample without its last I/Os).
             let finished = !self.clock.timed() && self.all_done();
-            let m = mark(&self.ctl.live, at);
+            let mut m = mark(&self.ctl.live, at);
+            if let Some(w) = waits_at_end.take() {
+                m.cpu_waits = w;
+            }
             let sample = Sample::between(&prev, &m, rec.is_some());
             let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0), finished);
             let last = stopped || end == Some(next);

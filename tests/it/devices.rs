@@ -91,7 +91,7 @@ fn io_wq_threads_during(args: &[&str]) -> (Vec<String>, String, serde_json::Valu
     wait_for_workers(&mut child);
     std::thread::sleep(std::time::Duration::from_millis(2000));
     let (io_wq, worker) = (threads_of(child.id(), "iou-wrk-"), threads_of(child.id(), "iogauge-w0"));
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(out.status.success(), "iogauge {args:?} failed");
     (io_wq, worker.concat(), serde_json::from_slice(&out.stdout).unwrap())
 }
@@ -310,7 +310,7 @@ fn io_errors_are_counted_and_exit_1() {
         .unwrap();
     wait_for_line(&dir, &mut child, recording);
     std::fs::OpenOptions::new().write(true).open(dir.join("iogauge.tst")).unwrap().set_len(1 << 20).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let t = &doc["results"][0]["totals"];

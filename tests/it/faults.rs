@@ -114,7 +114,7 @@ fn a_target_that_disappears() {
     std::thread::sleep(Duration::from_millis(1000));
     fs.child.kill().unwrap();
     let t0 = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(t0.elapsed() < Duration::from_secs(10), "took {:?} after the target went", t0.elapsed());
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
@@ -230,7 +230,7 @@ fn a_loop_device_detached_mid_run_finishes_its_run_and_keeps_its_data() {
     wait_for_workers(&mut child);
     std::thread::sleep(Duration::from_millis(1000));
     let detached = Command::new("losetup").arg("-d").arg(&dev).status().unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(detached.success());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();

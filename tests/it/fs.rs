@@ -467,7 +467,7 @@ fn ctrl_c_keeps_the_point_and_removes_the_files() {
     common::wait_for_line(&dir, &mut child, |l| l["bytes"].as_u64() > Some(0));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_of(child);
     assert_eq!(out.status.code(), Some(130));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped: 1 point(s) kept"));
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();

@@ -276,7 +276,7 @@ fn a_new_database_opened_by_many_at_once() {
             })
             .collect();
         for c in children {
-            let out = c.wait_with_output().unwrap();
+            let out = output_of(c);
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         }
     }

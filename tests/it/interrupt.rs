@@ -37,7 +37,7 @@ fn stop_a_run_with(signal: i32) {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     let t0 = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(t0.elapsed() < Duration::from_secs(3), "took {:?} to stop", t0.elapsed());
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("marked interrupted"));
@@ -96,7 +96,7 @@ fn a_stop_before_recording_saves_nothing() {
     std::thread::sleep(Duration::from_millis(700));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!dir.join("out.json").exists(), "a document of nothing was written");
     let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
@@ -187,7 +187,7 @@ fn waits_for_the_next_io_end_with_the_run_and_at_a_signal() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let signalled = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(signalled.elapsed() < Duration::from_millis(1500), "stopped {:?} after SIGTERM", signalled.elapsed());
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).expect("the replay's result is saved")).unwrap();

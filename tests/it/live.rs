@@ -154,7 +154,7 @@ fn scrape_while(child: Child, port: u16) -> (usize, std::process::Output, f64) {
                 .unwrap();
             use std::io::Write;
             check.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-            let out = check.wait_with_output().unwrap();
+            let out = output_of(check);
             assert!(
                 out.status.success(),
                 "promtool check metrics: {}{}\n{body}",
@@ -165,7 +165,7 @@ fn scrape_while(child: Child, port: u16) -> (usize, std::process::Output, f64) {
         }
         std::thread::sleep(Duration::from_millis(300));
     }
-    (scrapes, child.wait_with_output().unwrap(), alive)
+    (scrapes, output_of(child), alive)
 }
 
 /// iogauge started in `dir` with `args`, its output kept.
@@ -594,7 +594,7 @@ fn the_live_page_shows_the_numbers_of_the_json_lines() {
     // Ctrl-C: the run stops and keeps what it measured, its lines included.
     // SAFETY: kill with a child's pid and a signal number.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(out.status.code().is_some(), "{}", String::from_utf8_lossy(&out.stderr));
     let all: Vec<Value> =
         std::fs::read_to_string(&lines).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -704,7 +704,7 @@ fn sixty_four_workers_on_eight_targets_make_a_bounded_series_count() {
         assert!(t0.elapsed() < Duration::from_secs(60), "the run did not end");
         std::thread::sleep(Duration::from_millis(200));
     };
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let series: Vec<&str> = body.lines().filter(|l| !l.starts_with('#')).collect();
     let family = |name: &str| series.iter().filter(|l| l.starts_with(&format!("{name}{{"))).count();
@@ -768,7 +768,7 @@ fn hostile_clients_delay_neither_the_run_nor_other_scrapes() {
         std::thread::sleep(Duration::from_millis(250));
     };
     assert!(answered.contains("iogauge_ios_total"));
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     let took = t0.elapsed().as_secs_f64();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     drop(held);
@@ -842,7 +842,7 @@ fn keep_alive_clients_cannot_keep_a_scraper_out() {
     stop.store(true, Ordering::Relaxed);
     let asked: u32 = clients.into_iter().map(|c| c.join().unwrap()).sum();
     assert!(asked > 32, "the keep-alive clients were answered too ({asked} answers)");
-    assert!(child.wait_with_output().unwrap().status.success());
+    assert!(output_of(child).status.success());
 }
 
 /// The live line fits the terminal (issue 48: 142-175 characters in a study, wrapped debris

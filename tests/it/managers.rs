@@ -268,7 +268,7 @@ fn disturb_rank_1(tag: &str, extra: &[&str], act: impl Fn(u32)) -> (Output, Dura
     std::thread::sleep(Duration::from_secs(2));
     act(pid);
     let t0 = Instant::now();
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     (out, t0.elapsed(), dir)
 }
 
@@ -731,7 +731,7 @@ fn rank_0_serves_every_managers_metrics() {
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let out = child.wait_with_output().unwrap();
+    let out = output_of(child);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(both_while_running, "no scrape during recording had both ranks' series");
     assert!(last.contains("iogauge_state{state=\"ended\"} 1"), "{last}");

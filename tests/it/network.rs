@@ -274,7 +274,7 @@ fn faulted(url: &str, pid: i32, signal: i32, args: &[&str], at: Duration) -> (Du
     std::thread::sleep(at);
     // SAFETY: signalling the server this test started.
     unsafe { libc::kill(pid, signal) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_of(child);
     let took = started.elapsed();
     // SAFETY: as above: a stopped server must be able to end.
     unsafe { libc::kill(pid, libc::SIGCONT) };
@@ -369,7 +369,7 @@ fn a_server_that_stops_answering_at_any_moment_ends_the_test_with_what_was_measu
     }
     // SAFETY: signalling the server this test started.
     unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_of(child);
     let took = started.elapsed();
     // SAFETY: as above.
     unsafe { libc::kill(server.pid(), libc::SIGCONT) };
@@ -411,7 +411,7 @@ fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
     let t0 = Instant::now();
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_of(child);
     let took = t0.elapsed();
     // SAFETY: as above.
     unsafe { libc::kill(server.pid(), libc::SIGCONT) };

@@ -319,8 +319,10 @@ fn builtin_studies_run_the_seeds_experiments() {
 /// spread at 300 IOPS for 3 s is 3 % (its gaps are tested in worker/arrival.rs). A machine
 /// that holds the worker or the server up near the window's end leaves that span's arrivals
 /// in flight, uncounted: 3 s per point, so 2 % is a hold-up of 60 ms (at 1 s a loaded pass
-/// came 13 % short at 40 %: 1,070 of 1,226; at 3 s one came 6 % short). Short by no more than
-/// 2 % and the time the worker waited for a CPU, as the result says it.
+/// came 13 % short at 40 %: 1,070 of 1,226; at 3 s one came 6 % short). Held at the start, it
+/// carries ramp-up's arrivals into recording (a point 3.6 % over, the worker held 10 % of the
+/// time). Within 2 % and the share of the time the worker waited for a CPU, as the result says
+/// it, either way.
 #[test]
 fn curve_runs_at_the_asked_rates() {
     let server = Nbdkit::start(&["--threads", "64", "--filter=delay", "memory", "64M", "rdelay=10ms"]);
@@ -351,7 +353,7 @@ fn curve_runs_at_the_asked_rates() {
         );
         let held = num(p, "runs/0/results/0/workers/0/waited_for_cpu_ms") / 1e3 / 3.0;
         assert!(
-            achieved / asked < 1.02 && achieved / asked > 0.98 - held,
+            (achieved / asked - 1.0).abs() < 0.02 + held,
             "{pct} %: asked {asked:.0}, achieved {achieved:.0} ({says}, held {:.0} % of the time)",
             held * 100.0
         );

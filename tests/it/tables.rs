@@ -194,7 +194,8 @@ fn a_worker_held_off_its_cpu_says_how_long() {
     let r = &doc["results"][0];
     let (recorded_ms, w) = (num(r, "duration_s") * 1e3, &r["workers"][0]);
     let waited = num(w, "waited_for_cpu_ms");
-    assert!(waited >= 0.25 * recorded_ms && waited <= recorded_ms + 100.0, "waited {waited} ms of {recorded_ms}");
+    // Read at the end of recording, by a monitor a loaded host may wake a little late.
+    assert!(waited >= 0.25 * recorded_ms && waited <= recorded_ms + 500.0, "waited {waited} ms of {recorded_ms}");
     assert!(num(w, "cpu_waits") >= 1.0, "{w}");
     let warned = doc["warnings"].to_string();
     assert!(warned.contains("worker 1 waited") && warned.contains("for a CPU while recording"), "{warned}");

@@ -70,6 +70,44 @@ pub fn recording(line: &Value) -> bool {
     line["phase"] == "recording" && line["ios"].as_u64().is_some_and(|n| n > 0)
 }
 
+/// How long a test waits for a command it started to end: no run of the suite lasts a minute,
+/// so one still going after two hangs, and the test fails saying so rather than holding the
+/// suite to CI's limit.
+const ENDS_WITHIN: Duration = Duration::from_secs(120);
+
+/// `child.wait_with_output()` within [`ENDS_WITHIN`]: a command still running then is killed
+/// (with the child that runs its test in a session of its own), and the test fails.
+pub fn output_of(mut child: Child) -> Output {
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        pipe.map(|mut p| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = p.read_to_end(&mut v);
+                v
+            })
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let deadline = Instant::now() + ENDS_WITHIN;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let inner = test_process(child.id());
+            // SAFETY: killing processes this test started.
+            unsafe { libc::kill(inner as i32, libc::SIGKILL) };
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a command this test started did not end within {ENDS_WITHIN:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let joined = |t: Option<std::thread::JoinHandle<Vec<u8>>>| t.map(|t| t.join().unwrap()).unwrap_or_default();
+    Output { status, stdout: joined(stdout), stderr: joined(stderr) }
+}
+
 /// The process of a running iogauge (`pid`, as spawned) that runs its test: the child it
 /// starts in a session of its own (src/session.rs), or `pid` itself when it starts none.
 pub fn test_process(pid: u32) -> u32 {
