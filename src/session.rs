@@ -136,11 +136,31 @@ pub fn apart() -> Result<()> {
 
 /// Forks; the child leads a new session and returns, the parent never returns.
 fn fork_into_own_session() {
+    const FORWARDED: [libc::c_int; 5] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGTSTP, libc::SIGCONT];
+    // The signals to forward are held from before the fork until the parent forwards them: a
+    // Ctrl-C that came between the two (the child already running its test, the parent not
+    // yet scheduled on a loaded host) ended the parent alone, or was lost where it was ignored.
+    // SAFETY: sigset_t is plain bits, filled by sigemptyset and sigaddset; sigprocmask changes
+    // only this thread's mask, the process's only thread.
+    let held = unsafe {
+        let (mut set, mut before): (libc::sigset_t, libc::sigset_t) = (std::mem::zeroed(), std::mem::zeroed());
+        libc::sigemptyset(&mut set);
+        for s in FORWARDED {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::sigprocmask(libc::SIG_BLOCK, &set, &mut before);
+        before
+    };
+    // SAFETY: as above, `held` is the mask as it was.
+    let release = || unsafe {
+        libc::sigprocmask(libc::SIG_SETMASK, &held, std::ptr::null_mut());
+    };
     // SAFETY: no other thread exists (the caller's promise), so the child is a whole copy.
     let parent = unsafe { libc::getpid() };
     let child = unsafe { libc::fork() };
     if child < 0 {
         // No process to spare: the test runs in the caller's session, as it would without this.
+        release();
         return;
     }
     if child == 0 {
@@ -153,13 +173,17 @@ fn fork_into_own_session() {
                 libc::_exit(137);
             }
         }
+        // Nothing is pending in a new process: the child takes signals as the caller did.
+        release();
         return;
     }
     CHILD.store(child, Relaxed);
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGTSTP, libc::SIGCONT] {
+    for sig in FORWARDED {
         // SAFETY: the handler calls only async-signal-safe functions (kill, signal, raise).
         unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };
     }
+    // A signal held since the fork is forwarded now.
+    release();
     let mut status = 0;
     // SAFETY: waitpid writes the status of our own child; EINTR (a forwarded signal) retries.
     while unsafe { libc::waitpid(child, &mut status, 0) } < 0 {
