@@ -153,7 +153,7 @@ fn run_workload(
     ctl.epoch.set(epoch).expect("set once");
     // The counters and the CPU at the epoch, before any worker runs: a monitor thread that
     // starts late (a loaded host) must not lose the first I/Os from the time series.
-    let first = monitor::mark(&ctl.live, 0);
+    let first = monitor::bounding_mark(&ctl.live, 0);
     ctl.barrier.wait();
     let window = if failed {
         Window::empty(&ctl.live)

@@ -100,13 +100,24 @@ pub(super) struct Mark {
     pub(super) at_ns: u64,
     sums: Sums,
     pub(super) cpu: CpuSnapshot,
-    /// Each worker's waits for a CPU so far, where the kernel counts them.
+    /// Each worker's waits for a CPU so far, where the kernel counts them: read only for a
+    /// mark that may bound recording (empty in the others).
     cpu_waits: Vec<Option<CpuWaits>>,
 }
 
-/// The counters now, stamped `at_ns`; read in that order, the counters first.
+/// The counters now, stamped `at_ns`.
 pub(super) fn mark(live: &[Live], at_ns: u64) -> Mark {
-    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot(), cpu_waits: live.iter().map(Live::cpu_waits).collect() }
+    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot(), cpu_waits: Vec::new() }
+}
+
+/// [`mark`], with the workers' waits for a CPU (read after the counters): a mark that may
+/// start recording.
+pub(super) fn bounding_mark(live: &[Live], at_ns: u64) -> Mark {
+    Mark { cpu_waits: cpu_waits(live), ..mark(live, at_ns) }
+}
+
+fn cpu_waits(live: &[Live]) -> Vec<Option<CpuWaits>> {
+    live.iter().map(Live::cpu_waits).collect()
 }
 
 /// A run's timing: interval, ramp-up and recorded time (a counted test's `max_time`, or
@@ -169,12 +180,12 @@ impl Window {
         Window { start: mark(live, 0), end: mark(live, 0), intervals: Vec::new(), started_at: SystemTime::now() }
     }
 
-    /// Each worker's waits for a CPU while recording (a timed run's to the end of its time; a
-    /// counted or stopped run's to the end mark, or to each worker's end before it): None where
-    /// the kernel keeps no count.
-    pub(super) fn cpu_waits(&self) -> Vec<Option<CpuWaits>> {
-        let (start, end) = (&self.start.cpu_waits, &self.end.cpu_waits);
-        start.iter().zip(end).map(|(a, b)| Some(b.as_ref()?.since(a.as_ref()?))).collect()
+    /// Worker `i`'s waits for a CPU while recording (a timed run's to the end of its time; a
+    /// counted or stopped run's to the end mark, or to the worker's end before it): None where
+    /// the kernel keeps no count, or for a run that never started.
+    pub(super) fn cpu_waits(&self, i: usize) -> Option<CpuWaits> {
+        let (start, end) = (self.start.cpu_waits.get(i)?, self.end.cpu_waits.get(i)?);
+        Some(end.as_ref()?.since(start.as_ref()?))
     }
 }
 
@@ -248,7 +259,7 @@ impl Monitor<'_> {
                 // then gives its I/Os io_timeout to complete.
                 self.stop_at(next);
                 // The workers' waits for a CPU are the window's to here, not their drain's.
-                waits_at_end = Some(self.ctl.live.iter().map(Live::cpu_waits).collect());
+                waits_at_end = Some(cpu_waits(&self.ctl.live));
                 let mut waited = 0u32;
                 while !self.all_done() {
                     if waited % 20 == 0 {
@@ -274,12 +285,12 @@ impl Monitor<'_> {
             // two would end the test on a sample without its last I/Os).
             let finished = !self.clock.timed() && self.all_done();
             let mut m = mark(&self.ctl.live, at);
-            if let Some(w) = waits_at_end.take() {
-                m.cpu_waits = w;
-            }
             let sample = Sample::between(&prev, &m, rec.is_some());
             let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0), finished);
             let last = stopped || end == Some(next);
+            if last {
+                m.cpu_waits = waits_at_end.take().unwrap_or_else(|| cpu_waits(&self.ctl.live));
+            }
             if let Some((rs, _, _)) = &rec {
                 // A sliver of a last sample (a stop just after a boundary) is left out, but
                 // never the only one: a test done within a millisecond has its one sample. One
@@ -303,7 +314,7 @@ impl Monitor<'_> {
                     self.ctl.record_end_ns.store(rs + time, Relaxed);
                     self.ctl.record_start_ns.store(rs, Relaxed);
                     // Nothing is recorded before the start, whatever is published by now.
-                    let mut start = mark(&self.ctl.live, rs);
+                    let mut start = bounding_mark(&self.ctl.live, rs);
                     (start.sums.recorded_ios, start.sums.recorded_bytes) = (0, 0);
                     rec = Some((rs, start, SystemTime::now()));
                     rs + iv.min(time)

@@ -106,8 +106,8 @@ impl Ended<'_> {
         let mut all = IoStats::default();
         let mut per_target: Vec<(IoStats, u64)> = vec![Default::default(); prep.targets().len()];
         let mut workers = Vec::new();
-        let waited = self.window.cpu_waits();
-        for ((plan, o), waited) in self.plans.iter().zip(self.outcomes).zip(waited) {
+        for (i, (plan, o)) in self.plans.iter().zip(self.outcomes).enumerate() {
+            let waited = self.window.cpu_waits(i);
             let mut wsum = IoStats::default();
             let mut targets = Vec::new();
             for (ws, st) in plan.targets.iter().zip(&o.targets) {

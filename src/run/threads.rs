@@ -80,7 +80,7 @@ pub fn run_threads<T: Send>(
         let epoch = Instant::now();
         let started = SystemTime::now();
         ctl.epoch.set(epoch).expect("set once");
-        let first = monitor::mark(&ctl.live, 0);
+        let first = monitor::bounding_mark(&ctl.live, 0);
         ctl.barrier.wait();
         let names = threads.iter().map(|(name, target)| (name.clone(), vec![target.clone()])).collect();
         let counters = &Counters { ctl: Arc::clone(&ctl), names: Arc::new(names), rank: 0, workload: workload.into() };
@@ -106,7 +106,7 @@ pub fn run_threads<T: Send>(
         let (ios, bytes) = monitor::recorded(&ctl.live);
         let watched = Watched {
             intervals: monitor::reconciled(&window.intervals, ios, bytes),
-            cpu_waits: window.cpu_waits(),
+            cpu_waits: (0..threads.len()).map(|i| window.cpu_waits(i)).collect(),
             cpu_start: window.start.cpu,
             cpu_end: window.end.cpu,
             started_at: window.started_at,
