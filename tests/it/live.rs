@@ -364,16 +364,22 @@ fn validate_lines(path: &Path) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
 
+/// A FIFO `lines` made in `dir`.
+fn fifo_in(dir: &Path) -> std::path::PathBuf {
+    let fifo = dir.join("lines");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    fifo
+}
+
 /// A FIFO given to `--live-json` that no reader opens: the command waits 5 s for one, then
 /// ends with one line before any I/O (a plain open waited for ever). Opened by a reader that
 /// comes within them, it runs.
 #[test]
 fn a_fifo_without_a_reader_is_one_line_after_a_bounded_wait() {
     let dir = scratch("live-no-reader");
-    let fifo = dir.join("lines");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo_in(&dir);
     let args = ["run", "--target", "null", "--ramp", "0s", "--time", "1s", "--no-history", "-q"];
     let args = [&args[..], &["--live-json", fifo.to_str().unwrap(), "--json", "r.json"]].concat();
     let started = Instant::now();
@@ -406,10 +412,7 @@ fn a_fifo_without_a_reader_is_one_line_after_a_bounded_wait() {
 #[test]
 fn a_reader_that_stops_reading_holds_up_nothing() {
     let dir = scratch("live-stuck");
-    let fifo = dir.join("lines");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo_in(&dir);
     // The reader opens the FIFO, reads one line and then nothing: 200 lines of 10 ms fill the
     // pipe's 64 KiB.
     let reader = {
