@@ -100,9 +100,14 @@ fn set_up(doc: &ResultDoc, out: &mut String) {
         if r.managers.len() > 1 {
             let hosts: Vec<String> = r.managers.iter().map(|m| format!("{} {}", m.rank, m.host)).collect();
             let skew = doc.results.iter().map(|r| r.start_skew_ms).fold(0.0, f64::max);
+            // Hosts' clocks differ by their offset, which the skew cannot hold.
+            let clocks = match r.managers.iter().any(|m| m.host != r.managers[0].host) {
+                true => ", each by its host's clock",
+                false => "",
+            };
             let _ = writeln!(
                 out,
-                "{} managers ({}), recording started within {skew:.3} ms of each other",
+                "{} managers ({}), recording started within {skew:.3} ms of each other{clocks}",
                 r.managers.len(),
                 hosts.join(", ")
             );

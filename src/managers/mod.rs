@@ -43,6 +43,8 @@ pub trait Group {
     fn all_gather(&self, bytes: &[u8], step: &str, timeout: Option<Duration>) -> Vec<Vec<u8>>;
     /// The element-wise sum of every manager's `values`, on every manager.
     fn sum(&self, values: &[u64], step: &str) -> Vec<u64>;
+    /// The element-wise maximum of every manager's `values`, on every manager.
+    fn max(&self, values: &[u64], step: &str) -> Vec<u64>;
 
     /// Whether this manager writes the outputs (rank 0).
     fn leads(&self) -> bool {
@@ -80,6 +82,9 @@ impl Group for Solo {
         vec![bytes.to_vec()]
     }
     fn sum(&self, values: &[u64], _: &str) -> Vec<u64> {
+        values.to_vec()
+    }
+    fn max(&self, values: &[u64], _: &str) -> Vec<u64> {
         values.to_vec()
     }
 }
@@ -248,6 +253,9 @@ mod tests {
             vec![bytes.to_vec(), self.other.clone()]
         }
         fn sum(&self, values: &[u64], _: &str) -> Vec<u64> {
+            values.to_vec()
+        }
+        fn max(&self, values: &[u64], _: &str) -> Vec<u64> {
             values.to_vec()
         }
     }

@@ -9,6 +9,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
@@ -88,9 +89,18 @@ impl Group for Mpi {
         self.gather_bytes(bytes, step, timeout)
     }
     fn sum(&self, values: &[u64], step: &str) -> Vec<u64> {
+        self.all_reduce(values, step, SystemOperation::sum())
+    }
+    fn max(&self, values: &[u64], step: &str) -> Vec<u64> {
+        self.all_reduce(values, step, SystemOperation::max())
+    }
+}
+
+impl Mpi {
+    fn all_reduce(&self, values: &[u64], step: &str, op: SystemOperation) -> Vec<u64> {
         let _armed = self.watchdog.arm(step, Some(self.watchdog.timeout));
         let mut out = vec![0u64; values.len()];
-        self.world.all_reduce_into(values, &mut out[..], mpi::collective::SystemOperation::sum());
+        self.world.all_reduce_into(values, &mut out[..], op);
         out
     }
 }

@@ -103,6 +103,27 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
     Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })
 }
 
+/// When this manager starts recording, in ns from its epoch (`started` on the wall clock):
+/// when its ramp-up ends. After the ramp-up of a timed test of several managers, they record
+/// from one instant of the wall clock: the ramp-up after the last of them arrived at the start
+/// (`latest`). A barrier at the ramp-up's end started each where it returned to it, and a
+/// manager held off its CPU there started late (by 20.9 ms once, two ranks on one host in a
+/// loaded suite). An instant set in advance holds unless a manager is held for the whole
+/// ramp-up between the meeting and its epoch; it then records from its epoch, and
+/// `start_skew_ms` says how late. Without ramp-up each records from its own start, as soon as
+/// it has heard that all have arrived.
+fn record_start(group: &dyn Group, clock: &Clock, latest: u64, started: SystemTime) -> u64 {
+    if group.all().len() == 1 || !clock.timed() || clock.ramp_ns == 0 {
+        return clock.ramp_ns;
+    }
+    (latest + clock.ramp_ns).saturating_sub(unix_ns(started))
+}
+
+/// Nanoseconds from the Unix epoch to `t` (0 before it).
+fn unix_ns(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
 /// Part `i` of `total` split over `n` (the first `total % n` get one more).
 fn share(total: Option<u64>, n: usize, i: usize) -> Option<u64> {
     total.map(|t| t / n as u64 + u64::from((i as u64) < t % n as u64))
@@ -132,12 +153,9 @@ fn run_workload(
     let plans = &prep.plans()[r];
     let n = plans.len();
     let clock = Clock::of(&prep.share().settings);
-    // Without ramp-up, recording starts with the workers; after one, when every manager has
-    // reached its end (the monitor sets the window then).
-    let ramped = clock.ramp_ns > 0;
     let live = plans.iter().map(|p| Live::new(p.targets.len())).collect();
-    let ctl =
-        Arc::new(if ramped { Control::new(live, u64::MAX, u64::MAX) } else { Control::new(live, 0, clock.time_ns) });
+    // The recorded window is set at the start, before any worker runs.
+    let ctl = Arc::new(Control::new(live, u64::MAX, u64::MAX));
     let spec = prep.share().workloads[r].name.as_str();
     let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
     let (handles, outcomes) = spawn_workers(prep, plans, verification.as_deref_mut(), logs, &ctl)?;
@@ -145,12 +163,14 @@ fn run_workload(
     // Every manager's workers are set up, or none runs.
     let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
     ctl.failed.store(failed, Relaxed);
-    if !failed {
-        group.barrier("the start");
-    }
+    // The last manager's arrival at the start, on the wall clock.
+    let latest = if failed { 0 } else { group.max(&[unix_ns(SystemTime::now())], "the start")[0] };
     let epoch = Instant::now();
     let started = SystemTime::now();
     ctl.epoch.set(epoch).expect("set once");
+    let record_start = record_start(group, &clock, latest, started);
+    ctl.record_start_ns.store(record_start, Relaxed);
+    ctl.record_end_ns.store(record_start.saturating_add(clock.time_ns), Relaxed);
     // The counters and the CPU at the epoch, before any worker runs: a monitor thread that
     // starts late (a loaded host) must not lose the first I/Os from the time series.
     let first = monitor::bounding_mark(&ctl.live, 0);

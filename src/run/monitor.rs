@@ -235,7 +235,10 @@ impl Monitor<'_> {
 
     /// Watches the run to its end (time, count, stop or a stalled target); returns the window.
     pub(super) fn watch(mut self) -> Window {
-        let (iv, ramp, time) = (self.clock.interval_ns, self.clock.ramp_ns, self.clock.time_ns);
+        let (iv, time) = (self.clock.interval_ns, self.clock.time_ns);
+        // Recording's start, set before the workers started: the ramp-up's end, or the
+        // instant every manager records from.
+        let ramp = self.ctl.record_start_ns.load(Relaxed);
         let mut stalls =
             Stalls { seen: vec![(0, 0); self.ctl.live.len()], limit_ns: self.io_timeout.as_nanos() as u64 };
         let mut prev = self.first.clone();
@@ -276,9 +279,12 @@ impl Monitor<'_> {
             // pass). Recording's end bounds it, the workers record nothing after it: the drain
             // at the end, or a stop (a stalled target, Ctrl-C) in the last interval, ends it
             // where it came.
-            let at = match self.clock.timed() {
-                true => self.elapsed().min(self.ctl.record_end_ns.load(Relaxed)),
-                false => self.elapsed(),
+            // The same holds at the ramp-up's end: the workers record from it whenever the
+            // monitor wakes.
+            let at = match (self.clock.timed(), &rec) {
+                (true, None) => self.elapsed().min(ramp),
+                (true, Some(_)) => self.elapsed().min(self.ctl.record_end_ns.load(Relaxed)),
+                (false, _) => self.elapsed(),
             };
             // Whether every thread of a counted test has finished, asked before the mark: then
             // the mark holds all they counted (asked after it, a thread finishing between the
@@ -304,26 +310,20 @@ impl Monitor<'_> {
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
                 return Window { start, end: m, intervals, started_at };
             }
+            prev = m;
             next = match &rec {
                 Some(_) => next.saturating_add(iv).min(end.expect("recording")),
                 None if next < ramp => (next + iv).min(ramp),
                 None => {
-                    // Ramp-up is over here; recording starts when it is over everywhere.
-                    self.group.barrier("the start of recording");
-                    let rs = self.elapsed();
-                    self.ctl.record_end_ns.store(rs + time, Relaxed);
-                    self.ctl.record_start_ns.store(rs, Relaxed);
-                    // Nothing is recorded before the start, whatever is published by now.
-                    let mut start = bounding_mark(&self.ctl.live, rs);
+                    // Ramp-up is over: recording started at its end. Nothing is recorded
+                    // before it, whatever is published by now.
+                    let mut start = bounding_mark(&self.ctl.live, ramp);
                     (start.sums.recorded_ios, start.sums.recorded_bytes) = (0, 0);
-                    rec = Some((rs, start, SystemTime::now()));
-                    rs + iv.min(time)
+                    // The first sample of recording counts from its start.
+                    prev = start.clone();
+                    rec = Some((ramp, start, self.started + Duration::from_nanos(ramp)));
+                    ramp + iv.min(time)
                 }
-            };
-            // The first sample of recording counts from its start.
-            prev = match &rec {
-                Some((rs, start, _)) if *rs > m.at_ns => start.clone(),
-                _ => m,
             };
         }
     }

@@ -1,10 +1,8 @@
 //! What the workers handed back, turned into one manager's result of a workload: totals, each
 //! worker and target, the time series, CPU, the first error.
 
-use std::time::SystemTime;
-
 use super::monitor::{Clock, Window, reconciled};
-use super::timestamp;
+use super::{timestamp, unix_ns};
 use crate::cpu;
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{
@@ -44,7 +42,6 @@ impl Ended<'_> {
         let outstanding = self.plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum();
         let intervals = reconciled(intervals, metrics.ios, metrics.bytes);
         let totals = Totals { metrics, outstanding, cpu };
-        let unix_ns = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let record_start_unix_ns = unix_ns(*started_at);
         WorkloadResult {
             spec: spec.into(),

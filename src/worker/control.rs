@@ -139,8 +139,9 @@ pub struct Control {
     pub barrier: Barrier,
     /// The instant all clocks count from; set by the main thread between the two meetings.
     pub epoch: OnceLock<Instant>,
-    /// Completions at or after this many ns from the epoch are recorded... (u64::MAX until the
-    /// main thread knows: after ramp-up, recording starts when every manager is there)
+    /// Completions at or after this many ns from the epoch are recorded... (set by the main
+    /// thread between the two meetings: the ramp-up's end, or the instant every manager
+    /// records from)
     pub record_start_ns: AtomicU64,
     /// ...and before this one (u64::MAX when the test stops on a count, or until known).
     pub record_end_ns: AtomicU64,

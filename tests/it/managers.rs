@@ -178,9 +178,12 @@ fn two_ranks_record_over_the_same_window() {
     }
     let overlap = (ends.iter().min().unwrap() - starts.iter().max().unwrap()) as f64 / 1e9;
     assert!(overlap >= 2.0 - r.start_skew_ms / 1e3 - 0.05, "windows overlap {overlap} s");
-    // On one host the ranks start recording well within a few ms (goal: under 1 ms).
-    eprintln!("start skew between 2 ranks: {:.3} ms", r.start_skew_ms);
-    assert!(r.start_skew_ms < 20.0, "skew {} ms", r.start_skew_ms);
+    // On one host the ranks share the clock and record from the instant they agreed on: the
+    // same nanosecond, unless a rank was held off its CPU for the whole ramp-up (1 s) between
+    // the meeting and its start: four times the longest wait for a CPU measured beside the
+    // suite's load (243 ms, docs/performance.md). A barrier at the ramp-up's end, before, left
+    // the ranks 20.9 ms apart once.
+    assert_eq!(r.start_skew_ms, 0.0, "both ranks record from the agreed instant");
     // The time series adds both managers up: its I/Os are the recorded ones.
     let from_series: f64 = r.intervals.iter().map(|i| i.iops * i.duration_s).sum();
     let ios = r.totals.metrics.ios as f64;
