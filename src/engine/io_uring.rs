@@ -13,6 +13,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use io_uring::{IoUring, opcode, squeue, types};
 
 use super::io_wq::{self, IoWq};
+use super::spin::Spin;
 use super::{Abandoned, Completion, Engine, Io, IoWqLimit, is_block_device, trim_now};
 use crate::stats::Op;
 
@@ -46,6 +47,8 @@ pub struct UringEngine {
     straight: Vec<bool>,
     /// Submit in one system call and wait in the next (see `new`).
     wait_apart: bool,
+    /// Whether a wait looks for completions before it sleeps (spin.rs).
+    spin: Spin,
     /// Queued I/Os are handed to the kernel, in one call, as soon as this many wait
     /// (`test.submit_batch`; usize::MAX: all at the next wait).
     submit_batch: usize,
@@ -98,21 +101,30 @@ impl UringEngine {
         let cq = (slots as u32).next_power_of_two().max(2 * entries);
         let mut features = Vec::new();
         // DEFER_TASKRUN (6.1) runs completion work only when we reap, on our thread: no
-        // interrupts of the worker, fewer wake-ups. COOP_TASKRUN (5.19) is the next best.
-        let mut ring =
-            match IoUring::builder().setup_cqsize(cq).setup_single_issuer().setup_defer_taskrun().build(entries) {
-                Ok(r) => {
-                    features.extend(["single_issuer", "defer_taskrun"]);
-                    r
-                }
-                Err(_) => match IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().build(entries) {
+        // interrupts of the worker, fewer wake-ups. COOP_TASKRUN (5.19) is the next best. With
+        // either, the TASKRUN flag tells a wait that looks before it sleeps that completions
+        // are waiting (spin.rs).
+        let mut ring = match IoUring::builder()
+            .setup_cqsize(cq)
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_taskrun_flag()
+            .build(entries)
+        {
+            Ok(r) => {
+                features.extend(["single_issuer", "defer_taskrun"]);
+                r
+            }
+            Err(_) => {
+                match IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().setup_taskrun_flag().build(entries) {
                     Ok(r) => {
                         features.push("coop_taskrun");
                         r
                     }
                     Err(_) => IoUring::builder().setup_cqsize(cq).build(entries)?,
-                },
-            };
+                }
+            }
+        };
         let fixed_files = ring.submitter().register_files(&fds).is_ok();
         if fixed_files {
             features.push("fixed_files");
@@ -178,6 +190,7 @@ impl UringEngine {
             fixed_buffers,
             straight,
             wait_apart,
+            spin: Spin::of_this_thread(),
             // I/Os that all go straight to io-wq go in one call, with the wait: the kernel hands
             // each to its threads as it reads it, holding none back, and calls of one cost IOPS
             // (zram at 32 outstanding over 4 io-wq threads, 2 CPUs: 447 K against 483 K).
@@ -320,6 +333,14 @@ impl Engine for UringEngine {
             if want > 0 && pushed && self.wait_apart {
                 // Failing, the submit is retried by the wait below, which reports its error.
                 let _ = self.ring.submit();
+            }
+            // Everything is with the kernel: look for a completion a while before sleeping
+            // (spin.rs). A wait with a deadline (an arrival due, io-wq to look at) sleeps at once.
+            if want > 0 && ts.is_none() && (self.wait_apart || !pushed) && self.ring.completion().is_empty() {
+                let ring = &mut self.ring;
+                // With DEFER_TASKRUN completions wait as task work until this thread enters the
+                // kernel; the ring's TASKRUN flag says some do.
+                self.spin.look(|| ring.submission().taskrun() || !ring.completion().is_empty());
             }
             let waited = match (&ts, want) {
                 (Some(ts), 1..) => self.ring.submitter().submit_with_args(want, &types::SubmitArgs::new().timespec(ts)),

@@ -14,6 +14,7 @@ pub mod io_wq;
 pub mod network;
 pub mod null;
 pub mod psync;
+mod spin;
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs::File;
