@@ -238,13 +238,13 @@ impl Monitor<'_> {
         let (iv, time) = (self.clock.interval_ns, self.clock.time_ns);
         // Recording's start, set before the workers started: the ramp-up's end, or the
         // instant every manager records from.
-        let ramp = self.ctl.record_start_ns.load(Relaxed);
+        let record_start = self.ctl.record_start_ns.load(Relaxed);
         let mut stalls =
             Stalls { seen: vec![(0, 0); self.ctl.live.len()], limit_ns: self.io_timeout.as_nanos() as u64 };
         let mut prev = self.first.clone();
         // Recording's start: ns from the epoch, the mark there, and its wall-clock time.
-        let mut rec = (ramp == 0).then(|| (0, prev.clone(), self.started));
-        let mut next = if ramp > 0 { iv.min(ramp) } else { iv.min(time) };
+        let mut rec = (record_start == 0).then(|| (0, prev.clone(), self.started));
+        let mut next = if record_start > 0 { iv.min(record_start) } else { iv.min(time) };
         let mut intervals = Vec::new();
         let mut waits_at_end = None;
         loop {
@@ -282,7 +282,7 @@ impl Monitor<'_> {
             // The same holds at the ramp-up's end: the workers record from it whenever the
             // monitor wakes.
             let at = match (self.clock.timed(), &rec) {
-                (true, None) => self.elapsed().min(ramp),
+                (true, None) => self.elapsed().min(record_start),
                 (true, Some(_)) => self.elapsed().min(self.ctl.record_end_ns.load(Relaxed)),
                 (false, _) => self.elapsed(),
             };
@@ -313,16 +313,16 @@ impl Monitor<'_> {
             prev = m;
             next = match &rec {
                 Some(_) => next.saturating_add(iv).min(end.expect("recording")),
-                None if next < ramp => (next + iv).min(ramp),
+                None if next < record_start => (next + iv).min(record_start),
                 None => {
                     // Ramp-up is over: recording started at its end. Nothing is recorded
                     // before it, whatever is published by now.
-                    let mut start = bounding_mark(&self.ctl.live, ramp);
+                    let mut start = bounding_mark(&self.ctl.live, record_start);
                     (start.sums.recorded_ios, start.sums.recorded_bytes) = (0, 0);
                     // The first sample of recording counts from its start.
                     prev = start.clone();
-                    rec = Some((ramp, start, self.started + Duration::from_nanos(ramp)));
-                    ramp + iv.min(time)
+                    rec = Some((record_start, start, self.started + Duration::from_nanos(record_start)));
+                    record_start + iv.min(time)
                 }
             };
         }
