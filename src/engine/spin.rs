@@ -2,7 +2,7 @@
 //!
 //! A worker that sleeps for each completion is woken for it by the thread that completes it
 //! (an io-wq thread serving zram, a loop device's kernel thread): that thread pays for the
-//! wake-up, and the worker waits for a CPU again. On an idle host that wait is short (1-3 µs
+//! wake-up, and the worker waits for a CPU again. On an idle host that wait is short (0.5-3 µs
 //! here); beside other work it is a chance to lose the CPU for a scheduler slice (8-21 µs a
 //! wait beside two CPU burners, and milliseconds at the tail). fio's job, slower in its own
 //! code, finds a completion ready at nearly every look and seldom sleeps. So where the host
