@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::cpu::CpuWaits;
 
 /// How long a wait looks before it sleeps: a few wake-ups' cost on a virtual machine.
-pub const BUDGET: Duration = Duration::from_micros(10);
+const BUDGET: Duration = Duration::from_micros(10);
 
 /// A wait for a CPU longer than this, on average, makes sleeping cost more than a look, which
 /// finds a completion in a fraction of the budget (1-2.4 µs on average, measured).
@@ -81,16 +81,16 @@ impl Spin {
 
     /// Looks at `ready` until it is true or [`BUDGET`] is spent, where looking pays (see the
     /// module's text; a look every [`PROBE_EVERY`]th wait while looks do not find completions
-    /// in time). Returns what it found.
-    pub fn look(&mut self, mut ready: impl FnMut() -> bool) -> bool {
+    /// in time).
+    pub fn look(&mut self, mut ready: impl FnMut() -> bool) {
         self.watch_host();
         if !self.busy {
-            return false;
+            return;
         }
         if self.score < SCALE / 2 {
             self.skipped += 1;
             if self.skipped < PROBE_EVERY {
-                return false;
+                return;
             }
         }
         self.skipped = 0;
@@ -105,7 +105,6 @@ impl Spin {
             std::hint::spin_loop();
         };
         self.score = self.score - self.score / 8 + if found { SCALE / 8 } else { 0 };
-        found
     }
 
     /// Reads this thread's waits for a CPU once [`READ_EVERY`] has passed.
