@@ -24,6 +24,11 @@ pub struct HostInfo {
     /// empty in documents written before it was recorded.
     #[serde(default)]
     pub autogroup: String,
+    /// How idle CPUs sleep while the test runs ([`crate::cpu_latency::describe`]): `haltpoll
+    /// (guest_halt_poll_ns 0), held to wake within 0 µs`; empty in documents written before it
+    /// was recorded.
+    #[serde(default)]
+    pub cpu_idle: String,
 }
 
 /// A target and the device behind it.
@@ -72,6 +77,7 @@ pub fn current(devices: Vec<DeviceModel>) -> HostInfo {
         memory_bytes: mem_kib * 1024,
         devices,
         autogroup: crate::session::autogroup().to_string(),
+        cpu_idle: crate::cpu_latency::describe(),
     }
 }
 

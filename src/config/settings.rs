@@ -365,6 +365,23 @@ settings! {
         flag(long, value_name = "N") Option<u32> => some,
         check |n| n.is_some_and(|n| !(1..=4096).contains(&n)) => ("io_wq_threads = {}: give 1 to 4096 threads per worker", n.unwrap_or_default());
 
+    /// Hold every CPU of the host to wake within this long while the test runs (e.g. 0us):
+    /// the kernel's CPU latency QoS (/dev/cpu_dma_latency); needs root.
+    ///
+    /// An idle CPU sleeps (a C-state, a virtual machine's halted vCPU), and a completion or a
+    /// thread woken on it waits for it to wake: at few outstanding I/Os that is a large share
+    /// of each response time, the host's and not the storage's. 0us keeps the CPUs polling
+    /// instead of sleeping: a loop device at 1 outstanding on a 2-CPU VM whose idle vCPUs halt
+    /// did 28 K IOPS, 83 K held (fio: 37 K). Where a device's thread is the bottleneck (zram at
+    /// 32 outstanding, served by one io-wq thread), a worker woken sooner is woken more often,
+    /// each time by that thread: it cost 20-28 % of the IOPS there. The hold ends with the test
+    /// (no setting of the host outlives it), and while it lasts the idle CPUs spend power
+    /// polling.
+    #[serde(default, with = "serde_duration::option", skip_serializing_if = "Option::is_none")]
+    cpu_latency: Option<Duration> = None, "none",
+        flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => some,
+        check |d| d.is_some_and(|d| d > Duration::from_secs(1)) => ("cpu_latency = {}: give at most 1s (0us keeps every CPU awake)", crate::units::format_duration(d.unwrap_or_default()));
+
     /// Verify data: stamp every written block with a header and CRC-32C, check every read of a
     /// block the test wrote, and leave a map of the last writes for `iogauge verify`
     /// (docs/safety-and-trust.md).

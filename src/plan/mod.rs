@@ -7,8 +7,10 @@ mod verify;
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::{Replay, Test, TestSettings, Worker, Workload};
+use crate::cpu_latency;
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
@@ -110,6 +112,8 @@ pub struct Prepared {
     test: Test,
     managers: Vec<ManagerInfo>,
     verify_block: Option<u64>,
+    /// With `cpu_latency`: the CPUs held awake, from preparation until the test is dropped.
+    _cpus_awake: Option<Arc<cpu_latency::Hold>>,
 }
 
 impl Prepared {
@@ -215,7 +219,7 @@ pub fn prepare_with<T>(group: &dyn Group, test: Test, mine: Result<T>) -> Result
         (info, p.warnings.clone())
     });
     let all = managers::agree(group, info, "preparation", None)?;
-    let Checked { share, targets, verify_block, replays, .. } = local?;
+    let Checked { share, targets, verify_block, replays, cpus_awake, .. } = local?;
     let mut warnings = Vec::new();
     for (m, said) in &all {
         for w in said {
@@ -225,7 +229,8 @@ pub fn prepare_with<T>(group: &dyn Group, test: Test, mine: Result<T>) -> Result
     let managers = all.into_iter().map(|(m, _)| m).collect();
     let plans =
         (0..share.workloads.len()).map(|r| plan_workload(&share, &targets, &replays, verify_block, r)).collect();
-    Ok((Prepared { share, targets, plans, warnings, test, managers, verify_block }, value))
+    let _cpus_awake = cpus_awake.map(Arc::new);
+    Ok((Prepared { share, targets, plans, warnings, test, managers, verify_block, _cpus_awake }, value))
 }
 
 /// One manager's share of the test, checked against its targets.
@@ -236,6 +241,8 @@ struct Checked {
     verify_block: Option<u64>,
     /// Each worker's trace, if it replays one.
     replays: Vec<Option<Summary>>,
+    /// With `cpu_latency`, held from before anything is created.
+    cpus_awake: Option<cpu_latency::Hold>,
 }
 
 /// Creates a test file, saying so: on a slow disk writing it takes minutes.
@@ -267,6 +274,8 @@ fn create_file(t: &TargetInfo, data: crate::config::DataPattern, buffered: bool)
 /// creates the missing test files, and forgets the saved verify map of each target it writes
 /// (a run, a study's point, a preconditioning pass).
 fn create(mut p: Checked) -> Result<Checked> {
+    // First: a host that refuses the hold is refused before anything is created.
+    p.cpus_awake = p.share.settings.cpu_latency.map(cpu_latency::Hold::new).transpose()?;
     let s = &p.share.settings;
     if let Some(dir) = &s.journal {
         crate::verify::journal::start(dir)?;
@@ -408,7 +417,7 @@ fn check(share: Share) -> Result<Checked> {
             safety::check_write(t, &s.allow_write, &s.allow_mounted_write, s.io_timeout)?;
         }
     }
-    Ok(Checked { share, targets, warnings, verify_block, replays })
+    Ok(Checked { share, targets, warnings, verify_block, replays, cpus_awake: None })
 }
 
 /// A worker's targets and depth: the null target alone, at most MAX_SLOTS_PER_WORKER I/Os in

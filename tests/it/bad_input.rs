@@ -28,6 +28,7 @@ fn rejected(args: &[&str], needle: &str) -> String {
 fn flags() {
     rejected(&["run", "--spec", "nope"], "unknown access specification 'nope'");
     rejected(&["run", "--workers", "0"], "--workers 0");
+    rejected(&["run", "--cpu-latency", "2s"], "cpu_latency = 2s: give at most 1s");
     rejected(&["run", "--qd", "0"], "outstanding = 0");
     rejected(&["run", "--time", "10x"], "'10x' is not a duration");
     rejected(&["run", "--file-size", "1Q"], "'1Q' is not a size");

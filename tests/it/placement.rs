@@ -279,3 +279,52 @@ fn in_a_cpu_cgroup_the_session_changes_nothing_and_the_document_says_so() {
         assert_eq!(doc["host"]["autogroup"], if autogroups { "cgroup" } else { "off" }, "IOGAUGE_SESSION={session}");
     }
 }
+
+/// The kernel's CPU latency limit now (/dev/cpu_dma_latency: the least any process holds, µs).
+fn cpu_latency_limit_us() -> i32 {
+    let mut b = [0u8; 4];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/cpu_dma_latency").unwrap(), &mut b).unwrap();
+    i32::from_ne_bytes(b)
+}
+
+/// `cpu_latency` holds the host's CPUs awake while the test runs and not a moment after (the
+/// kernel's own aggregate of the requests says so); where the kernel refuses the hold, the
+/// test is refused in one line before anything is created. Nothing else in the suite holds it.
+#[test]
+fn cpus_are_held_awake_while_the_test_runs_and_only_then() {
+    let free = cpu_latency_limit_us();
+    assert!(free > 0, "something already holds the CPUs awake ({free} µs)");
+    let dir = scratch("cpu-latency");
+    let args = ["run", "--target", "null", "--cpu-latency", "0us", "--ramp", "0s", "--time", "3s", "--json", "-"];
+    let mut child = command_in(&dir, &args)
+        .args(LINES)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&dir, &mut child, recording);
+    assert_eq!(cpu_latency_limit_us(), 0, "while the test records, the CPUs are held to 0 µs");
+    let out = output_of(child);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(cpu_latency_limit_us(), free, "the hold ended with the test");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["config"]["test"]["cpu_latency"], "0s", "the document records the hold");
+    let idle = doc["host"]["cpu_idle"].as_str().unwrap();
+    assert!(idle.ends_with(", held to wake within 0 µs"), "host.cpu_idle: {idle}");
+    let unheld = json(&["run", "--target", "null", "--ios", "1000", "--no-history"]);
+    let idle = unheld["host"]["cpu_idle"].as_str().unwrap();
+    assert!(!idle.is_empty() && !idle.contains("held"), "host.cpu_idle without a hold: {idle}");
+
+    // Not root: the kernel's file is root's alone. The test file is not created.
+    let file = dir.join("never.tst");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin(), "run", "--cpu-latency", "0us"])
+        .args(["--target", file.to_str().unwrap(), "--file-size", "1M", "--time", "1s", "--no-history"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains("cpu_latency") && err.contains("/dev/cpu_dma_latency") && err.contains("root"), "{err}");
+    assert!(!file.exists(), "a refused test created its file");
+}
