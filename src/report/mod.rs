@@ -373,6 +373,10 @@ fn reproducibility(i: &Input) -> String {
             rows.push(vec![key("system"), Cell::Text(h.os.clone())]);
             rows.push(vec![key("kernel"), Cell::Text(h.kernel.clone())]);
             rows.push(vec![key("CPU"), Cell::Text(format!("{} x {}", h.cpus, h.cpu_model))]);
+            // How idle CPUs slept: at few outstanding I/Os, part of every response time.
+            if !h.cpu_idle.is_empty() {
+                rows.push(vec![key("idle CPUs"), Cell::Text(h.cpu_idle.clone())]);
+            }
             rows.push(vec![
                 key("memory"),
                 Cell::Text(format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64)),

@@ -302,13 +302,7 @@ fn io_errors_are_counted_and_exit_1() {
     let dir = scratch("shrink");
     ok_in(&dir, &["run", "--file-size", "64M", "--ios", "10", "-q"]);
     let run = ["run", "--spec", "random-read-4k", "--qd", "4", "--ramp", "0s", "--time", "4s", "--json", "-"];
-    let mut child = command_in(&dir, &run)
-        .args(LINES)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&dir, &mut child, recording);
+    let child = spawn_recording(&dir, &run);
     std::fs::OpenOptions::new().write(true).open(dir.join("iogauge.tst")).unwrap().set_len(1 << 20).unwrap();
     let out = output_of(child);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));

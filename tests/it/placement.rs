@@ -296,13 +296,7 @@ fn cpus_are_held_awake_while_the_test_runs_and_only_then() {
     assert!(free > 0, "something already holds the CPUs awake ({free} µs)");
     let dir = scratch("cpu-latency");
     let args = ["run", "--target", "null", "--cpu-latency", "0us", "--ramp", "0s", "--time", "3s", "--json", "-"];
-    let mut child = command_in(&dir, &args)
-        .args(LINES)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&dir, &mut child, recording);
+    let child = spawn_recording(&dir, &args);
     assert_eq!(cpu_latency_limit_us(), 0, "while the test records, the CPUs are held to 0 µs");
     let out = output_of(child);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

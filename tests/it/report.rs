@@ -213,7 +213,7 @@ fn the_report_renders_in_a_real_browser_with_every_point() {
     for t in titles {
         assert!(charts.iter().any(|s| s.contains(&format!("<title>{t}</title>"))), "chart '{t}' missing");
     }
-    for section in ["Reproducibility", "Side by side", "The resolved job", "kernel", "iogauge"] {
+    for section in ["Reproducibility", "Side by side", "The resolved job", "kernel", "idle CPUs", "iogauge"] {
         assert!(html.contains(section), "{section} missing");
     }
 

@@ -70,6 +70,14 @@ pub fn recording(line: &Value) -> bool {
     line["phase"] == "recording" && line["ios"].as_u64().is_some_and(|n| n > 0)
 }
 
+/// Starts `iogauge ARGS` in `dir` with `LINES`, its stdout and stderr piped (for
+/// [`output_of`]), and returns it once it records I/Os.
+pub fn spawn_recording(dir: &Path, args: &[&str]) -> Child {
+    let mut child = command_in(dir, args).args(LINES).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_line(dir, &mut child, recording);
+    child
+}
+
 /// How long a test waits for a command it started to end: no run of the suite lasts a minute,
 /// so one still going after two hangs, and the test fails saying so rather than holding the
 /// suite to CI's limit.
