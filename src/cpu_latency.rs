@@ -35,8 +35,8 @@ impl Hold {
     pub fn new(limit: Duration) -> Result<Hold> {
         let refused = |e: std::io::Error| {
             input(format!(
-                "cpu_latency: cannot hold the CPUs' wake-up latency ({QOS}: {e}): it needs root and a kernel with \
-                 the CPU latency QoS; leave cpu_latency out to run with the host's idle states as they are"
+                "cpu_latency: cannot hold the CPUs' wake-up latency ({QOS}: {e}): it needs write access to that \
+                 file (root's alone by default); leave cpu_latency out to run with the host's idle states as they are"
             ))
         };
         let mut file = std::fs::OpenOptions::new().write(true).open(QOS).map_err(refused)?;

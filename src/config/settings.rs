@@ -366,7 +366,7 @@ settings! {
         check |n| n.is_some_and(|n| !(1..=4096).contains(&n)) => ("io_wq_threads = {}: give 1 to 4096 threads per worker", n.unwrap_or_default());
 
     /// Hold every CPU of the host to wake within this long while the test runs (e.g. 0us):
-    /// the kernel's CPU latency QoS (/dev/cpu_dma_latency); needs root.
+    /// the kernel's CPU latency QoS (/dev/cpu_dma_latency; root's alone by default).
     ///
     /// An idle CPU sleeps (a C-state, a virtual machine's halted vCPU), and a completion or a
     /// thread woken on it waits for it to wake: at few outstanding I/Os that is a large share
