@@ -16,6 +16,8 @@ pub struct CpuSnapshot {
     per_cpu_interrupts: Vec<u64>,
     own_user_us: u64,
     own_system_us: u64,
+    /// Times any CPU went to sleep ([`sleeps`]).
+    sleeps: u64,
 }
 
 /// `cpus` as the kernel's CPU set (`sched_setaffinity`, io-wq's affinity); numbers past
@@ -64,6 +66,7 @@ pub fn snapshot() -> CpuSnapshot {
         per_cpu_interrupts: per_cpu_interrupts(&std::fs::read_to_string("/proc/interrupts").unwrap_or_default()),
         own_user_us: 0,
         own_system_us: 0,
+        sleeps: sleeps(),
     };
     for line in text.lines() {
         let mut f = line.split_whitespace();
@@ -88,6 +91,28 @@ pub fn snapshot() -> CpuSnapshot {
     s.own_user_us = us(ru.ru_utime);
     s.own_system_us = us(ru.ru_stime);
     s
+}
+
+/// The usage counts of every CPU's idle states that sleep (all but `POLL`, where an idle CPU
+/// spins and wakes at once), found once.
+fn sleep_counters() -> &'static [std::path::PathBuf] {
+    static FILES: std::sync::OnceLock<Vec<std::path::PathBuf>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let dirs = |p: &std::path::Path| std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path());
+        let cpus = dirs(std::path::Path::new("/sys/devices/system/cpu"))
+            .filter(|p| p.file_name().and_then(|n| n.to_str()?.strip_prefix("cpu")?.parse::<u32>().ok()).is_some());
+        cpus.flat_map(|c| dirs(&c.join("cpuidle")).collect::<Vec<_>>())
+            .filter(|state| std::fs::read_to_string(state.join("name")).is_ok_and(|n| n.trim() != "POLL"))
+            .map(|state| state.join("usage"))
+            .collect()
+    })
+}
+
+/// How many times, so far, a CPU of the host went to sleep: entered an idle state it must
+/// wake from (cpuidle's counts; 0 without cpuidle). Work sent to a sleeping CPU waits for its
+/// wake-up: at few outstanding I/Os, in the response times (crate::cpu_latency).
+fn sleeps() -> u64 {
+    sleep_counters().iter().filter_map(|f| std::fs::read_to_string(f).ok()?.trim().parse::<u64>().ok()).sum()
 }
 
 /// Each CPU's interrupts from /proc/interrupts: its column summed over every source (numbered
@@ -159,6 +184,11 @@ pub struct CpuUsage {
     /// Interrupts per second taken by each CPU (Iometer's PROCESSOR rows); empty when merged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_cpu_interrupts_per_sec: Vec<f64>,
+    /// Times per second a CPU of the host went to sleep (an idle state other than polling:
+    /// cpuidle's counts over all CPUs, machines added; 0 without cpuidle, and in documents
+    /// written before it was recorded).
+    #[serde(default)]
+    pub sleeps_per_sec: f64,
     /// iogauge's own user + system CPU seconds.
     pub own_cpu_s: f64,
     /// The user part of `own_cpu_s` (the rest is system time).
@@ -187,6 +217,7 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
             .zip(&b.per_cpu_interrupts)
             .map(|(x, y)| if secs > 0.0 { y.saturating_sub(*x) as f64 / secs } else { 0.0 })
             .collect(),
+        sleeps_per_sec: if secs > 0.0 { b.sleeps.saturating_sub(a.sleeps) as f64 / secs } else { 0.0 },
         own_cpu_s: own_us / 1e6,
         own_user_s: b.own_user_us.saturating_sub(a.own_user_us) as f64 / 1e6,
         own_us_per_io: if ios > 0 { own_us / ios as f64 } else { 0.0 },
@@ -219,6 +250,7 @@ impl CpuUsage {
             per_cpu: Vec::new(),
             interrupts_per_sec: parts.iter().map(|p| p.interrupts_per_sec).sum(),
             per_cpu_interrupts_per_sec: Vec::new(),
+            sleeps_per_sec: parts.iter().map(|p| p.sleeps_per_sec).sum(),
             own_cpu_s,
             own_user_s: parts.iter().map(|p| p.own_user_s).sum(),
             own_us_per_io: if ios > 0 { own_cpu_s * 1e6 / ios as f64 } else { 0.0 },

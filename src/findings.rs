@@ -1,6 +1,7 @@
 //! What a result's numbers need said beside them, so they do not mislead: a host busy with
-//! other work (CPU % then measures the host), a rate that was not reached, response times
-//! stamped per batch of completions, fewer I/Os in flight than asked. The run adds the first
+//! other work (CPU % then measures the host), CPUs that slept between I/Os (their wake-ups in
+//! the response times), a rate that was not reached, response times stamped per batch of
+//! completions, fewer I/Os in flight than asked. The run adds the first
 //! three to the document's `warnings`; the table prints all four.
 
 use crate::format::thousands;
@@ -21,6 +22,13 @@ const RATE_REACHED: f64 = 0.95;
 const WAKE_UP_US: f64 = 20.0;
 /// Held off the CPU past its wake-ups for this share of the recorded time, a worker is said.
 const HELD_OFF_PCT: f64 = 5.0;
+/// Sleeps of the host's CPUs per I/O from which response times are said to hold wake-ups: at
+/// least every other I/O met a CPU that had gone to sleep (this 2-CPU VM: 2-3 a time at 1
+/// outstanding on a loop device, 0.02 at 32).
+const SLEEPS_PER_IO: f64 = 0.5;
+/// A mean response time below which a CPU's wake-up is a share of it worth saying: tens of µs
+/// from a virtual machine's halted vCPU, up to some hundred from a deep C-state.
+const WAKE_UP_MATTERS_MS: f64 = 1.0;
 
 /// The rate caps of a workload's rate-limited workers, and what they achieved.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,7 +142,53 @@ where
     I::IntoIter: Clone,
 {
     let results = results.into_iter();
-    busy_host(results.clone(), autogroup).into_iter().chain(held_off_cpu(results)).collect()
+    busy_host(results.clone(), autogroup)
+        .into_iter()
+        .chain(held_off_cpu(results.clone()))
+        .chain(cpus_asleep(results))
+        .collect()
+}
+
+/// One line when the host's CPUs went to sleep at least [`SLEEPS_PER_IO`] times per I/O of a
+/// workload of `results` on storage (not the null target, whose I/Os complete on the worker's
+/// thread) whose mean response time is under [`WAKE_UP_MATTERS_MS`], over a window of
+/// [`CPU_WINDOW_S`] at least: the workload with the most, and how to keep the CPUs awake. None
+/// when none did. One warning of its kind per run, and per study over all its runs.
+fn cpus_asleep<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Option<String> {
+    let (mut asleep, mut worst) = (0, None::<(f64, &str)>);
+    for r in results {
+        let m = &r.totals.metrics;
+        let on_storage = r.targets.iter().any(|t| t.path != crate::targets::NULL);
+        let said =
+            on_storage.then(|| sleeps_said(r.duration_s, m.iops, m.avg_response_ms, r.totals.cpu.sleeps_per_sec));
+        if let Some(per_io) = said.flatten() {
+            asleep += 1;
+            if worst.is_none_or(|(p, _)| per_io > p) {
+                worst = Some((per_io, &r.spec));
+            }
+        }
+    }
+    let (per_io, spec) = worst?;
+    let others = match asleep {
+        1 => String::new(),
+        n => format!(" ({n} workloads in all)"),
+    };
+    Some(format!(
+        "{spec}: the host's CPUs went to sleep {per_io:.1} times per I/O{others} (totals.cpu.sleeps_per_sec; \
+         host.cpu_idle says how): a completion or a worker sent to a sleeping CPU waits for it to wake, so the \
+         response times hold the host's wake-ups beside the storage's service; cpu_latency = 0us (--cpu-latency, \
+         root) keeps the CPUs awake for the test (a loop device at 1 outstanding on a 2-CPU VM whose idle vCPUs \
+         halt: 28 K IOPS, 83 K held)"
+    ))
+}
+
+/// The CPUs' sleeps per I/O of a workload on storage, recorded for `secs` at `iops` with a
+/// mean response time of `mean_ms`, when they are to be said: at least [`SLEEPS_PER_IO`], the
+/// mean under [`WAKE_UP_MATTERS_MS`], over [`CPU_WINDOW_S`] at least.
+fn sleeps_said(secs: f64, iops: f64, mean_ms: Option<f64>, sleeps_per_sec: f64) -> Option<f64> {
+    let mean = mean_ms.filter(|&ms| ms < WAKE_UP_MATTERS_MS && secs >= CPU_WINDOW_S && iops > 0.0)?;
+    let per_io = sleeps_per_sec / iops;
+    (per_io >= SLEEPS_PER_IO && mean > 0.0).then_some(per_io)
 }
 
 /// One line when a worker of `results` waited for a CPU, past its wake-ups' own latency
@@ -227,4 +281,22 @@ fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogrou
         span(&others, 0),
         span(&own, 1)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleeping_cpus_are_said_where_a_wake_up_is_a_share_of_the_response_time() {
+        // A loop device at 1 outstanding on this 2-CPU VM: 28 K IOPS, 35 µs, 1.4 sleeps per I/O.
+        assert_eq!(sleeps_said(2.0, 28_000.0, Some(0.035), 39_200.0), Some(1.4));
+        // At 32 outstanding: 0.07 per I/O.
+        assert_eq!(sleeps_said(2.0, 150_000.0, Some(0.2), 10_500.0), None);
+        // A disk's 5 ms dwarfs a wake-up; a short window says nothing; nor do no I/Os.
+        assert_eq!(sleeps_said(2.0, 200.0, Some(5.0), 400.0), None);
+        assert_eq!(sleeps_said(1.0, 28_000.0, Some(0.035), 39_200.0), None);
+        assert_eq!(sleeps_said(2.0, 0.0, None, 39_200.0), None);
+        assert_eq!(sleeps_said(2.0, 28_000.0, Some(0.035), 14_000.0), Some(0.5), "the bound itself is said");
+    }
 }

@@ -288,15 +288,18 @@ fn cpu_latency_limit_us() -> i32 {
 }
 
 /// `cpu_latency` holds the host's CPUs awake while the test runs and not a moment after (the
-/// kernel's own aggregate of the requests says so); where the kernel refuses the hold, the
+/// kernel's own aggregate of the requests says so), and no CPU sleeps while it holds (the
+/// kernel's cpuidle counts, `totals.cpu.sleeps_per_sec`: 0 exactly, where a loop device at 1
+/// outstanding sleeps them 1-3 times per I/O unheld); where the kernel refuses the hold, the
 /// test is refused in one line before anything is created. Nothing else in the suite holds it.
 #[test]
 fn cpus_are_held_awake_while_the_test_runs_and_only_then() {
     let free = cpu_latency_limit_us();
     assert!(free > 0, "something already holds the CPUs awake ({free} µs)");
     let dir = scratch("cpu-latency");
-    let args = ["run", "--target", "null", "--cpu-latency", "0us", "--ramp", "0s", "--time", "3s", "--json", "-"];
-    let child = spawn_recording(&dir, &args);
+    let l = LoopDev::new(64 << 20);
+    let args = ["run", "--target", &l.dev, "--qd", "1", "--cpu-latency", "0us", "--ramp", "0s", "--time", "2s"];
+    let child = spawn_recording(&dir, &[&args[..], &["--json", "-", "--no-history"]].concat());
     assert_eq!(cpu_latency_limit_us(), 0, "while the test records, the CPUs are held to 0 µs");
     let out = output_of(child);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -305,6 +308,8 @@ fn cpus_are_held_awake_while_the_test_runs_and_only_then() {
     assert_eq!(doc["config"]["test"]["cpu_latency"], "0s", "the document records the hold");
     let idle = doc["host"]["cpu_idle"].as_str().unwrap();
     assert!(idle.ends_with(", held to wake within 0 µs"), "host.cpu_idle: {idle}");
+    assert_eq!(num(&doc["results"][0]["totals"]["cpu"], "sleeps_per_sec"), 0.0, "a CPU slept while held");
+    assert!(!doc["warnings"].to_string().contains("went to sleep"), "{}", doc["warnings"]);
     let unheld = json(&["run", "--target", "null", "--ios", "1000", "--no-history"]);
     let idle = unheld["host"]["cpu_idle"].as_str().unwrap();
     assert!(!idle.is_empty() && !idle.contains("held"), "host.cpu_idle without a hold: {idle}");
