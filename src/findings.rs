@@ -1,8 +1,8 @@
 //! What a result's numbers need said beside them, so they do not mislead: a host busy with
 //! other work (CPU % then measures the host), CPUs that slept between I/Os (their wake-ups in
 //! the response times), a rate that was not reached, response times stamped per batch of
-//! completions, fewer I/Os in flight than asked. The run adds the first
-//! three to the document's `warnings`; the table prints all four.
+//! completions, fewer I/Os in flight than asked. The run adds the first four to the document's
+//! `warnings` (with a worker the host held off its CPU); the table prints all five.
 
 use crate::format::thousands;
 use crate::result::{Metrics, ResultDoc, WorkloadResult};
@@ -23,8 +23,8 @@ const WAKE_UP_US: f64 = 20.0;
 /// Held off the CPU past its wake-ups for this share of the recorded time, a worker is said.
 const HELD_OFF_PCT: f64 = 5.0;
 /// Sleeps of the host's CPUs per I/O from which response times are said to hold wake-ups: at
-/// least every other I/O met a CPU that had gone to sleep (this 2-CPU VM: 2-3 a time at 1
-/// outstanding on a loop device, 0.02 at 32).
+/// least every other I/O met a CPU that had gone to sleep (this 2-CPU VM: 1.4 per I/O at 1
+/// outstanding on a loop device, 0.07 at 32).
 const SLEEPS_PER_IO: f64 = 0.5;
 /// A mean response time below which a CPU's wake-up is a share of it worth saying: tens of µs
 /// from a virtual machine's halted vCPU, up to some hundred from a deep C-state.
