@@ -26,9 +26,12 @@ const HELD_OFF_PCT: f64 = 5.0;
 /// least every other I/O met a CPU that had gone to sleep (this 2-CPU VM: 1.4 per I/O at 1
 /// outstanding on a loop device, 0.07 at 32).
 const SLEEPS_PER_IO: f64 = 0.5;
-/// A mean response time below which a CPU's wake-up is a share of it worth saying: tens of µs
-/// from a virtual machine's halted vCPU, up to some hundred from a deep C-state.
-const WAKE_UP_MATTERS_MS: f64 = 1.0;
+/// A mean response time below which a CPU's wake-up is a share of it worth saying. A halted
+/// vCPU of this 2-CPU VM cost 17 µs a sleep (a loop device at 1 outstanding: 35.7 µs per I/O
+/// at 1.4 sleeps per I/O, 12.0 with the CPUs held awake), so at [`SLEEPS_PER_IO`] a tenth of
+/// a mean under 100 µs; 64 KiB writes to its virtio disk at 16 outstanding, 0.4-0.5 sleeps
+/// per I/O at a mean of 350 µs, moved by less than their runs' scatter when held.
+const WAKE_UP_MATTERS_MS: f64 = 0.1;
 
 /// The rate caps of a workload's rate-limited workers, and what they achieved.
 #[derive(Debug, Clone, PartialEq)]
@@ -292,9 +295,11 @@ mod tests {
         // A loop device at 1 outstanding on this 2-CPU VM: 28 K IOPS, 35 µs, 1.4 sleeps per I/O.
         assert_eq!(sleeps_said(2.0, 28_000.0, Some(0.035), 39_200.0), Some(1.4));
         // At 32 outstanding: 0.07 per I/O.
-        assert_eq!(sleeps_said(2.0, 150_000.0, Some(0.2), 10_500.0), None);
-        // A disk's 5 ms dwarfs a wake-up; a short window says nothing; nor do no I/Os.
+        assert_eq!(sleeps_said(2.0, 150_000.0, Some(0.09), 10_500.0), None);
+        // A disk's 5 ms dwarfs a wake-up, and so do 350 µs; a short window says nothing; nor
+        // do no I/Os.
         assert_eq!(sleeps_said(2.0, 200.0, Some(5.0), 400.0), None);
+        assert_eq!(sleeps_said(2.0, 30_000.0, Some(0.35), 15_000.0), None);
         assert_eq!(sleeps_said(1.0, 28_000.0, Some(0.035), 39_200.0), None);
         assert_eq!(sleeps_said(2.0, 0.0, None, 39_200.0), None);
         assert_eq!(sleeps_said(2.0, 28_000.0, Some(0.035), 14_000.0), Some(0.5), "the bound itself is said");
