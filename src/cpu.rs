@@ -1,5 +1,9 @@
 //! CPU over the recorded window, from /proc/stat (the whole machine, per CPU),
-//! /proc/interrupts (interrupts per CPU) and getrusage (iogauge itself).
+//! /proc/interrupts (interrupts per CPU), cpuidle's counts (how often the CPUs slept) and
+//! getrusage (iogauge itself).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -95,11 +99,11 @@ pub fn snapshot() -> CpuSnapshot {
 
 /// The usage counts of every CPU's idle states that sleep (all but `POLL`, where an idle CPU
 /// spins and wakes at once), found once.
-fn sleep_counters() -> &'static [std::path::PathBuf] {
-    static FILES: std::sync::OnceLock<Vec<std::path::PathBuf>> = std::sync::OnceLock::new();
+fn sleep_counters() -> &'static [PathBuf] {
+    static FILES: OnceLock<Vec<PathBuf>> = OnceLock::new();
     FILES.get_or_init(|| {
-        let dirs = |p: &std::path::Path| std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path());
-        let cpus = dirs(std::path::Path::new("/sys/devices/system/cpu"))
+        let dirs = |p: &Path| std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path());
+        let cpus = dirs(Path::new("/sys/devices/system/cpu"))
             .filter(|p| p.file_name().and_then(|n| n.to_str()?.strip_prefix("cpu")?.parse::<u32>().ok()).is_some());
         cpus.flat_map(|c| dirs(&c.join("cpuidle")).collect::<Vec<_>>())
             .filter(|state| std::fs::read_to_string(state.join("name")).is_ok_and(|n| n.trim() != "POLL"))

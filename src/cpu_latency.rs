@@ -11,7 +11,7 @@
 //! hold it the same way).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::Duration;
 
 use crate::error::{Result, input};
@@ -60,7 +60,7 @@ pub fn describe() -> String {
         }
     }
     let mut limit = [0u8; 4];
-    let held = std::fs::File::open(QOS).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut limit));
+    let held = File::open(QOS).and_then(|mut f| f.read_exact(&mut limit));
     match i32::from_ne_bytes(limit) {
         us if held.is_ok() && us < UNHELD_US => said + &format!(", held to wake within {us} µs"),
         _ => said,
