@@ -403,6 +403,14 @@ fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: signalling the server this test started, then our own child.
     unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+    // I/Os in flight at the stopped server: requests it has not read. (A loaded pass once found
+    // none: the worker, kept from its CPU, had not sent the next ones, and the first Ctrl-C then
+    // rightly ended the run at once.)
+    let sent = Instant::now();
+    while !unread_requests(server.pid()) {
+        assert!(sent.elapsed() < Duration::from_secs(20), "no request reached the stopped server in 20 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -422,6 +430,17 @@ fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
     let t = &doc["results"][0]["totals"];
     assert!(num(t, "ios") > 0.0, "{t}");
     assert_eq!(num(t, "errors"), 8.0, "the 8 I/Os in flight are given up: {t}");
+}
+
+/// Whether a connection of process `pid` holds bytes it has not read (`ss`'s Recv-Q).
+fn unread_requests(pid: i32) -> bool {
+    let out = std::process::Command::new("ss").args(["-xnpH", "state", "established"]).output().expect("ss runs");
+    let owner = format!("pid={pid},");
+    // `u_str RECV-Q SEND-Q LOCAL PORT PEER PORT users:((...))`, the state left out as asked.
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&owner))
+        .any(|l| l.split_whitespace().nth(1).and_then(|q| q.parse::<u64>().ok()).is_some_and(|q| q > 0))
 }
 
 #[test]
