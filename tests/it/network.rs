@@ -403,15 +403,17 @@ fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: signalling the server this test started, then our own child.
     unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
-    // I/Os in flight at the stopped server: requests it has not read. (A loaded pass once found
-    // none: the worker, kept from its CPU, had not sent the next ones, and the first Ctrl-C then
-    // rightly ended the run at once.)
-    let sent = Instant::now();
-    while !unread_requests(server.pid()) {
-        assert!(sent.elapsed() < Duration::from_secs(20), "no request reached the stopped server in 20 s");
-        std::thread::sleep(Duration::from_millis(10));
+    // All 8 I/Os in flight at the stopped server: the worker has sent what it could and sleeps
+    // for the answers. (A loaded pass once found none in flight: the worker, kept from its
+    // CPU, had not sent the next ones, and the first Ctrl-C then rightly ended the run at
+    // once. The server's unread requests do not tell: its threads may have read them all.)
+    let stopped = Instant::now();
+    let mut asleep = 0;
+    while asleep < 10 {
+        assert!(stopped.elapsed() < Duration::from_secs(20), "the worker did not wait for the stopped server in 20 s");
+        asleep = if worker_asleep(child.id()) { asleep + 1 } else { 0 };
+        std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     std::thread::sleep(Duration::from_millis(700));
@@ -432,15 +434,15 @@ fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
     assert_eq!(num(t, "errors"), 8.0, "the 8 I/Os in flight are given up: {t}");
 }
 
-/// Whether a connection of process `pid` holds bytes it has not read (`ss`'s Recv-Q).
-fn unread_requests(pid: i32) -> bool {
-    let out = std::process::Command::new("ss").args(["-xnpH", "state", "established"]).output().expect("ss runs");
-    let owner = format!("pid={pid},");
-    // `u_str RECV-Q SEND-Q LOCAL PORT PEER PORT users:((...))`, the state left out as asked.
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.contains(&owner))
-        .any(|l| l.split_whitespace().nth(1).and_then(|q| q.parse::<u64>().ok()).is_some_and(|q| q > 0))
+/// Whether the worker of the running iogauge `pid` sleeps now (state S in /proc), rather than
+/// runs or waits for a CPU.
+fn worker_asleep(pid: u32) -> bool {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", common::test_process(pid))).into_iter().flatten().flatten();
+    tasks
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == "iogauge-w0"))
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        // The state follows the command name's closing parenthesis.
+        .any(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S')))
 }
 
 #[test]
