@@ -434,15 +434,10 @@ fn a_second_ctrl_c_gives_up_the_ios_in_flight_and_saves_the_result() {
     assert_eq!(num(t, "errors"), 8.0, "the 8 I/Os in flight are given up: {t}");
 }
 
-/// Whether the worker of the running iogauge `pid` sleeps now (state S in /proc), rather than
-/// runs or waits for a CPU.
+/// Whether the worker of the running iogauge `pid` sleeps now (state S), rather than runs or
+/// waits for a CPU.
 fn worker_asleep(pid: u32) -> bool {
-    let tasks = std::fs::read_dir(format!("/proc/{}/task", common::test_process(pid))).into_iter().flatten().flatten();
-    tasks
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == "iogauge-w0"))
-        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
-        // The state follows the command name's closing parenthesis.
-        .any(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S')))
+    common::worker_stats(pid).iter().any(|fields| fields.starts_with('S'))
 }
 
 #[test]

@@ -123,21 +123,23 @@ pub fn test_process(pid: u32) -> u32 {
     children.split_whitespace().next().and_then(|c| c.parse().ok()).unwrap_or(pid)
 }
 
+/// The kernel's account of each of `pid`'s worker threads (/proc's stat): its fields from the
+/// third on, after the command name (the state first). None before the test starts its workers.
+pub fn worker_stats(pid: u32) -> Vec<String> {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", test_process(pid))).into_iter().flatten().flatten();
+    tasks
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("iogauge-w")))
+        .filter_map(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+            Some(stat.rsplit_once(')')?.1.trim_start().to_string())
+        })
+        .collect()
+}
+
 /// The CPU each of `pid`'s worker threads last ran on, by the kernel's account (none yet:
 /// the test has not started its workers).
 pub fn worker_cpus(pid: u32) -> Vec<u32> {
-    let mut cpus = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{}/task", test_process(pid))).unwrap().flatten() {
-        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with("iogauge-w") {
-            continue;
-        }
-        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap();
-        // Fields after the command name's closing parenthesis start at field 3.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        cpus.push(rest.split(' ').nth(39 - 3).unwrap().parse().unwrap());
-    }
-    cpus
+    worker_stats(pid).iter().map(|fields| fields.split(' ').nth(39 - 3).unwrap().parse().unwrap()).collect()
 }
 
 /// Runs iogauge with `args` in `dir`.
