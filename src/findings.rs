@@ -109,16 +109,38 @@ pub fn in_flight(r: &WorkloadResult) -> Option<(f64, u64)> {
     (m.ios > 0 && mean < 0.9 * asked as f64).then_some((mean, asked))
 }
 
+/// The most completions one wait of workload `r` stamped with one clock reading:
+/// `completion_batch`, but no more than a worker has in flight (its outstanding I/Os on each
+/// of its targets; psync's one), and one for a rate-limited worker, whose waits end at the
+/// first completion to issue on time.
+fn stamped_together(doc: &ResultDoc, r: &WorkloadResult) -> u64 {
+    let batch = doc.config.test.completion_batch as u64;
+    let test_paced = doc.config.test.rate_iops.is_some() || doc.config.test.rate_mbps.is_some();
+    let worker_paced = |name: &str| {
+        let config = doc.config.workers.iter().find(|c| c.name.as_deref() == Some(name));
+        config.is_some_and(|c| c.rate_iops.is_some() || c.rate_mbps.is_some())
+    };
+    let each = r.workers.iter().filter_map(|w| {
+        let in_flight = match w.engine.as_deref() {
+            Some("psync") => 1,
+            _ => w.outstanding? as u64 * w.targets.len().max(1) as u64,
+        };
+        Some(if test_paced || worker_paced(&w.name) { 1 } else { batch.min(in_flight) })
+    });
+    each.max().unwrap_or(1)
+}
+
 /// The warnings a finished run's numbers call for, one line each.
 pub fn warnings(doc: &ResultDoc) -> Vec<String> {
     let mut out = Vec::new();
     let batch = doc.config.test.completion_batch;
-    if batch > 1 {
+    let together = doc.results.iter().map(|r| stamped_together(doc, r)).max().unwrap_or(1);
+    if together > 1 {
         out.push(format!(
-            "response times were stamped once per wait for up to {batch} completions (completion_batch = {batch}): \
+            "response times were stamped once per wait for up to {together} completions (completion_batch = {batch}): \
              each can be overstated by up to {} other completions' time; completion_batch = 1 stamps each I/O \
              when the worker first sees it",
-            batch - 1
+            together - 1
         ));
     }
     out.extend(of_host(&doc.results, &doc.host.autogroup));

@@ -192,6 +192,17 @@ fn each_io_is_stamped_when_the_worker_sees_it() {
     let doc = run(&["--completion-batch", "8"]);
     assert_eq!(doc["config"]["test"]["completion_batch"], 8);
     assert!(warned(&doc), "a batched wait is said: {}", doc["warnings"]);
+    // What is said is what a wait could gather: never more completions than the worker has
+    // in flight, and none in an open loop, whose waits end at the first completion.
+    let on_null = |extra: &[&str]| {
+        let doc = json(&[&["run", "--target", "null", "--ios", "20000", "--no-history"][..], extra].concat());
+        let said = doc["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string());
+        said.filter(|w| w.contains("completion_batch")).collect::<Vec<_>>()
+    };
+    let said = on_null(&["--qd", "8", "--completion-batch", "64"]);
+    assert!(said.len() == 1 && said[0].contains("up to 8 completions"), "{said:?}");
+    assert_eq!(on_null(&["--qd", "1", "--completion-batch", "8"]), Vec::<String>::new());
+    assert_eq!(on_null(&["--qd", "8", "--completion-batch", "8", "--rate-iops", "100000"]), Vec::<String>::new());
 }
 
 /// Each I/O goes to the kernel as soon as it is drawn, as fio's by default (issue 45): every
