@@ -236,6 +236,10 @@ struct FioJob {
     description: Option<String>,
     /// `rate_process=poisson`: exponentially spaced arrivals.
     poisson: bool,
+    /// `cpus_allowed` / `cpumask`: the CPUs its threads may run on (none: the process's).
+    cpus: Vec<u32>,
+    /// `cpus_allowed_policy=split`: each thread on one CPU of `cpus`, by its number in the file.
+    cpus_split: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -303,6 +307,21 @@ fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
     Ok([read, write])
 }
 
+/// fio's `cpumask`: a bit mask of CPUs (bit N is CPU N), decimal or `0x` hexadecimal.
+fn cpu_mask(v: &str) -> Result<Vec<u32>, String> {
+    let v = v.trim();
+    let mask = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => v.parse::<u64>(),
+    };
+    let mask =
+        mask.map_err(|_| format!("{v}: give a bit mask of CPUs (34 or 0x22: CPUs 1 and 5), or cpus_allowed=1,5"))?;
+    match (0..64).filter(|b| mask >> b & 1 == 1).collect::<Vec<u32>>() {
+        cpus if cpus.is_empty() => Err(format!("{v}: no CPU in the mask")),
+        cpus => Ok(cpus),
+    }
+}
+
 fn flag(o: &Opt) -> Result<bool, String> {
     match o.value.as_deref().map(str::trim) {
         None | Some("1") | Some("true") => Ok(true),
@@ -361,6 +380,8 @@ impl FioJob {
             loops: 1,
             description: None,
             poisson: false,
+            cpus: Vec::new(),
+            cpus_split: false,
         }
     }
 
@@ -520,6 +541,19 @@ impl FioJob {
                 // done, from a fixed seed (docs/interop.md: fio's default map differs).
                 "norandommap" => self.norandommap = flag(o)?,
                 "randrepeat" => {}
+                // What iogauge's io_uring engine does wherever the kernel allows, and a cap on
+                // the completions fio reaps in one call (iogauge reaps every one there is):
+                // fio's loop, not the I/O it asks for.
+                "registerfiles" | "fixedbufs" | "iodepth_batch_complete_max" => {}
+                "cpus_allowed" => self.cpus = crate::placement::parse_cpu_list(v).map_err(bad)?,
+                "cpumask" => self.cpus = cpu_mask(v).map_err(bad)?,
+                "cpus_allowed_policy" => {
+                    self.cpus_split = match v.trim() {
+                        "shared" => false,
+                        "split" => true,
+                        _ => return Err(bad(format!("{v}: give shared or split"))),
+                    }
+                }
                 other => {
                     if !import.ignore_unknown {
                         return Err(format!(
@@ -612,7 +646,24 @@ impl FioJob {
     /// Whether each of the `numjobs` copies is a worker of its own: a file each, or an offset
     /// each (`offset_increment`); otherwise the copies are one worker entry with a count.
     fn copies_apart(&self) -> bool {
-        self.file_per_copy() || self.offset_increment > 0
+        self.file_per_copy() || self.offset_increment > 0 || self.split()
+    }
+
+    /// Whether each thread runs on one CPU of the job's (`cpus_allowed_policy=split`; fio
+    /// splits only a set it was given).
+    fn split(&self) -> bool {
+        self.cpus_split && !self.cpus.is_empty()
+    }
+
+    /// The CPUs of the job's thread numbered `thread` in the file (fio's `thread_number - 1`,
+    /// counted over every copy of every job before it): with `split`, the CPU at that place
+    /// in the set, round it again when the threads outnumber the CPUs (fio's
+    /// `fio_cpus_split`); else the whole set.
+    fn cpus_of(&self, thread: u32) -> Vec<u32> {
+        match self.split() {
+            true => vec![self.cpus[thread as usize % self.cpus.len()]],
+            false => self.cpus.clone(),
+        }
     }
 
     /// The bytes a job bounded by `size` moves: all of it, but for a sequential job that skips
@@ -823,7 +874,7 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     let mut job = Job::default();
     settings(jobs, file, &mut job.test)?;
     let groups = groups(jobs);
-    job.workers = workers(&groups[0])?;
+    job.workers = workers(&groups[0], 0)?;
     let (specs, run) = specifications(&groups, &job.workers)?;
     if groups.len() > 1 {
         job.test.run = run.iter().map(|g| g[0].name.clone()).collect();
@@ -933,10 +984,12 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     Ok(())
 }
 
-/// The workers of one group of jobs: a job's `numjobs` copies are one entry with a `count`,
-/// or one entry each when every copy has its own file or its own offset (`offset_increment`).
-fn workers(group: &[&FioJob]) -> Result<Vec<WorkerConfig>, String> {
+/// The workers of one group of jobs, whose first thread is the file's `first_thread`: a job's
+/// `numjobs` copies are one entry with a `count`, or one entry each when every copy has its
+/// own file, its own offset (`offset_increment`) or its own CPU (`cpus_allowed_policy=split`).
+fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, String> {
     let mut out = Vec::new();
+    let mut thread = first_thread;
     for j in group {
         let targets = j.targets(0);
         let files = targets.len() as u32;
@@ -954,6 +1007,7 @@ fn workers(group: &[&FioJob]) -> Result<Vec<WorkerConfig>, String> {
             offset: j.offset,
             rate_iops: j.rate_iops,
             rate_mbps: j.rate_mbps,
+            cpus: j.cpus_of(thread),
             ..WorkerConfig::default()
         };
         if j.offset_increment > 0 && j.size.is_none() && j.io_size.is_none() && j.number_ios.is_none() && !j.time_based
@@ -967,11 +1021,13 @@ fn workers(group: &[&FioJob]) -> Result<Vec<WorkerConfig>, String> {
             for c in 0..j.numjobs {
                 let name = Some(if j.numjobs > 1 { format!("{}.{c}", j.name) } else { j.name.clone() });
                 let offset = j.offset + c as u64 * j.offset_increment;
-                out.push(WorkerConfig { name, targets: j.targets(c), offset, ..base.clone() });
+                let cpus = j.cpus_of(thread + c);
+                out.push(WorkerConfig { name, targets: j.targets(c), offset, cpus, ..base.clone() });
             }
         } else {
             out.push(WorkerConfig { name: Some(j.name.clone()), count: j.numjobs, targets, ..base });
         }
+        thread += j.numjobs;
     }
     Ok(out)
 }
@@ -985,8 +1041,9 @@ fn specifications(
     let unnamed = |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
     let mut specs: Vec<AccessSpec> = Vec::new();
     let mut run = Vec::new();
+    let mut first_thread = 0;
     for (k, g) in groups.iter().enumerate() {
-        if k > 0 && unnamed(&workers(g)?) != unnamed(first) {
+        if k > 0 && unnamed(&workers(g, first_thread)?) != unnamed(first) {
             return Err(format!(
                 "{}: [{}] starts a group (stonewall) with other workers than the first group's: iogauge runs groups \
                  one after another only as the same workers with another rw/bs",
@@ -1007,6 +1064,7 @@ fn specifications(
             ));
         }
         run.push(group_specs);
+        first_thread += g.iter().map(|j| j.numjobs).sum::<u32>();
     }
     Ok((specs, run))
 }
