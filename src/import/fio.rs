@@ -516,8 +516,15 @@ impl FioJob {
                 "group_reporting" | "thread" | "threads" => {}
                 // What fio measures and prints: iogauge times every I/O (its clock costs ~20 ns
                 // an I/O, docs/performance.md) and gives every percentile anyway.
-                "gtod_reduce" | "disable_lat" | "disable_clat" | "disable_slat" | "disable_bw" | "clat_percentiles"
-                | "lat_percentiles" | "percentile_list" => {
+                "gtod_reduce"
+                | "disable_lat"
+                | "disable_clat"
+                | "disable_slat"
+                | "disable_bw"
+                | "clat_percentiles"
+                | "lat_percentiles"
+                | "percentile_list"
+                | "unified_rw_reporting" => {
                     if !notes.contains(&o.key) {
                         notes.push(o.key.clone());
                     }
@@ -545,6 +552,9 @@ impl FioJob {
                 // the completions fio reaps in one call (iogauge reaps every one there is):
                 // fio's loop, not the I/O it asks for.
                 "registerfiles" | "fixedbufs" | "iodepth_batch_complete_max" => {}
+                // fio drops a buffered job's cached pages first whether it says so or not (its
+                // default); iogauge never does (docs/interop.md), and direct I/O skips the cache.
+                "invalidate" => {}
                 "cpus_allowed" => self.cpus = crate::placement::parse_cpu_list(v).map_err(bad)?,
                 "cpumask" => self.cpus = cpu_mask(v).map_err(bad)?,
                 "cpus_allowed_policy" => {

@@ -534,13 +534,16 @@ fn cpus_allowed_places_each_thread_as_fio_does() {
     let cpus = cpu_list(&allowed);
     let at = |i: usize| vec![cpus[i % cpus.len()]];
     assert_eq!(ours, [at(0), at(1), at(2), cpus.clone(), cpus.clone(), vec![first]]);
-    // fio's io_uring options for what iogauge's engine does anyway are taken as they are.
+    // fio's io_uring options for what iogauge's engine does anyway are taken as they are, and
+    // so are a direct job's invalidate and a reporting option (said).
     std::fs::write(
         dir.join("u.fio"),
-        "[u]\nioengine=io_uring\nregisterfiles=1\nfixedbufs=1\nfilename=null\nnumber_ios=10\n",
+        "[u]\nioengine=io_uring\nregisterfiles=1\nfixedbufs=1\nfilename=null\nnumber_ios=10\ndirect=1\n\
+         invalidate=1\nunified_rw_reporting=1\n",
     )
     .unwrap();
-    ok_in(&dir, &["convert", "u.fio"]);
+    let said = String::from_utf8_lossy(&ok_in(&dir, &["convert", "u.fio"]).stderr).to_string();
+    assert!(said.contains("unified_rw_reporting: fio's reporting options") && said.lines().count() == 1, "{said}");
 }
 
 /// The CPUs of a list as /proc writes one (`0-3,8`).
