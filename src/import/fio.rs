@@ -240,6 +240,10 @@ struct FioJob {
     cpus: Vec<u32>,
     /// `cpus_allowed_policy=split`: each thread on one CPU of `cpus`, by its number in the file.
     cpus_split: bool,
+    /// `randseed`: the seed of the test's generators (None: iogauge's own).
+    seed: Option<u64>,
+    /// `continue_on_error=all`: failed I/Os are counted and the job goes on.
+    continue_on_error: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -305,6 +309,19 @@ fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
         _ => read.clone(),
     };
     Ok([read, write])
+}
+
+/// fio's `buffer_pattern` when it is one byte, which iogauge repeats through every written
+/// block: `0xNN`, or one character in quotes (fio repeats longer patterns too).
+fn one_byte_pattern(v: &str) -> Result<u8, String> {
+    let v = v.trim();
+    let hex = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")).filter(|h| h.len() == 2);
+    let quoted = v.strip_prefix('"').and_then(|q| q.strip_suffix('"')).filter(|c| c.len() == 1);
+    match (hex, quoted) {
+        (Some(h), _) => u8::from_str_radix(h, 16).map_err(|_| format!("{v}: not a byte in hexadecimal")),
+        (_, Some(c)) => Ok(c.as_bytes()[0]),
+        _ => Err(format!("{v}: iogauge repeats one byte through each block: give 0xNN or one character in quotes")),
+    }
 }
 
 /// fio's `cpumask`: a bit mask of CPUs (bit N is CPU N), decimal or `0x` hexadecimal.
@@ -382,6 +399,8 @@ impl FioJob {
             poisson: false,
             cpus: Vec::new(),
             cpus_split: false,
+            seed: None,
+            continue_on_error: false,
         }
     }
 
@@ -555,6 +574,25 @@ impl FioJob {
                 // fio drops a buffered job's cached pages first whether it says so or not (its
                 // default); iogauge never does (docs/interop.md), and direct I/O skips the cache.
                 "invalidate" => {}
+                "randseed" => self.seed = Some(num(v)?),
+                "continue_on_error" => {
+                    self.continue_on_error = match v.trim() {
+                        "" | "1" | "all" | "io" => true,
+                        "0" | "none" => false,
+                        _ => {
+                            return Err(bad(format!(
+                                "{v}: iogauge goes on after every kind of failed I/O or after none: give all or none"
+                            )));
+                        }
+                    }
+                }
+                // Every written block the same: all zeros, or one byte repeated.
+                "zero_buffers" => {
+                    if flag(o)? {
+                        self.data.content = Content::Repeat(0);
+                    }
+                }
+                "buffer_pattern" => self.data.content = Content::Repeat(one_byte_pattern(v).map_err(bad)?),
                 "cpus_allowed" => self.cpus = crate::placement::parse_cpu_list(v).map_err(bad)?,
                 "cpumask" => self.cpus = cpu_mask(v).map_err(bad)?,
                 "cpus_allowed_policy" => {
@@ -922,7 +960,11 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     let name = file.display();
     test.buffered = !same(jobs, "direct", |j| j.direct)?;
     test.verify = same(jobs, "verify", |j| j.verify)?;
-    test.data = same(jobs, "buffer_compress_percentage and dedupe_percentage", |j| j.data)?;
+    test.data = same(
+        jobs,
+        "written data (buffer_compress_percentage, dedupe_percentage, buffer_pattern, zero_buffers)",
+        |j| j.data,
+    )?;
     if test.data.dedupe_pct > 0 && test.data.all_alike() {
         return Err(format!(
             "{name}: dedupe_percentage={} with buffer_compress_percentage=100: every block is zeros already",
@@ -939,6 +981,12 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
         test.arrivals = crate::config::Arrivals::Poisson;
     }
     test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
+    if let Some(seed) = same(jobs, "randseed", |j| j.seed)? {
+        test.seed = seed;
+    }
+    if same(jobs, "continue_on_error", |j| j.continue_on_error)? {
+        test.on_error = crate::config::OnError::Continue;
+    }
     test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
         true => EngineKind::Psync,
         false => EngineKind::IoUring,

@@ -561,3 +561,49 @@ fn cpu_list(text: &str) -> Vec<u32> {
     };
     text.trim().split(',').flat_map(range).collect()
 }
+
+/// What fio's written data, seed and error options ask is what iogauge runs: `buffer_pattern`
+/// of one byte and `zero_buffers` write every block as fio writes it (both tools' files
+/// compared byte for byte), `randseed` is the test's seed, `continue_on_error=all` its
+/// `on_error`; what iogauge cannot do is one clear line.
+#[test]
+fn data_seed_and_errors_read_as_fio_means_them() {
+    let dir = scratch("fio-data");
+    for (option, byte) in [("buffer_pattern=0x5a", 0x5a_u8), ("buffer_pattern=\"A\"", b'A'), ("zero_buffers=1", 0)] {
+        let mut written = Vec::new();
+        for tool in ["fio", "iogauge"] {
+            let file = dir.join(format!("{tool}.dat"));
+            std::fs::write(&file, vec![0xff_u8; 1 << 20]).unwrap();
+            let job = format!("[w]\nfilename={}\nrw=write\nbs=4k\nsize=1m\nioengine=psync\n{option}\n", file.display());
+            std::fs::write(dir.join("w.fio"), job).unwrap();
+            if tool == "fio" {
+                let out = Command::new("fio").arg("w.fio").current_dir(&dir).output().unwrap();
+                assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+            } else {
+                ok_in(&dir, &["run", "w.fio", "-q", "--no-history", "--allow-write", file.to_str().unwrap()]);
+            }
+            written.push(std::fs::read(&file).unwrap());
+        }
+        assert!(written[0].iter().all(|&b| b == byte), "{option}: fio wrote other bytes");
+        assert!(written[0] == written[1], "{option}: iogauge wrote other bytes than fio");
+    }
+    std::fs::write(
+        dir.join("s.fio"),
+        "[global]\nioengine=null\nnumber_ios=100\nrandseed=4242\ncontinue_on_error=all\n[a]\n[b]\n",
+    )
+    .unwrap();
+    let doc = json(&["run", dir.join("s.fio").to_str().unwrap()]);
+    assert_eq!(doc["config"]["test"]["seed"], 4242);
+    assert_eq!(doc["config"]["test"]["on_error"], "continue");
+    for (body, says) in [
+        ("buffer_pattern=0xdeadface\n", "give 0xNN or one character"),
+        ("continue_on_error=read\n", "give all or none"),
+        ("[c]\nrandseed=1\n", "differ in randseed"),
+    ] {
+        std::fs::write(dir.join("bad.fio"), format!("[a]\nioengine=null\nnumber_ios=10\n{body}")).unwrap();
+        let out = iogauge_in(&dir, &["run", "bad.fio", "-q", "--no-history"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {err}");
+        assert!(err.trim().lines().count() == 1 && err.contains(says), "{body}: {err}");
+    }
+}
