@@ -73,6 +73,10 @@ fn fio_flags_answer_with_iogauges() {
         ("--size", "use --file-size SIZE"),
         ("--ioengine=libaio", "use --engine"),
         ("--direct=1", "O_DIRECT is the default"),
+        ("--cpus_allowed=0-3", "use --cpus LIST"),
+        ("--iodepth_batch_complete_min=8", "use --completion-batch N"),
+        ("--buffer_pattern=0x5a", "use --data repeat:0xNN"),
+        ("--continue_on_error=all", "use --on-error continue"),
     ] {
         let err = rejected(&["run", fio, "1"], ours);
         let name = fio.split('=').next().unwrap();
