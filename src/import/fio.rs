@@ -577,7 +577,7 @@ impl FioJob {
                 "randseed" => self.seed = Some(num(v)?),
                 "continue_on_error" => {
                     self.continue_on_error = match v.trim() {
-                        "" | "1" | "all" | "io" => true,
+                        "1" | "all" | "io" => true,
                         "0" | "none" => false,
                         _ => {
                             return Err(bad(format!(
@@ -691,8 +691,8 @@ impl FioJob {
         self.filenames.is_empty() && !matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi)
     }
 
-    /// Whether each of the `numjobs` copies is a worker of its own: a file each, or an offset
-    /// each (`offset_increment`); otherwise the copies are one worker entry with a count.
+    /// Whether each of the `numjobs` copies is a worker of its own: a file each, an offset each
+    /// (`offset_increment`) or a CPU each (`split`); otherwise one worker entry with a count.
     fn copies_apart(&self) -> bool {
         self.file_per_copy() || self.offset_increment > 0 || self.split()
     }
@@ -967,7 +967,8 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     )?;
     if test.data.dedupe_pct > 0 && test.data.all_alike() {
         return Err(format!(
-            "{name}: dedupe_percentage={} with buffer_compress_percentage=100: every block is zeros already",
+            "{name}: dedupe_percentage={} with every block alike already (buffer_compress_percentage=100, \
+             zero_buffers or buffer_pattern): remove one of them",
             test.data.dedupe_pct
         ));
     }
