@@ -324,15 +324,20 @@ fn one_byte_pattern(v: &str) -> Result<u8, String> {
     }
 }
 
-/// fio's `cpumask`: a bit mask of CPUs (bit N is CPU N), decimal or `0x` hexadecimal.
+/// A whole number as fio reads one: decimal, or hexadecimal after `0x`.
+fn whole_number(v: &str) -> Option<u64> {
+    let v = v.trim();
+    match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// fio's `cpumask`: a bit mask of CPUs (bit N is CPU N).
 fn cpu_mask(v: &str) -> Result<Vec<u32>, String> {
     let v = v.trim();
-    let mask = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => v.parse::<u64>(),
-    };
-    let mask =
-        mask.map_err(|_| format!("{v}: give a bit mask of CPUs (34 or 0x22: CPUs 1 and 5), or cpus_allowed=1,5"))?;
+    let mask = whole_number(v)
+        .ok_or_else(|| format!("{v}: give a bit mask of CPUs (34 or 0x22: CPUs 1 and 5), or cpus_allowed=1,5"))?;
     match (0..64).filter(|b| mask >> b & 1 == 1).collect::<Vec<u32>>() {
         cpus if cpus.is_empty() => Err(format!("{v}: no CPU in the mask")),
         cpus => Ok(cpus),
@@ -419,8 +424,7 @@ impl FioJob {
         for o in opts {
             let v = o.value.as_deref().unwrap_or("");
             let bad = |e: String| format!("{}: {}: {e}", o.at, o.key);
-            let num =
-                |v: &str| v.trim().parse::<u64>().map_err(|_| format!("{}: {}={v}: give a whole number", o.at, o.key));
+            let num = |v: &str| whole_number(v).ok_or_else(|| format!("{}: {}={v}: give a whole number", o.at, o.key));
             match o.key.as_str() {
                 "name" => self.name = v.to_string(),
                 "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),

@@ -569,8 +569,9 @@ fn cpu_list(text: &str) -> Vec<u32> {
 
 /// What fio's written data, seed and error options ask is what iogauge runs: `buffer_pattern`
 /// of one byte and `zero_buffers` write every block as fio writes it (both tools' files
-/// compared byte for byte), `randseed` is the test's seed, `continue_on_error=all` its
-/// `on_error` (what iogauge cannot do of them: `what_is_outside_the_subset_is_one_clear_line`).
+/// compared byte for byte), `randseed` is the test's seed (fio's numbers may be hexadecimal),
+/// `continue_on_error=all` its `on_error` (what iogauge cannot do of them:
+/// `what_is_outside_the_subset_is_one_clear_line`).
 #[test]
 fn data_seed_and_errors_read_as_fio_means_them() {
     let dir = scratch("fio-data");
@@ -594,7 +595,7 @@ fn data_seed_and_errors_read_as_fio_means_them() {
     }
     std::fs::write(
         dir.join("s.fio"),
-        "[global]\nioengine=null\nnumber_ios=100\nrandseed=4242\ncontinue_on_error=all\n[a]\n[b]\n",
+        "[global]\nioengine=null\nnumber_ios=100\nrandseed=0x1092\ncontinue_on_error=all\n[a]\n[b]\n",
     )
     .unwrap();
     let doc = json(&["run", dir.join("s.fio").to_str().unwrap()]);
