@@ -273,9 +273,11 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
         // 4.9 % off).
         let late = prom.query("max_over_time(scrape_duration_seconds[5s])", start + at);
         let late = late.first().map_or(0.0, |s| s.1);
+        // The interval holding `t` s into recording (the last for a time past its end).
+        let holding = |t: f64| intervals.iter().position(|iv| t < num(iv, "t_s")).unwrap_or(intervals.len() - 1);
         let off_pace = |t: f64| -> f64 {
-            let iv = intervals.iter().find(|iv| t < num(iv, "t_s")).or(intervals.last());
-            iv.map_or(0.0, |iv| (num(iv, "iops") - PACE).abs() * num(iv, "duration_s"))
+            let iv = &intervals[holding(t)];
+            (num(iv, "iops") - PACE).abs() * num(iv, "duration_s")
         };
         // And a worker held inside the interval of an end (an idle pass of the suite: 6 s of
         // 12 held, one hold of about 0.4 s caught up within its interval, so that interval's
@@ -283,7 +285,7 @@ fn prometheus_sees_the_results_rates_and_exact_counts() {
         // done, at most the pace times the longest an I/O completing in that interval or the
         // next waited since it was due (an open loop times each from then).
         let backlog = |t: f64| -> f64 {
-            let i = intervals.iter().position(|iv| t < num(iv, "t_s")).unwrap_or(intervals.len() - 1);
+            let i = holding(t);
             let longest = |iv: &Value| iv["percentiles_ms"]["p99.999"].as_f64().unwrap_or(0.0) / 1000.0;
             PACE * intervals[i..(i + 2).min(intervals.len())].iter().map(longest).fold(0.0, f64::max)
         };
