@@ -5,8 +5,9 @@
 //! The loop reads the clock once per wake-up, after reaping: that instant ends the response
 //! time of every I/O reaped. Where the engine hands I/Os to the kernel as they are queued
 //! (io_uring on files and devices: each in a system call of its own, `submit_batch = 1` as
-//! fio's default, or each batch of N), the clock is read again just before each I/O, and that
-//! starts its response time; elsewhere the reading after the wait starts that of every I/O
+//! fio's default, or each batch of N; not where they all go to io-wq from 8 outstanding on),
+//! the clock is read again just before each I/O, and that starts its response time;
+//! elsewhere the reading after the wait starts that of every I/O
 //! issued before the next submit, counting the issuing of those before it (ns on the null
 //! target, µs a system call where a round goes in one).
 //! Nothing is allocated or locked per I/O: stats are the worker's own, and the live counters the

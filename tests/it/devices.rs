@@ -102,7 +102,8 @@ fn io_wq_threads_during(args: &[&str]) -> (Vec<String>, String, serde_json::Valu
 /// one; an earlier iogauge held them to one per CPU of the host: 16 for one worker on 16
 /// cores). `--io-wq-threads` spreads a worker wider, said in the document; `--cpus` keeps its
 /// io-wq threads on its CPUs. A loop device takes non-blocking I/O: issued on the worker's own
-/// thread.
+/// thread. From 8 outstanding on, the I/Os of a round reach io-wq in one call, as the
+/// document says.
 #[test]
 fn a_worker_on_zram_gets_one_io_wq_thread_at_a_time() {
     let cpus = std::thread::available_parallelism().unwrap().get();
@@ -112,6 +113,12 @@ fn a_worker_on_zram_gets_one_io_wq_thread_at_a_time() {
         let (threads, worker, doc) = io_wq_threads_during(&run);
         let engine = doc["results"][0]["workers"][0]["engine"].as_str().unwrap();
         assert!(engine.contains("io-wq: one thread at a time"), "{engine}");
+        // Sent to io-wq after a failed try, the I/Os of a round go to the kernel together from
+        // 8 outstanding on (io_uring.rs, SUBMIT_AT_WAIT_FROM), each at once below.
+        assert!(engine.contains("I/Os of a round handed to the kernel together, before its wait"), "{engine}");
+        let few = json(&["run", "--target", ZRAM, "--spec", "random-read-4k", "--qd", "4", "--ios", "20000"]);
+        let few = few["results"][0]["workers"][0]["engine"].as_str().unwrap();
+        assert!(few.contains("io-wq: one thread at a time") && !few.contains("handed to the kernel"), "{few}");
         // Another thread only while one sleeps (zram's locks, a page fault): a few at most.
         assert!((1..=3).contains(&threads.len()), "io-wq threads of one worker at 32 outstanding: {threads:?}");
         assert_eq!(worker, format!("0-{}", cpus - 1));
