@@ -16,7 +16,7 @@ use super::Import;
 use crate::config::{Content, DataPattern, Job, TestSettings, WorkerConfig};
 use crate::engine::EngineKind;
 use crate::spec::{AccessSpec, Distribution, SpecLine};
-use crate::units::{parse_duration, parse_size};
+use crate::units::{parse_duration, parse_signed_size};
 
 /// One `key[=value]` of a section, where it was written.
 #[derive(Debug, Clone)]
@@ -57,6 +57,11 @@ pub struct Pattern {
 /// per new random offset, for a sequential one the hole after each I/O; else what to give
 /// instead.
 pub fn pattern(rw: &str) -> Result<Pattern, String> {
+    pattern_with(rw, |n| parse_signed_size(n).map_err(|e| e.to_string()))
+}
+
+/// `rw` with its hole's size read by `hole` (a job file's sizes are fio's, with its `kb_base`).
+fn pattern_with(rw: &str, hole: impl Fn(&str) -> Result<i64, String>) -> Result<Pattern, String> {
     let (name, postfix) = match rw.split_once(':') {
         Some((p, n)) => (p, Some(n.trim())),
         None => (rw, None),
@@ -88,7 +93,7 @@ pub fn pattern(rw: &str) -> Result<Pattern, String> {
                 .filter(|&n| n >= 1)
                 .ok_or_else(|| format!(":{n}: give the I/Os per new random offset, a whole number from 1"))?;
         }
-        Some(n) => p.skip = crate::units::parse_signed_size(n).map_err(|e| format!(":{n}: the hole: {e}"))?,
+        Some(n) => p.skip = hole(n).map_err(|e| format!(":{n}: the hole: {e}"))?,
     }
     Ok(p)
 }
@@ -244,6 +249,10 @@ struct FioJob {
     seed: Option<u64>,
     /// `continue_on_error=all`: failed I/Os are counted and the job goes on.
     continue_on_error: bool,
+    /// `kb_base`: the base of `k`, `m`, `g`... in sizes (1024, fio's default, or 1000).
+    kb_base: u64,
+    /// The first size given in fio's "opposite" units under kb_base=1024 (where, and how).
+    opposite_units: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -279,10 +288,10 @@ impl Engine {
 }
 
 /// A `bs`/`bssplit` value: sizes with shares, for reads and writes (`R,W`; one for both).
-fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
+fn sizes(v: &str, split: bool, kb_base: u64) -> Result<[Vec<(u64, u32)>; 2], String> {
     let one = |part: &str| -> Result<Vec<(u64, u32)>, String> {
         if !split {
-            return Ok(vec![(parse_size(part)?, 100)]);
+            return Ok(vec![(fio_size(part, kb_base)?, 100)]);
         }
         let mut out = Vec::new();
         for item in part.split(':').filter(|s| !s.is_empty()) {
@@ -293,7 +302,7 @@ fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
             } else {
                 Some(pct.parse::<u32>().map_err(|_| format!("\"{item}\": share \"{pct}\" is not a whole %"))?)
             };
-            out.push((parse_size(s)?, pct));
+            out.push((fio_size(s, kb_base)?, pct));
         }
         let given: u32 = out.iter().filter_map(|x| x.1).sum();
         let blank = out.iter().filter(|x| x.1.is_none()).count() as u32;
@@ -309,6 +318,88 @@ fn sizes(v: &str, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
         _ => read.clone(),
     };
     Ok([read, write])
+}
+
+/// A size as fio reads one (parse.c: `str_to_decimal` with units): bytes, or a whole number
+/// with a unit. `k`, `m`, `g`, `t`, `p` (also followed by `b` or `i`) are powers of `kb_base`
+/// (1024 by default); `kib`, `mib`, `gib`, `tib`, `pib` are powers of the other base, fio's
+/// "opposite" units (under its default, 4KiB is 4000 bytes); hexadecimal after `0x` is bytes.
+/// What fio reads otherwise than it looks is refused, with what fio makes of it: it takes no
+/// fraction (1.5k is 1 byte there), no unit after hexadecimal (0x10k is 16 bytes), and an
+/// unknown unit or a space before one as none (4q and "4 k" are 4 bytes).
+fn fio_size(v: &str, kb_base: u64) -> Result<u64, String> {
+    let t = v.trim();
+    let too_large = || format!("{t}: too large a size");
+    let units = "give bytes, or a whole number with k, m, g, t or p (4k, 1m)";
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        let digits = hex.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(hex.len());
+        let value = u64::from_str_radix(&hex[..digits], 16);
+        return match (value, &hex[digits..]) {
+            (Ok(n), "") => Ok(n),
+            (Ok(n), unit) => Err(format!(
+                "{t}: fio reads a hexadecimal size in bytes and ignores the \"{unit}\" after it ({} there): \
+                 give 0x{} alone, or a decimal size with its unit",
+                in_bytes(n),
+                &hex[..digits]
+            )),
+            (Err(_), _) if digits > 0 => Err(too_large()),
+            _ => Err(format!("{t}: not a size: {units}")),
+        };
+    }
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    if num.is_empty() {
+        return Err(format!("{t}: not a size: {units}"));
+    }
+    if unit.starts_with('.') {
+        return Err(format!(
+            "{t}: fio takes no fraction in a size (it reads {t} as {}): give a whole number of a smaller unit \
+             (1.5k is 1536)",
+            in_bytes(num.parse().unwrap_or(u64::MAX))
+        ));
+    }
+    let other = if kb_base == 1000 { 1024 } else { 1000 };
+    let lower = unit.to_ascii_lowercase();
+    let power = |c: char| "kmgtp".find(c).map(|i| i as u32 + 1);
+    let (base, pow) = match (lower.chars().next(), lower.get(1..).unwrap_or("")) {
+        (None, _) | (Some('b'), "") => (1, 0),
+        (Some(c), "ib") if power(c).is_some() => (other, power(c).unwrap_or(0)),
+        (Some(c), "" | "b" | "i") if power(c).is_some() => (kb_base, power(c).unwrap_or(0)),
+        _ => {
+            let n = num.parse().unwrap_or(u64::MAX);
+            return Err(format!("{t}: fio reads \"{unit}\" as no unit ({} there): {units}", in_bytes(n)));
+        }
+    };
+    num.parse::<u64>().ok().and_then(|n| n.checked_mul(base.checked_pow(pow)?)).ok_or_else(too_large)
+}
+
+/// Transfer sizes as iogauge takes them, whole 512-byte sectors: one that is not, read with a
+/// unit of 1000 (fio's `kib`... under kb_base=1024, its `k`... under 1000), is refused with how
+/// fio reads it, which its writer may not have meant.
+fn sectors(sizes: Result<[Vec<(u64, u32)>; 2], String>, kb_base: u64) -> Result<[Vec<(u64, u32)>; 2], String> {
+    let sizes = sizes?;
+    match sizes.iter().flatten().find(|(bytes, _)| bytes % 512 != 0 && bytes % 1000 == 0) {
+        Some((bytes, _)) => Err(format!(
+            "{} as fio reads it (under kb_base={kb_base} k, m, g are powers of {kb_base} and kib, mib, gib of {}), \
+             not whole 512-byte sectors as iogauge's transfer sizes are: 4k is 4096 bytes{}",
+            in_bytes(*bytes),
+            if kb_base == 1000 { 1024 } else { 1000 },
+            if kb_base == 1000 { " under kb_base=1024" } else { "" }
+        )),
+        None => Ok(sizes),
+    }
+}
+
+/// `n` bytes, in words.
+fn in_bytes(n: u64) -> String {
+    format!("{n} byte{}", if n == 1 { "" } else { "s" })
+}
+
+/// Whether a size uses fio's "opposite" units (`kib`, `mib`...): powers of 1000 under its
+/// default `kb_base`, which a reader of the job file may not expect.
+fn opposite_units(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    ["kib", "mib", "gib", "tib", "pib"].iter().any(|u| lower.contains(u))
 }
 
 /// fio's `buffer_pattern` when it is one byte, which iogauge repeats through every written
@@ -406,6 +497,8 @@ impl FioJob {
             cpus_split: false,
             seed: None,
             continue_on_error: false,
+            kb_base: 1024,
+            opposite_units: None,
         }
     }
 
@@ -421,10 +514,23 @@ impl FioJob {
         notes: &mut Vec<String>,
     ) -> Result<(), String> {
         let (mut rw, mut mix_read, mut mix_write) = (None, None, None);
+        // fio reads a section's kb_base before its sizes, wherever it is written.
+        if let Some(o) = opts.iter().rev().find(|o| o.key == "kb_base") {
+            self.kb_base = match o.value.as_deref().unwrap_or("").trim() {
+                "1024" => 1024,
+                "1000" => 1000,
+                v => return Err(format!("{}: kb_base={v}: give 1024 (fio's default) or 1000", o.at)),
+            };
+        }
+        let kb_base = self.kb_base;
         for o in opts {
             let v = o.value.as_deref().unwrap_or("");
             let bad = |e: String| format!("{}: {}: {e}", o.at, o.key);
             let num = |v: &str| whole_number(v).ok_or_else(|| format!("{}: {}={v}: give a whole number", o.at, o.key));
+            let size = |v: &str| fio_size(v, kb_base).map_err(bad);
+            if kb_base == 1024 && self.opposite_units.is_none() && opposite_units(v) {
+                self.opposite_units = Some(format!("{}: {}={}", o.at, o.key, v.trim()));
+            }
             match o.key.as_str() {
                 "name" => self.name = v.to_string(),
                 "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),
@@ -439,10 +545,10 @@ impl FioJob {
                 }
                 "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
                 "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
-                "bs" | "blocksize" => self.sizes = sizes(v, false).map_err(bad)?,
-                "bssplit" => self.sizes = sizes(v, true).map_err(bad)?,
+                "bs" | "blocksize" => self.sizes = sectors(sizes(v, false, kb_base), kb_base).map_err(bad)?,
+                "bssplit" => self.sizes = sectors(sizes(v, true, kb_base), kb_base).map_err(bad)?,
                 "bsrange" | "blocksize_range" => {
-                    let [r, w] = sizes(&v.replace('-', "/0:"), true).map_err(bad)?;
+                    let [r, w] = sectors(sizes(&v.replace('-', "/0:"), true, kb_base), kb_base).map_err(bad)?;
                     self.sizes = [range(&r).map_err(bad)?, range(&w).map_err(bad)?];
                 }
                 "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,
@@ -455,10 +561,10 @@ impl FioJob {
                 "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
                 "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
                 "time_based" => self.time_based = flag(o)?,
-                "size" => self.size = Some(parse_size(v).map_err(|e| bad(e.into()))?),
-                "offset" => self.offset = parse_size(v).map_err(|e| bad(e.into()))?,
-                "offset_increment" => self.offset_increment = parse_size(v).map_err(|e| bad(e.into()))?,
-                "io_size" | "io_limit" => self.io_size = Some(parse_size(v).map_err(|e| bad(e.into()))?),
+                "size" => self.size = Some(size(v)?),
+                "offset" => self.offset = size(v)?,
+                "offset_increment" => self.offset_increment = size(v)?,
+                "io_size" | "io_limit" => self.io_size = Some(size(v)?),
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
                 "uri" => self.uri = Some(v.to_string()),
@@ -480,7 +586,7 @@ impl FioJob {
                     if v.contains(',') {
                         return Err(format!("{}: rate={v}: one rate for reads and writes together", o.at));
                     }
-                    self.rate_mbps = Some(parse_size(v).map_err(|e| bad(e.into()))? as f64 / 1e6);
+                    self.rate_mbps = Some(size(v)? as f64 / 1e6);
                 }
                 "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
                 "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
@@ -557,7 +663,7 @@ impl FioJob {
                     if v.contains(',') {
                         return Err(format!("{}: {}={v}: one alignment for reads and writes together", o.at, o.key));
                     }
-                    self.align = Some(parse_size(v).map_err(|e| bad(e.into()))?);
+                    self.align = Some(size(v)?);
                 }
                 "loops" => self.loops = num(v)?.max(1),
                 "rate_process" => {
@@ -579,6 +685,8 @@ impl FioJob {
                 // default); iogauge never does (docs/interop.md), and direct I/O skips the cache.
                 "invalidate" => {}
                 "randseed" => self.seed = Some(num(v)?),
+                // Read before the loop: it applies to every size of the section.
+                "kb_base" => {}
                 "continue_on_error" => {
                     self.continue_on_error = match v.trim() {
                         "1" | "all" | "io" => true,
@@ -619,7 +727,12 @@ impl FioJob {
             }
         }
         if let Some((rw, at)) = rw {
-            let p = pattern(&rw).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
+            let hole = |n: &str| {
+                let bytes = fio_size(n.trim_start_matches('-'), kb_base)?;
+                let bytes = i64::try_from(bytes).map_err(|_| format!("{n}: too large a size"))?;
+                Ok(if n.starts_with('-') { -bytes } else { bytes })
+            };
+            let p = pattern_with(&rw, hole).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
             (self.random, self.seek_every, self.skip) = (p.random, p.seek_every, p.skip);
             (self.trim, self.write_trimmed) = (p.trim, p.write_trimmed);
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
@@ -718,9 +831,12 @@ impl FioJob {
         }
     }
 
-    /// The bytes a job bounded by `size` moves: all of it, but for a sequential job that skips
-    /// a hole after each I/O (`rw=read:512k`), which ends at the end of each file's part:
-    /// whole transfers that fit, as fio counts them.
+    /// The bytes a job of one transfer size bounded by `size` moves, as fio counts them: the
+    /// whole transfers that fit in each file's part (fio 3.33 and 3.42, 512,000-byte transfers
+    /// in 2 MiB: 4 for read, write, randread, randwrite and randrw), after each the hole of a
+    /// sequential job that skips one (`rw=read:512k`). Where fio crosses the size (5 there for
+    /// rw, randread:2 and a random job without its map of blocks done, `norandommap`), and for
+    /// a job of several sizes, `size` and the transfer that crosses it, as iogauge does.
     fn covered(&self, size: u64) -> u64 {
         let [reads, writes] = &self.sizes;
         let bs = match (self.read, reads.as_slice(), writes.as_slice()) {
@@ -728,7 +844,11 @@ impl FioJob {
             (_, [(r, _)], [(w, _)]) if r == w => *r,
             _ => return size,
         };
-        if self.random > 0 || self.skip <= 0 {
+        let crosses = match self.random {
+            0 => !matches!(self.read, 0 | 100),
+            _ => self.norandommap || self.seek_every > 1,
+        };
+        if crosses || self.skip < 0 {
             return size;
         }
         let files = self.targets(0).len().max(1) as u64;
@@ -840,6 +960,12 @@ pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<Strin
             format!("{at}: option {option} is not supported: ignored in {jobs} (--ignore-unknown)")
         })
         .collect();
+    if let Some(first) = jobs.iter().find_map(|j| j.opposite_units.as_ref()) {
+        warnings.push(format!(
+            "{first}: fio reads kib, mib, gib, tib and pib as powers of 1000 under its default kb_base=1024 \
+             (4KiB is 4000 bytes), and so does iogauge: write 4k for 4096 bytes"
+        ));
+    }
     if !notes.is_empty() {
         warnings.push(format!(
             "{}: {}: fio's reporting options; iogauge times every I/O and reports every percentile whatever they say",
@@ -1138,9 +1264,27 @@ mod tests {
 
     #[test]
     fn sizes_and_times_are_fios() {
-        // fio's default kb_base=1024: every multiple binary, as iogauge's own sizes.
-        for (text, bytes) in [("4k", 4096), ("4KiB", 4096), ("4kB", 4096), ("1m", 1 << 20), ("10G", 10 << 30)] {
-            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        // fio 3.33 and 3.42 (tests/it/fio_jobs.rs checks these against the fio installed):
+        // under kb_base=1024 k is 1024 and kib 1000, under 1000 the other way round.
+        for (text, kb_base, bytes) in [
+            ("4k", 1024, 4096),
+            ("4KB", 1024, 4096),
+            ("4ki", 1024, 4096),
+            ("4KiB", 1024, 4000),
+            ("1MiB", 1024, 1_000_000),
+            ("10G", 1024, 10 << 30),
+            ("0x1000", 1024, 4096),
+            ("4000b", 1024, 4000),
+            ("4k", 1000, 4000),
+            ("4kib", 1000, 4096),
+        ] {
+            assert_eq!(fio_size(text, kb_base), Ok(bytes), "{text} under kb_base={kb_base}");
+        }
+        for (text, says) in
+            [("1.5k", "as 1 byte)"), ("0x10k", "(16 bytes there)"), ("4q", "(4 bytes there)"), ("4 k", "as no unit")]
+        {
+            let err = fio_size(text, 1024).unwrap_err();
+            assert!(err.contains(says), "{text}: {err}");
         }
         let s = Duration::from_secs(1);
         assert_eq!(time("60", s), Ok(Duration::from_secs(60)));
@@ -1158,9 +1302,9 @@ mod tests {
 
     #[test]
     fn bssplit_and_read_write_sizes() {
-        assert_eq!(sizes("4k/60:64k/40", true).unwrap()[0], vec![(4096, 60), (65536, 40)]);
-        assert_eq!(sizes("4k/50:8k:16k", true).unwrap()[0], vec![(4096, 50), (8192, 25), (16384, 25)]);
-        let [r, w] = sizes("4k,64k", false).unwrap();
+        assert_eq!(sizes("4k/60:64k/40", true, 1024).unwrap()[0], vec![(4096, 60), (65536, 40)]);
+        assert_eq!(sizes("4k/50:8k:16k", true, 1024).unwrap()[0], vec![(4096, 50), (8192, 25), (16384, 25)]);
+        let [r, w] = sizes("4k,64k", false, 1024).unwrap();
         assert_eq!((r, w), (vec![(4096, 100)], vec![(65536, 100)]));
         assert_eq!(range(&[(4096, 0), (16384, 0)]).unwrap(), vec![(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
     }

@@ -208,11 +208,16 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\nrw=randread\nfadvise_hint=0\n", "option fadvise_hint in [a] is not supported"),
         ("[a]\nioengine=rbd\n", "ioengine=rbd"),
         ("[a]\nrw=randread:0\n", "give the I/Os per new random offset"),
-        ("[a]\nrw=write:4x\n", "is not a size"),
+        ("[a]\nrw=write:4x\n", "fio reads \"x\" as no unit (4 bytes there)"),
         ("[a]\nrw=randread:8\nrw_sequencer=identical\n", "rw_sequencer=identical"),
         ("[a]\nrw=randwrite\nsync=often\n", "sync=often: give 0, 1"),
         ("[a]\nrandom_distribution=zoned_abs:50/1g\n", "random_distribution"),
-        ("[a]\nbs=4x\n", "is not a size"),
+        ("[a]\nbs=4x\n", "as no unit"),
+        ("[a]\nbs=1.5k\n", "fio takes no fraction in a size (it reads 1.5k as 1 byte)"),
+        ("[a]\nsize=0x10k\n", "ignores the \"k\" after it (16 bytes there)"),
+        ("[a]\nkb_base=1023\n", "kb_base=1023: give 1024"),
+        ("[a]\nbs=4KiB\n", "bs: 4000 bytes as fio reads it (under kb_base=1024 k, m, g are powers of 1024"),
+        ("[a]\nbssplit=4k/50:4k/50\nkb_base=1000\n", "4000 bytes as fio reads it"),
         ("[a]\nnumber_ios=${NOT_SET_ANYWHERE}\n", "NOT_SET_ANYWHERE"),
         ("[a]\nfilename=/dev/null:/dev/zero\niodepth=3\nioengine=libaio\n", "multiple of the files"),
         ("[a]\nbuffer_pattern=0xdeadface\n", "give 0xNN or one character"),
@@ -412,6 +417,52 @@ fn jobs_bounded_by_size_move_what_fio_moves() {
 
 /// `blockalign` puts random offsets on its boundary, and `loops` repeats a job's count (issue
 /// 47: both refused). Offsets read from iogauge's own I/O log.
+/// Sizes mean what fio makes of them (parse.c), checked against the fio installed: under its
+/// default kb_base=1024, k is 1024 bytes and kib 1000 (fio's "opposite" units, which the import
+/// points out); under kb_base=1000 the other way round, wherever the section sets it; hex is
+/// bytes. Each job runs on fio's null engine and iogauge's null target: the same I/O size and
+/// count.
+#[test]
+fn sizes_read_as_fio_reads_them() {
+    let dir = scratch("fio-sizes");
+    for (kb_base, bs) in [
+        ("", "4k"),
+        ("", "4KB"),
+        ("", "4ki"),
+        ("", "512KiB"),
+        ("", "0x1000"),
+        ("", "4096b"),
+        ("kb_base=1000\n", "512k"),
+        ("kb_base=1000\n", "4kib"),
+    ] {
+        // The section's kb_base is read before its sizes, even when written after them.
+        let job = format!("[a]\nioengine=null\nrw=read\nbs={bs}\nsize=2m\n{kb_base}");
+        std::fs::write(dir.join("s.fio"), &job).unwrap();
+        let theirs = &fio(&dir, &dir.join("s.fio"), "")["jobs"][0]["read"];
+        let (ios, bytes) = (theirs["total_ios"].as_f64().unwrap(), theirs["io_bytes"].as_f64().unwrap());
+        let out = iogauge_in(&dir, &["run", "s.fio", "--json", "-", "--no-history"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{job}: {err}");
+        let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let t = &ours["results"][0]["totals"];
+        assert_eq!((num(t, "ios"), num(t, "bytes")), (ios, bytes), "{job}: fio's I/Os and bytes");
+        let warned = err.contains("fio reads kib, mib, gib, tib and pib as powers of 1000");
+        assert_eq!(warned, kb_base.is_empty() && bs.to_ascii_lowercase().contains("ib"), "{job}: {err}");
+    }
+    // A size that is no whole number of transfers: fio does the whole ones that fit, or the
+    // one that crosses it too, by pattern.
+    for rw in ["read", "randwrite", "randrw", "rw", "randread:2", "randread\nnorandommap=1"] {
+        let job = format!("[a]\nioengine=null\nrw={rw}\nbs=512000\nsize=2m\n");
+        std::fs::write(dir.join("s.fio"), &job).unwrap();
+        let theirs = &fio(&dir, &dir.join("s.fio"), "")["jobs"][0];
+        let ios = |d: &str| theirs[d]["total_ios"].as_f64().unwrap();
+        let out = iogauge_in(&dir, &["run", "s.fio", "--json", "-", "--no-history"]);
+        assert!(out.status.success(), "{job}: {}", String::from_utf8_lossy(&out.stderr));
+        let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(num(&ours, "results/0/totals/ios"), ios("read") + ios("write"), "{job}: fio's I/O count");
+    }
+}
+
 #[test]
 fn blockalign_and_loops_read_as_fio_reads_them() {
     let dir = scratch("fio-align");
