@@ -373,12 +373,17 @@ fn fio_size(v: &str, kb_base: u64) -> Result<u64, String> {
     num.parse::<u64>().ok().and_then(|n| n.checked_mul(base.checked_pow(pow)?)).ok_or_else(too_large)
 }
 
-/// Transfer sizes as iogauge takes them, whole 512-byte sectors: one that is not, read with a
-/// unit of 1000 (fio's `kib`... under kb_base=1024, its `k`... under 1000), is refused with how
-/// fio reads it, which its writer may not have meant.
-fn sectors(sizes: Result<[Vec<(u64, u32)>; 2], String>, kb_base: u64) -> Result<[Vec<(u64, u32)>; 2], String> {
-    let sizes = sizes?;
-    match sizes.iter().flatten().find(|(bytes, _)| bytes % 512 != 0 && bytes % 1000 == 0) {
+/// Transfer sizes as iogauge takes them, whole 512-byte sectors: one that is not, written `v`
+/// with a unit of 1000 (fio's `kib`... under kb_base=1024, its `k`... under 1000), is refused
+/// with how fio reads it, which its writer may not have meant (plain bytes are left to the
+/// specification's own check).
+fn sectors(v: &str, kb_base: u64, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
+    let sizes = sizes(v, split, kb_base)?;
+    let thousands = match kb_base {
+        1024 => opposite_units(v),
+        _ => v.to_ascii_lowercase().replace("ib", "").contains(['k', 'm', 'g', 't', 'p']),
+    };
+    match sizes.iter().flatten().find(|(bytes, _)| bytes % 512 != 0).filter(|_| thousands) {
         Some((bytes, _)) => Err(format!(
             "{} as fio reads it (under kb_base={kb_base} k, m, g are powers of {kb_base} and kib, mib, gib of {}), \
              not whole 512-byte sectors as iogauge's transfer sizes are: 4k is 4096 bytes{}",
@@ -394,6 +399,25 @@ fn sectors(sizes: Result<[Vec<(u64, u32)>; 2], String>, kb_base: u64) -> Result<
 fn in_bytes(n: u64) -> String {
     format!("{n} byte{}", if n == 1 { "" } else { "s" })
 }
+
+/// The options whose values are sizes (`rw` for its hole: `rw=read:4k`).
+const SIZES: [&str; 15] = [
+    "bs",
+    "blocksize",
+    "bssplit",
+    "bsrange",
+    "blocksize_range",
+    "size",
+    "offset",
+    "offset_increment",
+    "io_size",
+    "io_limit",
+    "rate",
+    "blockalign",
+    "ba",
+    "rw",
+    "readwrite",
+];
 
 /// Whether a size uses fio's "opposite" units (`kib`, `mib`...): powers of 1000 under its
 /// default `kb_base`, which a reader of the job file may not expect.
@@ -528,7 +552,8 @@ impl FioJob {
             let bad = |e: String| format!("{}: {}: {e}", o.at, o.key);
             let num = |v: &str| whole_number(v).ok_or_else(|| format!("{}: {}={v}: give a whole number", o.at, o.key));
             let size = |v: &str| fio_size(v, kb_base).map_err(bad);
-            if kb_base == 1024 && self.opposite_units.is_none() && opposite_units(v) {
+            if kb_base == 1024 && self.opposite_units.is_none() && SIZES.contains(&o.key.as_str()) && opposite_units(v)
+            {
                 self.opposite_units = Some(format!("{}: {}={}", o.at, o.key, v.trim()));
             }
             match o.key.as_str() {
@@ -545,10 +570,10 @@ impl FioJob {
                 }
                 "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
                 "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
-                "bs" | "blocksize" => self.sizes = sectors(sizes(v, false, kb_base), kb_base).map_err(bad)?,
-                "bssplit" => self.sizes = sectors(sizes(v, true, kb_base), kb_base).map_err(bad)?,
+                "bs" | "blocksize" => self.sizes = sectors(v, kb_base, false).map_err(bad)?,
+                "bssplit" => self.sizes = sectors(v, kb_base, true).map_err(bad)?,
                 "bsrange" | "blocksize_range" => {
-                    let [r, w] = sectors(sizes(&v.replace('-', "/0:"), true, kb_base), kb_base).map_err(bad)?;
+                    let [r, w] = sectors(&v.replace('-', "/0:"), kb_base, true).map_err(bad)?;
                     self.sizes = [range(&r).map_err(bad)?, range(&w).map_err(bad)?];
                 }
                 "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,

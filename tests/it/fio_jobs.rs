@@ -218,6 +218,7 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\nkb_base=1023\n", "kb_base=1023: give 1024"),
         ("[a]\nbs=4KiB\n", "bs: 4000 bytes as fio reads it (under kb_base=1024 k, m, g are powers of 1024"),
         ("[a]\nbssplit=4k/50:4k/50\nkb_base=1000\n", "4000 bytes as fio reads it"),
+        ("[a]\nbs=4000\n", "multiple of 512 bytes"),
         ("[a]\nnumber_ios=${NOT_SET_ANYWHERE}\n", "NOT_SET_ANYWHERE"),
         ("[a]\nfilename=/dev/null:/dev/zero\niodepth=3\nioengine=libaio\n", "multiple of the files"),
         ("[a]\nbuffer_pattern=0xdeadface\n", "give 0xNN or one character"),
@@ -449,6 +450,10 @@ fn sizes_read_as_fio_reads_them() {
         let warned = err.contains("fio reads kib, mib, gib, tib and pib as powers of 1000");
         assert_eq!(warned, kb_base.is_empty() && bs.to_ascii_lowercase().contains("ib"), "{job}: {err}");
     }
+    // Only sizes are read so: a description that names KiB is no size.
+    std::fs::write(dir.join("s.fio"), "[a]\nioengine=null\nrw=read\nbs=4k\nsize=1m\ndescription=4KiB reads\n").unwrap();
+    let out = iogauge_in(&dir, &["run", "s.fio", "-q", "--no-history"]);
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     // A size that is no whole number of transfers: fio does the whole ones that fit, or the
     // one that crosses it too, by pattern.
     for rw in ["read", "randwrite", "randrw", "rw", "randread:2", "randread\nnorandommap=1"] {
