@@ -9,6 +9,7 @@
 //! outside the subset is never ignored: one line naming it and its section, unless
 //! `--ignore-unknown`.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -288,10 +289,10 @@ impl Engine {
 }
 
 /// A `bs`/`bssplit` value: sizes with shares, for reads and writes (`R,W`; one for both).
-fn sizes(v: &str, split: bool, kb_base: u64) -> Result<[Vec<(u64, u32)>; 2], String> {
+fn sizes(v: &str, split: bool, units: &Units) -> Result<[Vec<(u64, u32)>; 2], String> {
     let one = |part: &str| -> Result<Vec<(u64, u32)>, String> {
         if !split {
-            return Ok(vec![(fio_size(part, kb_base)?, 100)]);
+            return Ok(vec![(units.size(part)?, 100)]);
         }
         let mut out = Vec::new();
         for item in part.split(':').filter(|s| !s.is_empty()) {
@@ -302,7 +303,7 @@ fn sizes(v: &str, split: bool, kb_base: u64) -> Result<[Vec<(u64, u32)>; 2], Str
             } else {
                 Some(pct.parse::<u32>().map_err(|_| format!("\"{item}\": share \"{pct}\" is not a whole %"))?)
             };
-            out.push((fio_size(s, kb_base)?, pct));
+            out.push((units.size(s)?, pct));
         }
         let given: u32 = out.iter().filter_map(|x| x.1).sum();
         let blank = out.iter().filter(|x| x.1.is_none()).count() as u32;
@@ -326,8 +327,9 @@ fn sizes(v: &str, split: bool, kb_base: u64) -> Result<[Vec<(u64, u32)>; 2], Str
 /// "opposite" units (under its default, 4KiB is 4000 bytes); hexadecimal after `0x` is bytes.
 /// What fio reads otherwise than it looks is refused, with what fio makes of it: it takes no
 /// fraction (1.5k is 1 byte there), no unit after hexadecimal (0x10k is 16 bytes), and an
-/// unknown unit or a space before one as none (4q and "4 k" are 4 bytes).
-fn fio_size(v: &str, kb_base: u64) -> Result<u64, String> {
+/// unknown unit or a space before one as none (4q and "4 k" are 4 bytes). Returns the bytes
+/// and the base of the unit they were written in (1 for bytes).
+fn fio_size(v: &str, kb_base: u64) -> Result<(u64, u64), String> {
     let t = v.trim();
     let too_large = || format!("{t}: too large a size");
     let units = "give bytes, or a whole number with k, m, g, t or p (4k, 1m)";
@@ -335,7 +337,7 @@ fn fio_size(v: &str, kb_base: u64) -> Result<u64, String> {
         let digits = hex.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(hex.len());
         let value = u64::from_str_radix(&hex[..digits], 16);
         return match (value, &hex[digits..]) {
-            (Ok(n), "") => Ok(n),
+            (Ok(n), "") => Ok((n, 1)),
             (Ok(n), unit) => Err(format!(
                 "{t}: fio reads a hexadecimal size in bytes and ignores the \"{unit}\" after it ({} there): \
                  give 0x{} alone, or a decimal size with its unit",
@@ -370,20 +372,44 @@ fn fio_size(v: &str, kb_base: u64) -> Result<u64, String> {
             return Err(format!("{t}: fio reads \"{unit}\" as no unit ({} there): {units}", in_bytes(n)));
         }
     };
-    num.parse::<u64>().ok().and_then(|n| n.checked_mul(base.checked_pow(pow)?)).ok_or_else(too_large)
+    let bytes = num.parse::<u64>().ok().and_then(|n| n.checked_mul(base.checked_pow(pow)?)).ok_or_else(too_large)?;
+    Ok((bytes, if pow == 0 { 1 } else { base }))
+}
+
+/// A section's sizes as fio reads them (its `kb_base`), noting whether one was written in a
+/// unit of 1000: fio's "opposite" `kib`, `mib`... under kb_base=1024, its `k`, `m`... under 1000.
+struct Units {
+    kb_base: u64,
+    thousands: Cell<bool>,
+}
+
+impl Units {
+    fn new(kb_base: u64) -> Units {
+        Units { kb_base, thousands: Cell::new(false) }
+    }
+
+    /// A size ([`fio_size`]), its unit noted.
+    fn size(&self, v: &str) -> Result<u64, String> {
+        let (bytes, base) = fio_size(v, self.kb_base)?;
+        self.thousands.set(self.thousands.get() || base == 1000);
+        Ok(bytes)
+    }
+
+    /// Whether a size read so far was in fio's opposite units under its default kb_base=1024
+    /// (4KiB is 4000 bytes there), which a reader of the job file may not expect.
+    fn opposite(&self) -> bool {
+        self.kb_base == 1024 && self.thousands.get()
+    }
 }
 
 /// Transfer sizes as iogauge takes them, whole 512-byte sectors: one that is not, written `v`
 /// with a unit of 1000 (fio's `kib`... under kb_base=1024, its `k`... under 1000), is refused
 /// with how fio reads it, which its writer may not have meant (plain bytes are left to the
 /// specification's own check).
-fn sectors(v: &str, kb_base: u64, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
-    let sizes = sizes(v, split, kb_base)?;
-    let thousands = match kb_base {
-        1024 => opposite_units(v),
-        _ => v.to_ascii_lowercase().replace("ib", "").contains(['k', 'm', 'g', 't', 'p']),
-    };
-    match sizes.iter().flatten().find(|(bytes, _)| bytes % 512 != 0).filter(|_| thousands) {
+fn sectors(v: &str, units: &Units, split: bool) -> Result<[Vec<(u64, u32)>; 2], String> {
+    let sizes = sizes(v, split, units)?;
+    let kb_base = units.kb_base;
+    match sizes.iter().flatten().find(|(bytes, _)| bytes % 512 != 0).filter(|_| units.thousands.get()) {
         Some((bytes, _)) => Err(format!(
             "{} as fio reads it (under kb_base={kb_base} k, m, g are powers of {kb_base} and kib, mib, gib of {}), \
              not whole 512-byte sectors as iogauge's transfer sizes are: 4k is 4096 bytes{}",
@@ -398,32 +424,6 @@ fn sectors(v: &str, kb_base: u64, split: bool) -> Result<[Vec<(u64, u32)>; 2], S
 /// `n` bytes, in words.
 fn in_bytes(n: u64) -> String {
     format!("{n} byte{}", if n == 1 { "" } else { "s" })
-}
-
-/// The options whose values are sizes (`rw` for its hole: `rw=read:4k`).
-const SIZES: [&str; 15] = [
-    "bs",
-    "blocksize",
-    "bssplit",
-    "bsrange",
-    "blocksize_range",
-    "size",
-    "offset",
-    "offset_increment",
-    "io_size",
-    "io_limit",
-    "rate",
-    "blockalign",
-    "ba",
-    "rw",
-    "readwrite",
-];
-
-/// Whether a size uses fio's "opposite" units (`kib`, `mib`...): powers of 1000 under its
-/// default `kb_base`, which a reader of the job file may not expect.
-fn opposite_units(v: &str) -> bool {
-    let lower = v.to_ascii_lowercase();
-    ["kib", "mib", "gib", "tib", "pib"].iter().any(|u| lower.contains(u))
 }
 
 /// fio's `buffer_pattern` when it is one byte, which iogauge repeats through every written
@@ -551,11 +551,9 @@ impl FioJob {
             let v = o.value.as_deref().unwrap_or("");
             let bad = |e: String| format!("{}: {}: {e}", o.at, o.key);
             let num = |v: &str| whole_number(v).ok_or_else(|| format!("{}: {}={v}: give a whole number", o.at, o.key));
-            let size = |v: &str| fio_size(v, kb_base).map_err(bad);
-            if kb_base == 1024 && self.opposite_units.is_none() && SIZES.contains(&o.key.as_str()) && opposite_units(v)
-            {
-                self.opposite_units = Some(format!("{}: {}={}", o.at, o.key, v.trim()));
-            }
+            // Fresh for each option: a transfer size's check and the warning ask of its own.
+            let units = Units::new(kb_base);
+            let size = |v: &str| units.size(v).map_err(bad);
             match o.key.as_str() {
                 "name" => self.name = v.to_string(),
                 "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),
@@ -570,10 +568,10 @@ impl FioJob {
                 }
                 "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
                 "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
-                "bs" | "blocksize" => self.sizes = sectors(v, kb_base, false).map_err(bad)?,
-                "bssplit" => self.sizes = sectors(v, kb_base, true).map_err(bad)?,
+                "bs" | "blocksize" => self.sizes = sectors(v, &units, false).map_err(bad)?,
+                "bssplit" => self.sizes = sectors(v, &units, true).map_err(bad)?,
                 "bsrange" | "blocksize_range" => {
-                    let [r, w] = sectors(&v.replace('-', "/0:"), kb_base, true).map_err(bad)?;
+                    let [r, w] = sectors(&v.replace('-', "/0:"), &units, true).map_err(bad)?;
                     self.sizes = [range(&r).map_err(bad)?, range(&w).map_err(bad)?];
                 }
                 "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,
@@ -750,20 +748,31 @@ impl FioJob {
                     ignored.push((other.to_string(), o.at.clone()));
                 }
             }
+            self.note_opposite(&units, || format!("{}: {}={}", o.at, o.key, v.trim()));
         }
         if let Some((rw, at)) = rw {
+            let units = Units::new(kb_base);
             let hole = |n: &str| {
-                let bytes = fio_size(n.trim_start_matches('-'), kb_base)?;
+                let bytes = units.size(n.trim_start_matches('-'))?;
                 let bytes = i64::try_from(bytes).map_err(|_| format!("{n}: too large a size"))?;
                 Ok(if n.starts_with('-') { -bytes } else { bytes })
             };
             let p = pattern_with(&rw, hole).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
+            self.note_opposite(&units, || format!("{at}: rw={}", rw.trim()));
             (self.random, self.seek_every, self.skip) = (p.random, p.seek_every, p.skip);
             (self.trim, self.write_trimmed) = (p.trim, p.write_trimmed);
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
             self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
         }
         Ok(())
+    }
+
+    /// Keeps `at` (where, and how written) as the first size in fio's opposite units, if
+    /// `units` read one.
+    fn note_opposite(&mut self, units: &Units, at: impl FnOnce() -> String) {
+        if units.opposite() && self.opposite_units.is_none() {
+            self.opposite_units = Some(at());
+        }
     }
 
     /// The job's access specification: one line per transfer size (reads' and writes' own
@@ -1303,7 +1312,7 @@ mod tests {
             ("4k", 1000, 4000),
             ("4kib", 1000, 4096),
         ] {
-            assert_eq!(fio_size(text, kb_base), Ok(bytes), "{text} under kb_base={kb_base}");
+            assert_eq!(fio_size(text, kb_base).map(|(b, _)| b), Ok(bytes), "{text} under kb_base={kb_base}");
         }
         for (text, says) in
             [("1.5k", "as 1 byte)"), ("0x10k", "(16 bytes there)"), ("4q", "(4 bytes there)"), ("4 k", "as no unit")]
@@ -1327,9 +1336,12 @@ mod tests {
 
     #[test]
     fn bssplit_and_read_write_sizes() {
-        assert_eq!(sizes("4k/60:64k/40", true, 1024).unwrap()[0], vec![(4096, 60), (65536, 40)]);
-        assert_eq!(sizes("4k/50:8k:16k", true, 1024).unwrap()[0], vec![(4096, 50), (8192, 25), (16384, 25)]);
-        let [r, w] = sizes("4k,64k", false, 1024).unwrap();
+        assert_eq!(sizes("4k/60:64k/40", true, &Units::new(1024)).unwrap()[0], vec![(4096, 60), (65536, 40)]);
+        assert_eq!(
+            sizes("4k/50:8k:16k", true, &Units::new(1024)).unwrap()[0],
+            vec![(4096, 50), (8192, 25), (16384, 25)]
+        );
+        let [r, w] = sizes("4k,64k", false, &Units::new(1024)).unwrap();
         assert_eq!((r, w), (vec![(4096, 100)], vec![(65536, 100)]));
         assert_eq!(range(&[(4096, 0), (16384, 0)]).unwrap(), vec![(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
     }

@@ -454,6 +454,14 @@ fn sizes_read_as_fio_reads_them() {
     std::fs::write(dir.join("s.fio"), "[a]\nioengine=null\nrw=read\nbs=4k\nsize=1m\ndescription=4KiB reads\n").unwrap();
     let out = iogauge_in(&dir, &["run", "s.fio", "-q", "--no-history"]);
     assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Any size option is, the run's size too: 2MiB is 2,000,000 bytes, 488 transfers of 4k.
+    std::fs::write(dir.join("s.fio"), "[a]\nioengine=null\nrw=read\nbs=4k\nsize=2MiB\n").unwrap();
+    let theirs = fio(&dir, &dir.join("s.fio"), "")["jobs"][0]["read"]["total_ios"].as_f64().unwrap();
+    let out = iogauge_in(&dir, &["run", "s.fio", "--json", "-", "--no-history"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("s.fio:5: size=2MiB: fio reads kib, mib"), "{err}");
+    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((num(&ours, "results/0/totals/ios"), theirs), (488.0, 488.0), "fio's I/O count");
     // A size that is no whole number of transfers: fio does the whole ones that fit, or the
     // one that crosses it too, by pattern.
     for rw in ["read", "randwrite", "randrw", "rw", "randread:2", "randread\nnorandommap=1"] {
