@@ -122,7 +122,7 @@ fn stamped_together(doc: &ResultDoc, r: &WorkloadResult) -> u64 {
     };
     let each = r.workers.iter().filter_map(|w| {
         let in_flight = match w.engine.as_deref() {
-            Some("psync") => 1,
+            Some(e) if e.starts_with("psync") => 1,
             _ => w.outstanding? as u64 * w.targets.len().max(1) as u64,
         };
         Some(if test_paced || worker_paced(&w.name) { 1 } else { batch.min(in_flight) })

@@ -214,6 +214,10 @@ settings! {
     run: Vec<String> = Vec::new(), "[]";
 
     /// I/O engine: `io_uring` or `psync` (one I/O in flight per worker; the result warns).
+    /// Under io_uring a worker of one outstanding I/O on a RAM disk without non-blocking I/O
+    /// (zram) does it on its own thread, as psync, its `engine` says: through the io-wq thread
+    /// io_uring would hand it to, zram on 2 CPUs did 54 K IOPS at 14.4 µs of CPU per I/O, on
+    /// the worker's thread 390 K at 2.6 (`io_wq_threads` keeps io-wq).
     engine: EngineKind = EngineKind::IoUring, "\"io_uring\"",
         flag(long, value_name = "ENGINE") Option<EngineKind> => set;
 

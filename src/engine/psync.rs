@@ -1,5 +1,6 @@
-//! pread/pwrite, one I/O at a time: for kernels without io_uring. A worker using it keeps one
-//! I/O in flight whatever its outstanding I/Os say; the result carries a warning saying so.
+//! pread/pwrite, one I/O at a time: for kernels without io_uring, and for io_uring's workers
+//! of one outstanding I/O on a RAM disk (mod.rs). A worker using it keeps one I/O in flight
+//! whatever its outstanding I/Os say; the result carries a warning saying so.
 //! Trims are `BLKDISCARD` or a punched hole, flushes fdatasync or fsync, FUA writes pwritev2
 //! with `RWF_DSYNC`.
 
@@ -17,6 +18,8 @@ pub struct PsyncEngine {
     /// Per target: a block device.
     block: Vec<bool>,
     queued: Option<Io>,
+    /// The RAM disk it serves in io_uring's stead, in words (None: asked for by name).
+    instead_of_io_wq: Option<&'static str>,
 }
 
 impl PsyncEngine {
@@ -24,7 +27,12 @@ impl PsyncEngine {
     pub fn new(files: Vec<File>) -> Self {
         let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
         let block = fds.iter().map(|&fd| is_block_device(fd)).collect();
-        PsyncEngine { fds, _files: files, block, queued: None }
+        PsyncEngine { fds, _files: files, block, queued: None, instead_of_io_wq: None }
+    }
+
+    /// The engine of an io_uring worker's one outstanding I/O on RAM disk `disk` (in words).
+    pub fn instead_of_io_wq(files: Vec<File>, disk: &'static str) -> Self {
+        PsyncEngine { instead_of_io_wq: Some(disk), ..PsyncEngine::new(files) }
     }
 }
 
@@ -83,6 +91,12 @@ impl Engine for PsyncEngine {
     }
 
     fn describe(&self) -> String {
-        "psync".into()
+        match self.instead_of_io_wq {
+            None => "psync".into(),
+            Some(disk) => format!(
+                "psync: one outstanding I/O on {disk}, done on the worker's thread (io_uring would hand each to \
+                 an io-wq thread and back)"
+            ),
+        }
     }
 }

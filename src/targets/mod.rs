@@ -296,16 +296,7 @@ pub fn in_memory(t: &TargetInfo) -> Option<String> {
             if let Some(backing) = sysfs(format!("{base}/loop/backing_file")) {
                 return memory_filesystem(Path::new(&backing)).map(|fs| format!("a loop device over a file on {fs}"));
             }
-            let name = std::fs::read_link(&base).ok()?.file_name()?.to_string_lossy().into_owned();
-            let ram_disk =
-                |prefix: &str| name.strip_prefix(prefix).is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
-            if ram_disk("zram") {
-                Some("zram, a compressed RAM disk".into())
-            } else if ram_disk("ram") {
-                Some("brd, a RAM disk".into())
-            } else {
-                None
-            }
+            crate::engine::ram_disk(rdev).map(String::from)
         }
         _ => None,
     }

@@ -8,9 +8,9 @@ use common::*;
 /// Runs a count-limited test on `dev` and checks the kernel saw exactly those I/Os.
 /// `--allow-write` names the device so the safety probe (libblkid reads the device before
 /// any write test) adds no I/O of its own.
-fn reconcile(dev: &str, name: &str, spec: &str, ios: u64, extra: &[&str]) {
+fn reconcile(dev: &str, name: &str, spec: &str, qd: &str, ios: u64, extra: &[&str]) {
     let before = kernel_ios(name);
-    let mut args = vec!["run", "--target", dev, "--allow-write", dev, "--spec", spec, "--qd", "8", "--ios"];
+    let mut args = vec!["run", "--target", dev, "--allow-write", dev, "--spec", spec, "--qd", qd, "--ios"];
     let n = ios.to_string();
     args.push(&n);
     args.extend(extra);
@@ -42,16 +42,16 @@ fn assert_littles_law_on(dev: &str, name: &str, cases: &[(u32, u32, u64)]) {
 #[test]
 fn loop_device_counts_match_the_kernel() {
     let l = LoopDev::new(256 << 20);
-    reconcile(&l.dev, l.name(), "random-read-4k", 20_000, &[]);
-    reconcile(&l.dev, l.name(), "oltp-8k", 20_000, &[]);
-    reconcile(&l.dev, l.name(), "random-read-4k", 5_000, &["--engine", "psync"]);
+    reconcile(&l.dev, l.name(), "random-read-4k", "8", 20_000, &[]);
+    reconcile(&l.dev, l.name(), "oltp-8k", "8", 20_000, &[]);
+    reconcile(&l.dev, l.name(), "random-read-4k", "8", 5_000, &["--engine", "psync"]);
 }
 
 #[test]
 fn zram_counts_match_the_kernel() {
     let _z = zram();
-    reconcile(ZRAM, "zram0", "random-read-4k", 200_000, &[]);
-    reconcile(ZRAM, "zram0", "database-mix-8k", 200_000, &["--workers", "2"]);
+    reconcile(ZRAM, "zram0", "random-read-4k", "8", 200_000, &[]);
+    reconcile(ZRAM, "zram0", "database-mix-8k", "8", 200_000, &["--workers", "2"]);
 }
 
 #[test]
@@ -143,6 +143,27 @@ fn a_worker_on_zram_gets_one_io_wq_thread_at_a_time() {
     let doc = json(&["run", "--target", &l.dev, "--spec", "random-read-4k", "--qd", "32", "--time", "1s"]);
     let engine = doc["results"][0]["workers"][0]["engine"].as_str().unwrap();
     assert!(!engine.contains("io-wq"), "{engine}");
+}
+
+/// A worker of one outstanding I/O on zram does it on its own thread (engine/mod.rs): through
+/// io-wq, each I/O would wake a thread to copy memory and then wake the worker. No io-wq
+/// thread runs, the worker's `engine` says so, and its reads and writes all reach the kernel's
+/// counters (Little's law with the one in flight: `littles_law_holds_on_zram`). Two
+/// outstanding I/Os, or io-wq asked for by name, go through io-wq.
+#[test]
+fn one_outstanding_io_on_zram_is_done_on_the_workers_thread() {
+    let _z = zram();
+    let (threads, _, doc) = io_wq_threads_during(&["run", "--target", ZRAM, "--spec", "random-read-4k", "--qd", "1"]);
+    let engine = doc["results"][0]["workers"][0]["engine"].as_str().unwrap();
+    assert!(engine.starts_with("psync: one outstanding I/O on zram"), "{engine}");
+    assert!(threads.is_empty(), "io-wq threads: {threads:?}");
+    reconcile(ZRAM, "zram0", "database-mix-8k", "1", 50_000, &[]);
+    for extra in [&["--qd", "2"][..], &["--qd", "1", "--io-wq-threads", "1"]] {
+        let args = ["run", "--target", ZRAM, "--spec", "random-read-4k", "--ios", "5000"];
+        let doc = json(&[&args[..], extra].concat());
+        let engine = doc["results"][0]["workers"][0]["engine"].as_str().unwrap();
+        assert!(engine.starts_with("io_uring") && engine.contains("io-wq"), "{extra:?}: {engine}");
+    }
 }
 
 /// A device that sleeps (here a FUSE file whose every read takes 20 ms, served in parallel)
