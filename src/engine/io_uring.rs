@@ -162,8 +162,8 @@ impl UringEngine {
         // 368 K IOPS straight there, 425 K tried first; fio 425 K). They go straight there when
         // one I/O is outstanding (no other to contend with; the failed try then cost 18 µs of
         // CPU per I/O in wake-ups: 24 K IOPS against 63 K on zram, 2 CPUs; a RAM disk's one I/O
-        // is done on the worker's thread instead, mod.rs) or when the worker is spread over several io-wq threads
-        // (`io_wq_threads`; see io_wq.rs).
+        // is done on the worker's thread instead, mod.rs) or when the worker is spread over
+        // several io-wq threads (`io_wq_threads`; see io_wq.rs).
         let fuse: Vec<bool> = fds.iter().map(|&fd| on_fuse(fd)).collect();
         let no_nowait: Vec<bool> = fds.iter().zip(&fuse).map(|(&fd, &f)| !f && !io_wq::supports_nowait(fd)).collect();
         let spread = io_wq_limit.threads.is_some() || slots == 1;

@@ -229,9 +229,8 @@ pub fn drive<D: Driver>(kind: EngineKind, res: Resources, driver: D) -> crate::e
 /// against 54 K at 14.4 µs through io-wq (fio's io_uring: 19 K). A RAM disk waits for nothing
 /// but memory, so a worker blocked in its I/O is never held past the test's end; a device that
 /// may (a FUSE server, a device-mapper target over a disk that stops answering, a zram that
-/// reads pages written back to a disk) keeps io-wq,
-/// whose I/Os a worker can give up. A worker spread over io-wq threads by name
-/// (`io_wq_threads`) keeps them too.
+/// reads pages written back to a disk) keeps io-wq, whose I/Os a worker can give up. A worker
+/// spread over io-wq threads by name (`io_wq_threads`) keeps them too.
 fn one_io_on_a_ram_disk(files: &[File], slots: usize, io_wq: &IoWqLimit) -> Option<&'static str> {
     let [file] = files else { return None };
     if slots != 1 || io_wq.threads.is_some() {
