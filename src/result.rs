@@ -425,9 +425,25 @@ pub struct TargetResult {
     pub working_set_bytes: u64,
     /// I/Os in flight asked on it (outstanding per worker, summed over its workers).
     pub outstanding: u64,
+    /// A block device's own count over the recorded window, from the kernel (the run's
+    /// entry of each target; none in a worker's, or for a target that is no block device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceTime>,
     /// The measurements.
     #[serde(flatten)]
     pub metrics: Metrics,
+}
+
+/// What the block layer counted on a device over the recorded window (/sys/block's stat, as
+/// iostat reads it): every process's I/O there, reads, writes and discards.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeviceTime {
+    /// I/Os that reached the device (a request merged into another counts as its own).
+    pub ios: u64,
+    /// Their requests' mean time from issue to completion in the block layer (ms): the
+    /// device's part of a response time. The kernel sums these times in ns and shows the sum
+    /// in ms, so the mean is within 1 ms / requests. Null with no I/O.
+    pub avg_ms: Option<f64>,
 }
 
 /// One sample of the time series.

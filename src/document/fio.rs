@@ -223,5 +223,13 @@ fn figures(jobs: &[&Value], secs: f64) -> Metrics {
 
 /// A job's file as a target of its worker, with the job's figures.
 fn target(path: &str, metrics: Metrics) -> TargetResult {
-    TargetResult { path: path.to_string(), manager: 0, start_offset: 0, working_set_bytes: 0, outstanding: 0, metrics }
+    TargetResult {
+        path: path.to_string(),
+        manager: 0,
+        start_offset: 0,
+        working_set_bytes: 0,
+        outstanding: 0,
+        device: None,
+        metrics,
+    }
 }

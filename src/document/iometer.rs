@@ -141,6 +141,7 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
                         start_offset: r.num("Starting Sector") as u64 * 512,
                         working_set_bytes: r.num("Maximum Size") as u64 * 512,
                         outstanding: r.num("Queue Depth") as u64,
+                        device: None,
                         metrics: r.metrics(),
                     };
                     if let Some(w) = workers.last_mut() {

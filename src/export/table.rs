@@ -15,6 +15,7 @@ pub fn to_bytes(doc: &ResultDoc, detail: Detail) -> Vec<u8> {
     let mut out = grid(&rows(doc, detail));
     set_up(doc, &mut out);
     in_flight(doc, &mut out);
+    device_times(doc, &mut out);
     failures(doc, &mut out);
     for w in &doc.warnings {
         let _ = writeln!(out, "warning: {w}");
@@ -126,6 +127,26 @@ fn in_flight(doc: &ResultDoc, out: &mut String) {
             let psync = r.workers.iter().any(|w| w.engine.as_deref().is_some_and(|e| e.starts_with("psync")));
             let why = if psync { ": psync does one I/O at a time per worker" } else { "" };
             let _ = writeln!(out, "{}: {mean:.1} of {asked} I/Os in flight on average (IOPS x avg ms){why}", r.spec);
+        }
+    }
+}
+
+/// Each block device's own mean time per I/O, as the kernel counted it, beside the response
+/// time measured there: the device's part, and the host's (queueing in the kernel's threads,
+/// the tool's loop, a woken CPU).
+fn device_times(doc: &ResultDoc, out: &mut String) {
+    for r in &doc.results {
+        for t in &r.targets {
+            let Some(d) = &t.device else { continue };
+            let (Some(device), Some(measured)) = (d.avg_ms, t.metrics.avg_response_ms) else { continue };
+            let _ = writeln!(
+                out,
+                "{}: {}: the block layer's own mean time per I/O {device:.4} ms over {} I/Os, against {measured:.4} ms \
+                 measured",
+                r.spec,
+                t.path,
+                thousands(d.ios as f64)
+            );
         }
     }
 }

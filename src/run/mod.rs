@@ -1,6 +1,7 @@
 //! Runs a prepared test: starts the workers together, has the `monitor` watch the clock,
 //! and turns what the workers hand back into the result document (`tally`).
 
+mod device_time;
 mod io_log;
 mod monitor;
 mod snapshot;
@@ -18,6 +19,7 @@ use crate::error::{Error, Result, runtime};
 use crate::managers::{self, Group};
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{ResultDoc, SCHEMA, WorkloadResult};
+use crate::targets::{Identity, TargetKind};
 use crate::verify::checker::Checker;
 use crate::verify::map::BlockMap;
 use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
@@ -173,7 +175,15 @@ fn run_workload(
     ctl.record_end_ns.store(record_start.saturating_add(clock.time_ns), Relaxed);
     // The counters and the CPU at the epoch, before any worker runs: a monitor thread that
     // starts late (a loaded host) must not lose the first I/Os from the time series.
-    let first = monitor::bounding_mark(&ctl.live, 0);
+    let devices: Vec<Option<u64>> = prep
+        .targets()
+        .iter()
+        .map(|t| match (t.kind, t.identity) {
+            (TargetKind::Block, Some(Identity::Device(rdev))) => Some(rdev),
+            _ => None,
+        })
+        .collect();
+    let first = monitor::bounding_mark(&ctl.live, &devices, 0);
     ctl.barrier.wait();
     let window = if failed {
         Window::empty(&ctl.live)
@@ -186,9 +196,20 @@ fn run_workload(
         let counters =
             &Counters { ctl: Arc::clone(&ctl), names: Arc::new(names), rank: group.me().rank, workload: spec.into() };
         observer.workload_started(counters);
-        let w =
-            Monitor { ctl: &ctl, group, epoch, started, first, clock: &clock, spec, counters, observer, io_timeout }
-                .watch();
+        let w = Monitor {
+            ctl: &ctl,
+            group,
+            epoch,
+            started,
+            first,
+            devices: &devices,
+            clock: &clock,
+            spec,
+            counters,
+            observer,
+            io_timeout,
+        }
+        .watch();
         // A worker may be waiting for completions that do not come: interrupt its wait
         // (again, until it has seen the stop) so it drains with a timeout, or at once when
         // the user asks again.

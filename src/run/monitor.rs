@@ -5,11 +5,12 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::device_time::{self, DeviceCount};
 use super::snapshot::{Count, Counters, Phase, Snapshot};
 use crate::config::TestSettings;
 use crate::cpu::{self, CpuSnapshot, CpuWaits};
 use crate::managers::Group;
-use crate::result::{Interval, WorkloadResult, percentiles_of};
+use crate::result::{DeviceTime, Interval, WorkloadResult, percentiles_of};
 use crate::stats::Histogram;
 use crate::stats::histogram::LIVE_BUCKETS;
 use crate::worker::{Control, Live};
@@ -103,21 +104,27 @@ pub(super) struct Mark {
     /// Each worker's waits for a CPU so far, where the kernel counts them: read only for a
     /// mark that may bound recording (empty in the others).
     cpu_waits: Vec<Option<CpuWaits>>,
+    /// Each target's block-device counters, read with `cpu_waits` (none for a target that is
+    /// no block device).
+    devices: Vec<Option<DeviceCount>>,
 }
 
 /// The counters now, stamped `at_ns`.
 pub(super) fn mark(live: &[Live], at_ns: u64) -> Mark {
-    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot(), cpu_waits: Vec::new() }
+    Mark { at_ns, sums: sum_live(live), cpu: cpu::snapshot(), cpu_waits: Vec::new(), devices: Vec::new() }
 }
 
-/// [`mark`], with the workers' waits for a CPU (read after the counters): a mark that may
+/// [`mark`], with the workers' waits for a CPU and the counters of the targets' block devices
+/// (`devices`, each target's `st_rdev`), read after the workers' counters: a mark that may
 /// start recording.
-pub(super) fn bounding_mark(live: &[Live], at_ns: u64) -> Mark {
-    Mark { cpu_waits: cpu_waits(live), ..mark(live, at_ns) }
+pub(super) fn bounding_mark(live: &[Live], devices: &[Option<u64>], at_ns: u64) -> Mark {
+    let (cpu_waits, devices) = bounds(live, devices);
+    Mark { cpu_waits, devices, ..mark(live, at_ns) }
 }
 
-fn cpu_waits(live: &[Live]) -> Vec<Option<CpuWaits>> {
-    live.iter().map(Live::cpu_waits).collect()
+/// What a mark bounding recording holds beside the workers' counters.
+fn bounds(live: &[Live], devices: &[Option<u64>]) -> (Vec<Option<CpuWaits>>, Vec<Option<DeviceCount>>) {
+    (live.iter().map(Live::cpu_waits).collect(), device_time::read_all(devices))
 }
 
 /// A run's timing: interval, ramp-up and recorded time (a counted test's `max_time`, or
@@ -187,6 +194,13 @@ impl Window {
         let (start, end) = (self.start.cpu_waits.get(i)?, self.end.cpu_waits.get(i)?);
         Some(end.as_ref()?.since(start.as_ref()?))
     }
+
+    /// What the block layer counted on target `i`'s device while recording: None for a
+    /// target that is no block device, or a run that never started.
+    pub(super) fn device_time(&self, i: usize) -> Option<DeviceTime> {
+        let (start, end) = (self.start.devices.get(i)?, self.end.devices.get(i)?);
+        Some(device_time::between(start.as_ref()?, end.as_ref()?))
+    }
 }
 
 /// The main thread's part: sleeps to each interval boundary, samples the counters and the CPU,
@@ -206,6 +220,8 @@ pub(super) struct Monitor<'a> {
     pub(super) started: SystemTime,
     /// The mark at the epoch, taken before the workers started.
     pub(super) first: Mark,
+    /// Each target's `st_rdev` where it is a block device (by the prepared targets' order).
+    pub(super) devices: &'a [Option<u64>],
     /// Interval, ramp-up and run time.
     pub(super) clock: &'a Clock,
     /// The workload running.
@@ -262,7 +278,7 @@ impl Monitor<'_> {
                 // then gives its I/Os io_timeout to complete.
                 self.stop_at(next);
                 // The workers' waits for a CPU are the window's to here, not their drain's.
-                waits_at_end = Some(cpu_waits(&self.ctl.live));
+                waits_at_end = Some(bounds(&self.ctl.live, self.devices));
                 let mut waited = 0u32;
                 while !self.all_done() {
                     if waited % 20 == 0 {
@@ -295,7 +311,7 @@ impl Monitor<'_> {
             let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0), finished);
             let last = stopped || end == Some(next);
             if last {
-                m.cpu_waits = waits_at_end.take().unwrap_or_else(|| cpu_waits(&self.ctl.live));
+                (m.cpu_waits, m.devices) = waits_at_end.take().unwrap_or_else(|| bounds(&self.ctl.live, self.devices));
             }
             if let Some((rs, _, _)) = &rec {
                 // A sliver of a last sample (a stop just after a boundary) is left out, but
@@ -317,7 +333,7 @@ impl Monitor<'_> {
                 None => {
                     // Ramp-up is over: recording started at its end. Nothing is recorded
                     // before it, whatever is published by now.
-                    let mut start = bounding_mark(&self.ctl.live, record_start);
+                    let mut start = bounding_mark(&self.ctl.live, self.devices, record_start);
                     (start.sums.recorded_ios, start.sums.recorded_bytes) = (0, 0);
                     // The first sample of recording counts from its start.
                     prev = start.clone();

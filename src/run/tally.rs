@@ -117,6 +117,7 @@ impl Ended<'_> {
                     start_offset: ws.start,
                     working_set_bytes: ws.size,
                     outstanding: plan.outstanding as u64,
+                    device: None,
                     metrics: Metrics::new(st, secs),
                 });
             }
@@ -139,8 +140,9 @@ impl Ended<'_> {
             .targets()
             .iter()
             .zip(&per_target)
-            .filter(|(_, (_, qd))| *qd > 0)
-            .map(|(info, (st, qd))| {
+            .enumerate()
+            .filter(|(_, (_, (_, qd)))| *qd > 0)
+            .map(|(i, (info, (st, qd)))| {
                 // The working set of the first worker using it (workers may differ; each
                 // worker's own entry has its own).
                 let ws =
@@ -151,6 +153,7 @@ impl Ended<'_> {
                     start_offset: ws.map_or(0, |w| w.start),
                     working_set_bytes: ws.map_or(0, |w| w.size),
                     outstanding: *qd,
+                    device: self.window.device_time(i),
                     metrics: Metrics::new(st, secs),
                 }
             })

@@ -80,7 +80,8 @@ pub fn run_threads<T: Send>(
         let epoch = Instant::now();
         let started = SystemTime::now();
         ctl.epoch.set(epoch).expect("set once");
-        let first = monitor::bounding_mark(&ctl.live, 0);
+        // A file-system test's threads have no targets of their own whose devices to count.
+        let first = monitor::bounding_mark(&ctl.live, &[], 0);
         ctl.barrier.wait();
         let names = threads.iter().map(|(name, target)| (name.clone(), vec![target.clone()])).collect();
         let counters = &Counters { ctl: Arc::clone(&ctl), names: Arc::new(names), rank: 0, workload: workload.into() };
@@ -94,6 +95,7 @@ pub fn run_threads<T: Send>(
             epoch,
             started,
             first,
+            devices: &[],
             clock,
             spec: workload,
             counters,

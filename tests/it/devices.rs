@@ -166,6 +166,35 @@ fn one_outstanding_io_on_zram_is_done_on_the_workers_thread() {
     }
 }
 
+/// A block device's `device` in the document is the kernel's own count over the recorded
+/// window, as iostat reads it: read here from /sys/block before and after counted runs (no
+/// other I/O on the device), its I/Os are exactly the run's, merged ones included, and its
+/// mean time per I/O is the kernel's (the same sums over the same I/Os). That time lies within
+/// each response time, so the measured mean is at least it. A file's entry has none, nor has a
+/// worker's.
+#[test]
+fn the_document_holds_the_block_layers_own_count() {
+    let l = LoopDev::new(64 << 20);
+    for (spec, qd) in [("random-read-4k", "16"), ("oltp-8k", "4"), ("streaming-read-64k", "8")] {
+        let (ios, busy) = (kernel_ios(l.name()), kernel_busy_ms(l.name()));
+        let args = ["run", "--target", &l.dev, "--allow-write", &l.dev, "--spec", spec, "--qd", qd];
+        let doc = json(&[&args[..], &["--ios", "20000", "--no-history"]].concat());
+        let (ios_after, busy_after) = (kernel_ios(l.name()), kernel_busy_ms(l.name()));
+        let t = &doc["results"][0]["targets"][0];
+        let requests = (ios_after.0 - ios.0) + (ios_after.2 - ios.2);
+        let merged = (ios_after.1 - ios.1) + (ios_after.3 - ios.3);
+        assert_eq!(num(t, "device/ios"), (requests + merged) as f64, "{spec}: the kernel's I/Os");
+        assert_eq!(num(t, "device/ios"), 20_000.0, "{spec}: the run's I/Os");
+        let kernel_ms = (busy_after - busy) as f64 / requests as f64;
+        assert!((num(t, "device/avg_ms") - kernel_ms).abs() < 1e-9, "{spec}: {} against {kernel_ms}", t["device"]);
+        assert!(num(t, "avg_response_ms") >= num(t, "device/avg_ms"), "{spec}: {t}");
+        assert!(doc["results"][0]["workers"][0]["targets"][0].get("device").is_none());
+    }
+    let file = scratch("device-count").join("f");
+    let doc = json(&["run", "--target", file.to_str().unwrap(), "--file-size", "16M", "--ios", "1000", "--no-history"]);
+    assert!(doc["results"][0]["targets"][0].get("device").is_none(), "{}", doc["results"][0]["targets"][0]);
+}
+
 /// A device that sleeps (here a FUSE file whose every read takes 20 ms, served in parallel)
 /// must have every outstanding I/O at the device, not one queued behind one io-wq thread: its
 /// response time is the device's 20 ms and IOPS reach outstanding / 20 ms. So too when the
