@@ -262,7 +262,7 @@ impl Monitor<'_> {
         let mut rec = (record_start == 0).then(|| (0, prev.clone(), self.started));
         let mut next = if record_start > 0 { iv.min(record_start) } else { iv.min(time) };
         let mut intervals = Vec::new();
-        let mut waits_at_end = None;
+        let mut bounds_at_end = None;
         loop {
             self.wait_until(next, &mut stalls);
             if self.observer.stop_requested() {
@@ -277,8 +277,9 @@ impl Monitor<'_> {
                 // near the end): its wait is interrupted until it has seen the stop, and it
                 // then gives its I/Os io_timeout to complete.
                 self.stop_at(next);
-                // The workers' waits for a CPU are the window's to here, not their drain's.
-                waits_at_end = Some(bounds(&self.ctl.live, self.devices));
+                // The workers' waits for a CPU and the devices' counts are the window's to
+                // here, not their drain's.
+                bounds_at_end = Some(bounds(&self.ctl.live, self.devices));
                 let mut waited = 0u32;
                 while !self.all_done() {
                     if waited % 20 == 0 {
@@ -311,7 +312,7 @@ impl Monitor<'_> {
             let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0), finished);
             let last = stopped || end == Some(next);
             if last {
-                (m.cpu_waits, m.devices) = waits_at_end.take().unwrap_or_else(|| bounds(&self.ctl.live, self.devices));
+                (m.cpu_waits, m.devices) = bounds_at_end.take().unwrap_or_else(|| bounds(&self.ctl.live, self.devices));
             }
             if let Some((rs, _, _)) = &rec {
                 // A sliver of a last sample (a stop just after a boundary) is left out, but

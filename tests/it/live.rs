@@ -167,10 +167,9 @@ fn scrape_while(child: Child, port: u16, prom: &Prometheus) -> (usize, std::proc
                 String::from_utf8_lossy(&out.stderr)
             );
             scrapes += 1;
-            let ended = r#"iogauge_state{state="ended"} 1"#;
             if !cut_short
-                && body.contains(ended)
-                && !prom.query(ended.replace(" 1", " == 1").as_str(), unix_now()).is_empty()
+                && body.contains(r#"iogauge_state{state="ended"} 1"#)
+                && !prom.query(r#"iogauge_state{state="ended"} == 1"#, unix_now()).is_empty()
             {
                 // Still lingering, so still running: Prometheus's samples so far are before this.
                 alive = unix_now();
