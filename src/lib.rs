@@ -51,6 +51,7 @@ pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod study;
+pub(crate) mod sysblock;
 pub(crate) mod targets;
 pub mod trace;
 pub(crate) mod ui;

@@ -99,13 +99,13 @@ pub fn nodes_of_cpus(cpus: &[u32]) -> Vec<u32> {
     nodes
 }
 
-/// The NUMA node of block device `major:minor`: the `numa_node` of the nearest device above it
+/// The NUMA node of block device `rdev`: the `numa_node` of the nearest device above it
 /// in sysfs (the PCI function of an NVMe or SCSI controller; a partition's disk's), or on a
 /// machine of one node, that node. None for a virtual device (loop, zram) on a machine of
 /// several nodes, or one whose bus has no affinity (`-1`) there.
-pub fn node_of_device(major: u32, minor: u32) -> Option<u32> {
+pub fn node_of_device(rdev: u64) -> Option<u32> {
     let nodes = online_nodes();
-    let mut at: Option<PathBuf> = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok();
+    let mut at: Option<PathBuf> = std::fs::canonicalize(crate::sysblock::dir(rdev)).ok();
     while let Some(dir) = at {
         if let Ok(text) = std::fs::read_to_string(dir.join("numa_node"))
             .or_else(|_| std::fs::read_to_string(dir.join("device/numa_node")))

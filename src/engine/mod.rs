@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Unreadable;
 use crate::stats::Op;
+use crate::sysblock;
 
 /// Which I/O engine the workers use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,24 +243,8 @@ fn one_io_on_a_ram_disk(files: &[File], slots: usize, io_wq: &IoWqLimit) -> Opti
     }
     let rdev = std::os::unix::fs::MetadataExt::rdev(&meta);
     // A zram that writes idle pages back to a disk reads them from there.
-    let backing = format!("/sys/dev/block/{}:{}/backing_dev", libc::major(rdev), libc::minor(rdev));
-    let on_disk = std::fs::read_to_string(backing).is_ok_and(|b| b.trim() != "none");
-    ram_disk(rdev).filter(|_| !on_disk && !io_wq::supports_nowait(file.as_raw_fd()))
-}
-
-/// The RAM disk block device `rdev` is, in words, by the kernel's name for that device
-/// number: its data in memory (zram, brd). None for anything else.
-pub fn ram_disk(rdev: libc::dev_t) -> Option<&'static str> {
-    let base = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
-    let name = std::fs::read_link(base).ok()?.file_name()?.to_string_lossy().into_owned();
-    let numbered = |prefix: &str| name.strip_prefix(prefix).is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
-    if numbered("zram") {
-        Some("zram, a compressed RAM disk")
-    } else if numbered("ram") {
-        Some("brd, a RAM disk")
-    } else {
-        None
-    }
+    let on_disk = sysblock::read(rdev, "backing_dev").is_some_and(|b| b != "none");
+    sysblock::ram_disk(rdev).filter(|_| !on_disk && !io_wq::supports_nowait(file.as_raw_fd()))
 }
 
 /// `BLKDISCARD` (linux/fs.h: `_IO(0x12, 119)`): discard a byte range of a block device.

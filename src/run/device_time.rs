@@ -4,6 +4,7 @@
 //! thread hand-overs, a woken CPU); the kernel's counts hold the first alone.
 
 use crate::result::DeviceTime;
+use crate::sysblock;
 
 /// A block device's counters at one instant: reads, writes and discards together.
 #[derive(Debug, Clone, Copy)]
@@ -24,8 +25,7 @@ pub(super) fn read_all(devices: &[Option<u64>]) -> Vec<Option<DeviceCount>> {
 }
 
 fn read(rdev: u64) -> Option<DeviceCount> {
-    let stat = std::fs::read_to_string(format!("/sys/dev/block/{}:{}/stat", libc::major(rdev), libc::minor(rdev)));
-    let f: Vec<u64> = stat.ok()?.split_whitespace().map(|v| v.parse().unwrap_or(0)).collect();
+    let f: Vec<u64> = sysblock::read(rdev, "stat")?.split_whitespace().map(|v| v.parse().unwrap_or(0)).collect();
     // Fields (Documentation/block/stat.rst): reads 0-3, writes 4-7, discards 11-14 (since
     // 4.18), each as requests, merged, sectors, ticks (ms).
     let at = |i: usize| f.get(i).copied().unwrap_or(0);

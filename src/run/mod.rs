@@ -19,7 +19,7 @@ use crate::error::{Error, Result, runtime};
 use crate::managers::{self, Group};
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{ResultDoc, SCHEMA, WorkloadResult};
-use crate::targets::{Identity, TargetKind};
+use crate::targets::TargetInfo;
 use crate::verify::checker::Checker;
 use crate::verify::map::BlockMap;
 use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
@@ -175,14 +175,7 @@ fn run_workload(
     ctl.record_end_ns.store(record_start.saturating_add(clock.time_ns), Relaxed);
     // The counters and the CPU at the epoch, before any worker runs: a monitor thread that
     // starts late (a loaded host) must not lose the first I/Os from the time series.
-    let devices: Vec<Option<u64>> = prep
-        .targets()
-        .iter()
-        .map(|t| match (t.kind, t.identity) {
-            (TargetKind::Block, Some(Identity::Device(rdev))) => Some(rdev),
-            _ => None,
-        })
-        .collect();
+    let devices: Vec<Option<u64>> = prep.targets().iter().map(TargetInfo::device).collect();
     let first = monitor::bounding_mark(&ctl.live, &devices, 0);
     ctl.barrier.wait();
     let window = if failed {

@@ -24,6 +24,7 @@ use crate::engine::Target;
 use crate::engine::network::{Protocol, protocol_of, schemes};
 use crate::error::{Result, input, runtime};
 use crate::placement;
+use crate::sysblock;
 use crate::verify::map::TargetFacts;
 
 /// The extended attribute that marks a file iogauge created (and so may overwrite).
@@ -80,6 +81,16 @@ pub struct TargetInfo {
     /// What the path led to when inspected (None: the null target, or a file still to create).
     #[serde(skip)]
     pub identity: Option<Identity>,
+}
+
+impl TargetInfo {
+    /// The device number of a block-device target (None for files, network targets and null).
+    pub fn device(&self) -> Option<u64> {
+        match (self.kind, self.identity) {
+            (TargetKind::Block, Some(Identity::Device(rdev))) => Some(rdev),
+            _ => None,
+        }
+    }
 }
 
 /// What a target is as an object, whatever its name: a block device by its device number, a
@@ -179,10 +190,10 @@ pub fn inspect_local(path: &str, file_size: u64, buffered: bool) -> Result<Targe
             logical_block,
             // `buffered` goes through the page cache on a device too (fio's default).
             direct: !buffered,
-            model: device_model(libc::major(rdev), libc::minor(rdev)),
+            model: device_model(rdev),
             exists: true,
             created_by_iogauge: false,
-            numa_node: placement::node_of_device(libc::major(rdev), libc::minor(rdev)),
+            numa_node: placement::node_of_device(rdev),
             network: None,
             identity: Some(identity),
         })
@@ -197,7 +208,7 @@ pub fn inspect_local(path: &str, file_size: u64, buffered: bool) -> Result<Targe
             model: file_model(meta.dev()),
             exists: true,
             created_by_iogauge: has_created_mark(path),
-            numa_node: placement::node_of_device(libc::major(meta.dev()), libc::minor(meta.dev())),
+            numa_node: placement::node_of_device(meta.dev()),
             network: None,
             identity: Some(Identity::from_meta(&meta)),
         })
@@ -223,7 +234,7 @@ fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
         model: file_model(pmeta.dev()),
         exists: false,
         created_by_iogauge: true,
-        numa_node: placement::node_of_device(libc::major(pmeta.dev()), libc::minor(pmeta.dev())),
+        numa_node: placement::node_of_device(pmeta.dev()),
         network: None,
         identity: None,
     })
@@ -260,43 +271,37 @@ fn block_geometry(f: &File) -> std::io::Result<(u64, u64)> {
 /// `_IOR(0x12, 114, size_t)`: not exported by the libc crate.
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 
-fn sysfs(path: String) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
-}
-
-/// A human name for the device `major:minor`: its model, or what backs a loop, zram or dm device.
-pub fn device_model(major: u32, minor: u32) -> String {
-    let base = format!("/sys/dev/block/{major}:{minor}");
-    if let Some(m) = sysfs(format!("{base}/device/model")) {
-        let vendor = sysfs(format!("{base}/device/vendor")).unwrap_or_default();
+/// A human name for block device `rdev`: its model, or what backs a loop, zram or dm device.
+pub fn device_model(rdev: u64) -> String {
+    if let Some(m) = sysblock::read(rdev, "device/model") {
+        let vendor = sysblock::read(rdev, "device/vendor").unwrap_or_default();
         return format!("{vendor} {m}").trim().to_string();
     }
-    if let Some(f) = sysfs(format!("{base}/loop/backing_file")) {
+    if let Some(f) = sysblock::read(rdev, "loop/backing_file") {
         return format!("loop over {f}");
     }
-    if let Some(c) = sysfs(format!("{base}/comp_algorithm")) {
+    if let Some(c) = sysblock::read(rdev, "comp_algorithm") {
         let algo = c.split_whitespace().find(|a| a.starts_with('[')).unwrap_or(&c).trim_matches(['[', ']']);
         return format!("zram ({algo})");
     }
-    if let Some(n) = sysfs(format!("{base}/dm/name")) {
+    if let Some(n) = sysblock::read(rdev, "dm/name") {
         return format!("device-mapper {n}");
     }
-    let name = std::fs::read_link(&base).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
-    name.map_or_else(|| format!("block device {major}:{minor}"), |n| format!("{n} ({major}:{minor})"))
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    sysblock::name(rdev).map_or_else(|| format!("block device {major}:{minor}"), |n| format!("{n} ({major}:{minor})"))
 }
 
 /// What holds a target's data when that is memory, not a storage device: a file on tmpfs or
 /// ramfs, a zram or brd RAM disk, a loop device over any of those. None for storage (and the
 /// null target, which holds nothing).
 pub fn in_memory(t: &TargetInfo) -> Option<String> {
-    match (t.kind, t.identity) {
+    match (t.kind, t.device()) {
         (TargetKind::File, _) => memory_filesystem(Path::new(&t.path)),
-        (TargetKind::Block, Some(Identity::Device(rdev))) => {
-            let base = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
-            if let Some(backing) = sysfs(format!("{base}/loop/backing_file")) {
+        (_, Some(rdev)) => {
+            if let Some(backing) = sysblock::read(rdev, "loop/backing_file") {
                 return memory_filesystem(Path::new(&backing)).map(|fs| format!("a loop device over a file on {fs}"));
             }
-            crate::engine::ram_disk(rdev).map(String::from)
+            sysblock::ram_disk(rdev).map(String::from)
         }
         _ => None,
     }
@@ -307,11 +312,9 @@ pub fn in_memory(t: &TargetInfo) -> Option<String> {
 /// discarded), and that file; None under 10 % (a file's metadata and tail), or elsewhere.
 /// Reads there are answered with zeros without reaching the storage.
 pub fn unwritten(t: &TargetInfo) -> Option<(f64, String)> {
-    let file = match (t.kind, t.identity) {
+    let file = match (t.kind, t.device()) {
         (TargetKind::File, _) => t.path.clone(),
-        (TargetKind::Block, Some(Identity::Device(rdev))) => {
-            sysfs(format!("/sys/dev/block/{}:{}/loop/backing_file", libc::major(rdev), libc::minor(rdev)))?
-        }
+        (_, Some(rdev)) => sysblock::read(rdev, "loop/backing_file")?,
         _ => return None,
     };
     let m = std::fs::metadata(&file).ok().filter(|m| m.len() > 0)?;
@@ -385,20 +388,20 @@ pub fn facts(path: &str) -> std::io::Result<TargetFacts> {
     if !m.file_type().is_block_device() {
         return Ok(TargetFacts { device: None, inode: Some((m.dev(), m.ino())), size: m.len(), serial: None });
     }
-    let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
-    let base = format!("/sys/dev/block/{major}:{minor}");
-    let backing = sysfs(format!("{base}/loop/backing_file"));
+    let rdev = m.rdev();
+    let backing = sysblock::read(rdev, "loop/backing_file");
     let serial = ["device/wwid", "wwid", "device/serial", "serial", "dm/uuid"]
         .iter()
-        .find_map(|f| sysfs(format!("{base}/{f}")))
+        .find_map(|f| sysblock::read(rdev, f))
         .or_else(|| backing.as_ref().map(|b| format!("loop over {b}")));
     let inode = backing.and_then(|b| std::fs::metadata(b).ok()).map(|m| (m.dev(), m.ino()));
     let (size, _) = block_geometry(&f)?;
-    Ok(TargetFacts { device: Some(format!("{major}:{minor}")), inode, size, serial })
+    let device = Some(format!("{}:{}", libc::major(rdev), libc::minor(rdev)));
+    Ok(TargetFacts { device, inode, size, serial })
 }
 
 fn file_model(dev: u64) -> String {
-    format!("file on {}", device_model(libc::major(dev), libc::minor(dev)))
+    format!("file on {}", device_model(dev))
 }
 
 fn supports_direct(path: &str) -> bool {
@@ -536,11 +539,10 @@ pub fn open_file(info: &TargetInfo, write: bool) -> Result<File> {
 /// its end, which holds no data, so a file system without holes refuses and nothing changes.
 pub fn check_trim(info: &TargetInfo) -> Result<()> {
     let refuse = |why: String| input(format!("target {} cannot trim: {why}; run it without trims", info.path));
-    match (info.kind, info.identity) {
-        (TargetKind::Block, Some(Identity::Device(rdev))) => {
-            let base = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
-            let max = sysfs(format!("{base}/queue/discard_max_bytes"))
-                .or_else(|| sysfs(format!("{base}/../queue/discard_max_bytes")));
+    match (info.kind, info.device()) {
+        (_, Some(rdev)) => {
+            let max = sysblock::read(rdev, "queue/discard_max_bytes")
+                .or_else(|| sysblock::read(rdev, "../queue/discard_max_bytes"));
             match max.and_then(|m| m.parse::<u64>().ok()) {
                 Some(0) => Err(refuse("the device does not discard (its queue/discard_max_bytes is 0)".into())),
                 _ => Ok(()),

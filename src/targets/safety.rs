@@ -18,9 +18,11 @@
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
 
 use super::{Identity, TargetInfo, TargetKind, blkid, network};
 use crate::error::{Result, input};
+use crate::sysblock;
 
 /// What makes a target unsafe to write, and which word allows it.
 struct Findings {
@@ -103,7 +105,7 @@ enum Probe {
 fn block_findings(info: &TargetInfo, id: Identity, probe: Probe) -> Result<Findings> {
     let path = &info.path;
     let Identity::Device(rdev) = id else { unreachable!("a block target has a device number") };
-    let sys = sysfs_dir(rdev);
+    let sys = sysblock::dir(rdev);
     let parts = partitions(&sys);
     // The device and its partitions: what is mounted, held or stacked on any of them is on it.
     let mut family = vec![rdev];
@@ -160,7 +162,7 @@ fn block_findings(info: &TargetInfo, id: Identity, probe: Probe) -> Result<Findi
 fn mounted(id: Identity) -> Vec<String> {
     let Identity::Device(rdev) = id else { return Vec::new() };
     let mut family = vec![rdev];
-    family.extend(partitions(&sysfs_dir(rdev)).iter().map(|(_, d)| *d));
+    family.extend(partitions(&sysblock::dir(rdev)).iter().map(|(_, d)| *d));
     let loops = loops_over(&family);
     family.extend(loops.iter().map(|(_, d)| *d));
     mounted_on(&family)
@@ -171,10 +173,6 @@ fn mounted_on(devices: &[u64]) -> Vec<String> {
     mounts().into_iter().filter(|(dev, _)| devices.contains(dev)).map(|(_, at)| format!("mounted at {at}")).collect()
 }
 
-fn sysfs_dir(rdev: u64) -> String {
-    format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev))
-}
-
 /// "major:minor" as sysfs and mountinfo write it.
 fn parse_dev(s: &str) -> Option<u64> {
     let (a, b) = s.trim().split_once(':')?;
@@ -182,7 +180,7 @@ fn parse_dev(s: &str) -> Option<u64> {
 }
 
 /// Partitions of the device at sysfs dir `sys`: (name, device number).
-fn partitions(sys: &str) -> Vec<(String, u64)> {
+fn partitions(sys: &Path) -> Vec<(String, u64)> {
     let mut v = Vec::new();
     let Ok(rd) = std::fs::read_dir(sys) else { return v };
     for e in rd.flatten() {
@@ -198,7 +196,7 @@ fn partitions(sys: &str) -> Vec<(String, u64)> {
 }
 
 /// The disk a partition belongs to (None for a whole disk).
-fn parent(sys: &str) -> Option<u64> {
+fn parent(sys: &Path) -> Option<u64> {
     let dir = std::fs::canonicalize(sys).ok()?;
     dir.join("partition").exists().then_some(())?;
     parse_dev(&std::fs::read_to_string(dir.parent()?.join("dev")).ok()?)
@@ -217,7 +215,7 @@ fn mounts() -> Vec<(u64, String)> {
 
 /// What holds device `d` (device-mapper, md, bcache...), by name.
 fn holders(d: u64) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(format!("{}/holders", sysfs_dir(d))) else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(sysblock::dir(d).join("holders")) else { return Vec::new() };
     rd.flatten().map(|h| h.file_name().to_string_lossy().into_owned()).collect()
 }
 

@@ -25,6 +25,7 @@ use super::pairing::{Completion, Pairing};
 use super::{CAPTURE_COLUMNS, CAPTURE_MAGIC};
 use crate::error::{Error, Result};
 use crate::stats::Op;
+use crate::sysblock;
 
 /// Each CPU's ring buffer in the instance (KiB): 16 MiB holds about 100,000 events, a second
 /// of a fast device's requests should the reader fall behind.
@@ -75,13 +76,12 @@ fn watched(device: &Path) -> Result<Watched> {
     }
     let rdev = meta.rdev();
     let number = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
-    let sys = PathBuf::from(format!("/sys/dev/block/{number}"));
-    let read = |p: PathBuf| fs::read_to_string(p).map(|s| s.trim().to_string()).ok();
-    let count = |f: &str| read(sys.join(f)).and_then(|s| s.parse::<u64>().ok());
-    let (disk, start, sectors) = match read(sys.join("partition")) {
+    let sys = sysblock::dir(rdev);
+    let count = |f: &str| sysblock::read(rdev, f).and_then(|s| s.parse::<u64>().ok());
+    let (disk, start, sectors) = match sysblock::read(rdev, "partition") {
         Some(_) => {
-            let disk =
-                read(sys.join("../dev")).ok_or_else(|| Error::Runtime(format!("{}: no disk above", sys.display())))?;
+            let disk = sysblock::read(rdev, "../dev")
+                .ok_or_else(|| Error::Runtime(format!("{}: no disk above", sys.display())))?;
             (disk, count("start").unwrap_or(0), count("size"))
         }
         None => (number.clone(), 0, None),
@@ -90,7 +90,7 @@ fn watched(device: &Path) -> Result<Watched> {
         .split_once(':')
         .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
         .ok_or_else(|| Error::Runtime(format!("{}: device number {disk:?}", sys.display())))?;
-    let requests = Path::new(&format!("/sys/dev/block/{disk}/mq")).exists();
+    let requests = sysblock::dir(libc::makedev(major, minor)).join("mq").exists();
     let events = if requests { REQUEST_EVENTS } else { [BIO_EVENTS[0], BIO_EVENTS[1], BIO_EVENTS[1]] };
     Ok(Watched { number, dev: major << 20 | minor, start, sectors, events })
 }
