@@ -444,6 +444,11 @@ pub struct DeviceTime {
     /// device's part of a response time. The kernel sums these times in ns and shows the sum
     /// in ms, so the mean is within 1 ms / requests. Null with no I/O.
     pub avg_ms: Option<f64>,
+    /// The requests the device held at once, on average over the window (their times summed,
+    /// over the window: iostat's `aqu-sz`): of a target's outstanding I/Os, those at the
+    /// device, the rest being in the host's hands. Absent in documents written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_in_flight: Option<f64>,
 }
 
 /// One sample of the time series.

@@ -133,16 +133,19 @@ fn in_flight(doc: &ResultDoc, out: &mut String) {
 
 /// Each block device's own mean time per I/O, as the kernel counted it, beside the response
 /// time measured there: the device's part, and the host's (queueing in the kernel's threads,
-/// the tool's loop, a woken CPU).
+/// the tool's loop, a woken CPU); and how many of the outstanding I/Os the device held.
 fn device_times(doc: &ResultDoc, out: &mut String) {
     for r in &doc.results {
         for t in &r.targets {
             let Some(d) = &t.device else { continue };
             let (Some(device), Some(measured)) = (d.avg_ms, t.metrics.avg_response_ms) else { continue };
+            let held = d.avg_in_flight.map_or(String::new(), |q| {
+                format!("; it held {q:.1} of the {} outstanding I/Os on average", t.outstanding)
+            });
             let _ = writeln!(
                 out,
                 "{}: {}: the block layer's own mean time per I/O {device:.4} ms over {} I/Os, against {measured:.4} ms \
-                 measured",
+                 measured{held}",
                 r.spec,
                 t.path,
                 thousands(d.ios as f64)

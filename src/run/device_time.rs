@@ -36,12 +36,16 @@ fn read(rdev: u64) -> Option<DeviceCount> {
     })
 }
 
-/// The device's I/Os and their mean time between two readings.
-pub(super) fn between(start: &DeviceCount, end: &DeviceCount) -> DeviceTime {
+/// The device's I/Os, their mean time and how many it held at once on average, between two
+/// readings `window_ns` apart.
+pub(super) fn between(start: &DeviceCount, end: &DeviceCount, window_ns: u64) -> DeviceTime {
     let requests = end.requests.saturating_sub(start.requests);
     let ticks_ms = end.ticks_ms.saturating_sub(start.ticks_ms);
     DeviceTime {
         ios: requests + end.merged.saturating_sub(start.merged),
         avg_ms: (requests > 0).then(|| ticks_ms as f64 / requests as f64),
+        // Each request's time is in the sum once it completes: over the window, the sum is
+        // the time integral of the requests in flight (Little's law at the device).
+        avg_in_flight: (window_ns > 0).then(|| ticks_ms as f64 * 1e6 / window_ns as f64),
     }
 }

@@ -199,7 +199,8 @@ impl Window {
     /// target that is no block device, or a run that never started.
     pub(super) fn device_time(&self, i: usize) -> Option<DeviceTime> {
         let (start, end) = (self.start.devices.get(i)?, self.end.devices.get(i)?);
-        Some(device_time::between(start.as_ref()?, end.as_ref()?))
+        let window_ns = self.end.at_ns.saturating_sub(self.start.at_ns);
+        Some(device_time::between(start.as_ref()?, end.as_ref()?, window_ns))
     }
 }
 

@@ -170,15 +170,19 @@ fn one_outstanding_io_on_zram_is_done_on_the_workers_thread() {
 /// window, as iostat reads it: read here from /sys/block before and after counted runs (no
 /// other I/O on the device), its I/Os are exactly the run's, merged ones included, and its
 /// mean time per I/O is the kernel's (the same sums over the same I/Os). That time lies within
-/// each response time, so the measured mean is at least it. A file's entry has none, nor has a
-/// worker's.
+/// each response time, so the measured mean is at least it. The requests it held at once on
+/// average (iostat's aqu-sz) are the same sums over the window, which lies between the run's
+/// recorded time and the command's: never more than the outstanding I/Os. A file's entry has
+/// none, nor has a worker's.
 #[test]
 fn the_document_holds_the_block_layers_own_count() {
     let l = LoopDev::new(64 << 20);
     for (spec, qd) in [("random-read-4k", "16"), ("oltp-8k", "4"), ("streaming-read-64k", "8")] {
         let (ios, busy) = (kernel_ios(l.name()), kernel_busy_ms(l.name()));
         let args = ["run", "--target", &l.dev, "--allow-write", &l.dev, "--spec", spec, "--qd", qd];
+        let started = std::time::Instant::now();
         let doc = json(&[&args[..], &["--ios", "20000", "--no-history"]].concat());
+        let command_ms = started.elapsed().as_secs_f64() * 1e3;
         let (ios_after, busy_after) = (kernel_ios(l.name()), kernel_busy_ms(l.name()));
         let t = &doc["results"][0]["targets"][0];
         let requests = (ios_after.0 - ios.0) + (ios_after.2 - ios.2);
@@ -188,6 +192,12 @@ fn the_document_holds_the_block_layers_own_count() {
         let kernel_ms = (busy_after - busy) as f64 / requests as f64;
         assert!((num(t, "device/avg_ms") - kernel_ms).abs() < 1e-9, "{spec}: {} against {kernel_ms}", t["device"]);
         assert!(num(t, "avg_response_ms") >= num(t, "device/avg_ms"), "{spec}: {t}");
+        let (held, ticks_ms) = (num(t, "device/avg_in_flight"), (busy_after - busy) as f64);
+        let recorded_ms = num(&doc["results"][0], "duration_s") * 1e3;
+        assert!(held <= ticks_ms / recorded_ms + 1e-9 && held >= ticks_ms / command_ms, "{spec}: {held} held: {t}");
+        // At most `qd` in flight at any instant; the kernel shows each of its two sums (reads,
+        // writes) in whole ms, so their difference over the run may exceed it by under 2 ms.
+        assert!(held <= qd.parse::<f64>().unwrap() + 2.0 / recorded_ms, "{spec}: {held} held of {qd}");
         assert!(doc["results"][0]["workers"][0]["targets"][0].get("device").is_none());
     }
     let file = scratch("device-count").join("f");
