@@ -13,7 +13,7 @@ use iogauge::stats::IoStats;
 
 /// `mpirun -np N iogauge ARGS` in `dir`, as root, more ranks than cores allowed.
 fn mpirun(dir: &Path, ranks: usize, args: &[&str]) -> Command {
-    let mut c = Command::new("mpirun");
+    let mut c = common::mpirun();
     c.args(["--allow-run-as-root", "--oversubscribe", "-np", &ranks.to_string(), bin()])
         .args(args)
         .current_dir(dir)
@@ -383,7 +383,7 @@ impl NetnsHosts {
     /// mpirun with one rank on each test host.
     fn mpirun(&self, dir: &Path, args: &[&str]) -> Command {
         let net = format!("{}.0/24", self.subnet);
-        let mut c = Command::new("mpirun");
+        let mut c = common::mpirun();
         c.args(["--allow-run-as-root", "-np", "2", "--host", &Self::HOSTS.join(",")])
             .args(["--mca", "plm_rsh_agent", self.agent.to_str().unwrap(), "--mca", "plm_rsh_no_tree_spawn", "1"])
             .args([
@@ -766,7 +766,7 @@ fn a_launchers_binding_narrower_than_the_workers_is_said() {
     )
     .unwrap();
     for binding in [None, Some("none")] {
-        let mut c = Command::new("mpirun");
+        let mut c = common::mpirun();
         c.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"]);
         if let Some(b) = binding {
             c.args(["--bind-to", b]);

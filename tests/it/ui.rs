@@ -40,7 +40,7 @@ impl Workbench {
         let mut cmd = match ranks {
             None => command_in(&dir, &args),
             Some(n) => {
-                let mut c = Command::new("mpirun");
+                let mut c = common::mpirun();
                 c.args(["--allow-run-as-root", "--oversubscribe", "-np", &n.to_string(), bin()])
                     .args(args)
                     .current_dir(&dir);
