@@ -29,20 +29,23 @@ pub struct Mpi {
 }
 
 impl Mpi {
-    /// Initialises MPI and learns every rank's host name.
+    /// Initialises MPI and learns every rank's host name. `MPI_Init` waits for every rank to
+    /// start (its exchange of addresses): the watchdog bounds that wait too, so a rank that
+    /// never starts (stopped, its host frozen) holds no other for ever.
     pub fn init(timeout: Duration) -> Result<Mpi> {
-        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
-            .ok_or_else(|| runtime("MPI was already initialised"))?;
+        let host = crate::host::name();
+        // The launcher's rank, until MPI's own is known (they are the same).
+        let rank = super::launched_rank().unwrap_or(0);
+        let watchdog = Watchdog::start(Manager { rank, host: host.clone() }, timeout);
+        let universe = {
+            let _armed = watchdog.arm("start-up", Some(timeout));
+            mpi::initialize_with_threading(mpi::Threading::Funneled)
+                .ok_or_else(|| runtime("MPI was already initialised"))?
+                .0
+        };
         let world = universe.world();
         let me = world.rank() as usize;
-        let host = crate::host::name();
-        let mut mpi = Mpi {
-            _universe: universe,
-            world,
-            managers: Vec::new(),
-            me,
-            watchdog: Watchdog::start(Manager { rank: me as u32, host: host.clone() }, timeout),
-        };
+        let mut mpi = Mpi { _universe: universe, world, managers: Vec::new(), me, watchdog };
         let names = mpi.gather_bytes(host.as_bytes(), "start-up", Some(timeout));
         mpi.managers = names
             .into_iter()

@@ -253,19 +253,22 @@ fn rank_pid(mpirun: u32, rank: u32) -> Option<u32> {
     })
 }
 
-/// Starts a 30 s run on 2 ranks, waits until rank 1 runs, and does `act` to it; returns the
-/// output and how long the run went on after `act`.
+/// Starts a 30 s run on 2 ranks, waits until both run their workers, and does `act` to rank 1;
+/// returns the output and how long the run went on after `act`. (Rank 1 running is not enough:
+/// on a loaded host rank 0 may still be starting, and a rank 1 stopped before rank 0's
+/// `MPI_Init` holds it there, where no watchdog is yet.)
 fn disturb_rank_1(tag: &str, extra: &[&str], act: impl Fn(u32)) -> (Output, Duration, std::path::PathBuf) {
     let dir = scratch(tag);
     let mut c = mpirun(&dir, 2, &["run", "--target", "null", "--ramp", "0s", "--time", "30s", "--json", "out.json"]);
     c.args(extra).stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = c.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let pid = loop {
-        if let Some(p) = rank_pid(child.id(), 1) {
-            break p;
+        let ranks: Option<Vec<u32>> = (0..2).map(|r| rank_pid(child.id(), r)).collect();
+        if let Some(r) = ranks.filter(|r| r.iter().all(|&p| !worker_stats(p).is_empty())) {
+            break r[1];
         }
-        assert!(Instant::now() < deadline, "rank 1 did not start");
+        assert!(Instant::now() < deadline, "the ranks did not start their workers");
         std::thread::sleep(Duration::from_millis(50));
     };
     std::thread::sleep(Duration::from_secs(2));
@@ -301,6 +304,29 @@ fn a_hung_rank_stops_the_run_in_bounded_time() {
     assert!(after < Duration::from_secs(20), "the run went on {after:?} after the hang");
     assert!(stderr(&out).contains("no answer from the other managers within 3s"), "{}", stderr(&out));
     assert_no_document(&dir.join("out.json"));
+}
+
+/// A rank that never starts (here it stops itself before it runs iogauge) holds the others in
+/// MPI's start-up, where every rank waits for all: they give up after the sync timeout too,
+/// naming the step, and the launcher stops the job.
+#[test]
+fn a_rank_that_never_starts_stops_the_run_in_bounded_time() {
+    let dir = scratch("mpinostart");
+    let stop_rank_1 = format!("[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && kill -STOP $$; exec {} \"$@\"", bin());
+    let mut c = common::mpirun();
+    c.args(["--allow-run-as-root", "--oversubscribe", "-np", "2", "sh", "-c", &stop_rank_1, "sh"])
+        .args(["run", "--target", "null", "--time", "2s", "--sync-timeout", "3s", "--json", "out.json"])
+        .current_dir(&dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let t0 = Instant::now();
+    let out = output_of(c.spawn().unwrap());
+    assert!(!out.status.success());
+    assert!(t0.elapsed() < Duration::from_secs(30), "the run took {:?} with a rank that never started", t0.elapsed());
+    assert!(stderr(&out).contains("within 3s at start-up"), "{}", stderr(&out));
+    assert!(!dir.join("out.json").exists());
 }
 
 /// Seed 000's host scaling as a study: the first 1, then 2 managers run workers.
