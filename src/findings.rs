@@ -121,9 +121,9 @@ fn stamped_together(doc: &ResultDoc, r: &WorkloadResult) -> u64 {
         config.is_some_and(|c| c.rate_iops.is_some() || c.rate_mbps.is_some())
     };
     let each = r.workers.iter().filter_map(|w| {
-        let in_flight = match w.engine.as_deref() {
-            Some(e) if e.starts_with("psync") => 1,
-            _ => w.outstanding? as u64 * w.targets.len().max(1) as u64,
+        let in_flight = match w.one_io_at_a_time() {
+            true => 1,
+            false => w.outstanding? as u64 * w.targets.len().max(1) as u64,
         };
         Some(if test_paced || worker_paced(&w.name) { 1 } else { batch.min(in_flight) })
     });

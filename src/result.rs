@@ -411,6 +411,14 @@ pub struct WorkerResult {
     pub targets: Vec<TargetResult>,
 }
 
+impl WorkerResult {
+    /// Whether its engine did one I/O at a time (psync, asked for or standing in for io_uring
+    /// on a RAM disk), whatever its outstanding I/Os say.
+    pub fn one_io_at_a_time(&self) -> bool {
+        self.engine.as_deref().is_some_and(|e| e.starts_with("psync"))
+    }
+}
+
 /// One target's part (of a worker, or of the run).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetResult {

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::config::Measure;
 use crate::findings;
 use crate::format::{grid, opt_ms, thousands};
-use crate::result::{Detail, Dir, DirFigures, ResultDoc, WorkloadResult};
+use crate::result::{Detail, Dir, DirFigures, ResultDoc, WorkerResult, WorkloadResult};
 use crate::study::doc::{SteadyRow, StudyDoc, workload_of};
 
 /// The summary table of a document: a row per workload, read and write apart when it has
@@ -124,7 +124,7 @@ fn in_flight(doc: &ResultDoc, out: &mut String) {
         if let Some(p) = findings::pace(doc, r) {
             let _ = writeln!(out, "{}: {}", r.spec, p.describe());
         } else if let Some((mean, asked)) = findings::in_flight(r) {
-            let psync = r.workers.iter().any(|w| w.engine.as_deref().is_some_and(|e| e.starts_with("psync")));
+            let psync = r.workers.iter().any(WorkerResult::one_io_at_a_time);
             let why = if psync { ": psync does one I/O at a time per worker" } else { "" };
             let _ = writeln!(out, "{}: {mean:.1} of {asked} I/Os in flight on average (IOPS x avg ms){why}", r.spec);
         }
