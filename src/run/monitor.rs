@@ -118,8 +118,10 @@ pub(super) fn mark(live: &[Live], at_ns: u64) -> Mark {
 /// (`devices`, each target's `st_rdev`), read after the workers' counters: a mark that may
 /// start recording.
 pub(super) fn bounding_mark(live: &[Live], devices: &[Option<u64>], at_ns: u64) -> Mark {
-    let (cpu_waits, devices) = bounds(live, devices);
-    Mark { cpu_waits, devices, ..mark(live, at_ns) }
+    let mut m = mark(live, at_ns);
+    m.cpu.read_kernel_threads();
+    (m.cpu_waits, m.devices) = bounds(live, devices);
+    m
 }
 
 /// What a mark bounding recording holds beside the workers' counters.
@@ -309,11 +311,19 @@ impl Monitor<'_> {
             // two would end the test on a sample without its last I/Os).
             let finished = !self.clock.timed() && self.all_done();
             let mut m = mark(&self.ctl.live, at);
+            if end == Some(next) {
+                // Recording's end: the kernel's threads' time with the CPU counters it shares.
+                m.cpu.read_kernel_threads();
+            }
             let sample = Sample::between(&prev, &m, rec.is_some());
             let stopped = self.tell(&sample, &m, rec.as_ref().map(|r| r.0), finished);
             let last = stopped || end == Some(next);
             if last {
                 (m.cpu_waits, m.devices) = bounds_at_end.take().unwrap_or_else(|| bounds(&self.ctl.live, self.devices));
+                if end != Some(next) {
+                    // Stopped early (a count reached, Ctrl-C, an error): read after the meeting.
+                    m.cpu.read_kernel_threads();
+                }
             }
             if let Some((rs, _, _)) = &rec {
                 // A sliver of a last sample (a stop just after a boundary) is left out, but
