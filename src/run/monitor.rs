@@ -115,12 +115,13 @@ pub(super) fn mark(live: &[Live], at_ns: u64) -> Mark {
 }
 
 /// [`mark`], with the workers' waits for a CPU and the counters of the targets' block devices
-/// (`devices`, each target's `st_rdev`), read after the workers' counters: a mark that may
-/// start recording.
+/// (`devices`, each target's `st_rdev`), read after the workers' counters, and the kernel's
+/// threads' CPU time: a mark that may start recording.
 pub(super) fn bounding_mark(live: &[Live], devices: &[Option<u64>], at_ns: u64) -> Mark {
     let mut m = mark(live, at_ns);
-    m.cpu.read_kernel_threads();
     (m.cpu_waits, m.devices) = bounds(live, devices);
+    // After the counters read with the mark: a scan of /proc takes some ms.
+    m.cpu.read_kernel_threads();
     m
 }
 
