@@ -40,7 +40,7 @@ impl CpuSnapshot {
 /// Their time is no process's, and while a test runs most of it is the kernel's work for its
 /// I/Os: a loop device's copies, completions deferred to ksoftirqd. Other processes are what
 /// make a host busy; these are the storage path (a loop device at 32 outstanding on 2 CPUs:
-/// 34 % of the CPUs). One read of each /proc/PID/stat, some ms on a host of thousands.
+/// 47 % of the CPUs). One read of each /proc/PID/stat, some ms on a host of thousands.
 fn kernel_thread_ticks() -> u64 {
     const PF_KTHREAD: u64 = 0x0020_0000;
     let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };

@@ -251,10 +251,10 @@ fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Op
 }
 
 /// One line for every workload of `results` recorded while other work on the host used more
-/// of its CPUs than iogauge and over [`BUSY_HOST_PCT`] ([`other_work_pct`]): which workloads, how busy, and what it means for the numbers; where
-/// the test shared its session's CPU time (`autogroup`, the document's `host.autogroup`:
-/// `shared`), how to run it as fio runs its jobs. None when none was. One warning of its kind
-/// per run, and per study over all its runs.
+/// of its CPUs than iogauge and over [`BUSY_HOST_PCT`] ([`other_work_pct`]): which workloads,
+/// how busy, and what it means for the numbers; where the test shared its session's CPU time
+/// (`autogroup`, the document's `host.autogroup`: `shared`), how to run it as fio runs its
+/// jobs. None when none was. One warning of its kind per run, and per study over all its runs.
 fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogroup: &str) -> Option<String> {
     let (mut all, mut busy, mut others, mut own) = (0, Vec::new(), Vec::new(), Vec::new());
     for r in results {
