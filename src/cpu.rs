@@ -273,12 +273,12 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
 }
 
 /// The kernel's threads' share of all the CPUs' time between `a` and `b` (in %, as
-/// [`share`]), where both were read.
+/// [`share`]: 0 over a window shorter than a tick), where both were read.
 fn kernel_threads_pct(a: &CpuSnapshot, b: &CpuSnapshot) -> Option<f64> {
     let ticks = b.kernel_ticks?.saturating_sub(a.kernel_ticks?) as f64;
     let all: u64 = a.total.iter().zip(&b.total).map(|(x, y)| y.saturating_sub(*x)).sum();
     // Read after /proc/stat at each end: never more than all the CPUs' time.
-    (all > 0).then(|| (100.0 * ticks / all as f64).min(100.0))
+    Some(if all > 0 { (100.0 * ticks / all as f64).min(100.0) } else { 0.0 })
 }
 
 impl CpuUsage {

@@ -154,6 +154,9 @@ fn the_kernels_threads_are_counted_apart_from_other_work() {
     let _zram = zram();
     let doc = json(&["run", "--target", ZRAM, "--qd", "32", "--time", "2s", "--ramp", "0s", "--no-history"]);
     parts_fit(&doc["results"][0]["totals"]["cpu"]);
+    // A run shorter than /proc/stat's tick has the field too (0), as its other shares.
+    let doc = json(&["run", "--target", "null", "--ios", "1000", "--no-history"]);
+    assert!(doc["results"][0]["totals"]["cpu"]["kernel_threads_pct"].is_number(), "{}", doc["results"][0]["totals"]);
 }
 
 /// Threads of this process that keep a CPU each busy until dropped, a panic included. Threads,
