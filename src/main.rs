@@ -79,10 +79,18 @@ fn command_of_args() -> String {
     std::env::args().nth(1).filter(|a| !a.starts_with('-')).map_or(String::new(), |a| format!("{a} "))
 }
 
-/// Clap's `150 is not in 0..=100` as `150 is out of range: give 0 to 100`.
+/// Clap's `150 is not in 0..=100` as `150 is out of range: give 0 to 100`. A number past what
+/// the flag's type holds (`0..=4294967295`) is too large: the key's own check may take less
+/// (`--io-wq-threads`: 1 to 4096), and names its range when given a number it holds.
 fn in_words(message: &str) -> String {
     let Some((before, range)) = message.split_once(" is not in ") else { return message.to_string() };
+    let type_max = |hi: &str| {
+        [u8::MAX as u64, u16::MAX as u64, u32::MAX as u64, i64::MAX as u64, u64::MAX]
+            .iter()
+            .any(|m| m.to_string() == hi)
+    };
     match range.split_once("..=") {
+        Some(("0", hi)) if type_max(hi) => format!("{before} is too large"),
         Some((lo, hi)) => format!("{before} is out of range: give {lo} to {hi}"),
         None => message.to_string(),
     }

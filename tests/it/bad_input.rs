@@ -47,6 +47,9 @@ fn flags() {
     rejected(&["run", "--rw", "randread", "--read", "70"], "use --rw randrw");
     rejected(&["run", "--rw", "sequential"], "use read, write, randread");
     rejected(&["run", "--read", "150"], "150 is out of range: give 0 to 100 (see 'iogauge run --help')");
+    // Past what the flag's type holds: not that type's range, which the key's check may narrow.
+    rejected(&["run", "--io-wq-threads", "99999999999"], "99999999999 is too large (see 'iogauge run --help')");
+    rejected(&["run", "--io-wq-threads", "5000"], "io_wq_threads = 5000: give 1 to 4096");
     rejected(&["run", "--spec", "oltp"], "did you mean 'oltp-4k', 'oltp-8k'");
     // A bare word one letter from `null` names no file to make a gigabyte of (issue 48).
     let dir = scratch("nul");
