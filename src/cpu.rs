@@ -192,8 +192,13 @@ pub struct CpuShare {
     pub steal_pct: f64,
 }
 
+/// Each field's ticks from `a` to `b`.
+fn elapsed(a: &Ticks, b: &Ticks) -> Ticks {
+    std::array::from_fn(|i| b[i].saturating_sub(a[i]))
+}
+
 fn share(a: &Ticks, b: &Ticks) -> CpuShare {
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y.saturating_sub(*x) as f64).collect();
+    let d = elapsed(a, b).map(|t| t as f64);
     let all: f64 = d.iter().sum();
     if all == 0.0 {
         return CpuShare::default();
@@ -276,7 +281,7 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
 /// [`share`]: 0 over a window shorter than a tick), where both were read.
 fn kernel_threads_pct(a: &CpuSnapshot, b: &CpuSnapshot) -> Option<f64> {
     let ticks = b.kernel_ticks?.saturating_sub(a.kernel_ticks?) as f64;
-    let all: u64 = a.total.iter().zip(&b.total).map(|(x, y)| y.saturating_sub(*x)).sum();
+    let all: u64 = elapsed(&a.total, &b.total).iter().sum();
     // Read after /proc/stat at each end: never more than all the CPUs' time.
     Some(if all > 0 { (100.0 * ticks / all as f64).min(100.0) } else { 0.0 })
 }
