@@ -14,6 +14,7 @@ use crate::study::doc::StudyDoc;
 /// Reads and parses a job file, an Iometer configuration or a fio job file, and checks that
 /// it resolves.
 pub fn load(path: &Path, import: &Import) -> Result<Job> {
+    refuse_target(path)?;
     let name = path.display().to_string();
     let text = crate::import::read_text(path, false).map_err(|e| e.context(format!("cannot read job file {name}")))?;
     let (job, warnings) = match Format::of(path, &text) {
@@ -25,6 +26,22 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
         eprintln!("iogauge: warning: {w}");
     }
     resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
+}
+
+/// A target given where a job file goes (`iogauge run /dev/sdb`, `iogauge run null`): said as
+/// such, and a device never read as a job's text.
+pub fn refuse_target(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path);
+    let name = path.display();
+    let target = match &meta {
+        Ok(m) => m.file_type().is_block_device(),
+        Err(_) => path.as_os_str() == crate::targets::NULL || name.to_string().contains("://"),
+    };
+    if target {
+        return Err(input(format!("{name} is a target, not a job file: test it with iogauge run --target {name}")));
+    }
+    Ok(())
 }
 
 /// Access specifications from a library file (`--spec-file`): an Iometer configuration (its

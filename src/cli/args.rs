@@ -660,6 +660,7 @@ fn resolve_flags(job: &Job) -> Result<Test> {
 pub fn run_test(a: &RunArgs) -> Result<Test> {
     let mut job = match &a.job {
         Some(path) => {
+            job::refuse_target(path)?;
             if a.flags.workers.shape_any() {
                 return Err(input(format!(
                     "--workers, --outstanding, --stroke, --working-set, --offset, --rate-iops, --rate-mbps and \

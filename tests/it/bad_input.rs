@@ -170,3 +170,24 @@ fn foreign_inputs_are_bounded_and_never_quoted() {
     rejected_in(&dir, &["run", "--target", "null", "--bs", "4K:0"], "share of 0 %");
     rejected_in(&dir, &["run", "--target", "NBD://localhost/x"], "the scheme in lower case");
 }
+
+/// A target typed where the job file goes, as `fio --filename` users might (`iogauge run
+/// /dev/sdb`): said to be a target, with the flag that names one, and the device never read
+/// as a job's text.
+#[test]
+fn a_target_given_as_the_job_is_said_so() {
+    let dev = LoopDev::new(32 << 20);
+    let before = kernel_ios(dev.name());
+    for args in
+        [vec!["run", dev.dev.as_str()], vec!["run", dev.dev.as_str(), "--qd", "4"], vec!["study", dev.dev.as_str()]]
+    {
+        rejected(&args, &format!("{0} is a target, not a job file: test it with iogauge run --target {0}", dev.dev));
+    }
+    assert_eq!(kernel_ios(dev.name()), before, "the device was read or written");
+    rejected(&["run", "null"], "null is a target, not a job file");
+    rejected(&["run", "nbd://localhost/export"], "nbd://localhost/export is a target, not a job file");
+    // A job file of that name is read as one.
+    let dir = scratch("named-null");
+    std::fs::write(dir.join("null"), "[test]\ntime = \"x\"\n").unwrap();
+    rejected_in(&dir, &["run", "null"], "null:2");
+}
