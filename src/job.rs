@@ -124,9 +124,9 @@ pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<Job> {
     if let Some(storage) = &mut config.storage {
         if let Some(b) = storage.baseline.clone() {
             let path = dir.join(&b);
-            let doc = std::fs::read_to_string(&path)
-                .map_err(|e| input(format!("{name}: [storage] baseline {}: {e}", path.display())))?;
-            fill_from_baseline(storage, &doc).map_err(|e| e.context(format!("{name}: [storage] baseline {b}")))?;
+            let at = || format!("{name}: [storage] baseline {b}");
+            let doc = crate::document::read_file(&path).map_err(|e| e.context(at()))?;
+            fill_from_baseline(storage, &doc).map_err(|e| e.context(at()))?;
         }
     }
     resolve_located(config, text, name)
@@ -143,8 +143,9 @@ fn resolve_located(job: Job, text: &str, name: &str) -> Result<Job> {
 
 /// Fills the drive figures a `[storage]` section leaves out from a baseline study document
 /// (`iogauge study baseline --json FILE`): its measured medians.
-fn fill_from_baseline(storage: &mut crate::model::Storage, text: &str) -> Result<()> {
-    let doc: StudyDoc = serde_json::from_str(text).map_err(|e| input(format!("not an iogauge study document: {e}")))?;
+fn fill_from_baseline(storage: &mut crate::model::Storage, text: &[u8]) -> Result<()> {
+    let doc: StudyDoc =
+        serde_json::from_slice(text).map_err(|e| input(format!("not an iogauge study document: {e}")))?;
     let s = &doc.points.first().ok_or_else(|| input("the study has no points"))?.summary;
     let median = |spec: &str, iops: bool| {
         s.iter().find(|x| x.spec == spec).map(|x| if iops { x.iops.median } else { x.mbps.median })

@@ -12,6 +12,18 @@ use crate::result::{Detail, Headline, ResultDoc, Totals, WorkerResult, WorkloadR
 use crate::study::doc::StudyDoc;
 use crate::targets::{TargetInfo, TargetKind};
 
+/// Reads a file the user named as a document: a file or a pipe, never a device (a disk named
+/// by mistake would be read whole into memory, /dev/zero forever).
+pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
+    use std::os::unix::fs::FileTypeExt;
+    let name = path.display();
+    let kind = std::fs::metadata(path).map(|m| m.file_type());
+    if kind.as_ref().is_ok_and(|k| k.is_block_device() || k.is_char_device()) {
+        return Err(input(format!("{name} is a device, not a document: give a JSON file, or a history id")));
+    }
+    std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))
+}
+
 /// A result document or a study document.
 #[derive(Debug, Clone)]
 pub enum Document {
@@ -98,8 +110,7 @@ impl Document {
     /// Reads and parses the document in file `path`.
     pub fn read(path: &std::path::Path) -> Result<Document> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))?;
-        Document::parse(&bytes, &name)
+        Document::parse(&read_file(path)?, &name)
     }
 
     /// The JSON text, as `--json` writes it.

@@ -6,6 +6,7 @@ pub mod fio;
 pub mod icf;
 
 use std::io::Read;
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,8 +16,8 @@ use crate::error::input;
 /// bound on what a device or a FIFO named by mistake is read for.
 pub const MAX_JOB_BYTES: u64 = 16 << 20;
 
-/// Reads a job file's text, at most [`MAX_JOB_BYTES`]; with `regular`, only a regular file
-/// (an include: never a device, a FIFO or /proc). Errors say why in words, never what the file
+/// Reads a job file's text, at most [`MAX_JOB_BYTES`], never a device's; with `regular`, only
+/// a regular file (an include: never a FIFO or /proc either). Errors say why in words, never what the file
 /// holds.
 pub fn read_text(path: &Path, regular: bool) -> crate::error::Result<String> {
     let why = |e: std::io::Error| input(e.to_string());
@@ -26,6 +27,10 @@ pub fn read_text(path: &Path, regular: bool) -> crate::error::Result<String> {
     }
     if meta.is_dir() {
         return Err(input("a directory: give a job file"));
+    }
+    let kind = meta.file_type();
+    if kind.is_block_device() || kind.is_char_device() {
+        return Err(input("a device: give a job file"));
     }
     let mut bytes = Vec::new();
     let f = std::fs::File::open(path).map_err(why)?;

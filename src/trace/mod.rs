@@ -18,7 +18,7 @@ mod pairing;
 pub mod replay;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -105,6 +105,18 @@ impl Reader {
     /// Opens a trace and learns its format: blktrace's files from their names and first bytes
     /// ([`blktrace::files`]), a text trace from its first line.
     pub(crate) fn open(path: &Path) -> Result<Reader> {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = std::fs::metadata(path).map(|m| m.file_type());
+        let p = path.display();
+        match kind {
+            Ok(k) if k.is_block_device() => {
+                return Err(Error::Input(format!(
+                    "{p} is a block device, not a trace: record one with iogauge capture --device {p} --output FILE"
+                )));
+            }
+            Ok(k) if k.is_char_device() => return Err(Error::Input(format!("{p} is a device, not a trace"))),
+            _ => {}
+        }
         match blktrace::files(path)? {
             Some(files) => Ok(Reader::Blktrace(blktrace::Reader::open(&files)?)),
             None if first_line(path).is_some_and(|l| blkparse::looks_like(&l)) => {
@@ -132,10 +144,14 @@ impl Reader {
     }
 }
 
+/// The longest line a text trace may have: far more than any format's, and a bound on what a
+/// file of no newlines is read for.
+const MAX_LINE: u64 = 64 << 10;
+
 /// The first line of a file, when it has one that reads as text.
 fn first_line(path: &Path) -> Option<String> {
     let mut line = String::new();
-    BufReader::new(File::open(path).ok()?).read_line(&mut line).ok()?;
+    BufReader::new(File::open(path).ok()?).take(MAX_LINE).read_line(&mut line).ok()?;
     Some(line)
 }
 
@@ -158,11 +174,19 @@ impl Lines {
     /// Reads the next line into `line`; false at the end of the file.
     pub(crate) fn advance(&mut self) -> Result<bool> {
         self.line.clear();
-        let n = self
-            .lines
+        let n = (&mut self.lines)
+            .take(MAX_LINE + 1)
             .read_line(&mut self.line)
             .map_err(|e| Error::Runtime(format!("{}: reading the trace: {e}", self.path.display())))?;
         self.no += 1;
+        if n as u64 > MAX_LINE {
+            return Err(Error::Input(format!(
+                "{}:{}: a line longer than {} KiB: not a trace",
+                self.path.display(),
+                self.no,
+                MAX_LINE >> 10
+            )));
+        }
         Ok(n > 0)
     }
 

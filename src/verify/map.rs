@@ -25,6 +25,8 @@ pub const MAX_RUNS: usize = 254;
 /// Most workers (16 bits).
 pub const MAX_WORKERS: usize = 1 << 16;
 const SEQ_BITS: u32 = 40;
+/// The most a map's first line (its JSON head) is read for: its runs are at most [`MAX_RUNS`].
+const MAX_HEAD: u64 = 1 << 20;
 
 /// Most blocks a map may describe: 1 GiB of entries (`plan` keeps maps within that too).
 pub const MAX_BLOCKS: u64 = 1 << 27;
@@ -174,9 +176,13 @@ impl BlockMap {
     pub fn load(file: &Path) -> Result<BlockMap> {
         let bad = |why: String| input(format!("verify map {}: {why}", file.display()));
         let f = std::fs::File::open(file).map_err(|e| bad(e.to_string()))?;
+        // A map is a file the run wrote: never a device read to its end.
+        if !f.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(bad("not a regular file: give the map a run with --verify left".into()));
+        }
         let mut r = BufReader::new(f);
         let mut line = String::new();
-        r.read_line(&mut line).map_err(|e| bad(e.to_string()))?;
+        (&mut r).take(MAX_HEAD).read_line(&mut line).map_err(|e| bad(e.to_string()))?;
         let head: MapHead = serde_json::from_str(&line).map_err(|e| bad(format!("not a verify map ({e})")))?;
         if head.schema != SCHEMA {
             return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
@@ -184,13 +190,10 @@ impl BlockMap {
         check_geometry(head.block_bytes, head.blocks, head.runs.len())
             .map_err(|e| e.context(format!("verify map {}", file.display())))?;
         let mut raw = Vec::new();
-        r.read_to_end(&mut raw).map_err(|e| bad(e.to_string()))?;
+        r.take(head.blocks * 8 + 1).read_to_end(&mut raw).map_err(|e| bad(e.to_string()))?;
         if raw.len() as u64 != head.blocks * 8 {
-            return Err(bad(format!(
-                "{} bytes of entries for {} blocks: the file is cut short",
-                raw.len(),
-                head.blocks
-            )));
+            let why = if (raw.len() as u64) < head.blocks * 8 { "cut short" } else { "damaged" };
+            return Err(bad(format!("{} bytes of entries for {} blocks: the file is {why}", raw.len(), head.blocks)));
         }
         let entries: Vec<u64> =
             raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();

@@ -7,9 +7,24 @@ use std::path::Path;
 
 use common::*;
 
-/// Runs in a fresh directory and checks the mistake's message; returns stderr.
+/// Runs in a fresh directory and checks the mistake's message; returns stderr. A mistake is
+/// answered at once: a command still running after 60 s (reading a device named by mistake to
+/// its end, /dev/zero forever) is killed and fails the test.
 fn rejected_in(dir: &Path, args: &[&str], needle: &str) -> String {
-    let out = iogauge_in(dir, args);
+    let mut child = command_in(dir, args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run iogauge");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{args:?}: still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
@@ -164,7 +179,11 @@ fn foreign_inputs_are_bounded_and_never_quoted() {
     std::fs::write(dir.join("leak.fio"), format!("[j]\ninclude {}\n", dir.join("secret").display())).unwrap();
     let err = rejected_in(&dir, &["run", "leak.fio"], "not a fio option");
     assert!(!err.contains("abcdefgh") && !err.contains("root"), "{err}");
-    rejected_in(&dir, &["run", "/dev/zero"], "larger than 16 MiB");
+    rejected_in(&dir, &["run", "/dev/zero"], "cannot read job file /dev/zero: a device: give a job file");
+    rejected_in(&dir, &["run", "--target", "null", "--spec-file", "/dev/zero"], "/dev/zero: a device");
+    let big = dir.join("big.toml");
+    std::fs::write(&big, vec![b'#'; (16 << 20) + 1]).unwrap();
+    rejected_in(&dir, &["run", "big.toml"], "larger than 16 MiB");
     std::fs::write(dir.join("many.fio"), "[j]\nioengine=null\nnumjobs=1000000\nsize=1m\n").unwrap();
     rejected_in(&dir, &["run", "many.fio"], "numjobs=1000000: give 1 to 4096 jobs");
     rejected_in(&dir, &["run", "--target", "null", "--bs", "4K:0"], "share of 0 %");
@@ -190,4 +209,28 @@ fn a_target_given_as_the_job_is_said_so() {
     let dir = scratch("named-null");
     std::fs::write(dir.join("null"), "[test]\ntime = \"x\"\n").unwrap();
     rejected_in(&dir, &["run", "null"], "null:2");
+}
+
+/// A device named where iogauge reads a file (a document, a trace, a verify map) is refused in
+/// one line, never read: a disk would be read whole into memory, /dev/zero forever.
+#[test]
+fn a_device_is_never_read_as_a_file() {
+    let dev = LoopDev::new(32 << 20);
+    let before = kernel_ios(dev.name());
+    let d = dev.dev.as_str();
+    rejected(&["report", d, "--output", "r.html"], &format!("{d} is a device, not a document"));
+    rejected(&["compare", d, d], &format!("{d} is a device, not a document"));
+    rejected(
+        &["replay", d, "--target", "null"],
+        &format!("{d} is a block device, not a trace: record one with iogauge capture --device {d}"),
+    );
+    rejected(&["distil", d], &format!("{d} is a block device, not a trace"));
+    assert_eq!(kernel_ios(dev.name()), before, "the device was read");
+    rejected(&["report", "/dev/zero", "--output", "r.html"], "/dev/zero is a device, not a document");
+    rejected(&["distil", "/dev/zero"], "/dev/zero is a device, not a trace");
+    rejected(&["verify", "--target", "null", "--map", "/dev/zero"], "verify map /dev/zero: not a regular file");
+    // A file of no newlines is read a line's bound, not to its end.
+    let dir = scratch("long-line");
+    std::fs::write(dir.join("one.log"), vec![b'a'; 1 << 20]).unwrap();
+    rejected_in(&dir, &["distil", "one.log"], "one.log:1: a line longer than 64 KiB: not a trace");
 }
