@@ -31,14 +31,8 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
 /// A target given where a job file goes (`iogauge run /dev/sdb`, `iogauge run null`): said as
 /// such, and a device never read as a job's text.
 pub fn refuse_target(path: &Path) -> Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(path);
-    let name = path.display();
-    let target = match &meta {
-        Ok(m) => m.file_type().is_block_device(),
-        Err(_) => path.as_os_str() == crate::targets::NULL || name.to_string().contains("://"),
-    };
-    if target {
+    if crate::targets::names_one(path) {
+        let name = path.display();
         return Err(input(format!("{name} is a target, not a job file: test it with iogauge run --target {name}")));
     }
     Ok(())

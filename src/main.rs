@@ -24,6 +24,10 @@ fn main() {
             eprintln!("iogauge: {}", fio_hint(&e).unwrap_or_default());
             std::process::exit(2);
         }
+        Err(e) if e.kind() == ErrorKind::UnknownArgument && target_hint(&e).is_some() => {
+            eprintln!("iogauge: {}", target_hint(&e).unwrap_or_default());
+            std::process::exit(2);
+        }
         Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => {
             // Clap lists the missing flags on lines of their own: named here on the one line.
             let missing = match e.get(ContextKind::InvalidArg) {
@@ -94,6 +98,12 @@ fn in_words(message: &str) -> String {
         Some((lo, hi)) => format!("{before} is out of range: give {lo} to {hi}"),
         None => message.to_string(),
     }
+}
+
+/// For a target given without its flag (`iogauge profile /dev/sdb`): the flag.
+fn target_hint(e: &clap::Error) -> Option<String> {
+    let arg = e.get(ContextKind::InvalidArg)?.to_string();
+    iogauge::cli::target_flag_hint(command_of_args().trim(), &arg)
 }
 
 /// For a fio flag iogauge does not have: which iogauge flag does the same.

@@ -147,6 +147,18 @@ impl Command {
     }
 }
 
+/// For a target given without its flag to a command that takes `--target` (`iogauge profile
+/// /dev/sdb`, a test file): the line that names the flag. None for any other word.
+pub fn target_flag_hint(command: &str, arg: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let takes_target = Cli::command()
+        .find_subcommand(command)
+        .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some("target")));
+    let target = crate::targets::names_one(std::path::Path::new(arg)) || std::path::Path::new(arg).is_file();
+    (takes_target && target && !arg.starts_with('-'))
+        .then(|| format!("{arg}: a target is named with --target {arg} (see 'iogauge {command} --help')"))
+}
+
 /// The iogauge flag for a flag a fio user types (`--iodepth=32`, `--numjobs`): None if `arg`
 /// is not fio's.
 pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {

@@ -11,7 +11,7 @@ mod workload;
 
 pub use args::{
     Cli, Command, OutputFlags, ProfileArgs, RunArgs, SettingFlags, StudyArgs, TestFlags, WorkerFlags, fio_flag_hint,
-    profile_test, run_test,
+    profile_test, run_test, target_flag_hint,
 };
 pub use workload::SpecFlags;
 

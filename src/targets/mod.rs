@@ -135,6 +135,16 @@ impl Identity {
 /// The null target's name.
 pub const NULL: &str = "null";
 
+/// Whether a word given where a file to read goes names a target instead: a block device,
+/// or, where no such file exists, `null` or a URL.
+pub fn names_one(word: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(word) {
+        Ok(m) => m.file_type().is_block_device(),
+        Err(_) => word.as_os_str() == NULL || word.to_string_lossy().contains("://"),
+    }
+}
+
 /// Learns what target `path` is (a path, `null`, or a network target's URL), writing nothing.
 pub fn inspect(path: &str, s: &TestSettings) -> Result<TargetInfo> {
     match protocol_of(path) {

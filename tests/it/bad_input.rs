@@ -202,6 +202,11 @@ fn a_target_given_as_the_job_is_said_so() {
     {
         rejected(&args, &format!("{0} is a target, not a job file: test it with iogauge run --target {0}", dev.dev));
     }
+    // A command without a job file says which flag names a target.
+    let hint = format!("{0}: a target is named with --target {0} (see 'iogauge profile --help')", dev.dev);
+    rejected(&["profile", dev.dev.as_str()], &hint);
+    rejected(&["profile", "null"], "null: a target is named with --target null");
+    rejected(&["profile", "nope"], "unexpected argument 'nope'");
     assert_eq!(kernel_ios(dev.name()), before, "the device was read or written");
     rejected(&["run", "null"], "null is a target, not a job file");
     rejected(&["run", "nbd://localhost/export"], "nbd://localhost/export is a target, not a job file");
