@@ -4,8 +4,9 @@
 //! fio's sizes (`1m` = 1 MiB) and times (seconds unless a unit is given).
 //!
 //! Jobs become `[[worker]]`s, their `rw`/`bs` an inline `[[spec]]`; groups separated by
-//! `stonewall` (or `new_group`) run one after another when they are the same workers with
-//! another specification (fio's examples/ssd-test.fio), as iogauge's `run` list. An option
+//! `stonewall` (or a `wait_for` on the only job running) run one after another when they are
+//! the same workers with another specification (fio's examples/ssd-test.fio), as iogauge's
+//! `run` list; `new_group` only starts a reporting group of fio's, run with the jobs before it. An option
 //! outside the subset is never ignored: one line naming it and its section, unless
 //! `--ignore-unknown`.
 
@@ -226,8 +227,14 @@ struct FioJob {
     submit_batch: u32,
     /// `iodepth_batch_complete_min`: completions waited for at once (fio's default 1).
     completion_batch: u32,
-    /// Starts a new group, run after the ones before it.
+    /// Starts a new group, run after the ones before it (`stonewall`, `wait_for_previous`).
     stonewall: bool,
+    /// `new_group`: starts a reporting group of fio's, run with the jobs before it.
+    new_group: bool,
+    /// `wait_for=NAME`: starts once job NAME has ended (and where it was written).
+    wait_for: Option<(String, String)>,
+    /// Its `wait_for` is a stonewall: NAME was the only job running ([`waits`]).
+    waits: bool,
     /// `ioengine` as written (libaio and io_uring are one engine here, not in fio).
     engine_name: String,
     /// `norandommap`: random offsets drawn with repeats, as iogauge draws them.
@@ -510,6 +517,9 @@ impl FioJob {
             submit_batch: 1,
             completion_batch: 1,
             stonewall: false,
+            new_group: false,
+            wait_for: None,
+            waits: false,
             engine_name: "psync".into(),
             norandommap: false,
             rate_mbps: None,
@@ -537,7 +547,7 @@ impl FioJob {
         ignored: &mut Vec<(String, String)>,
         notes: &mut Vec<String>,
     ) -> Result<(), String> {
-        let (mut rw, mut mix_read, mut mix_write) = (None, None, None);
+        let (mut rw, mut mix_read, mut mix_write, mut filesize) = (None, None, None, None);
         // fio reads a section's kb_base before its sizes, wherever it is written.
         if let Some(o) = opts.iter().rev().find(|o| o.key == "kb_base") {
             self.kb_base = match o.value.as_deref().unwrap_or("").trim() {
@@ -585,6 +595,11 @@ impl FioJob {
                 "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
                 "time_based" => self.time_based = flag(o)?,
                 "size" => self.size = Some(size(v)?),
+                // Each file's size: with no `size`, the job's region is all of its files, as fio's.
+                "filesize" if v.contains(['-', ':']) => {
+                    return Err(bad(format!("{v}: a range of sizes: iogauge makes every file one size, give one")));
+                }
+                "filesize" => filesize = Some(size(v)?),
                 "offset" => self.offset = size(v)?,
                 "offset_increment" => self.offset_increment = size(v)?,
                 "io_size" | "io_limit" => self.io_size = Some(size(v)?),
@@ -662,7 +677,9 @@ impl FioJob {
                 "iodepth_batch_submit" | "iodepth_batch" => self.submit_batch = num(v)?.min(u32::MAX as u64) as u32,
                 // iogauge's logs always give each I/O's offset.
                 "log_offset" => {}
-                "stonewall" | "wait_for_previous" | "new_group" => self.stonewall = flag(o)?,
+                "stonewall" | "wait_for_previous" => self.stonewall = flag(o)?,
+                "new_group" => self.new_group = flag(o)?,
+                "wait_for" => self.wait_for = Some((v.trim().to_string(), o.at.clone())),
                 // Reporting and process model: no bearing on what runs (iogauge reports the
                 // group's totals and each worker anyway).
                 "group_reporting" | "thread" | "threads" => {}
@@ -763,6 +780,10 @@ impl FioJob {
             (self.trim, self.write_trimmed) = (p.trim, p.write_trimmed);
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
             self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
+        }
+        if let Some(each) = filesize {
+            let whole = each.saturating_mul(self.targets(0).len() as u64);
+            self.size = Some(self.size.map_or(whole, |s| s.min(whole)));
         }
         Ok(())
     }
@@ -981,6 +1002,7 @@ pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<Strin
     if jobs.is_empty() {
         return Err(format!("{}: no job section: add one, e.g. [job1]", file.display()));
     }
+    waits(&mut jobs)?;
     // Each option said once: where it was first given (a [global] one reaches every job) and the
     // jobs it was skipped for.
     let mut warnings: Vec<String> = ignored
@@ -1042,6 +1064,22 @@ fn differences(jobs: &[FioJob]) -> Vec<String> {
             j.at, j.name
         ));
     }
+    if let Some(j) = jobs.iter().skip(1).find(|j| j.new_group && !(j.stonewall || j.waits)) {
+        said.push(format!(
+            "{}: [{}]: new_group starts a reporting group of fio's, not a wait: iogauge runs its jobs with the ones \
+             before it, as fio does, and reports them in one workload (--detail workers: a row per worker)",
+            j.at, j.name
+        ));
+    }
+    // A stonewall and new_group start a reporting group of fio's; wait_for alone does not.
+    let alone = |j: &FioJob| j.waits && !j.stonewall && !j.new_group;
+    if let Some((j, (name, at))) = jobs.iter().filter(|j| alone(j)).find_map(|j| Some((j, j.wait_for.as_ref()?))) {
+        said.push(format!(
+            "{at}: [{}]: wait_for={name}: iogauge runs it after [{name}], as fio does, and reports it as a workload of \
+             its own, where fio reports the two in one group",
+            j.name
+        ));
+    }
     if let Some(j) = first(&|j| j.verify && j.read == 0) {
         said.push(format!(
             "{}: [{}]: fio reads back and checks what a verify job wrote once it has written it; iogauge checks the \
@@ -1050,6 +1088,33 @@ fn differences(jobs: &[FioJob]) -> Vec<String> {
         ));
     }
     said
+}
+
+/// Each `wait_for=NAME` as the stonewall it is where NAME is the only job still running (the
+/// group before the waiting job is NAME's copies alone); any other wait is refused, since
+/// iogauge starts workers together or one group after another.
+fn waits(jobs: &mut [FioJob]) -> Result<(), String> {
+    let mut group_start = 0;
+    for i in 0..jobs.len() {
+        if let Some((name, at)) = jobs[i].wait_for.clone() {
+            let running = &jobs[group_start..i];
+            if !jobs[..i].iter().any(|j| j.name == name) {
+                return Err(format!("{at}: wait_for={name}: no job named {name} before [{}]", jobs[i].name));
+            }
+            if !(running.iter().all(|j| j.name == name) || jobs[i].stonewall) {
+                return Err(format!(
+                    "{at}: wait_for={name}: other jobs run beside [{name}] when [{}] starts: iogauge starts a job with \
+                     the ones before it or after all of them, give stonewall",
+                    jobs[i].name
+                ));
+            }
+            jobs[i].waits = true;
+        }
+        if jobs[i].stonewall || jobs[i].waits {
+            group_start = i;
+        }
+    }
+    Ok(())
 }
 
 /// The settings all jobs must share, since iogauge's are the test's.
@@ -1111,7 +1176,7 @@ fn groups(jobs: &[FioJob]) -> Vec<Vec<&FioJob>> {
     let mut groups: Vec<Vec<&FioJob>> = Vec::new();
     for j in jobs {
         match groups.last_mut() {
-            Some(g) if !j.stonewall => g.push(j),
+            Some(g) if !(j.stonewall || j.waits) => g.push(j),
             _ => groups.push(vec![j]),
         }
     }

@@ -226,6 +226,9 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\n[c]\nrandseed=1\n", "differ in randseed"),
         ("[a]\ncpumask=0\n", "no CPU in the mask"),
         ("[a]\ncpus_allowed_policy=spread\n", "give shared or split"),
+        ("[a]\nfilesize=1m-8m\n", "filesize: 1m-8m: a range of sizes: iogauge makes every file one size"),
+        ("[a]\n[b]\nwait_for=nope\n", "wait_for=nope: no job named nope before [b]"),
+        ("[a]\n[b]\nwait_for=b\n", "wait_for=b: no job named b before [b]"),
     ] {
         std::fs::write(dir.join("j.fio"), format!("{base}{body}")).unwrap();
         let out = iogauge_in(&dir, &["run", "j.fio", "-q", "--no-history"]);
