@@ -19,7 +19,7 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
     let name = path.display();
     let kind = std::fs::metadata(path).map(|m| m.file_type());
     if kind.as_ref().is_ok_and(|k| k.is_block_device() || k.is_char_device()) {
-        return Err(input(format!("{name} is a device, not a document: give a JSON file, or a history id")));
+        return Err(input(format!("{name} is a device, not a document: give a JSON file")));
     }
     std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))
 }

@@ -6,9 +6,9 @@
 //! Jobs become `[[worker]]`s, their `rw`/`bs` an inline `[[spec]]`; groups separated by
 //! `stonewall` (or a `wait_for` on the only job running) run one after another when they are
 //! the same workers with another specification (fio's examples/ssd-test.fio), as iogauge's
-//! `run` list; `new_group` only starts a reporting group of fio's, run with the jobs before it. An option
-//! outside the subset is never ignored: one line naming it and its section, unless
-//! `--ignore-unknown`.
+//! `run` list; `new_group` only starts a reporting group of fio's, run with the jobs before
+//! it. An option outside the subset is never ignored: one line naming it and its section,
+//! unless `--ignore-unknown`.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};

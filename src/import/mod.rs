@@ -17,8 +17,8 @@ use crate::error::input;
 pub const MAX_JOB_BYTES: u64 = 16 << 20;
 
 /// Reads a job file's text, at most [`MAX_JOB_BYTES`], never a device's; with `regular`, only
-/// a regular file (an include: never a FIFO or /proc either). Errors say why in words, never what the file
-/// holds.
+/// a regular file (an include: never a FIFO or /proc either). Errors say why in words, never
+/// what the file holds.
 pub fn read_text(path: &Path, regular: bool) -> crate::error::Result<String> {
     let why = |e: std::io::Error| input(e.to_string());
     let meta = std::fs::metadata(path).map_err(why)?;
