@@ -1320,6 +1320,39 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
     Ok(out)
 }
 
+/// What first differs between a group's workers and the first group's, in fio's words.
+fn how_workers_differ(these: &[WorkerConfig], first: &[WorkerConfig]) -> String {
+    let threads = |w: &[WorkerConfig]| w.iter().map(|x| x.count).sum::<u32>();
+    if threads(these) != threads(first) {
+        return format!("{} threads (numjobs) against {}", threads(these), threads(first));
+    }
+    let pairs = these.iter().flat_map(|w| std::iter::repeat_n(w, w.count as usize));
+    let firsts = first.iter().flat_map(|w| std::iter::repeat_n(w, w.count as usize));
+    for (a, b) in pairs.zip(firsts) {
+        if a.targets != b.targets {
+            return format!(
+                "files {} against {}: without filename=, fio names each job's files after the job; give the jobs \
+                 one filename=",
+                a.targets.join(":"),
+                b.targets.join(":")
+            );
+        }
+        if a.outstanding != b.outstanding {
+            return format!("iodepth={} against {}", a.outstanding, b.outstanding);
+        }
+        if (a.working_set, a.offset) != (b.working_set, b.offset) {
+            return "another size or offset".into();
+        }
+        if (a.rate_iops, a.rate_mbps) != (b.rate_iops, b.rate_mbps) {
+            return "another rate".into();
+        }
+        if a.cpus != b.cpus {
+            return "other CPUs".into();
+        }
+    }
+    "another job layout".into()
+}
+
 /// Every group's specifications (a group after the first must be `first`'s workers with one
 /// specification), and the distinct ones in order of first use.
 fn specifications(
@@ -1331,11 +1364,14 @@ fn specifications(
     let mut run = Vec::new();
     let mut first_thread = 0;
     for (k, g) in groups.iter().enumerate() {
-        if k > 0 && unnamed(&workers(g, first_thread)?) != unnamed(first) {
+        let these = unnamed(&workers(g, first_thread)?);
+        if k > 0 && these != unnamed(first) {
             return Err(format!(
-                "{}: [{}] starts a group (stonewall) with other workers than the first group's: iogauge runs groups \
-                 one after another only as the same workers with another rw/bs",
-                g[0].at, g[0].name
+                "{}: [{}] starts a group (stonewall) with other workers than the first group's ({}): iogauge runs \
+                 groups one after another only as the same workers with another rw/bs",
+                g[0].at,
+                g[0].name,
+                how_workers_differ(&these, &unnamed(first))
             ));
         }
         let group_specs = g.iter().map(|j| j.spec()).collect::<Result<Vec<_>, _>>()?;

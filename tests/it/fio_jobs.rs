@@ -229,6 +229,13 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\nfilesize=1m-8m\n", "filesize: 1m-8m: a range of sizes: iogauge makes every file one size"),
         ("[a]\n[b]\nwait_for=nope\n", "wait_for=nope: no job named nope before [b]"),
         ("[a]\n[b]\nwait_for=b\n", "wait_for=b: no job named b before [b]"),
+        // Groups of other workers: what differs, in fio's words.
+        (
+            "[a]\n[b]\nstonewall\nnumjobs=2\nnumber_ios=50\n",
+            "other workers than the first group's (2 threads (numjobs) against 1)",
+        ),
+        ("[a]\nioengine=psync\n[b]\nioengine=psync\nstonewall\n", "(files b.0.0 against a.0.0: without filename="),
+        ("[global]\nioengine=libaio\nfilename=f\n[a]\n[b]\nstonewall\niodepth=4\n", "(iodepth=4 against 1)"),
     ] {
         std::fs::write(dir.join("j.fio"), format!("{base}{body}")).unwrap();
         let out = iogauge_in(&dir, &["run", "j.fio", "-q", "--no-history"]);
