@@ -13,6 +13,8 @@ type Ticks = [u64; 8];
 /// A reading of the counters at one instant.
 #[derive(Debug, Clone)]
 pub struct CpuSnapshot {
+    /// When /proc/stat was read: the wall clock a window's shares are of ([`window`]).
+    at: std::time::Instant,
     total: Ticks,
     per_cpu: Vec<Ticks>,
     interrupts: u64,
@@ -96,8 +98,10 @@ impl CpuWaits {
 
 /// Reads /proc/stat and this process's CPU time.
 pub fn snapshot() -> CpuSnapshot {
+    let at = std::time::Instant::now();
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
     let mut s = CpuSnapshot {
+        at,
         total: [0; 8],
         per_cpu: Vec::new(),
         interrupts: 0,
@@ -197,12 +201,35 @@ fn elapsed(a: &Ticks, b: &Ticks) -> Ticks {
     std::array::from_fn(|i| b[i].saturating_sub(a[i]))
 }
 
-fn share(a: &Ticks, b: &Ticks) -> CpuShare {
+/// /proc/stat's ticks per second (`USER_HZ`).
+fn ticks_per_sec() -> f64 {
+    static HZ: OnceLock<f64> = OnceLock::new();
+    // SAFETY: sysconf reads a constant of the system.
+    *HZ.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_CLK_TCK) } {
+        n if n > 0 => n as f64,
+        _ => 100.0,
+    })
+}
+
+/// The ticks one CPU had between two readings: the wall clock's. A tickless kernel counts idle
+/// time exactly but busy time only where a tick finds a CPU busy, so work done between two
+/// idle periods that no tick saw is in no field: on a VM whose idle vCPUs halt, the fields
+/// summed to 83-94 % of the wall clock while a test ran, and a share of their sum put the host
+/// under iogauge's own exact CPU time.
+fn window(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
+    b.at.saturating_duration_since(a.at).as_secs_f64() * ticks_per_sec()
+}
+
+/// How a CPU (or all of them) spent a window of `wall` ticks: busy is what was not idle; the
+/// parts are the fields' ticks, which may sum to less ([`window`]). Never of less than the
+/// fields' own sum (a tick's rounding), and 0 over a window no tick ended in.
+fn share(a: &Ticks, b: &Ticks, wall: f64) -> CpuShare {
     let d = elapsed(a, b).map(|t| t as f64);
-    let all: f64 = d.iter().sum();
-    if all == 0.0 {
+    let ticked: f64 = d.iter().sum();
+    if ticked == 0.0 {
         return CpuShare::default();
     }
+    let all = ticked.max(wall);
     let pct = |v: f64| 100.0 * v / all;
     CpuShare {
         utilization_pct: pct(all - d[3] - d[4]),
@@ -255,10 +282,11 @@ pub struct CpuUsage {
 
 /// CPU between two snapshots `secs` apart, with `ios` completed at `iops`.
 pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -> CpuUsage {
-    let all = share(&a.total, &b.total);
+    let wall = window(a, b);
+    let all = share(&a.total, &b.total, wall * b.per_cpu.len().max(1) as f64);
     let own_us = (b.own_user_us + b.own_system_us).saturating_sub(a.own_user_us + a.own_system_us) as f64;
     CpuUsage {
-        per_cpu: a.per_cpu.iter().zip(&b.per_cpu).map(|(x, y)| share(x, y)).collect(),
+        per_cpu: a.per_cpu.iter().zip(&b.per_cpu).map(|(x, y)| share(x, y, wall)).collect(),
         interrupts_per_sec: if secs > 0.0 { b.interrupts.saturating_sub(a.interrupts) as f64 / secs } else { 0.0 },
         per_cpu_interrupts_per_sec: a
             .per_cpu_interrupts
@@ -277,13 +305,14 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
     }
 }
 
-/// The kernel's threads' share of all the CPUs' time between `a` and `b` (in %, as
-/// [`share`]: 0 over a window shorter than a tick), where both were read.
+/// The kernel's threads' share of all the CPUs' time between `a` and `b` (in %, on the scale
+/// of [`share`]: 0 over a window no tick ended in), where both were read.
 fn kernel_threads_pct(a: &CpuSnapshot, b: &CpuSnapshot) -> Option<f64> {
     let ticks = b.kernel_ticks?.saturating_sub(a.kernel_ticks?) as f64;
-    let all: u64 = elapsed(&a.total, &b.total).iter().sum();
+    let ticked: u64 = elapsed(&a.total, &b.total).iter().sum();
+    let all = (ticked as f64).max(window(a, b) * b.per_cpu.len().max(1) as f64);
     // Read after /proc/stat at each end: never more than all the CPUs' time.
-    Some(if all > 0 { (100.0 * ticks / all as f64).min(100.0) } else { 0.0 })
+    Some(if ticked > 0 { (100.0 * ticks / all).min(100.0) } else { 0.0 })
 }
 
 impl CpuUsage {
@@ -328,7 +357,7 @@ impl CpuUsage {
 
 /// Busy % of all CPUs between two snapshots (for interval samples and the live line).
 pub fn utilization(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
-    share(&a.total, &b.total).utilization_pct
+    share(&a.total, &b.total, window(a, b) * b.per_cpu.len().max(1) as f64).utilization_pct
 }
 
 #[cfg(test)]
@@ -339,10 +368,19 @@ mod tests {
     fn shares_add_up() {
         let a = [100, 0, 50, 800, 50, 0, 0, 0];
         let b = [200, 0, 150, 1500, 150, 0, 0, 0];
-        let s = share(&a, &b);
+        let s = share(&a, &b, 0.0);
         // 100 user + 100 system of 1000 ticks busy; 700 idle, 100 iowait.
         assert!((s.utilization_pct - 20.0).abs() < 1e-9);
         assert!((s.iowait_pct - 10.0).abs() < 1e-9);
+        // The same fields over 1250 ticks of wall clock (a tickless host whose short bursts of
+        // work no tick saw): busy is all that was not idle, the parts what the ticks saw.
+        let s = share(&a, &b, 1250.0);
+        assert!((s.utilization_pct - 36.0).abs() < 1e-9, "{s:?}");
+        assert!((s.user_pct - 8.0).abs() < 1e-9 && (s.system_pct - 8.0).abs() < 1e-9, "{s:?}");
+        // Never of less than the fields' own sum (a tick's rounding), nor of a window no tick
+        // ended in.
+        assert_eq!(share(&a, &b, 990.0), share(&a, &b, 0.0));
+        assert_eq!(share(&a, &a, 50.0), CpuShare::default());
         let snap = snapshot();
         assert!(!snap.per_cpu.is_empty() && snap.total.iter().sum::<u64>() > 0);
         assert_eq!(snap.per_cpu_interrupts.len(), snap.per_cpu.len(), "a column per CPU");

@@ -113,6 +113,35 @@ fn own_cpu_is_on_the_hosts_scale() {
     assert!(own > 0.0 && own <= num(cpu, "utilization_pct") + 2.0, "{cpu}");
 }
 
+/// On a bursty load (a file at 16 outstanding: the worker sleeps and wakes for every few
+/// completions) a tickless kernel's ticks miss busy time between idle periods, and a share of
+/// /proc/stat's fields put the host at 17.5 % where iogauge alone used 20.6 % (2-CPU VM). The
+/// host's busy time is what was not idle against the wall clock: never less than iogauge's own
+/// and the kernel's threads' exact times, to /proc/stat's 10 ms ticks (one per CPU at each end
+/// of a 2 s window: 1 %).
+#[test]
+fn the_hosts_busy_time_holds_iogauges_own_on_a_bursty_load() {
+    let file = scratch("bursty").join("t.dat");
+    let file = file.to_str().unwrap();
+    let doc = json(&[
+        "run",
+        "--target",
+        file,
+        "--file-size",
+        "64M",
+        "--qd",
+        "16",
+        "--time",
+        "2s",
+        "--ramp",
+        "0s",
+        "--no-history",
+    ]);
+    let cpu = &doc["results"][0]["totals"]["cpu"];
+    let parts = num(cpu, "own_pct") + num(cpu, "kernel_threads_pct");
+    assert!(parts > 0.0 && parts <= num(cpu, "utilization_pct") + 1.0, "{cpu}");
+}
+
 /// CPU seconds so far of the kernel's threads, read as this test's own truth: the children of
 /// kthreadd (pid 2) and kthreadd, each its scheduler's runtime (/proc/PID/schedstat, ns), where
 /// iogauge selects them by flag and reads their ticks.
