@@ -220,16 +220,22 @@ fn window(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
     b.at.saturating_duration_since(a.at).as_secs_f64() * ticks_per_sec()
 }
 
-/// How a CPU (or all of them) spent a window of `wall` ticks: busy is what was not idle; the
-/// parts are the fields' ticks, which may sum to less ([`window`]). Never of less than the
-/// fields' own sum (a tick's rounding), and 0 over a window no tick ended in.
+/// The ticks all the CPUs had between two readings ([`window`] for each).
+fn window_of_all(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
+    window(a, b) * b.per_cpu.len().max(1) as f64
+}
+
+/// The ticks a window's shares are of: its wall clock's `wall`, never less than the fields'
+/// own sum `ticked` (a tick's rounding); None for a window no tick ended in.
+fn of_ticks(ticked: f64, wall: f64) -> Option<f64> {
+    (ticked > 0.0).then(|| ticked.max(wall))
+}
+
+/// How a CPU (or all of them) spent a window of `wall` ticks ([`of_ticks`]): busy is what was
+/// not idle; the parts are the fields' ticks, which may sum to less ([`window`]).
 fn share(a: &Ticks, b: &Ticks, wall: f64) -> CpuShare {
     let d = elapsed(a, b).map(|t| t as f64);
-    let ticked: f64 = d.iter().sum();
-    if ticked == 0.0 {
-        return CpuShare::default();
-    }
-    let all = ticked.max(wall);
+    let Some(all) = of_ticks(d.iter().sum(), wall) else { return CpuShare::default() };
     let pct = |v: f64| 100.0 * v / all;
     CpuShare {
         utilization_pct: pct(all - d[3] - d[4]),
@@ -283,7 +289,7 @@ pub struct CpuUsage {
 /// CPU between two snapshots `secs` apart, with `ios` completed at `iops`.
 pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -> CpuUsage {
     let wall = window(a, b);
-    let all = share(&a.total, &b.total, wall * b.per_cpu.len().max(1) as f64);
+    let all = share(&a.total, &b.total, window_of_all(a, b));
     let own_us = (b.own_user_us + b.own_system_us).saturating_sub(a.own_user_us + a.own_system_us) as f64;
     CpuUsage {
         per_cpu: a.per_cpu.iter().zip(&b.per_cpu).map(|(x, y)| share(x, y, wall)).collect(),
@@ -310,9 +316,8 @@ pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -
 fn kernel_threads_pct(a: &CpuSnapshot, b: &CpuSnapshot) -> Option<f64> {
     let ticks = b.kernel_ticks?.saturating_sub(a.kernel_ticks?) as f64;
     let ticked: u64 = elapsed(&a.total, &b.total).iter().sum();
-    let all = (ticked as f64).max(window(a, b) * b.per_cpu.len().max(1) as f64);
     // Read after /proc/stat at each end: never more than all the CPUs' time.
-    Some(if ticked > 0 { (100.0 * ticks / all).min(100.0) } else { 0.0 })
+    Some(of_ticks(ticked as f64, window_of_all(a, b)).map_or(0.0, |all| (100.0 * ticks / all).min(100.0)))
 }
 
 impl CpuUsage {
@@ -357,7 +362,7 @@ impl CpuUsage {
 
 /// Busy % of all CPUs between two snapshots (for interval samples and the live line).
 pub fn utilization(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
-    share(&a.total, &b.total, window(a, b) * b.per_cpu.len().max(1) as f64).utilization_pct
+    share(&a.total, &b.total, window_of_all(a, b)).utilization_pct
 }
 
 #[cfg(test)]

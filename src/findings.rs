@@ -314,9 +314,9 @@ fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogrou
 /// interrupts' time is not taken off apart: /proc/stat counts ksoftirqd's softirq time both
 /// as softirq and as that thread's (82.8 % busy: iogauge 36.8, kernel threads 46.9, softirq
 /// 10.7). Busy time is what /proc/stat's ticks saw of it (its parts): the rest of
-/// `utilization_pct`, short bursts between idle periods that no tick saw, is mostly the CPUs'
-/// own going to sleep and waking (on a 2-CPU VM at one outstanding I/O, 13 % of its time), the
-/// test's price and not other work's. In documents before that, the parts sum to it.
+/// `utilization_pct`, short bursts between idle periods that no tick saw (interrupts, the CPUs'
+/// going to sleep and waking between I/Os: 13 % of a 2-CPU VM's time at one outstanding I/O on
+/// a loop device), is the test's price, not other work. In older documents the parts sum to it.
 fn other_work_pct(cpu: &crate::cpu::CpuUsage) -> f64 {
     let a = &cpu.all;
     let ticked = a.user_pct + a.system_pct + a.irq_pct + a.softirq_pct + a.steal_pct;
