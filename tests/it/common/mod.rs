@@ -116,17 +116,49 @@ pub fn output_of(mut child: Child) -> Output {
             break status;
         }
         if Instant::now() >= deadline {
-            let inner = test_process(child.id());
-            // SAFETY: killing processes this test started.
-            unsafe { libc::kill(inner as i32, libc::SIGKILL) };
-            let _ = child.kill();
+            // What each process and thread was waiting in, for the failure to say what hung;
+            // then every one of them goes (a stopped MPI rank too).
+            let (pids, said) = process_tree(child.id());
+            for pid in pids {
+                // SAFETY: killing processes this test started.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
             let _ = child.wait();
-            panic!("a command this test started did not end within {ENDS_WITHIN:?}");
+            panic!("a command this test started did not end within {ENDS_WITHIN:?}; its processes then:\n{said}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let joined = |t: Option<std::thread::JoinHandle<Vec<u8>>>| t.map(|t| t.join().unwrap()).unwrap_or_default();
     Output { status, stdout: joined(stdout), stderr: joined(stderr) }
+}
+
+/// `pid` and its descendants, with each thread's name, state, wait channel and kernel stack
+/// (/proc, as root) in words.
+fn process_tree(pid: u32) -> (Vec<u32>, String) {
+    let read = |path: &std::path::Path| std::fs::read_to_string(path).unwrap_or_default();
+    let (mut pids, mut said, mut next) = (Vec::new(), String::new(), vec![pid]);
+    while let Some(p) = next.pop() {
+        pids.push(p);
+        for task in std::fs::read_dir(format!("/proc/{p}/task")).into_iter().flatten().flatten() {
+            let t = task.path();
+            let state = read(&t.join("stat"));
+            let state =
+                state.rsplit_once(')').map_or("?", |(_, rest)| rest.trim_start().split(' ').next().unwrap_or("?"));
+            let stack: Vec<String> = read(&t.join("stack"))
+                .lines()
+                .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+                .collect();
+            said += &format!(
+                "  pid {p} task {} {} state {state} in {} [{}]\n",
+                task.file_name().to_string_lossy(),
+                read(&t.join("comm")).trim(),
+                read(&t.join("wchan")),
+                stack.join(" < ")
+            );
+            next.extend(read(&t.join("children")).split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        }
+    }
+    (pids, said)
 }
 
 /// The process of a running iogauge (`pid`, as spawned) that runs its test: the child it
