@@ -236,7 +236,8 @@ fn of_ticks(ticked: f64, wall: f64) -> Option<f64> {
 fn share(a: &Ticks, b: &Ticks, wall: f64) -> CpuShare {
     let d = elapsed(a, b).map(|t| t as f64);
     let Some(all) = of_ticks(d.iter().sum(), wall) else { return CpuShare::default() };
-    let pct = |v: f64| 100.0 * v / all;
+    // The ratio first: all of a fractional window is then exactly 100 %, never a rounding over.
+    let pct = |v: f64| 100.0 * (v / all);
     CpuShare {
         utilization_pct: pct(all - d[3] - d[4]),
         user_pct: pct(d[0] + d[1]),
@@ -386,6 +387,10 @@ mod tests {
         // ended in.
         assert_eq!(share(&a, &b, 990.0), share(&a, &b, 0.0));
         assert_eq!(share(&a, &a, 50.0), CpuShare::default());
+        // A whole busy window of a fractional number of ticks is 100 %, not a hair over it
+        // (a report's percent axis then ran to 120).
+        let busy = share(&[0; 8], &[57, 0, 0, 0, 0, 0, 0, 0], 57.0161);
+        assert!(busy.utilization_pct <= 100.0, "{busy:?}");
         let snap = snapshot();
         assert!(!snap.per_cpu.is_empty() && snap.total.iter().sum::<u64>() > 0);
         assert_eq!(snap.per_cpu_interrupts.len(), snap.per_cpu.len(), "a column per CPU");
