@@ -12,13 +12,10 @@ use crate::result::{Detail, Headline, ResultDoc, Totals, WorkerResult, WorkloadR
 use crate::study::doc::StudyDoc;
 use crate::targets::{TargetInfo, TargetKind};
 
-/// Reads a file the user named as a document: a file or a pipe, never a device (a disk named
-/// by mistake would be read whole into memory, /dev/zero forever).
+/// Reads a file the user named as a document: a file or a pipe, never a device.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::os::unix::fs::FileTypeExt;
     let name = path.display();
-    let kind = std::fs::metadata(path).map(|m| m.file_type());
-    if kind.as_ref().is_ok_and(|k| k.is_block_device() || k.is_char_device()) {
+    if crate::targets::is_device(path) {
         return Err(input(format!("{name} is a device, not a document: give a JSON file")));
     }
     std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))

@@ -6,7 +6,6 @@ pub mod fio;
 pub mod icf;
 
 use std::io::Read;
-use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -28,8 +27,7 @@ pub fn read_text(path: &Path, regular: bool) -> crate::error::Result<String> {
     if meta.is_dir() {
         return Err(input("a directory: give a job file"));
     }
-    let kind = meta.file_type();
-    if kind.is_block_device() || kind.is_char_device() {
+    if crate::targets::is_device(path) {
         return Err(input("a device: give a job file"));
     }
     let mut bytes = Vec::new();

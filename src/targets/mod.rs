@@ -145,6 +145,13 @@ pub fn names_one(word: &Path) -> bool {
     }
 }
 
+/// Whether `path` is a device, block or character: never a file to read to its end (a disk
+/// would be read whole into memory, /dev/zero forever).
+pub fn is_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device() || m.file_type().is_char_device())
+}
+
 /// Learns what target `path` is (a path, `null`, or a network target's URL), writing nothing.
 pub fn inspect(path: &str, s: &TestSettings) -> Result<TargetInfo> {
     match protocol_of(path) {

@@ -105,17 +105,15 @@ impl Reader {
     /// Opens a trace and learns its format: blktrace's files from their names and first bytes
     /// ([`blktrace::files`]), a text trace from its first line.
     pub(crate) fn open(path: &Path) -> Result<Reader> {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = std::fs::metadata(path).map(|m| m.file_type());
-        let p = path.display();
-        match kind {
-            Ok(k) if k.is_block_device() => {
-                return Err(Error::Input(format!(
+        if crate::targets::is_device(path) {
+            let p = path.display();
+            // A block device's requests are what `capture` records; a character device has none.
+            return Err(Error::Input(match crate::targets::names_one(path) {
+                true => format!(
                     "{p} is a block device, not a trace: record one with iogauge capture --device {p} --output FILE"
-                )));
-            }
-            Ok(k) if k.is_char_device() => return Err(Error::Input(format!("{p} is a device, not a trace"))),
-            _ => {}
+                ),
+                false => format!("{p} is a device, not a trace"),
+            }));
         }
         match blktrace::files(path)? {
             Some(files) => Ok(Reader::Blktrace(blktrace::Reader::open(&files)?)),
