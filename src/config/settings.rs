@@ -217,7 +217,9 @@ settings! {
     /// Under io_uring a worker of one outstanding I/O on a RAM disk without non-blocking I/O
     /// (zram) does it on its own thread, as psync, its `engine` says: through the io-wq thread
     /// io_uring would hand it to, zram on 2 CPUs did 54 K IOPS at 14.4 µs of CPU per I/O, on
-    /// the worker's thread 390 K at 2.6 (`io_wq_threads` keeps io-wq).
+    /// the worker's thread 390 K at 2.6 (`io_wq_threads` keeps io-wq). Where this process may
+    /// not set up io_uring (`kernel.io_uring_disabled`, a container's seccomp profile), a test on
+    /// a file or device is refused before it makes or writes anything, saying why.
     engine: EngineKind = EngineKind::IoUring, "\"io_uring\"",
         flag(long, value_name = "ENGINE") Option<EngineKind> => set;
 

@@ -258,6 +258,33 @@ impl UringEngine {
     }
 }
 
+/// Why this process can set up no ring at all, in a line that says how to test anyway; None
+/// where it can. Asked with the smallest ring before a test makes or writes anything: hosts
+/// may forbid io_uring (`kernel.io_uring_disabled`, Linux 6.6), and so do containers' seccomp
+/// profiles (Docker's default since 2023), which a worker would otherwise find only once the
+/// test had started and its files were made.
+pub fn unavailable() -> Option<String> {
+    let err = IoUring::new(2).err()?;
+    let disabled = || std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok()?.trim().parse::<u32>().ok();
+    let why = match err.raw_os_error() {
+        Some(libc::EPERM) => match disabled() {
+            Some(2) => "this host disables it (sysctl kernel.io_uring_disabled = 2)".to_string(),
+            Some(1) => "this host allows it only to the group sysctl kernel.io_uring_group names \
+                        (kernel.io_uring_disabled = 1)"
+                .to_string(),
+            _ => "a seccomp filter forbids it (a container's default profile does)".to_string(),
+        },
+        Some(libc::ENOSYS) => "this kernel has none (Linux 5.1 and later have it)".to_string(),
+        // Kernels before 5.12 count a ring's memory against RLIMIT_MEMLOCK.
+        Some(libc::ENOMEM) => "the locked-memory limit leaves no room for a ring (ulimit -l)".to_string(),
+        _ => err.to_string(),
+    };
+    Some(format!(
+        "cannot set up io_uring: {why}: give --engine psync (engine = \"psync\" in a job file; one I/O in flight \
+         per worker), or allow io_uring"
+    ))
+}
+
 /// The block layer's discard of `len` bytes at `offset`: the start in `addr`, the length in
 /// `addr3`, the first 8 bytes of the command area. (On the plain descriptor: a registered
 /// one would need a type the io-uring crate does not name.)

@@ -389,6 +389,12 @@ fn check(share: Share) -> Result<Checked> {
     for wc in &share.workers {
         check_worker(wc, &targets, s.engine, &mut warnings)?;
     }
+    let local = targets.iter().any(|t| matches!(t.kind, TargetKind::Block | TargetKind::File));
+    if s.engine == EngineKind::IoUring && local {
+        if let Some(why) = crate::engine::io_uring::unavailable() {
+            return Err(input(why));
+        }
+    }
     warnings.extend(launcher_binding(&share));
     for run in &share.workloads {
         for (wc, spec) in share.workers.iter().zip(&run.specs) {

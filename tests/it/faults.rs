@@ -332,3 +332,91 @@ fn a_frozen_filesystem_ends_in_bounded_time() {
         assert!(!serde_json::from_slice::<Value>(&list.stdout).unwrap().as_array().unwrap().is_empty());
     }
 }
+
+/// Has `c` start under a seccomp filter that refuses `io_uring_setup` with EPERM, as a
+/// container's default profile does (Docker's since 2023), and allows everything else.
+fn without_io_uring(c: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // Where the architecture is not the one this test was built for, numbers mean other
+    // calls: allow all.
+    #[cfg(target_arch = "x86_64")]
+    const ARCH: u32 = 0xc000_003e; // AUDIT_ARCH_X86_64
+    #[cfg(target_arch = "aarch64")]
+    const ARCH: u32 = 0xc000_00b7; // AUDIT_ARCH_AARCH64
+    let stmt = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
+    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt,
+        jf,
+        k,
+    };
+    let load = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+    let ret = libc::BPF_RET | libc::BPF_K;
+    let filter = [
+        stmt(load, 4), // seccomp_data.arch
+        jeq(ARCH, 0, 3),
+        stmt(load, 0), // seccomp_data.nr
+        jeq(libc::SYS_io_uring_setup as u32, 0, 1),
+        stmt(ret, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: between fork and exec the closure makes two system calls on memory it owns
+    // (the filter is copied into the closure) and allocates nothing.
+    unsafe {
+        c.pre_exec(move || {
+            let prog = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_ptr() as *mut _ };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &prog as *const _) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Where io_uring is forbidden (a container's seccomp profile, `kernel.io_uring_disabled`), a
+/// test on a file or device says so in one line, with what to give instead, before it makes a
+/// file or writes a block; psync and the null target, which need no ring, still run.
+#[test]
+fn a_host_without_io_uring_is_said_before_anything_is_made() {
+    let dir = scratch("no-io-uring");
+    let l = LoopDev::new(16 * MIB);
+    let name = l.dev.trim_start_matches("/dev/");
+    let before = kernel_ios(name);
+    for args in [
+        vec!["run", "--target", "made.tst", "--time", "1s"],
+        vec!["run", "--target", &l.dev, "--allow-write", &l.dev, "--spec", "random-write-4k", "--time", "1s"],
+        vec!["profile"],
+    ] {
+        let out = output_of(
+            without_io_uring(&mut command_in(&dir, &args))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        for says in ["cannot set up io_uring", "seccomp", "--engine psync"] {
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "a file was made");
+    assert_eq!(kernel_ios(name).2, before.2, "the loop device was written");
+    for args in [
+        vec!["run", "--target", "made.tst", "--file-size", "16m", "--engine", "psync", "--time", "1s", "-q"],
+        vec!["run", "--target", "null", "--time", "1s", "-q"],
+    ] {
+        let out = output_of(
+            without_io_uring(&mut command_in(&dir, &args))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
