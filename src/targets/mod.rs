@@ -193,7 +193,7 @@ pub fn inspect_local(path: &str, file_size: u64, buffered: bool) -> Result<Targe
     };
     let ft = meta.file_type();
     if ft.is_block_device() {
-        let f = File::open(path).map_err(|e| input(format!("target {path}: cannot open: {e}")))?;
+        let f = File::open(path).map_err(|e| input(cannot_open_device(path, &meta, e)))?;
         let (size, logical_block) = block_geometry(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
         // What was opened, which is what the geometry describes.
         let identity = Identity::of(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
@@ -381,6 +381,30 @@ pub fn facts_now(path: &str, timeout: std::time::Duration, secrets: &crate::net:
 
 /// Fills a buffer from a byte offset of a target, or says why not.
 pub type ReadAt = Box<dyn FnMut(&mut [u8], u64) -> Result<()>>;
+
+/// Why device `path` does not open, with who may open it where that is why: a device's
+/// "Permission denied" says nothing of the group (`disk`, where udev makes the nodes) whose
+/// members may.
+fn cannot_open_device(path: &str, meta: &std::fs::Metadata, e: std::io::Error) -> String {
+    let said = format!("target {path}: cannot open: {e}");
+    if e.kind() != std::io::ErrorKind::PermissionDenied {
+        return said;
+    }
+    if meta.mode() & 0o040 == 0 {
+        return format!("{said}: run as root");
+    }
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut group: libc::group = unsafe { std::mem::zeroed() };
+    let mut found = std::ptr::null_mut();
+    // SAFETY: getgrgid_r writes the entry into `group` and its strings into `buf`, both ours
+    // and of the sizes given; `found` is null or points at `group`.
+    let name = unsafe {
+        let r = libc::getgrgid_r(meta.gid(), &mut group, buf.as_mut_ptr(), buf.len(), &mut found);
+        (r == 0 && !found.is_null()).then(|| std::ffi::CStr::from_ptr(group.gr_name).to_string_lossy().into_owned())
+    };
+    let group = name.unwrap_or_else(|| meta.gid().to_string());
+    format!("{said}: run as root, or as a member of group {group}, which may read it")
+}
 
 /// Reads target `path` for a check (`iogauge verify`): a file or device through
 /// `read_exact_at`, O_DIRECT so the storage is read and not a cached copy (tmpfs and the like

@@ -239,3 +239,33 @@ fn a_device_is_never_read_as_a_file() {
     std::fs::write(dir.join("one.log"), vec![b'a'; 1 << 20]).unwrap();
     rejected_in(&dir, &["distil", "one.log"], "one.log:1: a line longer than 64 KiB: not a trace");
 }
+
+/// A device this user may not open is said with who may: root, and the group whose members
+/// may read it (udev makes disks `root:disk`, mode 660), and with that group the test runs.
+#[test]
+fn a_device_the_user_may_not_open_says_who_may() {
+    use std::os::unix::fs::PermissionsExt;
+    let l = LoopDev::new(16 << 20);
+    let as_nobody = |groups: &str, mode: u32| {
+        std::fs::set_permissions(&l.dev, std::fs::Permissions::from_mode(mode)).unwrap();
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", groups, bin(), "run", "--target", &l.dev])
+            .args(["--time", "1s", "--ramp", "0s", "--no-history", "-q"])
+            .output()
+            .unwrap()
+    };
+    // The node is made group disk's here, as udev makes disks.
+    let groups = std::fs::read_to_string("/etc/group").unwrap();
+    let disk: u32 = groups.lines().find_map(|g| g.strip_prefix("disk:x:")?.split(':').next()?.parse().ok()).unwrap();
+    std::os::unix::fs::chown(&l.dev, Some(0), Some(disk)).unwrap();
+    for (mode, says) in
+        [(0o660, "run as root, or as a member of group disk, which may read it"), (0o600, "run as root")]
+    {
+        let out = as_nobody("--clear-groups", mode);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.trim_end().ends_with(says) && err.lines().count() == 1, "mode {mode:o}: {err}");
+    }
+    let out = as_nobody(&format!("--groups={disk}"), 0o660);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
