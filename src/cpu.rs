@@ -287,9 +287,16 @@ pub struct CpuUsage {
     pub effectiveness: f64,
 }
 
-/// CPU between two snapshots `secs` apart, with `ios` completed at `iops`.
-pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, secs: f64, ios: u64, iops: f64) -> CpuUsage {
+/// /proc/stat counts in 10 ms ticks: over a shorter window than this a CPU % is not given at
+/// all (one tick is 2 % of a CPU over 0.5 s).
+pub const MIN_WINDOW_S: f64 = 0.5;
+
+/// CPU between two snapshots, with `ios` completed at `iops`. Rates and iogauge's own share
+/// are over the time between the snapshots, which their counters span: a recorded window
+/// of 1 µs, read when the monitor woke a millisecond later, made own % 69,250.
+pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, ios: u64, iops: f64) -> CpuUsage {
     let wall = window(a, b);
+    let secs = b.at.saturating_duration_since(a.at).as_secs_f64();
     let all = share(&a.total, &b.total, window_of_all(a, b));
     let own_us = (b.own_user_us + b.own_system_us).saturating_sub(a.own_user_us + a.own_system_us) as f64;
     CpuUsage {
@@ -322,6 +329,16 @@ fn kernel_threads_pct(a: &CpuSnapshot, b: &CpuSnapshot) -> Option<f64> {
 }
 
 impl CpuUsage {
+    /// A result table's CPU %, own % and IOPS/CPU% of a window of `secs`: `-` each under
+    /// [`MIN_WINDOW_S`].
+    pub fn cells(&self, secs: f64) -> [String; 3] {
+        if secs < MIN_WINDOW_S {
+            return ["-", "-", "-"].map(String::from);
+        }
+        let pct = |v: f64| format!("{v:.1}");
+        [pct(self.all.utilization_pct), pct(self.own_pct), crate::format::thousands(self.effectiveness)]
+    }
+
     /// Several machines' CPU as one: shares averaged over all their CPUs, interrupts and
     /// iogauge's own time added, per-I/O figures for `ios` I/Os at `iops`. Each machine keeps
     /// its own per-CPU figures; the merged one lists none.

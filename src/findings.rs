@@ -1,8 +1,9 @@
 //! What a result's numbers need said beside them, so they do not mislead: a host busy with
 //! other work (CPU % then measures the host), CPUs that slept between I/Os (their wake-ups in
 //! the response times), a rate that was not reached, response times stamped per batch of
-//! completions, fewer I/Os in flight than asked. The run adds the first four to the document's
-//! `warnings` (with a worker the host held off its CPU); the table prints all five.
+//! completions, a workload that completed no I/O, fewer I/Os in flight than asked. The run
+//! adds all but the last to the document's `warnings` (with a worker the host held off its
+//! CPU); the table prints all of them.
 
 use crate::format::thousands;
 use crate::result::{Metrics, ResultDoc, WorkloadResult};
@@ -12,8 +13,6 @@ use crate::result::{Metrics, ResultDoc, WorkloadResult};
 const BUSY_HOST_PCT: f64 = 20.0;
 /// /proc/stat counts in 10 ms ticks: over a shorter window than this, CPU shares are noise.
 const CPU_WINDOW_S: f64 = 2.0;
-/// Below this a CPU % is not given at all: one 10 ms tick is 2 % of a CPU over 0.5 s.
-pub const CPU_MIN_S: f64 = 0.5;
 /// A rate-limited worker short of this share of its asked rate did not reach it.
 const RATE_REACHED: f64 = 0.95;
 /// A wake-up's own latency, allowed each wait for a CPU before the host is said to have held
@@ -156,7 +155,34 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
             ));
         }
     }
+    if !doc.interrupted {
+        out.extend(doc.results.iter().filter_map(nothing_completed));
+    }
     out
+}
+
+/// One line for a workload of a finished run that completed no I/O and failed none: nothing
+/// was measured, and its zeros are not the storage's. Where a worker waited for a CPU for
+/// most of the window, that is why (a 200 ms study point beside a loaded suite on 2 CPUs).
+fn nothing_completed(r: &WorkloadResult) -> Option<String> {
+    let m = &r.totals.metrics;
+    if m.ios > 0 || m.errors > 0 {
+        return None;
+    }
+    let window_ms = r.duration_s * 1e3;
+    let window = crate::units::format_duration(std::time::Duration::from_micros((r.duration_s * 1e6).round() as u64));
+    let held = r
+        .workers
+        .iter()
+        .filter_map(|w| Some((w.waited_for_cpu_ms?, &w.name)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .filter(|(ms, _)| *ms >= window_ms / 2.0)
+        .map_or(String::new(), |(ms, name)| format!(", {name} waiting {ms:.0} ms of it for a CPU"));
+    Some(format!(
+        "{}: no I/O completed in the {window} recorded{held}: nothing was measured, its zeros are not \
+         the storage's; give a longer time (--time, time in a job file)",
+        r.spec
+    ))
 }
 
 /// What the host did to the numbers of `results`, one line of each kind (per run, and per

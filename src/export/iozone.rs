@@ -4,7 +4,7 @@
 //! (`--iozone-csv`), and in the report.
 
 use crate::config::FS_TESTS;
-use crate::findings::CPU_MIN_S;
+use crate::cpu::MIN_WINDOW_S;
 use crate::format::{grid, thousands};
 use crate::result::FsFigures;
 use crate::study::doc::StudyDoc;
@@ -44,7 +44,7 @@ pub fn pivots(doc: &StudyDoc) -> Vec<Pivot> {
             .filter_map(|r| {
                 let w = r.results.first()?;
                 // A phase too short for the kernel's 10 ms CPU ticks has no CPU % (NaN).
-                let cpu = if w.duration_s >= CPU_MIN_S { w.totals.cpu.all.utilization_pct } else { f64::NAN };
+                let cpu = if w.duration_s >= MIN_WINDOW_S { w.totals.cpu.all.utilization_pct } else { f64::NAN };
                 figure(w.fs.as_ref()?, cpu).filter(|v| !v.is_nan())
             })
             .collect();
@@ -90,10 +90,10 @@ pub fn to_text(doc: &StudyDoc) -> String {
         out.push('\n');
         out.push_str(&grid(&rows));
     }
-    let short = doc.points.iter().flat_map(|p| &p.runs).flat_map(|r| &r.results).any(|w| w.duration_s < CPU_MIN_S);
+    let short = doc.points.iter().flat_map(|p| &p.runs).flat_map(|r| &r.results).any(|w| w.duration_s < MIN_WINDOW_S);
     if short && !out.is_empty() {
         out.push_str(&format!(
-            "CPU: \"-\" for a phase shorter than {CPU_MIN_S} s (the kernel counts CPU time in 10 ms ticks): \
+            "CPU: \"-\" for a phase shorter than {MIN_WINDOW_S} s (the kernel counts CPU time in 10 ms ticks): \
              give a larger --total or --size\n"
         ));
     }

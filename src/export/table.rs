@@ -37,11 +37,7 @@ fn rows(doc: &ResultDoc, detail: Detail) -> Vec<Vec<String>> {
     let no_cpu = || vec![String::new(); 3];
     for r in &doc.results {
         let (m, cpu) = (&r.totals.metrics, &r.totals.cpu);
-        let host = vec![
-            format!("{:.1}", cpu.all.utilization_pct),
-            format!("{:.1}", cpu.own_pct),
-            thousands(cpu.effectiveness),
-        ];
+        let host = cpu.cells(r.duration_s).to_vec();
         let mut add = |label: String, f: DirFigures, cpu: Vec<String>| {
             let mut row = vec![label];
             row.extend(figures(f));
@@ -98,6 +94,10 @@ fn set_up(doc: &ResultDoc, out: &mut String) {
             }
         }
         let _ = writeln!(out, "CPU %: the whole host's (Iometer's figure); own %: iogauge's part of it");
+        if doc.results.iter().any(|r| r.duration_s < crate::cpu::MIN_WINDOW_S) {
+            let s = crate::cpu::MIN_WINDOW_S;
+            let _ = writeln!(out, "-: a window under {s} s, too short for the kernel's 10 ms CPU ticks");
+        }
         if r.managers.len() > 1 {
             let hosts: Vec<String> = r.managers.iter().map(|m| format!("{} {}", m.rank, m.host)).collect();
             let skew = doc.results.iter().map(|r| r.start_skew_ms).fold(0.0, f64::max);
@@ -232,6 +232,11 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
                 format!("{:.1}", s.cpu_pct.median),
                 thousands(s.iops_per_cpu_pct.median),
             ];
+            // The kernel's 10 ms ticks over a run shorter than MIN_WINDOW_S are noise.
+            let short = p.runs.iter().filter_map(|r| r.results.get(k)).any(|w| w.duration_s < crate::cpu::MIN_WINDOW_S);
+            if short {
+                row[5..7].fill("-".into());
+            }
             if repeats {
                 row.push(if p.runs.len() > 1 { format!("{:.1}", s.iops.cv * 100.0) } else { "-".into() });
             }

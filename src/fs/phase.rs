@@ -80,7 +80,7 @@ impl Ran {
         }
         let metrics = Metrics::new(&all, wall);
         let (cpu_start, cpu_end) = (&self.watched.cpu_start, &self.watched.cpu_end);
-        let cpu: CpuUsage = cpu::usage(cpu_start, cpu_end, wall, metrics.ios, metrics.iops);
+        let cpu: CpuUsage = cpu::usage(cpu_start, cpu_end, metrics.ios, metrics.iops);
         let children: f64 = rates.iter().sum();
         let bytes = metrics.bytes as f64;
         let stonewall_ns = self.outcomes.iter().map(|o| o.stonewall.2).min().unwrap_or(start);

@@ -284,8 +284,7 @@ fn run_table(label: &str, d: &ResultDoc, detail: Detail) -> String {
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for r in &d.results {
         let (m, cpu) = (&r.totals.metrics, &r.totals.cpu);
-        let host =
-            [format!("{:.1}", cpu.all.utilization_pct), format!("{:.1}", cpu.own_pct), thousands(cpu.effectiveness)];
+        let host = cpu.cells(r.duration_s);
         rows.push(result_row(r.spec.clone(), m.of(Dir::All), host));
         for op in m.ops() {
             rows.push(result_row(format!("{}: {}s", r.spec, op.name()), m.of(Dir::Only(op)), Default::default()));

@@ -38,7 +38,7 @@ impl Ended<'_> {
         };
         let (workers, targets, raw) = self.breakdown(secs);
         let metrics = Metrics::new(&raw, secs);
-        let cpu = cpu::usage(&start.cpu, &end.cpu, recorded_ns as f64 / 1e9, metrics.ios, metrics.iops);
+        let cpu = cpu::usage(&start.cpu, &end.cpu, metrics.ios, metrics.iops);
         let outstanding = self.plans.iter().map(|p| p.outstanding as u64 * p.targets.len() as u64).sum();
         let intervals = reconciled(intervals, metrics.ios, metrics.bytes);
         let totals = Totals { metrics, outstanding, cpu };

@@ -104,15 +104,26 @@ fn run(r: &mut Runner, limit: &Limit, points: &[Point]) -> Result<()> {
             let outcome = search(limit.ms, limit.max_outstanding, &mut |q| {
                 let p = Point { outstanding: Some(q), ..point.clone() };
                 let label = format!("search {} {}", spec.as_deref().unwrap_or(""), p.label());
-                let i = r.measure(&p, spec.as_deref(), &label)?;
-                indexes.push((q, i));
-                // A run with no completed I/O has no response time: count it as over.
-                Ok(response(&r.doc.points[i], &limit.of).unwrap_or(f64::INFINITY))
+                let mut tries = 0;
+                loop {
+                    tries += 1;
+                    let i = r.measure(&p, spec.as_deref(), &label)?;
+                    indexes.push((q, i));
+                    match response(&r.doc.points[i], &limit.of) {
+                        Some(ms) => return Ok(ms),
+                        // Failed I/Os and none completed: over, whatever the time.
+                        None if failed(&r.doc.points[i]) || tries == TRIES => return Ok(f64::INFINITY),
+                        // Nothing measured (a worker held off its CPU for a short run's whole
+                        // window): not an answer, so measured again.
+                        None => {}
+                    }
+                }
             })?;
-            let at = |q: Option<u32>| q.and_then(|q| indexes.iter().find(|(d, _)| *d == q).map(|(_, i)| *i));
+            // A depth's measurement is its last try.
+            let at = |q: Option<u32>| q.and_then(|q| indexes.iter().rev().find(|(d, _)| *d == q).map(|(_, i)| *i));
             let (found, over) = (at(outcome.found), at(outcome.over));
             let name = r.doc.points[indexes[0].1].summary.first().map_or(String::new(), |s| s.spec.clone());
-            let answer = explain(&r.doc.points, &name, limit, found, over, &outcome);
+            let answer = explain(&r.doc.points, &name, limit, found, over);
             r.doc.searches.push(SearchResult {
                 params: point.clone(),
                 spec: name,
@@ -128,6 +139,15 @@ fn run(r: &mut Runner, limit: &Limit, points: &[Point]) -> Result<()> {
     Ok(())
 }
 
+/// Measurements of a depth that completed no I/O and failed none before the search counts it
+/// as over the limit.
+const TRIES: u32 = 3;
+
+/// Whether a run of point `p` failed I/Os.
+fn failed(p: &PointResult) -> bool {
+    p.runs.iter().flat_map(|d| &d.results).any(|w| w.totals.metrics.errors > 0)
+}
+
 /// The response time a limit applies to, at a measured point: the median over its repeats.
 fn response(p: &PointResult, of: &str) -> Option<f64> {
     let v: Option<Vec<f64>> = p
@@ -141,22 +161,19 @@ fn response(p: &PointResult, of: &str) -> Option<f64> {
     v.map(|v| Spread::of(&v).median)
 }
 
-/// "oltp-8k: 6,740 IOPS at 19.6 ms avg with 48 outstanding; 49 outstanding gave 20.1 ms".
-fn explain(
-    points: &[PointResult],
-    spec: &str,
-    limit: &Limit,
-    found: Option<usize>,
-    over: Option<usize>,
-    outcome: &Outcome,
-) -> String {
+/// "oltp-8k: 6,740 IOPS at 19.6 ms avg with 48 outstanding; 49 outstanding gave 20.1 ms avg".
+fn explain(points: &[PointResult], spec: &str, limit: &Limit, found: Option<usize>, over: Option<usize>) -> String {
     let of = &limit.of;
-    let value = |i: usize| response(&points[i], of).map_or("no".into(), |v| format!("{v:.3} ms"));
+    let value = |i: usize| match response(&points[i], of) {
+        Some(v) => format!("{v:.3} ms {of}"),
+        None if failed(&points[i]) => "no completed I/O, only failed ones".into(),
+        None => format!("no completed I/O in {TRIES} runs (the runs' warnings say why)"),
+    };
     let iops = |i: usize| crate::format::thousands(points[i].summary[0].iops.median);
     let depth = |i: usize| points[i].params.outstanding.unwrap_or(0);
     match (found, over) {
         (Some(f), Some(o)) => format!(
-            "{spec}: {} IOPS at {} {of} with {} outstanding; {} outstanding gave {} (limit {} ms)",
+            "{spec}: {} IOPS at {} with {} outstanding; {} outstanding gave {} (limit {} ms)",
             iops(f),
             value(f),
             depth(f),
@@ -165,17 +182,18 @@ fn explain(
             limit.ms
         ),
         (Some(f), None) => format!(
-            "{spec}: {} IOPS at {} {of} with {} outstanding, the most searched; never over the limit of {} ms",
+            "{spec}: {} IOPS at {} with {} outstanding, the most searched; never over the limit of {} ms",
             iops(f),
             value(f),
             depth(f),
             limit.ms
         ),
-        (None, _) => format!(
-            "{spec}: over the limit of {} ms even at 1 outstanding ({} {of})",
-            limit.ms,
-            outcome.measured.first().map_or("-".into(), |m| format!("{:.3} ms", m.1))
-        ),
+        (None, Some(o)) if response(&points[o], of).is_none() && !failed(&points[o]) => {
+            format!("{spec}: no answer: 1 outstanding gave {}", value(o))
+        }
+        (None, o) => {
+            format!("{spec}: over the limit of {} ms even at 1 outstanding ({})", limit.ms, o.map_or("-".into(), value))
+        }
     }
 }
 

@@ -248,6 +248,41 @@ fn response_time_limit_search_on_zram() {
     );
 }
 
+/// A depth whose runs complete no I/O (the host held the worker off its CPU for a short run's
+/// whole window; here a window of 1 µs, over before the worker starts) is no answer: the
+/// search measures it again, then says it had none instead of "over the limit (inf ms)", and
+/// each run says it measured nothing.
+#[test]
+fn a_search_depth_that_completed_nothing_is_measured_again_then_said() {
+    let job = write_job(
+        &scratch("limit-nothing"),
+        "[test]\nramp = \"0s\"\ntime = \"1us\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\nlimit = { ms = 20 }\n",
+    );
+    let doc = study(&job, &["--quiet"]);
+    let s = &doc["searches"][0];
+    let measured: Vec<u64> = s["measured"].as_array().unwrap().iter().map(|i| i.as_u64().unwrap()).collect();
+    assert_eq!(measured.len(), 3, "three tries of 1 outstanding: {s}");
+    for &i in &measured {
+        let p = &doc["points"][i as usize];
+        assert_eq!(p["params"]["outstanding"], 1, "{p}");
+        let run = &p["runs"][0];
+        assert_eq!(run["results"][0]["totals"]["ios"], 0);
+        let warned = run["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("no I/O completed in the 1us recorded"));
+        assert!(warned, "{}", run["warnings"]);
+    }
+    assert!(s["found"].is_null(), "{s}");
+    let answer = s["answer"].as_str().unwrap();
+    assert_eq!(
+        answer,
+        "random-read-4k: no answer: 1 outstanding gave no completed I/O in 3 runs (the runs' warnings say why)"
+    );
+}
+
 /// Scaling over targets and the theoretical maximum of a `[storage]` section, on two loop
 /// devices: the figures are the model's arithmetic over the measured medians.
 #[test]

@@ -504,3 +504,27 @@ fn a_studys_table_splits_reads_and_writes_from_the_median_run() {
         assert_eq!(writes, num(totals, "write_iops").round(), "{table}");
     }
 }
+
+/// A run too short for the kernel's 10 ms CPU ticks gives no CPU figures rather than noise,
+/// and one of 1 µs (over before the worker starts) says it measured nothing; iogauge's own
+/// share is of the time its CPU counters span, never over all the CPUs (a 1 µs window once
+/// made it 69,250 %).
+#[test]
+fn a_run_too_short_to_measure_says_so() {
+    let dir = scratch("tables-short");
+    for (time, completes) in [("1us", false), ("100ms", true)] {
+        let args = ["run", "--target", "null", "--time", time, "--ramp", "0s", "--json", "doc.json", "--no-history"];
+        let out = ok_in(&dir, &args);
+        let table = String::from_utf8(out.stdout).unwrap();
+        let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("doc.json")).unwrap()).unwrap();
+        let cpu = &doc["results"][0]["totals"]["cpu"];
+        let own = cpu["own_pct"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&own), "{time}: own_pct {own}");
+        let figures = row(&table, "workload", "random-read-4k");
+        assert_eq!(figures[figures.len() - 3..], ["-", "-", "-"], "{time}:\n{table}");
+        assert!(table.contains("-: a window under 0.5 s"), "{table}");
+        let said = table.contains(&format!("warning: random-read-4k: no I/O completed in the {time} recorded"));
+        assert_eq!(said, !completes, "{time}: {table}");
+        assert_eq!(doc["results"][0]["totals"]["ios"].as_u64().unwrap() > 0, completes, "{time}");
+    }
+}
