@@ -384,18 +384,16 @@ fn a_host_without_io_uring_is_said_before_anything_is_made() {
     let l = LoopDev::new(16 * MIB);
     let name = l.dev.trim_start_matches("/dev/");
     let before = kernel_ios(name);
+    let run = |args: &[&str]| {
+        let mut cmd = command_in(&dir, args);
+        output_of(without_io_uring(&mut cmd).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap())
+    };
     for args in [
         vec!["run", "--target", "made.tst", "--time", "1s"],
         vec!["run", "--target", &l.dev, "--allow-write", &l.dev, "--spec", "random-write-4k", "--time", "1s"],
         vec!["profile"],
     ] {
-        let out = output_of(
-            without_io_uring(&mut command_in(&dir, &args))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
+        let out = run(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -410,13 +408,7 @@ fn a_host_without_io_uring_is_said_before_anything_is_made() {
         vec!["run", "--target", "made.tst", "--file-size", "16m", "--engine", "psync", "--time", "1s", "-q"],
         vec!["run", "--target", "null", "--time", "1s", "-q"],
     ] {
-        let out = output_of(
-            without_io_uring(&mut command_in(&dir, &args))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
+        let out = run(&args);
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }

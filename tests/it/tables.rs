@@ -107,7 +107,10 @@ fn own_cpu_is_on_the_hosts_scale() {
     let ncpu = cpu["per_cpu"].as_array().unwrap().len() as f64;
     let secs = num(&doc["results"][0], "duration_s");
     let own = num(cpu, "own_pct");
-    assert!((own - num(cpu, "own_cpu_s") / (secs * ncpu) * 100.0).abs() < 0.01, "{cpu}");
+    // Of the time the CPU counters span: the recorded window, and the workers' drain after it
+    // before the end is read (a few ms idle; the margin is for a loaded host).
+    let over_window = num(cpu, "own_cpu_s") / (secs * ncpu) * 100.0;
+    assert!(own <= over_window + 1e-9 && own > 0.8 * over_window, "{cpu}");
     // iogauge's part of the host's figure (both counted over the same window; /proc/stat in
     // 10 ms ticks, hence the margin).
     assert!(own > 0.0 && own <= num(cpu, "utilization_pct") + 2.0, "{cpu}");
