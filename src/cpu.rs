@@ -329,16 +329,6 @@ fn kernel_threads_pct(a: &CpuSnapshot, b: &CpuSnapshot) -> Option<f64> {
 }
 
 impl CpuUsage {
-    /// A result table's CPU %, own % and IOPS/CPU% of a window of `secs`: `-` each under
-    /// [`MIN_WINDOW_S`].
-    pub fn cells(&self, secs: f64) -> [String; 3] {
-        if secs < MIN_WINDOW_S {
-            return ["-", "-", "-"].map(String::from);
-        }
-        let pct = |v: f64| format!("{v:.1}");
-        [pct(self.all.utilization_pct), pct(self.own_pct), crate::format::thousands(self.effectiveness)]
-    }
-
     /// Several machines' CPU as one: shares averaged over all their CPUs, interrupts and
     /// iogauge's own time added, per-I/O figures for `ios` I/Os at `iops`. Each machine keeps
     /// its own per-CPU figures; the merged one lists none.

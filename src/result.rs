@@ -359,6 +359,21 @@ impl std::str::FromStr for Detail {
 }
 
 impl WorkloadResult {
+    /// Whether the recorded window is long enough for CPU figures
+    /// ([`crate::cpu::MIN_WINDOW_S`]).
+    pub fn cpu_measured(&self) -> bool {
+        self.duration_s >= crate::cpu::MIN_WINDOW_S
+    }
+
+    /// A result table's CPU %, own % and IOPS/CPU%: `-` each over a window too short for them.
+    pub fn cpu_cells(&self) -> [String; 3] {
+        if !self.cpu_measured() {
+            return ["-", "-", "-"].map(String::from);
+        }
+        let (cpu, pct) = (&self.totals.cpu, |v: f64| format!("{v:.1}"));
+        [pct(cpu.all.utilization_pct), pct(cpu.own_pct), crate::format::thousands(cpu.effectiveness)]
+    }
+
     /// The parts `detail` asks for, labelled: each worker or each target (with its manager's
     /// rank when there are several).
     pub fn parts(&self, detail: Detail) -> Vec<(String, &Metrics)> {

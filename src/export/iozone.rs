@@ -44,7 +44,7 @@ pub fn pivots(doc: &StudyDoc) -> Vec<Pivot> {
             .filter_map(|r| {
                 let w = r.results.first()?;
                 // A phase too short for the kernel's 10 ms CPU ticks has no CPU % (NaN).
-                let cpu = if w.duration_s >= MIN_WINDOW_S { w.totals.cpu.all.utilization_pct } else { f64::NAN };
+                let cpu = if w.cpu_measured() { w.totals.cpu.all.utilization_pct } else { f64::NAN };
                 figure(w.fs.as_ref()?, cpu).filter(|v| !v.is_nan())
             })
             .collect();
@@ -90,7 +90,7 @@ pub fn to_text(doc: &StudyDoc) -> String {
         out.push('\n');
         out.push_str(&grid(&rows));
     }
-    let short = doc.points.iter().flat_map(|p| &p.runs).flat_map(|r| &r.results).any(|w| w.duration_s < MIN_WINDOW_S);
+    let short = doc.points.iter().flat_map(|p| &p.runs).flat_map(|r| &r.results).any(|w| !w.cpu_measured());
     if short && !out.is_empty() {
         out.push_str(&format!(
             "CPU: \"-\" for a phase shorter than {MIN_WINDOW_S} s (the kernel counts CPU time in 10 ms ticks): \

@@ -283,8 +283,8 @@ fn run_table(label: &str, d: &ResultDoc, detail: Detail) -> String {
     let mut s = format!("<h3>Run {}</h3>\n", esc(label));
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for r in &d.results {
-        let (m, cpu) = (&r.totals.metrics, &r.totals.cpu);
-        let host = cpu.cells(r.duration_s);
+        let m = &r.totals.metrics;
+        let host = r.cpu_cells();
         rows.push(result_row(r.spec.clone(), m.of(Dir::All), host));
         for op in m.ops() {
             rows.push(result_row(format!("{}: {}s", r.spec, op.name()), m.of(Dir::Only(op)), Default::default()));
