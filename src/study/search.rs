@@ -109,13 +109,11 @@ fn run(r: &mut Runner, limit: &Limit, points: &[Point]) -> Result<()> {
                     tries += 1;
                     let i = r.measure(&p, spec.as_deref(), &label)?;
                     indexes.push((q, i));
-                    match response(&r.doc.points[i], &limit.of) {
-                        Some(ms) => return Ok(ms),
-                        // Failed I/Os and none completed: over, whatever the time.
-                        None if failed(&r.doc.points[i]) || tries == TRIES => return Ok(f64::INFINITY),
-                        // Nothing measured (a worker held off its CPU for a short run's whole
-                        // window): not an answer, so measured again.
-                        None => {}
+                    // Nothing measured (a worker held off its CPU for a short run's whole
+                    // window) is not an answer: measured again. Failed I/Os and none completed
+                    // are over, whatever the time.
+                    if !unmeasured(&r.doc.points[i], &limit.of) || tries == TRIES {
+                        return Ok(response(&r.doc.points[i], &limit.of).unwrap_or(f64::INFINITY));
                     }
                 }
             })?;
@@ -146,6 +144,11 @@ const TRIES: u32 = 3;
 /// Whether a run of point `p` failed I/Os.
 fn failed(p: &PointResult) -> bool {
     p.runs.iter().flat_map(|d| &d.results).any(|w| w.totals.metrics.errors > 0)
+}
+
+/// Whether point `p` measured nothing: no response time, and no failed I/O either.
+fn unmeasured(p: &PointResult, of: &str) -> bool {
+    response(p, of).is_none() && !failed(p)
 }
 
 /// The response time a limit applies to, at a measured point: the median over its repeats.
@@ -188,7 +191,7 @@ fn explain(points: &[PointResult], spec: &str, limit: &Limit, found: Option<usiz
             depth(f),
             limit.ms
         ),
-        (None, Some(o)) if response(&points[o], of).is_none() && !failed(&points[o]) => {
+        (None, Some(o)) if unmeasured(&points[o], of) => {
             format!("{spec}: no answer: 1 outstanding gave {}", value(o))
         }
         (None, o) => {
