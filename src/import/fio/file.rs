@@ -1,0 +1,113 @@
+//! A fio job file's text as fio's init.c reads it: sections of `key[=value]` options,
+//! `include`s read in place, `;` and `#` comments, `${ENV}` expanded.
+
+use std::path::{Path, PathBuf};
+
+/// One `key[=value]` of a section, where it was written.
+#[derive(Debug, Clone)]
+pub(super) struct Opt {
+    pub(super) key: String,
+    pub(super) value: Option<String>,
+    pub(super) at: String,
+}
+
+#[derive(Debug)]
+pub(super) struct Section {
+    pub(super) name: String,
+    pub(super) at: String,
+    pub(super) opts: Vec<Opt>,
+}
+
+/// How deep `include`s may nest (a file including itself would never end).
+const MAX_INCLUDE_DEPTH: usize = 8;
+
+/// `${NAME}` replaced by the environment's value.
+fn expand(v: &str, at: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let Some(end) = rest[i..].find('}') else { return Err(format!("{at}: \"{v}\": ${{ without }}")) };
+        let name = &rest[i + 2..i + end];
+        let value = std::env::var(name).map_err(|_| format!("{at}: ${{{name}}} is not set in the environment"))?;
+        out.push_str(&value);
+        rest = &rest[i + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The sections of a job file, includes read in place, as fio's init.c reads them: a line is
+/// cut at `;` or `#`, blank lines skipped, `[name]` starts a section.
+pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Section>) -> Result<(), String> {
+    let shown = file.display().to_string();
+    for (n, raw) in text.lines().enumerate() {
+        let at = format!("{shown}:{}", n + 1);
+        let line = raw.split([';', '#']).next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if depth > 0 {
+                return Err(format!("{at}: no new sections in included files (as fio)"));
+            }
+            into.push(Section { name: name.trim().to_string(), at, opts: Vec::new() });
+            continue;
+        }
+        if let Some(inc) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(format!("{at}: includes nest deeper than {MAX_INCLUDE_DEPTH}"));
+            }
+            let inc = PathBuf::from(expand(inc.trim(), &at)?);
+            // fio looks from where it runs, then beside the including file.
+            let path = if inc.exists() { inc } else { file.parent().unwrap_or(Path::new(".")).join(inc) };
+            let text =
+                crate::import::read_text(&path, true).map_err(|e| format!("{at}: include {}: {e}", path.display()))?;
+            sections(&text, &path, depth + 1, into)?;
+            continue;
+        }
+        let Some(section) = into.last_mut() else {
+            return Err(format!("{at}: option \"{line}\" outside of a [section]"));
+        };
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(expand(v.trim(), &at)?)),
+            None => (line, None),
+        };
+        // Not quoted: an include of a file that is no job file (a password file) must not
+        // print its lines.
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("{at}: not a fio option (a name, or name=value)"));
+        }
+        section.opts.push(Opt { key: key.to_ascii_lowercase(), value, at });
+    }
+    Ok(())
+}
+
+/// fio's colon-separated `filename` list; `\:` is a colon inside a name.
+pub(super) fn split_filenames(v: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                chars.next();
+                out.last_mut().unwrap().push(':');
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filenames_split_on_colons_but_not_escaped_ones() {
+        assert_eq!(split_filenames("/dev/sdb:/dev/sdc"), ["/dev/sdb", "/dev/sdc"]);
+        assert_eq!(split_filenames(r"/tmp/a\:b:/tmp/c"), ["/tmp/a:b", "/tmp/c"]);
+    }
+}

@@ -1,0 +1,602 @@
+//! One fio job: its options, `[global]`'s first, read into what iogauge runs.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::file::{Opt, Section, split_filenames};
+use super::values::{Units, cpu_mask, flag, one_byte_pattern, pattern_with, range, sectors, time, whole_number};
+use crate::config::{Content, DataPattern};
+use crate::import::Import;
+use crate::spec::{AccessSpec, Distribution, SpecLine};
+
+/// One job's options, as fio reads them.
+#[derive(Debug, Clone)]
+pub(super) struct FioJob {
+    pub(super) name: String,
+    pub(super) at: String,
+    pub(super) read: u32,
+    pub(super) random: u32,
+    /// Sizes with their % of I/Os, for reads and for writes (fio's `bs=R,W`).
+    pub(super) sizes: [Vec<(u64, u32)>; 2],
+    pub(super) iodepth: u32,
+    pub(super) numjobs: u32,
+    pub(super) runtime: Option<Duration>,
+    pub(super) ramp: Duration,
+    pub(super) time_based: bool,
+    pub(super) size: Option<u64>,
+    pub(super) offset: u64,
+    /// `offset_increment`: copy N of `numjobs` starts at `offset + N * offset_increment`.
+    pub(super) offset_increment: u64,
+    pub(super) io_size: Option<u64>,
+    pub(super) number_ios: Option<u64>,
+    pub(super) filenames: Vec<String>,
+    /// `uri=` of `ioengine=nbd`: the NBD export (libnbd's URI).
+    pub(super) uri: Option<String>,
+    pub(super) directory: Option<String>,
+    pub(super) direct: bool,
+    pub(super) engine: Engine,
+    pub(super) rate_iops: Option<f64>,
+    pub(super) thinktime: Duration,
+    pub(super) thinktime_blocks: u32,
+    /// `rw=randread:N`: a new random offset every N I/Os.
+    pub(super) seek_every: u32,
+    /// `rw=write:4k`: a hole after each sequential I/O (negative: backwards).
+    pub(super) skip: i64,
+    /// `random_distribution`.
+    pub(super) distribution: Distribution,
+    /// `random_generator=lfsr`: a uniform law takes every block once per pass.
+    pub(super) lfsr: bool,
+    /// `rw=trim`...: every I/O a trim; with `trimwrite`, each followed by a write of its blocks.
+    pub(super) trim: u32,
+    pub(super) write_trimmed: bool,
+    /// `fsync=N` / `fdatasync=N`: a flush every N writes, fsync or fdatasync.
+    pub(super) flush_every: u32,
+    pub(super) fsync: bool,
+    /// `sync=1|sync|dsync`: every write stable when it completes.
+    pub(super) fua: bool,
+    pub(super) verify: bool,
+    /// `write_*_log`: where the logs go.
+    pub(super) log_dir: Option<PathBuf>,
+    /// `buffer_compress_percentage` and `dedupe_percentage`: what written blocks hold.
+    pub(super) data: DataPattern,
+    /// `log_avg_msec`.
+    pub(super) log_avg_ms: u64,
+    /// `iodepth_batch_submit`: I/Os submitted at once (fio's default 1; 0: `iodepth`).
+    pub(super) submit_batch: u32,
+    /// `iodepth_batch_complete_min`: completions waited for at once (fio's default 1).
+    pub(super) completion_batch: u32,
+    /// Starts a new group, run after the ones before it (`stonewall`, `wait_for_previous`).
+    pub(super) stonewall: bool,
+    /// `new_group`: starts a reporting group of fio's, run with the jobs before it.
+    pub(super) new_group: bool,
+    /// `wait_for=NAME`: starts once job NAME has ended (and where it was written).
+    pub(super) wait_for: Option<(String, String)>,
+    /// Its `wait_for` is a stonewall: NAME was the only job running ([`waits`]).
+    pub(super) waits: bool,
+    /// `ioengine` as written (libaio and io_uring are one engine here, not in fio).
+    pub(super) engine_name: String,
+    /// `norandommap`: random offsets drawn with repeats, as iogauge draws them.
+    pub(super) norandommap: bool,
+    /// `rate`: a cap in MB/s (10^6 bytes/s).
+    pub(super) rate_mbps: Option<f64>,
+    /// `blockalign`: random offsets' boundary (fio's default: the transfer size).
+    pub(super) align: Option<u64>,
+    /// `loops`: the job's I/O done this many times over.
+    pub(super) loops: u64,
+    /// `description`: what the job is, as its specification's description.
+    pub(super) description: Option<String>,
+    /// `rate_process=poisson`: exponentially spaced arrivals.
+    pub(super) poisson: bool,
+    /// `cpus_allowed` / `cpumask`: the CPUs its threads may run on (none: the process's).
+    pub(super) cpus: Vec<u32>,
+    /// `cpus_allowed_policy=split`: each thread on one CPU of `cpus`, by its number in the file.
+    pub(super) cpus_split: bool,
+    /// `randseed`: the seed of the test's generators (None: iogauge's own).
+    pub(super) seed: Option<u64>,
+    /// `continue_on_error=all`: failed I/Os are counted and the job goes on.
+    pub(super) continue_on_error: bool,
+    /// `kb_base`: the base of `k`, `m`, `g`... in sizes (1024, fio's default, or 1000).
+    pub(super) kb_base: u64,
+    /// The first size given in fio's "opposite" units under kb_base=1024 (where, and how).
+    pub(super) opposite_units: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Engine {
+    /// io_uring, libaio, posixaio: asynchronous, iodepth deep.
+    Async,
+    /// sync, psync, vsync, pvsync, pvsync2: one I/O at a time.
+    Sync,
+    /// null: no I/O at all.
+    Null,
+    /// nbd: an NBD export (`uri=`), asynchronous, iodepth deep.
+    Nbd,
+    /// libiscsi: iSCSI LUNs (`filename=iscsi\://...`), asynchronous, iodepth deep.
+    Libiscsi,
+}
+
+impl Engine {
+    /// What iogauge runs for fio's `ioengine`.
+    fn of(name: &str) -> Result<Engine, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "io_uring" | "libaio" | "posixaio" => Ok(Engine::Async),
+            "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Ok(Engine::Sync),
+            "null" => Ok(Engine::Null),
+            "nbd" => Ok(Engine::Nbd),
+            "libiscsi" => Ok(Engine::Libiscsi),
+            _ => Err(
+                "iogauge runs io_uring (for io_uring, libaio, posixaio), psync (sync, psync, vsync, pvsync, pvsync2), \
+                 nbd (with uri=), libiscsi (with filename=iscsi\\://...) or null"
+                    .into(),
+            ),
+        }
+    }
+}
+
+impl FioJob {
+    pub(super) fn new(section: &Section) -> FioJob {
+        FioJob {
+            name: section.name.clone(),
+            at: section.at.clone(),
+            read: 100,
+            random: 0,
+            sizes: [vec![(4096, 100)], vec![(4096, 100)]],
+            iodepth: 1,
+            numjobs: 1,
+            runtime: None,
+            ramp: Duration::ZERO,
+            time_based: false,
+            size: None,
+            offset: 0,
+            offset_increment: 0,
+            io_size: None,
+            number_ios: None,
+            filenames: Vec::new(),
+            uri: None,
+            directory: None,
+            // fio's defaults: buffered I/O with psync.
+            direct: false,
+            engine: Engine::Sync,
+            rate_iops: None,
+            thinktime: Duration::ZERO,
+            thinktime_blocks: 1,
+            seek_every: 1,
+            skip: 0,
+            distribution: Distribution::Uniform,
+            lfsr: false,
+            trim: 0,
+            write_trimmed: false,
+            flush_every: 0,
+            fsync: false,
+            fua: false,
+            verify: false,
+            log_dir: None,
+            data: Content::Random.into(),
+            log_avg_ms: 0,
+            submit_batch: 1,
+            completion_batch: 1,
+            stonewall: false,
+            new_group: false,
+            wait_for: None,
+            waits: false,
+            engine_name: "psync".into(),
+            norandommap: false,
+            rate_mbps: None,
+            align: None,
+            loops: 1,
+            description: None,
+            poisson: false,
+            cpus: Vec::new(),
+            cpus_split: false,
+            seed: None,
+            continue_on_error: false,
+            kb_base: 1024,
+            opposite_units: None,
+        }
+    }
+
+    /// Applies the options in order (a later one wins); `rwmixread` and `rw` are read after
+    /// the rest, as fio settles a mix whatever the order.
+    /// Options skipped under `--ignore-unknown` go to `ignored`; fio's reporting options,
+    /// which change nothing here, to `notes` (each said once for the whole file).
+    pub(super) fn apply(
+        &mut self,
+        opts: &[Opt],
+        import: &Import,
+        ignored: &mut Vec<(String, String)>,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let (mut rw, mut mix_read, mut mix_write, mut filesize) = (None, None, None, None);
+        // fio reads a section's kb_base before its sizes, wherever it is written.
+        if let Some(o) = opts.iter().rev().find(|o| o.key == "kb_base") {
+            self.kb_base = match o.value.as_deref().unwrap_or("").trim() {
+                "1024" => 1024,
+                "1000" => 1000,
+                v => return Err(format!("{}: kb_base={v}: give 1024 (fio's default) or 1000", o.at)),
+            };
+        }
+        let kb_base = self.kb_base;
+        for o in opts {
+            let v = o.value.as_deref().unwrap_or("");
+            let bad = |e: String| format!("{}: {}: {e}", o.at, o.key);
+            let num = |v: &str| whole_number(v).ok_or_else(|| format!("{}: {}={v}: give a whole number", o.at, o.key));
+            // Fresh for each option: a transfer size's check and the warning ask of its own.
+            let units = Units::new(kb_base);
+            let size = |v: &str| units.size(v).map_err(bad);
+            match o.key.as_str() {
+                "name" => self.name = v.to_string(),
+                "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),
+                // fio's default; `identical` repeats the last offset between seeks.
+                "rw_sequencer" if v.eq_ignore_ascii_case("sequential") => {}
+                "rw_sequencer" => {
+                    return Err(format!(
+                        "{}: rw_sequencer={v}: iogauge continues sequentially between seeks (fio's sequential); \
+                         remove it",
+                        o.at
+                    ));
+                }
+                "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
+                "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
+                "bs" | "blocksize" => self.sizes = sectors(v, &units, false).map_err(bad)?,
+                "bssplit" => self.sizes = sectors(v, &units, true).map_err(bad)?,
+                "bsrange" | "blocksize_range" => {
+                    let [r, w] = sectors(&v.replace('-', "/0:"), &units, true).map_err(bad)?;
+                    self.sizes = [range(&r).map_err(bad)?, range(&w).map_err(bad)?];
+                }
+                "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,
+                "numjobs" => {
+                    self.numjobs = match num(v)? {
+                        n @ 1..=4096 => n as u32,
+                        n => return Err(format!("{}: numjobs={n}: give 1 to 4096 jobs", o.at)),
+                    }
+                }
+                "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
+                "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
+                "time_based" => self.time_based = flag(o)?,
+                "size" => self.size = Some(size(v)?),
+                // Each file's size: with no `size`, the job's region is all of its files, as fio's.
+                "filesize" if v.contains(['-', ':']) => {
+                    return Err(bad(format!("{v}: a range of sizes: iogauge makes every file one size, give one")));
+                }
+                "filesize" => filesize = Some(size(v)?),
+                "offset" => self.offset = size(v)?,
+                "offset_increment" => self.offset_increment = size(v)?,
+                "io_size" | "io_limit" => self.io_size = Some(size(v)?),
+                "number_ios" => self.number_ios = Some(num(v)?),
+                "filename" => self.filenames = split_filenames(v),
+                "uri" => self.uri = Some(v.to_string()),
+                "directory" => self.directory = Some(v.to_string()),
+                "direct" => self.direct = flag(o)?,
+                "buffered" => self.direct = !flag(o)?,
+                "ioengine" => {
+                    self.engine = Engine::of(v).map_err(|e| format!("{}: ioengine={v}: {e}", o.at))?;
+                    self.engine_name = v.trim().to_ascii_lowercase();
+                }
+                "rate_iops" => {
+                    if v.contains(',') {
+                        return Err(format!("{}: rate_iops={v}: one rate for reads and writes together", o.at));
+                    }
+                    self.rate_iops = Some(num(v)? as f64);
+                }
+                // fio's `rate`: bytes per second (its sizes' suffixes, 1m = 1 MiB/s).
+                "rate" => {
+                    if v.contains(',') {
+                        return Err(format!("{}: rate={v}: one rate for reads and writes together", o.at));
+                    }
+                    self.rate_mbps = Some(size(v)? as f64 / 1e6);
+                }
+                "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
+                "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
+                "random_distribution" => {
+                    self.distribution = v.parse::<crate::distribution::Distribution>().map_err(|e| bad(e.into()))?
+                }
+                "random_generator" => {
+                    self.lfsr = match v.trim() {
+                        "lfsr" => true,
+                        "tausworthe" | "tausworthe64" => false,
+                        _ => return Err(bad(format!("{v}: give lfsr, tausworthe or tausworthe64"))),
+                    }
+                }
+                "fsync" | "fdatasync" => {
+                    (self.flush_every, self.fsync) = (num(v)?.min(u32::MAX as u64) as u32, o.key == "fsync");
+                }
+                // O_SYNC / O_DSYNC: each write stable when it completes, as RWF_DSYNC makes it.
+                "sync" => {
+                    self.fua = match v.trim() {
+                        "" | "1" | "sync" | "dsync" => true,
+                        "0" | "none" => false,
+                        _ => return Err(format!("{}: sync={v}: give 0, 1, none, sync or dsync", o.at)),
+                    }
+                }
+                "verify" => self.verify = !matches!(v, "0" | "null" | ""),
+                "buffer_compress_percentage" => {
+                    self.data.content = match num(v)? {
+                        0 => Content::Random,
+                        p @ 1..=100 => Content::Compressible(p as u8),
+                        _ => return Err(bad("give 0 to 100".into())),
+                    }
+                }
+                "dedupe_percentage" => {
+                    self.data.dedupe_pct =
+                        num(v)?.try_into().ok().filter(|p| *p <= 100).ok_or_else(|| bad("give 0 to 100".into()))?
+                }
+                // iogauge makes every written block afresh (data::Blocks): as fio's refilled buffers.
+                "refill_buffers" | "scramble_buffers" => {}
+                // fio's logs: iogauge writes lat, clat, bw and iops together, named by worker,
+                // in the directory of the prefix.
+                "write_lat_log" | "write_bw_log" | "write_iops_log" => {
+                    let dir = Path::new(v).parent().filter(|p| !p.as_os_str().is_empty());
+                    self.log_dir = Some(dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
+                }
+                "log_avg_msec" => self.log_avg_ms = num(v)?,
+                // fio's 0 polls without waiting; iogauge waits for at least one.
+                "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
+                    self.completion_batch = num(v)?.clamp(1, u32::MAX as u64) as u32
+                }
+                "iodepth_batch_submit" | "iodepth_batch" => self.submit_batch = num(v)?.min(u32::MAX as u64) as u32,
+                // iogauge's logs always give each I/O's offset.
+                "log_offset" => {}
+                "stonewall" | "wait_for_previous" => self.stonewall = flag(o)?,
+                "new_group" => self.new_group = flag(o)?,
+                "wait_for" => self.wait_for = Some((v.trim().to_string(), o.at.clone())),
+                // Reporting and process model: no bearing on what runs (iogauge reports the
+                // group's totals and each worker anyway).
+                "group_reporting" | "thread" | "threads" => {}
+                // What fio measures and prints: iogauge times every I/O (its clock costs ~20 ns
+                // an I/O, docs/performance.md) and gives every percentile anyway.
+                "gtod_reduce"
+                | "disable_lat"
+                | "disable_clat"
+                | "disable_slat"
+                | "disable_bw"
+                | "clat_percentiles"
+                | "lat_percentiles"
+                | "percentile_list"
+                | "unified_rw_reporting" => {
+                    if !notes.contains(&o.key) {
+                        notes.push(o.key.clone());
+                    }
+                }
+                "description" => self.description = Some(v.to_string()),
+                "blockalign" | "ba" => {
+                    if v.contains(',') {
+                        return Err(format!("{}: {}={v}: one alignment for reads and writes together", o.at, o.key));
+                    }
+                    self.align = Some(size(v)?);
+                }
+                "loops" => self.loops = num(v)?.max(1),
+                "rate_process" => {
+                    self.poisson = match v.trim() {
+                        "linear" => false,
+                        "poisson" => true,
+                        _ => return Err(bad(format!("{v}: give linear or poisson"))),
+                    }
+                }
+                // What iogauge always does: uniform random offsets without a map of the blocks
+                // done, from a fixed seed (docs/interop.md: fio's default map differs).
+                "norandommap" => self.norandommap = flag(o)?,
+                "randrepeat" => {}
+                // What iogauge's io_uring engine does wherever the kernel allows, and a cap on
+                // the completions fio reaps in one call (iogauge reaps every one there is):
+                // fio's loop, not the I/O it asks for.
+                "registerfiles" | "fixedbufs" | "iodepth_batch_complete_max" => {}
+                // fio drops a buffered job's cached pages first whether it says so or not (its
+                // default); iogauge never does (docs/interop.md), and direct I/O skips the cache.
+                "invalidate" => {}
+                "randseed" => self.seed = Some(num(v)?),
+                // Read before the loop: it applies to every size of the section.
+                "kb_base" => {}
+                "continue_on_error" => {
+                    self.continue_on_error = match v.trim() {
+                        "1" | "all" | "io" => true,
+                        "0" | "none" => false,
+                        _ => {
+                            return Err(bad(format!(
+                                "{v}: iogauge goes on after every kind of failed I/O or after none: give all or none"
+                            )));
+                        }
+                    }
+                }
+                // Every written block the same: all zeros, or one byte repeated.
+                "zero_buffers" => {
+                    if flag(o)? {
+                        self.data.content = Content::Repeat(0);
+                    }
+                }
+                "buffer_pattern" => self.data.content = Content::Repeat(one_byte_pattern(v).map_err(bad)?),
+                "cpus_allowed" => self.cpus = crate::placement::parse_cpu_list(v).map_err(bad)?,
+                "cpumask" => self.cpus = cpu_mask(v).map_err(bad)?,
+                "cpus_allowed_policy" => {
+                    self.cpus_split = match v.trim() {
+                        "shared" => false,
+                        "split" => true,
+                        _ => return Err(bad(format!("{v}: give shared or split"))),
+                    }
+                }
+                other => {
+                    if !import.ignore_unknown {
+                        return Err(format!(
+                            "{}: option {other} in [{}] is not supported: remove it, or give --ignore-unknown to run \
+                             without it",
+                            o.at, self.name
+                        ));
+                    }
+                    ignored.push((other.to_string(), o.at.clone()));
+                }
+            }
+            self.note_opposite(&units, || format!("{}: {}={}", o.at, o.key, v.trim()));
+        }
+        if let Some((rw, at)) = rw {
+            let units = Units::new(kb_base);
+            let hole = |n: &str| {
+                let bytes = units.size(n.trim_start_matches('-'))?;
+                let bytes = i64::try_from(bytes).map_err(|_| format!("{n}: too large a size"))?;
+                Ok(if n.starts_with('-') { -bytes } else { bytes })
+            };
+            let p = pattern_with(&rw, hole).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
+            self.note_opposite(&units, || format!("{at}: rw={}", rw.trim()));
+            (self.random, self.seek_every, self.skip) = (p.random, p.seek_every, p.skip);
+            (self.trim, self.write_trimmed) = (p.trim, p.write_trimmed);
+            // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
+            self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
+        }
+        if let Some(each) = filesize {
+            let whole = each.saturating_mul(self.targets(0).len() as u64);
+            self.size = Some(self.size.map_or(whole, |s| s.min(whole)));
+        }
+        Ok(())
+    }
+
+    /// Keeps `at` (where, and how written) as the first size in fio's opposite units, if
+    /// `units` read one.
+    fn note_opposite(&mut self, units: &Units, at: impl FnOnce() -> String) {
+        if units.opposite() && self.opposite_units.is_none() {
+            self.opposite_units = Some(at());
+        }
+    }
+
+    /// The job's access specification: one line per transfer size (reads' and writes' own
+    /// when `bs=R,W` differ), shares as fio's.
+    pub(super) fn spec(&self) -> Result<AccessSpec, String> {
+        let delay_ms = self.thinktime.as_micros();
+        if delay_ms % 1000 != 0 {
+            return Err(format!(
+                "{}: thinktime {} us: iogauge delays in whole milliseconds (Iometer's delay)",
+                self.at, delay_ms
+            ));
+        }
+        // fio flushes and syncs only what writes: a read job of a [global] with fsync=N has none.
+        let line = |size, share, read: u32| {
+            let writes = read + self.trim < 100 || self.write_trimmed;
+            SpecLine {
+                delay_ms: (delay_ms / 1000) as u32,
+                burst: self.thinktime_blocks,
+                seek_every: self.seek_every,
+                skip: self.skip,
+                // fio's lfsr serves the uniform law; a skewed one draws as it always does.
+                distribution: match &self.distribution {
+                    Distribution::Uniform if self.lfsr => Distribution::Lfsr,
+                    d => d.clone(),
+                },
+                trim: self.trim,
+                write_trimmed: self.write_trimmed,
+                flush_every: if writes { self.flush_every } else { 0 },
+                fsync: writes && self.flush_every > 0 && self.fsync,
+                fua: writes && self.fua,
+                align: self.align,
+                ..SpecLine::new(size, share, read, self.random)
+            }
+        };
+        let lines: Vec<SpecLine> = if self.sizes[0] == self.sizes[1] || self.read == 100 || self.read == 0 {
+            let sizes = if self.read == 0 { &self.sizes[1] } else { &self.sizes[0] };
+            sizes.iter().map(|&(s, p)| line(s, p, self.read)).collect()
+        } else {
+            let mut lines = Vec::new();
+            for (sizes, dir_share, read) in [(&self.sizes[0], self.read, 100), (&self.sizes[1], 100 - self.read, 0)] {
+                for &(s, p) in sizes {
+                    if (p * dir_share) % 100 != 0 {
+                        return Err(format!(
+                            "{}: bs for reads and for writes at rwmixread={}: {} % of I/Os is not a whole %",
+                            self.at,
+                            self.read,
+                            p as f64 * dir_share as f64 / 100.0
+                        ));
+                    }
+                    lines.push(line(s, p * dir_share / 100, read));
+                }
+            }
+            lines
+        };
+        // The job's name, unless a built-in specification has it.
+        let taken = crate::spec::builtin().iter().any(|s| s.name == self.name);
+        let name = if taken { format!("fio-{}", self.name) } else { self.name.clone() };
+        let description = self.description.clone().unwrap_or_else(|| format!("fio job [{}]", self.name));
+        let spec = AccessSpec { name, description, lines };
+        spec.validate().map_err(|e| format!("{}: {e}", self.at))?;
+        Ok(spec)
+    }
+
+    /// Whether each of the `numjobs` copies has a file of its own (fio's `NAME.N.0`): no
+    /// `filename` given, and an engine that does I/O.
+    fn file_per_copy(&self) -> bool {
+        self.filenames.is_empty() && !matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi)
+    }
+
+    /// Whether each of the `numjobs` copies is a worker of its own: a file each, an offset each
+    /// (`offset_increment`) or a CPU each (`split`); otherwise one worker entry with a count.
+    pub(super) fn copies_apart(&self) -> bool {
+        self.file_per_copy() || self.offset_increment > 0 || self.split()
+    }
+
+    /// Whether each thread runs on one CPU of the job's (`cpus_allowed_policy=split`; fio
+    /// splits only a set it was given).
+    fn split(&self) -> bool {
+        self.cpus_split && !self.cpus.is_empty()
+    }
+
+    /// The CPUs of the job's thread numbered `thread` in the file (fio's `thread_number - 1`,
+    /// counted over every copy of every job before it): with `split`, the CPU at that place
+    /// in the set, round it again when the threads outnumber the CPUs (fio's
+    /// `fio_cpus_split`); else the whole set.
+    pub(super) fn cpus_of(&self, thread: u32) -> Vec<u32> {
+        match self.split() {
+            true => vec![self.cpus[thread as usize % self.cpus.len()]],
+            false => self.cpus.clone(),
+        }
+    }
+
+    /// The bytes a job of one transfer size bounded by `size` moves, as fio counts them: the
+    /// whole transfers that fit in each file's part (fio 3.33 and 3.42, 512,000-byte transfers
+    /// in 2 MiB: 4 for read, write, randread, randwrite and randrw), after each the hole of a
+    /// sequential job that skips one (`rw=read:512k`). Where fio crosses the size (5 there for
+    /// rw, randread:2 and a random job without its map of blocks done, `norandommap`), and for
+    /// a job of several sizes, `size` and the transfer that crosses it, as iogauge does.
+    pub(super) fn covered(&self, size: u64) -> u64 {
+        let [reads, writes] = &self.sizes;
+        let bs = match (self.read, reads.as_slice(), writes.as_slice()) {
+            (100, [(bs, _)], _) | (0, _, [(bs, _)]) => *bs,
+            (_, [(r, _)], [(w, _)]) if r == w => *r,
+            _ => return size,
+        };
+        let crosses = match self.random {
+            0 => !matches!(self.read, 0 | 100),
+            _ => self.norandommap || self.seek_every > 1,
+        };
+        if crosses || self.skip < 0 {
+            return size;
+        }
+        let files = self.targets(0).len().max(1) as u64;
+        let part = size / files;
+        let fit = if part >= bs { (part - bs) / (bs + self.skip as u64) + 1 } else { 0 };
+        fit * bs * files
+    }
+
+    /// What fio does without a size: the whole of each of the job's files or devices (from its
+    /// offset on), when each exists; None otherwise.
+    pub(super) fn whole(&self) -> Option<u64> {
+        if matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi) {
+            return None;
+        }
+        let sizes = self.targets(0).into_iter().map(|f| crate::targets::existing_size(Path::new(&f)).ok());
+        sizes.map(|s| s.map(|s| s.saturating_sub(self.offset))).sum::<Option<u64>>().filter(|&b| b > 0)
+    }
+
+    /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
+    /// own file `NAME.N.0` in the directory; `null` for the null engine.
+    pub(super) fn targets(&self, copy: u32) -> Vec<String> {
+        match (self.engine, &self.uri) {
+            (Engine::Null, _) => return vec!["null".into()],
+            // fio's nbd engine reaches the export named by uri= (checked to be there).
+            (Engine::Nbd, Some(uri)) => return vec![uri.clone()],
+            _ => {}
+        }
+        let dir = |f: &str| match &self.directory {
+            Some(d) if !f.starts_with('/') => Path::new(d).join(f).display().to_string(),
+            _ => f.to_string(),
+        };
+        if self.filenames.is_empty() {
+            return vec![dir(&format!("{}.{copy}.0", self.name))];
+        }
+        self.filenames.iter().map(|f| dir(f)).collect()
+    }
+}

@@ -1,0 +1,446 @@
+//! fio's job files, a practical subset with fio's meanings (fio's HOWTO; init.c reads the
+//! file, options.c the options): `[global]` sections set what later jobs inherit, each other
+//! section is a job (`numjobs` copies of it), `include`, `;` and `#` comments, `${ENV}`, and
+//! fio's sizes (`1m` = 1 MiB) and times (seconds unless a unit is given).
+//!
+//! Jobs become `[[worker]]`s, their `rw`/`bs` an inline `[[spec]]`; groups separated by
+//! `stonewall` (or a `wait_for` on the only job running) run one after another when they are
+//! the same workers with another specification (fio's examples/ssd-test.fio), as iogauge's
+//! `run` list; `new_group` only starts a reporting group of fio's, run with the jobs before
+//! it. An option outside the subset is never ignored: one line naming it and its section,
+//! unless `--ignore-unknown`.
+
+mod file;
+mod job;
+mod values;
+
+pub use values::{Pattern, pattern};
+
+use std::path::Path;
+
+use self::file::{Opt, sections};
+use self::job::{Engine, FioJob};
+use super::Import;
+use crate::config::{Job, TestSettings, WorkerConfig};
+use crate::engine::EngineKind;
+use crate::spec::AccessSpec;
+
+/// Reads a fio job file into a job; returns it with the warnings of ignored options.
+pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<String>), String> {
+    let mut secs = Vec::new();
+    sections(text, file, 0, &mut secs)?;
+    let mut global: Vec<Opt> = Vec::new();
+    let mut jobs = Vec::new();
+    let (mut ignored, mut notes) = (Vec::new(), Vec::new());
+    for s in &secs {
+        if s.name.starts_with("global") {
+            global.extend(s.opts.iter().cloned());
+            continue;
+        }
+        let mut job = FioJob::new(s);
+        let opts: Vec<Opt> = global.iter().chain(&s.opts).cloned().collect();
+        let mut skipped = Vec::new();
+        job.apply(&opts, import, &mut skipped, &mut notes)?;
+        for (option, at) in skipped {
+            match ignored.iter_mut().find(|(o, _, _): &&mut (String, String, Vec<String>)| *o == option) {
+                Some((_, _, names)) if names.last() != Some(&job.name) => names.push(job.name.clone()),
+                Some(_) => {}
+                None => ignored.push((option, at, vec![job.name.clone()])),
+            }
+        }
+        // fio: stonewall set in [global] applies to every job after it.
+        jobs.push(job);
+    }
+    if jobs.is_empty() {
+        return Err(format!("{}: no job section: add one, e.g. [job1]", file.display()));
+    }
+    waits(&mut jobs)?;
+    // Each option said once: where it was first given (a [global] one reaches every job) and the
+    // jobs it was skipped for.
+    let mut warnings: Vec<String> = ignored
+        .into_iter()
+        .map(|(option, at, names)| {
+            let jobs = match names.len() {
+                n if n == jobs.len() && n > 1 => format!("all {n} jobs"),
+                n if n > 3 => format!("[{}] and {} more jobs", names[..3].join("], ["), n - 3),
+                _ => format!("[{}]", names.join("], [")),
+            };
+            format!("{at}: option {option} is not supported: ignored in {jobs} (--ignore-unknown)")
+        })
+        .collect();
+    if let Some(first) = jobs.iter().find_map(|j| j.opposite_units.as_ref()) {
+        warnings.push(format!(
+            "{first}: fio reads kib, mib, gib, tib and pib as powers of 1000 under its default kb_base=1024 \
+             (4KiB is 4000 bytes), and so does iogauge: write 4k for 4096 bytes"
+        ));
+    }
+    if !notes.is_empty() {
+        warnings.push(format!(
+            "{}: {}: fio's reporting options; iogauge times every I/O and reports every percentile whatever they say",
+            file.display(),
+            notes.join(", ")
+        ));
+    }
+    warnings.extend(differences(&jobs));
+    to_job(&jobs, file).map(|j| (j, warnings))
+}
+
+/// A setting's value as a message shows it: `unset` for none, without Rust's `Some("...")`.
+fn shown<T: std::fmt::Debug>(v: &T) -> String {
+    let text = format!("{v:?}");
+    match text.strip_prefix("Some(").and_then(|t| t.strip_suffix(')')) {
+        Some(inner) => inner.trim_matches('"').to_string(),
+        None if text == "None" => "unset".into(),
+        None => text,
+    }
+}
+
+/// Where the job runs otherwise than under fio, each said once (docs/interop.md): fio's
+/// libaio on buffered files, fio's random map with mixed sizes, fio's read-back of a verify job.
+fn differences(jobs: &[FioJob]) -> Vec<String> {
+    let first = |f: &dyn Fn(&FioJob) -> bool| jobs.iter().find(|j| f(j));
+    let mut said = Vec::new();
+    if let Some(j) = first(&|j| !j.direct && matches!(j.engine_name.as_str(), "libaio" | "posixaio") && j.iodepth > 1) {
+        said.push(format!(
+            "{}: [{}]: ioengine={} on buffered I/O (direct=0): fio's submission waits for each I/O there, so fio \
+             keeps about one in flight; iogauge's io_uring keeps iodepth={}: expect more I/Os per second than fio's",
+            j.at, j.name, j.engine_name, j.iodepth
+        ));
+    }
+    let mixed = |j: &FioJob| j.sizes.iter().any(|s| s.len() > 1);
+    if let Some(j) = first(&|j| j.random > 0 && mixed(j) && !j.norandommap) {
+        said.push(format!(
+            "{}: [{}]: fio keeps a map of the blocks a random job has done and cuts an I/O short where the blocks \
+             after its offset are done, so its transfer sizes drift from bs/bssplit; iogauge draws offsets with \
+             repeats, as fio does with norandommap",
+            j.at, j.name
+        ));
+    }
+    if let Some(j) = jobs.iter().skip(1).find(|j| j.new_group && !(j.stonewall || j.waits)) {
+        said.push(format!(
+            "{}: [{}]: new_group starts a reporting group of fio's, not a wait: iogauge runs its jobs with the ones \
+             before it, as fio does, and reports them in one workload (--detail workers: a row per worker)",
+            j.at, j.name
+        ));
+    }
+    // A stonewall and new_group start a reporting group of fio's; wait_for alone does not.
+    let alone = |j: &FioJob| j.waits && !j.stonewall && !j.new_group;
+    if let Some((j, (name, at))) = jobs.iter().filter(|j| alone(j)).find_map(|j| Some((j, j.wait_for.as_ref()?))) {
+        said.push(format!(
+            "{at}: [{}]: wait_for={name}: iogauge runs it after [{name}], as fio does, and reports it as a workload of \
+             its own, where fio reports the two in one group",
+            j.name
+        ));
+    }
+    if let Some(j) = first(&|j| j.verify && j.read == 0) {
+        said.push(format!(
+            "{}: [{}]: fio reads back and checks what a verify job wrote once it has written it; iogauge checks the \
+             reads a test does and keeps a map of what it wrote: `iogauge verify --target TARGET` reads it back",
+            j.at, j.name
+        ));
+    }
+    said
+}
+
+/// Each `wait_for=NAME` as the stonewall it is where NAME is the only job still running (the
+/// group before the waiting job is NAME's copies alone); any other wait is refused, since
+/// iogauge starts workers together or one group after another.
+fn waits(jobs: &mut [FioJob]) -> Result<(), String> {
+    let mut group_start = 0;
+    for i in 0..jobs.len() {
+        if let Some((name, at)) = jobs[i].wait_for.clone() {
+            let running = &jobs[group_start..i];
+            if !jobs[..i].iter().any(|j| j.name == name) {
+                return Err(format!("{at}: wait_for={name}: no job named {name} before [{}]", jobs[i].name));
+            }
+            if !(running.iter().all(|j| j.name == name) || jobs[i].stonewall) {
+                return Err(format!(
+                    "{at}: wait_for={name}: other jobs run beside [{name}] when [{}] starts: iogauge starts a job with \
+                     the ones before it or after all of them, give stonewall",
+                    jobs[i].name
+                ));
+            }
+            jobs[i].waits = true;
+        }
+        if jobs[i].stonewall || jobs[i].waits {
+            group_start = i;
+        }
+    }
+    Ok(())
+}
+
+/// The settings all jobs must share, since iogauge's are the test's.
+fn same<T: PartialEq + std::fmt::Debug>(jobs: &[FioJob], what: &str, f: impl Fn(&FioJob) -> T) -> Result<T, String> {
+    let first = f(&jobs[0]);
+    if let Some(j) = jobs.iter().find(|j| f(j) != first) {
+        return Err(format!(
+            "{}: [{}] and [{}] differ in {what} ({} and {}): iogauge runs one {what} for all jobs",
+            j.at,
+            jobs[0].name,
+            j.name,
+            shown(&first),
+            shown(&f(j))
+        ));
+    }
+    Ok(first)
+}
+
+fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
+    if let Some(j) = jobs.iter().find(|j| j.engine == Engine::Nbd && j.uri.is_none()) {
+        return Err(format!(
+            "{}: [{}]: ioengine=nbd needs uri=nbd://HOST[:PORT]/EXPORT (the export to reach)",
+            j.at, j.name
+        ));
+    }
+    // fio's libiscsi engine takes only iSCSI URLs, its colons escaped in filename=.
+    let not_iscsi = |j: &&FioJob| j.filenames.is_empty() || j.filenames.iter().any(|f| !f.starts_with("iscsi://"));
+    if let Some(j) = jobs.iter().filter(|j| j.engine == Engine::Libiscsi).find(not_iscsi) {
+        return Err(format!(
+            "{}: [{}]: ioengine=libiscsi needs filename=iscsi\\://HOST[\\:PORT]/IQN/LUN (each LUN to reach)",
+            j.at, j.name
+        ));
+    }
+    let mut job = Job::default();
+    settings(jobs, file, &mut job.test)?;
+    let groups = groups(jobs);
+    job.workers = workers(&groups[0], 0)?;
+    let (specs, run) = specifications(&groups, &job.workers)?;
+    if groups.len() > 1 {
+        job.test.run = run.iter().map(|g| g[0].name.clone()).collect();
+    } else {
+        // One group: each job its own specification (workers of one job share it).
+        let mut i = 0;
+        for (j, spec) in groups[0].iter().zip(&run[0]) {
+            let n = if j.copies_apart() { j.numjobs as usize } else { 1 };
+            for w in &mut job.workers[i..i + n] {
+                w.spec = Some(spec.name.clone());
+            }
+            i += n;
+        }
+    }
+    job.specs = specs;
+    Ok(job)
+}
+
+/// The jobs in groups: a stonewall starts one; each group after the first must be the same
+/// workers with one specification of its own (a workload).
+fn groups(jobs: &[FioJob]) -> Vec<Vec<&FioJob>> {
+    let mut groups: Vec<Vec<&FioJob>> = Vec::new();
+    for j in jobs {
+        match groups.last_mut() {
+            Some(g) if !(j.stonewall || j.waits) => g.push(j),
+            _ => groups.push(vec![j]),
+        }
+    }
+    groups
+}
+
+/// The `[test]` settings every job must share: direct, verify, logs, ramp, engine, and how
+/// the test ends.
+fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(), String> {
+    let name = file.display();
+    test.buffered = !same(jobs, "direct", |j| j.direct)?;
+    test.verify = same(jobs, "verify", |j| j.verify)?;
+    test.data = same(
+        jobs,
+        "written data (buffer_compress_percentage, dedupe_percentage, buffer_pattern, zero_buffers)",
+        |j| j.data,
+    )?;
+    if test.data.dedupe_pct > 0 && test.data.all_alike() {
+        return Err(format!(
+            "{name}: dedupe_percentage={} with every block alike already (buffer_compress_percentage=100, \
+             zero_buffers or buffer_pattern): remove one of them",
+            test.data.dedupe_pct
+        ));
+    }
+    test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
+    test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
+    // fio's 0 submits as many as the job's depth.
+    test.submit_batch =
+        same(jobs, "iodepth_batch_submit", |j| if j.submit_batch == 0 { j.iodepth } else { j.submit_batch })?;
+    test.completion_batch = same(jobs, "iodepth_batch_complete_min", |j| j.completion_batch)?;
+    if same(jobs, "rate_process", |j| j.poisson)? {
+        test.arrivals = crate::config::Arrivals::Poisson;
+    }
+    test.ramp = same(jobs, "ramp_time", |j| j.ramp)?;
+    if let Some(seed) = same(jobs, "randseed", |j| j.seed)? {
+        test.seed = seed;
+    }
+    if same(jobs, "continue_on_error", |j| j.continue_on_error)? {
+        test.on_error = crate::config::OnError::Continue;
+    }
+    test.engine = match same(jobs, "ioengine kind", |j| j.engine == Engine::Sync)? {
+        true => EngineKind::Psync,
+        false => EngineKind::IoUring,
+    };
+    // How the test ends: fio runs `runtime` with time_based; without it, each job does its
+    // size (or io_size / number_ios) once, ending early at runtime.
+    let time_based = same(jobs, "time_based", |j| j.time_based)?;
+    let runtime = same(jobs, "runtime", |j| j.runtime)?;
+    if time_based {
+        test.time = runtime.ok_or_else(|| format!("{name}: time_based without runtime: give runtime"))?;
+    } else {
+        // Each group (between stonewalls) is a workload of its own, ending on its own jobs'
+        // count: the groups' counts must agree, since iogauge's is the test's.
+        let groups = groups(jobs);
+        let count = |g: &Vec<&FioJob>| {
+            // Each copy of a job does its count, `loops` times over.
+            let times = |j: &FioJob| j.numjobs as u64 * j.loops;
+            let ios = g.iter().map(|j| j.number_ios.map(|n| n * times(j))).sum::<Option<u64>>();
+            let bytes = g.iter().map(|j| j.io_size.or(j.size.or_else(|| j.whole()).map(|s| j.covered(s))));
+            let bytes = bytes.zip(g).map(|(b, j)| b.map(|b| b * times(j)));
+            (ios, bytes.sum::<Option<u64>>())
+        };
+        let (ios, bytes) = count(&groups[0]);
+        if let Some(g) = groups.iter().find(|g| count(g) != (ios, bytes)) {
+            return Err(format!(
+                "{}: the group [{}] starts does other I/O than the first group's (size, io_size or number_ios): \
+                 iogauge ends every workload on one count; give the groups the same",
+                g[0].at, g[0].name
+            ));
+        }
+        // A runtime without time_based caps a job that ends on its size.
+        match (ios, bytes, runtime) {
+            (Some(n), _, t) => (test.ios, test.max_time) = (Some(n), t),
+            (None, Some(b), t) => (test.bytes, test.max_time) = (Some(b), t),
+            (None, None, Some(t)) => test.time = t,
+            (None, None, None) => {
+                let j = groups[0].iter().find(|j| j.whole().is_none()).unwrap_or(&groups[0][0]);
+                return Err(format!(
+                    "{name}: [{}] has no size, io_size, number_ios or runtime, and {} is not an existing file or \
+                     device whose size fio would take: give size=",
+                    j.name,
+                    j.targets(0).join(":")
+                ));
+            }
+        }
+    }
+    if !test.counted() && !test.ramp.is_zero() && !time_based {
+        return Err(format!("{name}: ramp_time needs time_based"));
+    }
+    if let Some(s) = jobs.iter().filter_map(|j| j.size.map(|s| s / j.targets(0).len() as u64)).max() {
+        test.file_size = s;
+    }
+    Ok(())
+}
+
+/// The workers of one group of jobs, whose first thread is the file's `first_thread`: a job's
+/// `numjobs` copies are one entry with a `count`, or one entry each when every copy has its
+/// own file, its own offset (`offset_increment`) or its own CPU (`cpus_allowed_policy=split`).
+fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, String> {
+    let mut out = Vec::new();
+    let mut thread = first_thread;
+    for j in group {
+        let targets = j.targets(0);
+        let files = targets.len() as u32;
+        let outstanding = if j.engine == Engine::Sync { 1 } else { j.iodepth };
+        if outstanding % files != 0 {
+            return Err(format!(
+                "{}: iodepth={} over {files} files: iogauge keeps the same outstanding I/Os on each target; give \
+                 an iodepth that is a multiple of the files",
+                j.at, j.iodepth
+            ));
+        }
+        let base = WorkerConfig {
+            outstanding: outstanding / files,
+            working_set: j.size.map(|s| s / files as u64),
+            offset: j.offset,
+            rate_iops: j.rate_iops,
+            rate_mbps: j.rate_mbps,
+            cpus: j.cpus_of(thread),
+            ..WorkerConfig::default()
+        };
+        if j.offset_increment > 0 && j.size.is_none() && j.io_size.is_none() && j.number_ios.is_none() && !j.time_based
+        {
+            return Err(format!(
+                "{}: offset_increment without size: each copy would do the rest of the file from its own offset; give size=",
+                j.at
+            ));
+        }
+        if j.copies_apart() {
+            for c in 0..j.numjobs {
+                let name = Some(if j.numjobs > 1 { format!("{}.{c}", j.name) } else { j.name.clone() });
+                let offset = j.offset + c as u64 * j.offset_increment;
+                let cpus = j.cpus_of(thread + c);
+                out.push(WorkerConfig { name, targets: j.targets(c), offset, cpus, ..base.clone() });
+            }
+        } else {
+            out.push(WorkerConfig { name: Some(j.name.clone()), count: j.numjobs, targets, ..base });
+        }
+        thread += j.numjobs;
+    }
+    Ok(out)
+}
+
+/// What first differs between a group's workers and the first group's, in fio's words.
+fn how_workers_differ(these: &[WorkerConfig], first: &[WorkerConfig]) -> String {
+    let threads = |w: &[WorkerConfig]| w.iter().map(|x| x.count).sum::<u32>();
+    if threads(these) != threads(first) {
+        return format!("{} threads (numjobs) against {}", threads(these), threads(first));
+    }
+    let pairs = these.iter().flat_map(|w| std::iter::repeat_n(w, w.count as usize));
+    let firsts = first.iter().flat_map(|w| std::iter::repeat_n(w, w.count as usize));
+    for (a, b) in pairs.zip(firsts) {
+        if a.targets != b.targets {
+            return format!(
+                "files {} against {}: without filename=, fio names each job's files after the job; give the jobs \
+                 one filename=",
+                a.targets.join(":"),
+                b.targets.join(":")
+            );
+        }
+        if a.outstanding != b.outstanding {
+            return format!("iodepth={} against {}", a.outstanding, b.outstanding);
+        }
+        if (a.working_set, a.offset) != (b.working_set, b.offset) {
+            return "another size or offset".into();
+        }
+        if (a.rate_iops, a.rate_mbps) != (b.rate_iops, b.rate_mbps) {
+            return "another rate".into();
+        }
+        if a.cpus != b.cpus {
+            return "other CPUs".into();
+        }
+    }
+    "another job layout".into()
+}
+
+/// Every group's specifications (a group after the first must be `first`'s workers with one
+/// specification), and the distinct ones in order of first use.
+fn specifications(
+    groups: &[Vec<&FioJob>],
+    first: &[WorkerConfig],
+) -> Result<(Vec<AccessSpec>, Vec<Vec<AccessSpec>>), String> {
+    let unnamed = |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
+    let mut specs: Vec<AccessSpec> = Vec::new();
+    let mut run = Vec::new();
+    let mut first_thread = 0;
+    for (k, g) in groups.iter().enumerate() {
+        let these = unnamed(&workers(g, first_thread)?);
+        if k > 0 && these != unnamed(first) {
+            return Err(format!(
+                "{}: [{}] starts a group (stonewall) with other workers than the first group's ({}): iogauge runs \
+                 groups one after another only as the same workers with another rw/bs",
+                g[0].at,
+                g[0].name,
+                how_workers_differ(&these, &unnamed(first))
+            ));
+        }
+        let group_specs = g.iter().map(|j| j.spec()).collect::<Result<Vec<_>, _>>()?;
+        for s in &group_specs {
+            if !specs.iter().any(|x| x.name == s.name) {
+                specs.push(s.clone());
+            }
+        }
+        if groups.len() > 1 && !group_specs.iter().all(|s| s.lines == group_specs[0].lines) {
+            return Err(format!(
+                "{}: the jobs of a group (between stonewalls) run different rw/bs: iogauge runs one specification per \
+                 group",
+                g[0].at
+            ));
+        }
+        run.push(group_specs);
+        first_thread += g.iter().map(|j| j.numjobs).sum::<u32>();
+    }
+    Ok((specs, run))
+}
