@@ -217,7 +217,12 @@ fn ticks_per_sec() -> f64 {
 /// summed to 83-94 % of the wall clock while a test ran, and a share of their sum put the host
 /// under iogauge's own exact CPU time.
 fn window(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
-    b.at.saturating_duration_since(a.at).as_secs_f64() * ticks_per_sec()
+    span_s(a, b) * ticks_per_sec()
+}
+
+/// Seconds between two readings.
+fn span_s(a: &CpuSnapshot, b: &CpuSnapshot) -> f64 {
+    b.at.saturating_duration_since(a.at).as_secs_f64()
 }
 
 /// The ticks all the CPUs had between two readings ([`window`] for each).
@@ -296,19 +301,20 @@ pub const MIN_WINDOW_S: f64 = 0.5;
 /// of 1 µs, read when the monitor woke a millisecond later, made own % 69,250.
 pub fn usage(a: &CpuSnapshot, b: &CpuSnapshot, ios: u64, iops: f64) -> CpuUsage {
     let wall = window(a, b);
-    let secs = b.at.saturating_duration_since(a.at).as_secs_f64();
+    let secs = span_s(a, b);
+    let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
     let all = share(&a.total, &b.total, window_of_all(a, b));
     let own_us = (b.own_user_us + b.own_system_us).saturating_sub(a.own_user_us + a.own_system_us) as f64;
     CpuUsage {
         per_cpu: a.per_cpu.iter().zip(&b.per_cpu).map(|(x, y)| share(x, y, wall)).collect(),
-        interrupts_per_sec: if secs > 0.0 { b.interrupts.saturating_sub(a.interrupts) as f64 / secs } else { 0.0 },
+        interrupts_per_sec: per_sec(b.interrupts.saturating_sub(a.interrupts)),
         per_cpu_interrupts_per_sec: a
             .per_cpu_interrupts
             .iter()
             .zip(&b.per_cpu_interrupts)
-            .map(|(x, y)| if secs > 0.0 { y.saturating_sub(*x) as f64 / secs } else { 0.0 })
+            .map(|(x, y)| per_sec(y.saturating_sub(*x)))
             .collect(),
-        sleeps_per_sec: if secs > 0.0 { b.sleeps.saturating_sub(a.sleeps) as f64 / secs } else { 0.0 },
+        sleeps_per_sec: per_sec(b.sleeps.saturating_sub(a.sleeps)),
         own_cpu_s: own_us / 1e6,
         own_user_s: b.own_user_us.saturating_sub(a.own_user_us) as f64 / 1e6,
         own_us_per_io: if ios > 0 { own_us / ios as f64 } else { 0.0 },

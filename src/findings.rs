@@ -11,7 +11,9 @@ use crate::result::{Metrics, ResultDoc, WorkloadResult};
 /// Other processes' share of the host's CPU above which CPU % and IOPS/CPU% are not the
 /// storage path's (and above iogauge's own).
 const BUSY_HOST_PCT: f64 = 20.0;
-/// /proc/stat counts in 10 ms ticks: over a shorter window than this, CPU shares are noise.
+/// The shortest window the host's CPUs are judged over for a warning: a 10 ms tick or a
+/// scheduler slice of other work is 0.5 % of it ([`crate::cpu::MIN_WINDOW_S`], shorter, is the
+/// least over which a CPU % is shown at all).
 const CPU_WINDOW_S: f64 = 2.0;
 /// A rate-limited worker short of this share of its asked rate did not reach it.
 const RATE_REACHED: f64 = 0.95;
