@@ -1,9 +1,11 @@
 //! `iogauge compare A B`: two result or study documents side by side, per workload, with the
 //! % difference of B from A (seed 001's "% better", seed 004's side-by-side tables).
 
+use crate::config::{KEYS, WorkerConfig};
 use crate::document::Document;
 use crate::format::{grid, opt_ms, thousands};
 use crate::result::Headline;
+use crate::units::human_size;
 
 /// % difference of `b` from `a`; None when `a` is zero or either is missing.
 pub fn pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -116,7 +118,9 @@ pub fn table(a_name: &str, b_name: &str, rows: &[(String, Headline, Headline)]) 
 }
 
 /// What differs between the two documents' set-ups, so a difference in the figures is not
-/// read as the storage's: targets, engine, outstanding I/Os, workers, recorded time; and the
+/// read as the storage's: targets and their sizes, engine, outstanding I/Os, workers, recorded
+/// time, every other setting that changes what runs or how it is timed (how the worker waits
+/// and spreads, rates, working sets, CPUs, an access specification's lines...); and the
 /// points an interrupted study did not reach. `names` are what the two are called ("A", "B").
 pub fn differences(a: &Document, b: &Document, names: [&str; 2]) -> Vec<String> {
     let mut out = Vec::new();
@@ -133,6 +137,18 @@ pub fn differences(a: &Document, b: &Document, names: [&str; 2]) -> Vec<String> 
         // Empty is unknown: another tool's results do not say (Iometer's file, the engine).
         if x != y && !x.is_empty() && !y.is_empty() {
             out.push(differ(what, x, y));
+        }
+    }
+    // Another tool's results say nothing of iogauge's settings; the sizes of targets that
+    // differ anyway would only repeat it.
+    if a.read_from().is_none() && b.read_from().is_none() {
+        // A setting one side lacks (an access specification only one ran) is not compared.
+        let sizes = sa.targets == sb.targets;
+        for (what, x) in &sa.settings {
+            let Some((_, y)) = sb.settings.iter().find(|(w, _)| w == what) else { continue };
+            if x != y && (sizes || what != "target sizes") {
+                out.push(differ(what, x, y));
+            }
         }
     }
     // A run that ends on a count of I/Os takes the time it takes.
@@ -160,6 +176,118 @@ struct Setup {
     seconds: f64,
     counted: bool,
     fs: String,
+    /// Everything else that changes the figures, labelled, in the same order for any document.
+    settings: Vec<(String, String)>,
+}
+
+/// `[test]` keys whose difference is not said among the settings: they change neither the
+/// I/O nor how it is timed (permissions, time-outs, the series' interval, the seed of the
+/// same laws), or another line says it (recorded time, the workloads by name, the engine
+/// each ran, the targets' sizes).
+const UNSAID_KEYS: &[&str] = &[
+    "time",
+    "ios",
+    "bytes",
+    "max_time",
+    "run",
+    "engine",
+    "interval",
+    "file_size",
+    "allow_write",
+    "allow_mounted_write",
+    "seed",
+    "on_error",
+    "sync_timeout",
+    "io_timeout",
+];
+
+/// `[test]` keys that name a directory (the journal's, the logs'): whether one is given changes
+/// what each I/O costs, which one does not.
+const DIRECTORY_KEYS: &[&str] = &["journal", "log_dir"];
+
+/// The settings of a document's runs that change its figures, each with its distinct values.
+fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
+    let mut said: Vec<(String, Vec<String>)> = Vec::new();
+    let mut say = |what: &str, value: String| match said.iter_mut().find(|(w, _)| w == what) {
+        Some((_, values)) if !values.contains(&value) => values.push(value),
+        Some(_) => {}
+        None => said.push((what.to_string(), vec![value])),
+    };
+    for r in runs {
+        for t in &r.target_info {
+            say("target sizes", format!("{} {}", t.path, human_size(t.size)));
+        }
+        let test = serde_json::to_value(&r.config.test).unwrap_or_default();
+        for key in KEYS.iter().filter(|k| !UNSAID_KEYS.contains(&k.name)) {
+            let value = match (test.get(key.name), DIRECTORY_KEYS.contains(&key.name)) {
+                // Left out of a document: the default.
+                (None | Some(serde_json::Value::Null), _) => key.default.trim_matches('"').to_string(),
+                (Some(_), true) => "given".to_string(),
+                (Some(v), false) => plain(v),
+            };
+            say(key.name, value);
+        }
+        for w in &r.config.workers {
+            say("working sets", working_set(w));
+            say("workers' rates", rate(w));
+            say("workers' CPUs", cpus(w));
+        }
+        // A specification of the same name may have other lines (a job file's own, edited).
+        for s in &r.config.specs {
+            say(&format!("the number of lines of {}", s.name), s.lines.len().to_string());
+            for (i, line) in s.lines.iter().enumerate() {
+                // As a job file gives it, in the keys' order.
+                let fields = toml::to_string(line).unwrap_or_default();
+                say(&format!("{}'s line {}", s.name, i + 1), fields.trim_end().replace('\n', ", "));
+            }
+        }
+    }
+    said.into_iter()
+        .map(|(what, mut values)| {
+            values.sort();
+            (what, values.join(", "))
+        })
+        .collect()
+}
+
+/// A JSON value as a job file would give it, strings without their quotes.
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// A worker's working set, as its keys give it.
+fn working_set(w: &WorkerConfig) -> String {
+    let size = match (w.working_set, w.stroke) {
+        (Some(bytes), _) => human_size(bytes),
+        (None, Some(pct)) => format!("{pct} % of each target"),
+        (None, None) => "each whole target".to_string(),
+    };
+    match w.offset {
+        0 => size,
+        at => format!("{size} from {}", human_size(at)),
+    }
+}
+
+/// A worker's open-loop rate, or its closed loop.
+fn rate(w: &WorkerConfig) -> String {
+    match (w.rate_iops, w.rate_mbps) {
+        (None, None) => "none (closed loop)".to_string(),
+        (iops, mbps) => {
+            let parts = [iops.map(|v| format!("{} IOPS", thousands(v))), mbps.map(|v| format!("{v} MB/s"))];
+            parts.into_iter().flatten().collect::<Vec<_>>().join(" and ")
+        }
+    }
+}
+
+/// The CPUs a worker may run on.
+fn cpus(w: &WorkerConfig) -> String {
+    match w.cpus.is_empty() {
+        true => "any".to_string(),
+        false => w.cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+    }
 }
 
 fn setup(d: &Document) -> Setup {
@@ -198,6 +326,7 @@ fn setup(d: &Document) -> Setup {
                 )
             })
         }),
+        settings: settings(&runs),
     }
 }
 

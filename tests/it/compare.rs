@@ -247,3 +247,58 @@ fn a_study_of_one_point_compares_with_a_run_by_workload() {
     assert!(text.lines().any(|l| l.starts_with("random-read-4k ") && l.contains(" A ")), "{text}");
     assert!(!text.contains("nothing cycled") && !text.contains("oltp-8k"), "{text}");
 }
+
+#[test]
+fn compare_names_each_setting_that_changes_the_figures() {
+    let dir = scratch("compare-settings");
+    let run = |json: &str, flags: &[&str]| {
+        let base = ["run", "--target", "null", "--spec", "random-read-4k", "--ios", "20000", "-q"];
+        ok_in(&dir, &[&base[..], flags, &["--no-history", "--json", json]].concat());
+    };
+    let warnings = |a: &str, b: &str| -> Vec<String> {
+        let text = String::from_utf8(ok_in(&dir, &["compare", a, b]).stdout).unwrap();
+        text.lines().filter_map(|l| l.strip_prefix("warning: ")).map(str::to_string).collect()
+    };
+    run("a.json", &[]);
+    // How the worker waits and spreads, its rate, working set and CPUs, and a log of each I/O.
+    let b = [
+        &["--completion-batch", "8", "--io-wq-threads", "2", "--cpus", "0"][..],
+        &["--rate-iops", "200000", "--stroke", "10", "--log-dir", "logs-b"],
+    ]
+    .concat();
+    run("b.json", &b);
+    let mut said = warnings("a.json", "b.json");
+    said.sort();
+    let mut want = vec![
+        "A and B differ in completion_batch: 1 vs 8".to_string(),
+        "A and B differ in io_wq_threads: none vs 2".to_string(),
+        "A and B differ in log_dir: none vs given".to_string(),
+        "A and B differ in workers' CPUs: any vs 0".to_string(),
+        "A and B differ in workers' rates: none (closed loop) vs 200,000 IOPS".to_string(),
+        "A and B differ in working sets: each whole target vs 10 % of each target".to_string(),
+    ];
+    want.sort();
+    assert_eq!(said, want);
+    // The same settings again (the logs elsewhere): nothing to say.
+    run("c.json", &[&b[..b.len() - 1], &["logs-c"]].concat());
+    assert_eq!(warnings("b.json", "c.json"), Vec::<String>::new());
+
+    // A job file's own specification, edited between two runs under the same name.
+    for read in [67, 70] {
+        std::fs::write(
+            dir.join(format!("j{read}.toml")),
+            format!(
+                "[test]\nios = 20000\nrun = [\"mine\"]\n[[spec]]\nname = \"mine\"\n\
+                 lines = [{{ size = 8192, share = 100, read = {read}, random = 100 }}]\n\
+                 [[worker]]\ntargets = [\"null\"]\n"
+            ),
+        )
+        .unwrap();
+        ok_in(&dir, &["run", &format!("j{read}.toml"), "-q", "--no-history", "--json", &format!("j{read}.json")]);
+    }
+    assert_eq!(
+        warnings("j67.json", "j70.json"),
+        ["A and B differ in mine's line 1: size = 8192, share = 100, read = 67, random = 100 \
+          vs size = 8192, share = 100, read = 70, random = 100"]
+    );
+}
