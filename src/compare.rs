@@ -176,7 +176,7 @@ struct Setup {
     seconds: f64,
     counted: bool,
     fs: String,
-    /// Everything else that changes the figures, labelled, in the same order for any document.
+    /// Everything else that changes the figures, labelled (the two sides pair by label).
     settings: Vec<(String, String)>,
 }
 
@@ -209,8 +209,7 @@ const DIRECTORY_KEYS: &[&str] = &["journal", "log_dir"];
 fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
     let mut said: Vec<(String, Vec<String>)> = Vec::new();
     let mut say = |what: &str, value: String| match said.iter_mut().find(|(w, _)| w == what) {
-        Some((_, values)) if !values.contains(&value) => values.push(value),
-        Some(_) => {}
+        Some((_, values)) => values.push(value),
         None => said.push((what.to_string(), vec![value])),
     };
     for r in runs {
@@ -242,12 +241,14 @@ fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
             }
         }
     }
-    said.into_iter()
-        .map(|(what, mut values)| {
-            values.sort();
-            (what, values.join(", "))
-        })
-        .collect()
+    said.into_iter().map(|(what, values)| (what, joined(values))).collect()
+}
+
+/// Values as one text: each once, in order.
+fn joined(mut values: Vec<String>) -> String {
+    values.sort();
+    values.dedup();
+    values.join(", ")
 }
 
 /// A JSON value as a job file would give it, strings without their quotes.
@@ -293,10 +294,7 @@ fn cpus(w: &WorkerConfig) -> String {
 fn setup(d: &Document) -> Setup {
     let runs = d.runs();
     let distinct = |f: &dyn Fn(&crate::result::WorkloadResult) -> String| {
-        let mut v: Vec<String> = runs.iter().flat_map(|r| &r.results).map(f).collect();
-        v.sort();
-        v.dedup();
-        v.join(", ")
+        joined(runs.iter().flat_map(|r| &r.results).map(f).collect())
     };
     let mut targets = d.targets();
     targets.sort();
@@ -426,6 +424,13 @@ pub fn overall(a: &Document, b: &Document) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_settings_left_out_or_told_by_presence_are_keys() {
+        for name in UNSAID_KEYS.iter().chain(DIRECTORY_KEYS) {
+            assert!(KEYS.iter().any(|k| k.name == *name), "{name} is no key of [test]");
+        }
+    }
 
     #[test]
     fn percent_difference() {
