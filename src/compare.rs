@@ -119,9 +119,10 @@ pub fn table(a_name: &str, b_name: &str, rows: &[(String, Headline, Headline)]) 
 
 /// What differs between the two documents' set-ups, so a difference in the figures is not
 /// read as the storage's: targets and their sizes, engine, outstanding I/Os, workers, recorded
-/// time, every other setting that changes what runs or how it is timed (how the worker waits
-/// and spreads, rates, working sets, CPUs, an access specification's lines...); and the
-/// points an interrupted study did not reach. `names` are what the two are called ("A", "B").
+/// time, the machine (host, kernel, CPUs, memory, the devices behind the targets), every other
+/// setting that changes what runs or how it is timed (how the worker waits and spreads,
+/// rates, working sets, CPUs, an access specification's lines...); and the points an
+/// interrupted study did not reach. `names` are what the two are called ("A", "B").
 pub fn differences(a: &Document, b: &Document, names: [&str; 2]) -> Vec<String> {
     let mut out = Vec::new();
     let (sa, sb) = (setup(a), setup(b));
@@ -213,6 +214,22 @@ fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
         None => said.push((what.to_string(), vec![value])),
     };
     for r in runs {
+        // The machine, where the document says (empty: written before it was recorded).
+        let h = &r.host;
+        let machine = [
+            ("host", h.name.clone()),
+            ("kernel", h.kernel.clone()),
+            ("CPUs", format!("{} x {}", h.cpus, h.cpu_model)),
+            ("memory", human_size(h.memory_bytes)),
+            ("where CPU time was grouped", h.autogroup.clone()),
+            ("how idle CPUs sleep", h.cpu_idle.clone()),
+        ];
+        for (what, value) in machine.into_iter().filter(|(_, v)| !v.is_empty()) {
+            say(what, value);
+        }
+        for d in &h.devices {
+            say(&format!("the device behind {}", d.target), d.model.clone());
+        }
         for t in &r.target_info {
             say("target sizes", format!("{} {}", t.path, human_size(t.size)));
         }

@@ -283,6 +283,25 @@ fn compare_names_each_setting_that_changes_the_figures() {
     run("c.json", &[&b[..b.len() - 1], &["logs-c"]].concat());
     assert_eq!(warnings("b.json", "c.json"), Vec::<String>::new());
 
+    // The machine: another kernel and another device behind the target are said; what an
+    // older document does not record (where CPU time was grouped) is not compared.
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("a.json")).unwrap()).unwrap();
+    let kernel = doc["host"]["kernel"].as_str().unwrap().to_string();
+    let model = doc["host"]["devices"][0]["model"].as_str().unwrap().to_string();
+    doc["host"]["kernel"] = "6.1.0-99-amd64 #1 SMP".into();
+    doc["host"]["devices"][0]["model"] = "another device".into();
+    doc["host"]["autogroup"] = "".into();
+    std::fs::write(dir.join("k.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+    let mut said = warnings("a.json", "k.json");
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            format!("A and B differ in kernel: {kernel} vs 6.1.0-99-amd64 #1 SMP"),
+            format!("A and B differ in the device behind null: {model} vs another device"),
+        ]
+    );
+
     // A job file's own specification, edited between two runs under the same name.
     for read in [67, 70] {
         std::fs::write(
