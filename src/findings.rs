@@ -5,8 +5,9 @@
 //! adds all but the last to the document's `warnings` (with a worker the host held off its
 //! CPU); the table prints all of them.
 
+use crate::config::Job;
 use crate::format::thousands;
-use crate::result::{Metrics, ResultDoc, WorkloadResult};
+use crate::result::{Metrics, ResultDoc, WorkerResult, WorkloadResult};
 
 /// Other processes' share of the host's CPU above which CPU % and IOPS/CPU% are not the
 /// storage path's (and above iogauge's own).
@@ -116,19 +117,28 @@ pub fn in_flight(r: &WorkloadResult) -> Option<(f64, u64)> {
 /// first completion to issue on time.
 fn stamped_together(doc: &ResultDoc, r: &WorkloadResult) -> u64 {
     let batch = doc.config.test.completion_batch as u64;
-    let test_paced = doc.config.test.rate_iops.is_some() || doc.config.test.rate_mbps.is_some();
-    let worker_paced = |name: &str| {
-        let config = doc.config.workers.iter().find(|c| c.name.as_deref() == Some(name));
-        config.is_some_and(|c| c.rate_iops.is_some() || c.rate_mbps.is_some())
-    };
-    let each = r.workers.iter().filter_map(|w| {
-        let in_flight = match w.one_io_at_a_time() {
-            true => 1,
-            false => w.outstanding? as u64 * w.targets.len().max(1) as u64,
-        };
-        Some(if test_paced || worker_paced(&w.name) { 1 } else { batch.min(in_flight) })
-    });
+    let each = r
+        .workers
+        .iter()
+        .filter_map(|w| Some(if paced(&doc.config, &w.name) { 1 } else { batch.min(in_flight_at_most(w)?) }));
     each.max().unwrap_or(1)
+}
+
+/// The most I/Os worker `w` kept in flight: its outstanding I/Os on each of its targets, or
+/// psync's one; None where the document does not say.
+fn in_flight_at_most(w: &WorkerResult) -> Option<u64> {
+    match w.one_io_at_a_time() {
+        true => Some(1),
+        false => Some(w.outstanding? as u64 * w.targets.len().max(1) as u64),
+    }
+}
+
+/// Whether the worker named `name` issued at a rate (its own, or the test's in all): its
+/// waits end at the first completion, to issue the next I/O on time.
+fn paced(config: &Job, name: &str) -> bool {
+    let worker = config.workers.iter().find(|c| c.name.as_deref() == Some(name));
+    let own = worker.is_some_and(|c| c.rate_iops.is_some() || c.rate_mbps.is_some());
+    own || config.test.rate_iops.is_some() || config.test.rate_mbps.is_some()
 }
 
 /// The warnings a finished run's numbers call for, one line each.
@@ -144,7 +154,7 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
             together - 1
         ));
     }
-    out.extend(of_host(&doc.results, &doc.host.autogroup));
+    out.extend(of_host(&doc.results, &doc.host.autogroup, &doc.config));
     for r in &doc.results {
         if let Some(p) = pace(doc, r).filter(|p| !p.short.is_empty()) {
             let short: Vec<String> = p.short.iter().map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
@@ -189,7 +199,8 @@ fn nothing_completed(r: &WorkloadResult) -> Option<String> {
 
 /// What the host did to the numbers of `results`, one line of each kind (per run, and per
 /// study over all its runs): a host busy with other work, a worker it held off the CPU.
-pub fn of_host<'a, I>(results: I, autogroup: &str) -> Vec<String>
+/// `config` is the test's (a study's runs differ only in what its points vary).
+pub fn of_host<'a, I>(results: I, autogroup: &str, config: &Job) -> Vec<String>
 where
     I: IntoIterator<Item = &'a WorkloadResult>,
     I::IntoIter: Clone,
@@ -197,7 +208,7 @@ where
     let results = results.into_iter();
     busy_host(results.clone(), autogroup)
         .into_iter()
-        .chain(held_off_cpu(results.clone()))
+        .chain(held_off_cpu(results.clone(), config))
         .chain(cpus_asleep(results))
         .collect()
 }
@@ -247,10 +258,11 @@ fn sleeps_said(secs: f64, iops: f64, mean_ms: Option<f64>, sleeps_per_sec: f64) 
 /// One line when a worker of `results` waited for a CPU, past its wake-ups' own latency
 /// ([`WAKE_UP_US`] a wait), for over [`HELD_OFF_PCT`] of its workload's recorded time (of
 /// [`CPU_WINDOW_S`] at least): the worker held longest, how long, and what it means for the
-/// numbers. None when none was. One warning of its kind per run, and per study over all its
-/// runs.
-fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Option<String> {
-    let (mut held, mut worst) = (0, None::<(f64, f64, &str, &str)>);
+/// numbers, and, where the worker waited for each completion of several in flight, what
+/// lets it sleep. None when none was. One warning of its kind per run, and per study over all
+/// its runs.
+fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, config: &Job) -> Option<String> {
+    let (mut held, mut worst) = (0, None::<(f64, f64, &str, &WorkerResult)>);
     // Over a short window a slice or two of other work is a large share: said from the
     // window the busy host is said from.
     for r in results.into_iter().filter(|r| r.duration_s >= CPU_WINDOW_S) {
@@ -260,20 +272,39 @@ fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Op
             if pct > HELD_OFF_PCT {
                 held += 1;
                 if worst.is_none_or(|(p, ..)| pct > p) {
-                    worst = Some((pct, ms, &r.spec, &w.name));
+                    worst = Some((pct, ms, &r.spec, w));
                 }
             }
         }
     }
-    let (_, ms, spec, name) = worst?;
+    let (_, ms, spec, w) = worst?;
     let others = match held {
         1 => String::new(),
         n => format!(" ({n} workers in all over {HELD_OFF_PCT:.0} %)"),
     };
+    // A worker that stamps each of several completions as it comes seldom sleeps, and a
+    // thread that never sleeps gets its CPU back only when another's turn ends (milliseconds);
+    // one that waits for a batch sleeps between them and is woken onto its CPU
+    // (docs/performance.md, issue 45, entry 22).
+    let storage = w.targets.iter().any(|t| t.path != crate::targets::NULL);
+    let batch = match config.test.completion_batch == 1
+        && storage
+        && !paced(config, &w.name)
+        && in_flight_at_most(w).is_some_and(|n| n >= 8)
+    {
+        true => {
+            "; a wait for 8 completions at a time (--completion-batch 8, as fio's tuned jobs wait) lets the \
+                 worker sleep between them and keep its CPU, each response time then late by up to 7 other \
+                 completions' time"
+        }
+        false => "",
+    };
     Some(format!(
-        "{spec}: {name} waited {} ms for a CPU while recording{others}, other threads holding its CPUs (other \
+        "{spec}: {} waited {} ms for a CPU while recording{others}, other threads holding its CPUs (other \
          processes, other workers, the kernel's threads serving the I/Os; the kernel's run delay, \
-         workers[].waited_for_cpu_ms): its I/Os went out and were reaped that much later, whatever the storage did",
+         workers[].waited_for_cpu_ms): its I/Os went out and were reaped that much later, whatever the storage \
+         did{batch}",
+        w.name,
         thousands(ms)
     ))
 }
@@ -373,6 +404,40 @@ mod tests {
         let mut unticked = cpu(40.0, 20.0, Some(15.0));
         unticked.all.utilization_pct = 58.0;
         assert!((other_work_pct(&unticked) - 5.0).abs() < 1e-9);
+    }
+
+    /// A run of 2 s whose one worker kept `outstanding` I/Os in flight on `target` and waited
+    /// 700 ms for a CPU in 300 waits (beside two CPU burners on 2 CPUs), as `config` asked.
+    fn held(target: &str, outstanding: u32, config: &str) -> Option<String> {
+        let fixture = include_str!("../tests/fixtures/result-1-null.json");
+        let mut doc: ResultDoc = serde_json::from_str(fixture).unwrap();
+        doc.config = toml::from_str(config).unwrap();
+        let r = &mut doc.results[0];
+        r.duration_s = 2.0;
+        let w = &mut r.workers[0];
+        (w.waited_for_cpu_ms, w.cpu_waits, w.outstanding) = (Some(700.0), Some(300), Some(outstanding));
+        w.engine = Some("io_uring".into());
+        w.targets[0].path = target.into();
+        held_off_cpu(&doc.results, &doc.config)
+    }
+
+    #[test]
+    fn a_worker_held_off_its_cpu_is_told_what_lets_it_sleep_where_it_waits_for_each_completion() {
+        let worker = "[[worker]]\nname = \"worker 1\"\n";
+        let said = held("/dev/zram0", 32, worker).expect("held 35 % of the time");
+        assert!(said.starts_with("random-read-4k: worker 1 waited 700 ms for a CPU"), "{said}");
+        assert!(said.contains("--completion-batch 8"), "{said}");
+        // Already waiting for a batch; no completion to wait for (null); one I/O at a time or
+        // fewer in flight than a batch; waits that end on time to issue at a rate: held, no more.
+        for (target, outstanding, config) in [
+            ("/dev/zram0", 32, format!("[test]\ncompletion_batch = 8\n{worker}")),
+            ("null", 32, worker.to_string()),
+            ("/dev/zram0", 4, worker.to_string()),
+            ("/dev/zram0", 32, format!("{worker}rate_iops = 1000.0\n")),
+        ] {
+            let said = held(target, outstanding, &config).expect("held all the same");
+            assert!(!said.contains("--completion-batch"), "{target} at {outstanding}, {config}: {said}");
+        }
     }
 
     #[test]
