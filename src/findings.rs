@@ -24,6 +24,11 @@ const RATE_REACHED: f64 = 0.95;
 const WAKE_UP_US: f64 = 20.0;
 /// Held off the CPU past its wake-ups for this share of the recorded time, a worker is said.
 const HELD_OFF_PCT: f64 = 5.0;
+/// What the warning of a worker held off its CPU adds where the worker waited for each of 8 or
+/// more completions in flight ([`held_off_cpu`]).
+const BATCH_WHEN_HELD: &str = "; a wait for 8 completions at a time (--completion-batch 8, as fio's tuned jobs \
+    wait) lets the worker sleep between them and keep its CPU, each response time then late by up to 7 other \
+    completions' time";
 /// Sleeps of the host's CPUs per I/O from which response times are said to hold wake-ups: at
 /// least every other I/O met a CPU that had gone to sleep (this 2-CPU VM: 1.4 per I/O at 1
 /// outstanding on a loop device, 0.07 at 32).
@@ -287,16 +292,9 @@ fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, confi
     // one that waits for a batch sleeps between them and is woken onto its CPU
     // (docs/performance.md, issue 45, entry 22).
     let storage = w.targets.iter().any(|t| t.path != crate::targets::NULL);
-    let batch = match config.test.completion_batch == 1
-        && storage
-        && !paced(config, &w.name)
-        && in_flight_at_most(w).is_some_and(|n| n >= 8)
-    {
-        true => {
-            "; a wait for 8 completions at a time (--completion-batch 8, as fio's tuned jobs wait) lets the \
-                 worker sleep between them and keep its CPU, each response time then late by up to 7 other \
-                 completions' time"
-        }
+    let stamps_each = config.test.completion_batch == 1 && storage && !paced(config, &w.name);
+    let batch = match stamps_each && in_flight_at_most(w).is_some_and(|n| n >= 8) {
+        true => BATCH_WHEN_HELD,
         false => "",
     };
     Some(format!(
