@@ -214,20 +214,11 @@ fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
         None => said.push((what.to_string(), vec![value])),
     };
     for r in runs {
-        // The machine, where the document says (empty: written before it was recorded).
-        let h = &r.host;
-        let machine = [
-            ("host", h.name.clone()),
-            ("kernel", h.kernel.clone()),
-            ("CPUs", format!("{} x {}", h.cpus, h.cpu_model)),
-            ("memory", human_size(h.memory_bytes)),
-            ("where CPU time was grouped", h.autogroup.clone()),
-            ("how idle CPUs sleep", h.cpu_idle.clone()),
-        ];
-        for (what, value) in machine.into_iter().filter(|(_, v)| !v.is_empty()) {
-            say(what, value);
+        // The machine, as far as the document says.
+        for (what, fact) in r.host.facts() {
+            say(what, fact);
         }
-        for d in &h.devices {
+        for d in &r.host.devices {
             say(&format!("the device behind {}", d.target), d.model.clone());
         }
         for t in &r.target_info {

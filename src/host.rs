@@ -31,6 +31,23 @@ pub struct HostInfo {
     pub cpu_idle: String,
 }
 
+impl HostInfo {
+    /// The machine as labelled facts, in the order a report lists them: what the document
+    /// recorded (a fact recorded only by later versions is left out where empty).
+    pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let facts = [
+            ("host", self.name.clone()),
+            ("system", self.os.clone()),
+            ("kernel", self.kernel.clone()),
+            ("CPU", format!("{} x {}", self.cpus, self.cpu_model)),
+            ("idle CPUs", self.cpu_idle.clone()),
+            ("CPU time grouped by", self.autogroup.clone()),
+            ("memory", crate::units::human_size(self.memory_bytes)),
+        ];
+        facts.into_iter().filter(|(_, v)| !v.is_empty()).collect()
+    }
+}
+
 /// A target and the device behind it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceModel {

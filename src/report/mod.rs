@@ -365,21 +365,13 @@ fn reproducibility(i: &Input) -> String {
         let machines = if managers.len() > 1 { &managers[..] } else { &one[..] };
         for (rank, h, targets) in machines {
             let key = |k: &str| Cell::Text(rank.map_or(k.to_string(), |(n, _)| format!("manager {n}: {k}")));
-            rows.push(vec![key("host"), Cell::Text(h.name.clone())]);
+            // How idle CPUs slept is part of every response time at few outstanding I/Os.
+            for (what, fact) in h.facts() {
+                rows.push(vec![key(what), Cell::Text(fact)]);
+            }
             if let Some((_, workers)) = rank {
                 rows.push(vec![key("workers (first run)"), Cell::Text(workers.to_string())]);
             }
-            rows.push(vec![key("system"), Cell::Text(h.os.clone())]);
-            rows.push(vec![key("kernel"), Cell::Text(h.kernel.clone())]);
-            rows.push(vec![key("CPU"), Cell::Text(format!("{} x {}", h.cpus, h.cpu_model))]);
-            // How idle CPUs slept: at few outstanding I/Os, part of every response time.
-            if !h.cpu_idle.is_empty() {
-                rows.push(vec![key("idle CPUs"), Cell::Text(h.cpu_idle.clone())]);
-            }
-            rows.push(vec![
-                key("memory"),
-                Cell::Text(format!("{:.1} GiB", h.memory_bytes as f64 / (1u64 << 30) as f64)),
-            ]);
             for t in targets.iter() {
                 rows.push(vec![
                     key(&format!("target {}", t.path)),
