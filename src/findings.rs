@@ -7,6 +7,7 @@
 
 use crate::config::Job;
 use crate::format::thousands;
+use crate::host::HostInfo;
 use crate::result::{Metrics, ResultDoc, WorkerResult, WorkloadResult};
 
 /// Other processes' share of the host's CPU above which CPU % and IOPS/CPU% are not the
@@ -24,9 +25,17 @@ const RATE_REACHED: f64 = 0.95;
 const WAKE_UP_US: f64 = 20.0;
 /// Held off the CPU past its wake-ups for this share of the recorded time, a worker is said.
 const HELD_OFF_PCT: f64 = 5.0;
-/// What the warning of a worker held off its CPU adds where the worker waited for each of 8 or
-/// more completions in flight ([`held_off_cpu`]).
-const BATCH_WHEN_HELD: &str = "; a wait for 8 completions at a time (--completion-batch 8, as fio's tuned jobs \
+/// What the warning of a worker held off its CPU offers where the worker waited for each of 8
+/// or more completions in flight ([`held_off_cpu`]), free to run on more than one of the
+/// host's CPUs: held to one, with the io-wq threads serving its I/Os, it shares that CPU with
+/// them alone, as the scheduler moves other work off it (docs/performance.md, issue 45, entry
+/// 23).
+const PIN_WHEN_HELD: &str = "one CPU for each worker (--cpus N for one worker, cpus per worker in a job file; its \
+    io-wq threads are held there too) keeps each response time its own and lets the worker and the threads \
+    serving it take turns on that CPU (zram at 32 outstanding beside two CPU burners, 2 CPUs: 1.12-1.18x the IOPS, \
+    p99 0.2-0.5 ms against 4.1)";
+/// What it offers there in any case: the wait tuned fio's jobs make.
+const BATCH_WHEN_HELD: &str = "a wait for 8 completions at a time (--completion-batch 8, as fio's tuned jobs \
     wait) lets the worker sleep between them and keep its CPU, each response time then late by up to 7 other \
     completions' time";
 /// Sleeps of the host's CPUs per I/O from which response times are said to hold wake-ups: at
@@ -159,7 +168,7 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
             together - 1
         ));
     }
-    out.extend(of_host(&doc.results, &doc.host.autogroup, &doc.config));
+    out.extend(of_host(&doc.results, &doc.host, &doc.config));
     for r in &doc.results {
         if let Some(p) = pace(doc, r).filter(|p| !p.short.is_empty()) {
             let short: Vec<String> = p.short.iter().map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
@@ -205,15 +214,15 @@ fn nothing_completed(r: &WorkloadResult) -> Option<String> {
 /// What the host did to the numbers of `results`, one line of each kind (per run, and per
 /// study over all its runs): a host busy with other work, a worker it held off the CPU.
 /// `config` is the test's (a study's runs differ only in what its points vary).
-pub fn of_host<'a, I>(results: I, autogroup: &str, config: &Job) -> Vec<String>
+pub fn of_host<'a, I>(results: I, host: &HostInfo, config: &Job) -> Vec<String>
 where
     I: IntoIterator<Item = &'a WorkloadResult>,
     I::IntoIter: Clone,
 {
     let results = results.into_iter();
-    busy_host(results.clone(), autogroup)
+    busy_host(results.clone(), &host.autogroup)
         .into_iter()
-        .chain(held_off_cpu(results.clone(), config))
+        .chain(held_off_cpu(results.clone(), config, host.cpus))
         .chain(cpus_asleep(results))
         .collect()
 }
@@ -264,9 +273,14 @@ fn sleeps_said(secs: f64, iops: f64, mean_ms: Option<f64>, sleeps_per_sec: f64) 
 /// ([`WAKE_UP_US`] a wait), for over [`HELD_OFF_PCT`] of its workload's recorded time (of
 /// [`CPU_WINDOW_S`] at least): the worker held longest, how long, and what it means for the
 /// numbers, and, where the worker waited for each completion of several in flight, what
-/// lets it sleep. None when none was. One warning of its kind per run, and per study over all
+/// gives it its CPU back: one CPU of its own (where it had more of the host's `host_cpus`), or
+/// a batch to sleep for. None when none was. One warning of its kind per run, and per study over all
 /// its runs.
-fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, config: &Job) -> Option<String> {
+fn held_off_cpu<'a>(
+    results: impl IntoIterator<Item = &'a WorkloadResult>,
+    config: &Job,
+    host_cpus: usize,
+) -> Option<String> {
     let (mut held, mut worst) = (0, None::<(f64, f64, &str, &WorkerResult)>);
     // Over a short window a slice or two of other work is a large share: said from the
     // window the busy host is said from.
@@ -293,15 +307,22 @@ fn held_off_cpu<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, confi
     // (docs/performance.md, issue 45, entry 22).
     let storage = w.targets.iter().any(|t| t.path != crate::targets::NULL);
     let stamps_each = config.test.completion_batch == 1 && storage && !paced(config, &w.name);
-    let batch = match stamps_each && in_flight_at_most(w).is_some_and(|n| n >= 8) {
-        true => BATCH_WHEN_HELD,
-        false => "",
+    let mut offers = Vec::new();
+    if stamps_each && in_flight_at_most(w).is_some_and(|n| n >= 8) {
+        if w.cpus.len() != 1 && host_cpus > 1 {
+            offers.push(PIN_WHEN_HELD);
+        }
+        offers.push(BATCH_WHEN_HELD);
+    }
+    let offers = match offers.is_empty() {
+        true => String::new(),
+        false => format!("; {}", offers.join("; or ")),
     };
     Some(format!(
         "{spec}: {} waited {} ms for a CPU while recording{others}, other threads holding its CPUs (other \
          processes, other workers, the kernel's threads serving the I/Os; the kernel's run delay, \
          workers[].waited_for_cpu_ms): its I/Os went out and were reaped that much later, whatever the storage \
-         did{batch}",
+         did{offers}",
         w.name,
         thousands(ms)
     ))
@@ -404,9 +425,10 @@ mod tests {
         assert!((other_work_pct(&unticked) - 5.0).abs() < 1e-9);
     }
 
-    /// A run of 2 s whose one worker kept `outstanding` I/Os in flight on `target` and waited
-    /// 700 ms for a CPU in 300 waits (beside two CPU burners on 2 CPUs), as `config` asked.
-    fn held(target: &str, outstanding: u32, config: &str) -> Option<String> {
+    /// A run of 2 s on a host of `host_cpus` whose one worker, free to run on `cpus` (empty:
+    /// all), kept `outstanding` I/Os in flight on `target` and waited 700 ms for a CPU in 300
+    /// waits (beside two CPU burners on 2 CPUs), as `config` asked.
+    fn held(target: &str, outstanding: u32, cpus: &[u32], host_cpus: usize, config: &str) -> Option<String> {
         let fixture = include_str!("../tests/fixtures/result-1-null.json");
         let mut doc: ResultDoc = serde_json::from_str(fixture).unwrap();
         doc.config = toml::from_str(config).unwrap();
@@ -416,15 +438,27 @@ mod tests {
         (w.waited_for_cpu_ms, w.cpu_waits, w.outstanding) = (Some(700.0), Some(300), Some(outstanding));
         w.engine = Some("io_uring".into());
         w.targets[0].path = target.into();
-        held_off_cpu(&doc.results, &doc.config)
+        w.cpus = cpus.to_vec();
+        held_off_cpu(&doc.results, &doc.config, host_cpus)
     }
 
     #[test]
-    fn a_worker_held_off_its_cpu_is_told_what_lets_it_sleep_where_it_waits_for_each_completion() {
+    fn a_worker_held_off_its_cpu_is_told_what_gives_it_back_where_it_waits_for_each_completion() {
         let worker = "[[worker]]\nname = \"worker 1\"\n";
-        let said = held("/dev/zram0", 32, worker).expect("held 35 % of the time");
+        let said = held("/dev/zram0", 32, &[], 2, worker).expect("held 35 % of the time");
         assert!(said.starts_with("random-read-4k: worker 1 waited 700 ms for a CPU"), "{said}");
+        assert!(said.contains("one CPU for each worker (--cpus N") && said.contains("; or a wait for 8"), "{said}");
         assert!(said.contains("--completion-batch 8"), "{said}");
+        // Free to run on two of four CPUs, it is offered one; held to one already, or on a
+        // host of one, only the batch.
+        assert!(held("/dev/zram0", 32, &[0, 1], 4, worker).unwrap().contains("--cpus N"));
+        for (cpus, host_cpus) in [(&[3][..], 4), (&[], 1)] {
+            let said = held("/dev/zram0", 32, cpus, host_cpus, worker).expect("held all the same");
+            assert!(
+                !said.contains("--cpus") && said.contains("--completion-batch 8"),
+                "{cpus:?} of {host_cpus}: {said}"
+            );
+        }
         // Already waiting for a batch; no completion to wait for (null); one I/O at a time or
         // fewer in flight than a batch; waits that end on time to issue at a rate: held, no more.
         for (target, outstanding, config) in [
@@ -433,8 +467,8 @@ mod tests {
             ("/dev/zram0", 4, worker.to_string()),
             ("/dev/zram0", 32, format!("{worker}rate_iops = 1000.0\n")),
         ] {
-            let said = held(target, outstanding, &config).expect("held all the same");
-            assert!(!said.contains("--completion-batch"), "{target} at {outstanding}, {config}: {said}");
+            let said = held(target, outstanding, &[], 2, &config).expect("held all the same");
+            assert!(said.ends_with("whatever the storage did"), "{target} at {outstanding}, {config}: {said}");
         }
     }
 
