@@ -30,8 +30,8 @@ const HELD_OFF_PCT: f64 = 5.0;
 /// host's CPUs: held to one, with the io-wq threads serving its I/Os, it shares that CPU with
 /// them alone, as the scheduler moves other work off it (docs/performance.md, issue 45, entry
 /// 23).
-const PIN_WHEN_HELD: &str = "one CPU for each worker (--cpus N for one worker, cpus per worker in a job file; its \
-    io-wq threads are held there too) keeps each response time its own and lets the worker and the threads \
+const PIN_WHEN_HELD: &str = "one CPU for each worker (--cpus N for one, --cpus LIST --cpus-policy split for \
+    several; its io-wq threads are held there too) keeps each response time its own and lets the worker and the threads \
     serving it take turns on that CPU (zram at 32 outstanding beside two CPU burners, 2 CPUs: 1.12-1.18x the IOPS, \
     p99 0.2-0.5 ms against 4.1)";
 /// What it offers there in any case: the wait tuned fio's jobs make.

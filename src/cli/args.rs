@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use super::workload::SpecFlags;
 use super::{history, verify};
-use crate::config::{FsConfig, FsTest, Job, StudyConfig, Test, TestSettingFlags, WorkerConfig};
+use crate::config::{CpusPolicy, FsConfig, FsTest, Job, StudyConfig, Test, TestSettingFlags, WorkerConfig};
 use crate::error::{Result, Unreadable, input};
 use crate::import::Import;
 use crate::job;
@@ -183,6 +183,7 @@ pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {
         "rate" => "use --rate-mbps N (per worker, 10^6 bytes/s)",
         "randseed" | "randrepeat" => "use --seed N",
         "cpus_allowed" | "cpumask" => "use --cpus LIST (e.g. 0-3,8)",
+        "cpus_allowed_policy" => "use --cpus-policy shared|split (with --cpus LIST)",
         "iodepth_batch_complete_min" | "iodepth_batch_complete" => "use --completion-batch N",
         "iodepth_batch_submit" | "iodepth_batch" => "use --submit-batch N",
         "buffer_pattern" | "zero_buffers" => "use --data repeat:0xNN (every written block that byte)",
@@ -249,6 +250,10 @@ pub struct WorkerFlags {
     /// fio's cpus_allowed).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// How the workers share --cpus: `shared`, each may use all of them; `split`, each on one
+    /// of them in turn, with the io-wq threads serving its I/Os (fio's cpus_allowed_policy).
+    #[arg(long, value_name = "POLICY")]
+    pub cpus_policy: Option<CpusPolicy>,
 }
 
 impl WorkerFlags {
@@ -262,6 +267,7 @@ impl WorkerFlags {
             || self.rate_iops.is_some()
             || self.rate_mbps.is_some()
             || self.cpus.is_some()
+            || self.cpus_policy.is_some()
     }
 
     /// The workers these flags describe: `workers` identical workers, each on every target.
@@ -285,6 +291,7 @@ impl WorkerFlags {
                 }
                 None => Vec::new(),
             },
+            cpus_policy: self.cpus_policy.unwrap_or_default(),
             ..WorkerConfig::default()
         }])
     }

@@ -135,6 +135,25 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// How the workers of one entry share its `cpus`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum CpusPolicy {
+    /// Each may run on all of them.
+    #[default]
+    Shared,
+    /// Each on one of them, in turn (the first worker on the first CPU; round again when
+    /// workers outnumber CPUs): a worker and the io-wq threads serving its I/Os keep a CPU
+    /// of their own (docs/performance.md, issue 45, entry 23).
+    Split,
+}
+
+impl CpusPolicy {
+    fn is_shared(&self) -> bool {
+        *self == CpusPolicy::Shared
+    }
+}
+
 /// One `[[worker]]` entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -182,6 +201,9 @@ pub struct WorkerConfig {
     /// The CPUs its thread may run on (fio's `cpus_allowed`); default: the process's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<u32>,
+    /// How the workers of a `count` share `cpus` (fio's `cpus_allowed_policy`).
+    #[serde(default, skip_serializing_if = "CpusPolicy::is_shared")]
+    pub cpus_policy: CpusPolicy,
     /// Replays a trace instead of drawing I/Os from its specification (`iogauge replay`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Replay>,
@@ -213,6 +235,7 @@ impl Default for WorkerConfig {
             rate_iops: None,
             rate_mbps: None,
             cpus: Vec::new(),
+            cpus_policy: CpusPolicy::Shared,
             replay: None,
         }
     }

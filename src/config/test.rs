@@ -3,7 +3,7 @@
 //! conversion, and it validates everything that can be checked without touching a target.
 //! [`Test::to_job`] writes it back as a job that reruns it: what a result document records.
 
-use super::{ConfigError, DEFAULT_TARGET, Job, Replay, Seg, Storage, TestSettings, WorkerConfig};
+use super::{ConfigError, CpusPolicy, DEFAULT_TARGET, Job, Replay, Seg, Storage, TestSettings, WorkerConfig};
 use crate::spec::{AccessSpec, find_builtin};
 
 /// A resolved test.
@@ -55,8 +55,8 @@ pub struct Worker {
 // Both conversions destructure every field, so a field added to one type and not the other
 // does not compile.
 impl Worker {
-    /// One of the workers an entry as written makes, named `name`.
-    fn expanded(entry: &WorkerConfig, name: String) -> Worker {
+    /// Copy `copy` (from 0) of the workers an entry as written makes, named `name`.
+    fn expanded(entry: &WorkerConfig, name: String, copy: u32) -> Worker {
         let WorkerConfig {
             name: _,
             count: _,
@@ -71,8 +71,14 @@ impl Worker {
             rate_iops,
             rate_mbps,
             cpus,
+            cpus_policy,
             replay,
         } = entry.clone();
+        // check_worker refuses a split of no CPUs.
+        let cpus = match cpus_policy {
+            CpusPolicy::Shared => cpus,
+            CpusPolicy::Split => vec![cpus[copy as usize % cpus.len()]],
+        };
         let targets = if targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { targets };
         Worker {
             name,
@@ -122,6 +128,7 @@ impl Worker {
             rate_iops,
             rate_mbps,
             cpus,
+            cpus_policy: CpusPolicy::Shared,
             replay,
         }
     }
@@ -275,7 +282,7 @@ fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
                 (Some(name), _) => format!("{name} {}", n + 1),
                 (None, _) => format!("worker {}", workers.len() + 1),
             };
-            workers.push((i, Worker::expanded(w, name)));
+            workers.push((i, Worker::expanded(w, name, n)));
         }
     }
     Ok(workers)
@@ -404,6 +411,12 @@ fn check_worker(i: usize, w: &WorkerConfig) -> Result<(), ConfigError> {
                 return Err(at(p(key), format!("{key} = {r}: give a positive rate")));
             }
         }
+    }
+    if w.cpus_policy == CpusPolicy::Split && w.cpus.is_empty() {
+        return Err(at(
+            p("cpus_policy"),
+            "cpus_policy = \"split\" needs the CPUs to split: give cpus = [0, 1, 2, 3] (--cpus 0-3)",
+        ));
     }
     if w.working_set == Some(0) {
         return Err(at(p("working_set"), "working_set = 0: give a positive size"));

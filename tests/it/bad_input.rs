@@ -92,6 +92,7 @@ fn fio_flags_answer_with_iogauges() {
         ("--ioengine=libaio", "use --engine"),
         ("--direct=1", "O_DIRECT is the default"),
         ("--cpus_allowed=0-3", "use --cpus LIST"),
+        ("--cpus_allowed_policy=split", "use --cpus-policy shared|split"),
         ("--iodepth_batch_complete_min=8", "use --completion-batch N"),
         ("--buffer_pattern=0x5a", "use --data repeat:0xNN"),
         ("--continue_on_error=all", "use --on-error continue"),

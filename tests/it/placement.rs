@@ -61,6 +61,48 @@ fn pinned_workers_run_only_on_their_cpus() {
     }
 }
 
+/// fio's `cpus_allowed_policy=split` (`--cpus-policy split`, `cpus_policy = "split"` in a job
+/// file): each worker may run on one CPU of the list, in turn, by the kernel's own record of
+/// each thread's affinity (`Cpus_allowed_list`), and the document says each worker's CPU. A
+/// split with no CPUs to split is refused in one line.
+#[test]
+fn split_workers_each_keep_one_cpu_of_the_list() {
+    let args = ["run", "--target", "null", "--workers", "3", "--cpus", "1,0", "--cpus-policy", "split"];
+    // Each worker pins itself as it starts: looked at once it records I/Os.
+    let dir = scratch("split");
+    let child = spawn_recording(&dir, &[&args[..], &["--time", "2s", "--json", "-", "--no-history"]].concat());
+    let mut allowed: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{}/task", test_process(child.id())))
+        .unwrap()
+        .filter_map(|t| {
+            let dir = t.unwrap().path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok().filter(|c| c.starts_with("iogauge-w"))?;
+            let status = std::fs::read_to_string(dir.join("status")).ok()?;
+            let cpus = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+            Some((comm.trim().to_string(), cpus.trim().to_string()))
+        })
+        .collect();
+    allowed.sort();
+    let out = output_of(child);
+    assert!(out.status.success());
+    // The list as given, sorted (as a job's `cpus` are): 0, 1, then round again.
+    let want = [("iogauge-w0", "0"), ("iogauge-w1", "1"), ("iogauge-w2", "0")].map(|(w, c)| (w.into(), c.into()));
+    assert_eq!(allowed, want);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cpus: Vec<_> = doc["results"][0]["workers"].as_array().unwrap().iter().map(|w| w["cpus"].clone()).collect();
+    assert_eq!(cpus, [serde_json::json!([0]), serde_json::json!([1]), serde_json::json!([0])]);
+
+    let dir = scratch("split-none");
+    std::fs::write(dir.join("j.toml"), "[[worker]]\ncount = 2\ncpus_policy = \"split\"\ntargets = [\"t.tst\"]\n")
+        .unwrap();
+    for args in [&["run", "j.toml"][..], &["run", "--target", "t.tst", "--workers", "2", "--cpus-policy", "split"]] {
+        let out = iogauge_in(&dir, &[args, &["--ios", "10", "--no-history"]].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("cpus_policy = \"split\" needs the CPUs to split") && err.lines().count() == 1, "{err}");
+        assert!(!dir.join("t.tst").exists(), "nothing written");
+    }
+}
+
 #[test]
 fn unpinned_workers_report_the_process_cpus_and_targets_their_node() {
     let lo = LoopDev::new(16 << 20);
