@@ -237,8 +237,8 @@ fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
         for w in &r.config.workers {
             say("working sets", working_set(w));
             say("workers' rates", rate(w));
-            say("workers' CPUs", cpus(w));
         }
+        say("workers' CPUs", workers_cpus(&r.config.workers));
         // A specification of the same name may have other lines (a job file's own, edited).
         for s in &r.config.specs {
             say(&format!("the number of lines of {}", s.name), s.lines.len().to_string());
@@ -291,11 +291,19 @@ fn rate(w: &WorkerConfig) -> String {
     }
 }
 
-/// The CPUs a worker may run on.
-fn cpus(w: &WorkerConfig) -> String {
-    match w.cpus.is_empty() {
+/// The CPUs each worker may run on, worker by worker (`0; 1`, each its own), or once where
+/// all may run on the same (`0-1 (each of 2)`): the same CPUs shared or split differ.
+fn workers_cpus(workers: &[WorkerConfig]) -> String {
+    let of = |w: &WorkerConfig| match w.cpus.is_empty() {
         true => "any".to_string(),
-        false => w.cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+        false => crate::placement::cpu_list(&w.cpus),
+    };
+    let lists: Vec<String> = workers.iter().map(of).collect();
+    match lists.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [first, rest @ ..] if rest.iter().all(|l| l == first) => format!("{first} (each of {})", lists.len()),
+        _ => lists.join("; "),
     }
 }
 

@@ -282,6 +282,10 @@ fn compare_names_each_setting_that_changes_the_figures() {
     // The same settings again (the logs elsewhere): nothing to say.
     run("c.json", &[&b[..b.len() - 1], &["logs-c"]].concat());
     assert_eq!(warnings("b.json", "c.json"), Vec::<String>::new());
+    // The same CPUs, shared by two workers or split between them.
+    run("d.json", &["--workers", "2", "--cpus", "0,1"]);
+    run("e.json", &["--workers", "2", "--cpus", "0,1", "--cpus-policy", "split"]);
+    assert_eq!(warnings("d.json", "e.json"), ["A and B differ in workers' CPUs: 0-1 (each of 2) vs 0; 1"]);
 
     // The machine: another kernel and another device behind the target are said; what an
     // older document does not record (where CPU time was grouped) is not compared.
