@@ -273,9 +273,9 @@ fn sleeps_said(secs: f64, iops: f64, mean_ms: Option<f64>, sleeps_per_sec: f64) 
 /// ([`WAKE_UP_US`] a wait), for over [`HELD_OFF_PCT`] of its workload's recorded time (of
 /// [`CPU_WINDOW_S`] at least): the worker held longest, how long, and what it means for the
 /// numbers, and, where the worker waited for each completion of several in flight, what
-/// gives it its CPU back: one CPU of its own (where it had more of the host's `host_cpus`), or
-/// a batch to sleep for. None when none was. One warning of its kind per run, and per study over all
-/// its runs.
+/// gives it its CPU back: one CPU of its own (where it could run on several of the host's
+/// `host_cpus`), or a batch to sleep for. None when none was. One warning of its kind per
+/// run, and per study over all its runs.
 fn held_off_cpu<'a>(
     results: impl IntoIterator<Item = &'a WorkloadResult>,
     config: &Job,
