@@ -149,10 +149,10 @@ pub(crate) struct Replayer {
     reach: u64,
     /// Offsets mapped by a fit stay multiples of this.
     align: u64,
-    /// The first I/O's time in the trace, and when the replay began (ns from the worker's
-    /// epoch).
+    /// The first I/O's time in the trace: due at the worker's epoch, where the run starts for
+    /// every worker, so that a worker that starts late (a loaded host) shows it as lateness
+    /// and the run's time is the trace's plus what the lateness and responses say.
     origin_ns: u64,
-    began_ns: Option<u64>,
     /// Why reading the trace failed, if it did.
     pub(crate) error: Option<Error>,
     /// How late each I/O was issued against its due time (ns).
@@ -183,7 +183,6 @@ impl Replayer {
             size,
             reach: summary.end.max(1),
             align: summary.align.max(block).max(512),
-            began_ns: None,
             error: None,
             lateness: Histogram::default(),
         })
@@ -196,11 +195,10 @@ impl Replayer {
 
     /// The next I/O and when it is due; None at the end of the trace (or a read error).
     #[inline]
-    pub(crate) fn peek(&mut self, now_ns: u64) -> Option<Due> {
+    pub(crate) fn peek(&self) -> Option<Due> {
         let io = self.next?;
-        let began = *self.began_ns.get_or_insert(now_ns);
         let due_ns = match self.speed {
-            Speed::Times(v) => began.saturating_add(((io.at_ns.saturating_sub(self.origin_ns)) as f64 / v) as u64),
+            Speed::Times(v) => ((io.at_ns.saturating_sub(self.origin_ns)) as f64 / v) as u64,
             Speed::Max => 0,
         };
         Some(Due { io: TraceIo { offset: self.place(io.offset, io.len), ..io }, due_ns })

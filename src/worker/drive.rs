@@ -300,7 +300,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             }
             let replayed = match (REPLAY, &mut self.s.replay) {
                 (false, _) | (_, None) => None,
-                (true, Some(r)) => match r.peek(self.now) {
+                (true, Some(r)) => match r.peek() {
                     None => {
                         self.issuing = false;
                         return;
@@ -429,7 +429,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
     fn next_due(&mut self) -> u64 {
         match (&self.arrivals, &mut self.s.replay) {
             (Some(a), _) => a.next_ns,
-            (None, Some(r)) => r.peek(self.now).map_or(u64::MAX, |d| d.due_ns),
+            (None, Some(r)) => r.peek().map_or(u64::MAX, |d| d.due_ns),
             (None, None) => self.now,
         }
     }

@@ -326,11 +326,12 @@ fn a_replay_keeps_the_traces_times_and_says_how_late_it_was() {
     takes_the_traces_time(&doc, 1.4995);
 }
 
-/// A replay's run (its first I/O's issue to its last completion) takes the trace's `span`
-/// (seconds from its first I/O to its last), never less, and more only by how late its last
-/// I/O was issued (at most the largest lateness: of a few thousand I/Os, p99.999 is the last)
-/// and how long that I/O took (at most the longest response), within 5 ms of clock reads. Not
-/// a bound on the lateness itself: a loaded machine wakes a thread tens of ms late.
+/// A replay's run (from its start, when its first I/O is due, to its last completion) takes
+/// the trace's `span` (seconds from its first I/O to its last), never less, and more only by
+/// how late its last I/O was issued (at most the largest lateness: of a few thousand I/Os,
+/// p99.999 is the last) and how long that I/O took (at most the longest response), within
+/// 5 ms of clock reads. Not a bound on the lateness itself: a loaded machine wakes a thread
+/// tens of ms late, the replay's own thread at its start too, which its lateness then holds.
 fn takes_the_traces_time(doc: &serde_json::Value, span: f64) {
     let secs = num(doc, "results/0/duration_s");
     let late_s = num(doc, "results/0/replay/lateness/percentiles_ms/p99.999") / 1e3;
