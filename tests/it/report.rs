@@ -210,8 +210,20 @@ fn the_report_renders_in_a_real_browser_with_every_point() {
         "CPU utilisation over time",
     ];
     let charts = svgs(&html);
+    // A loaded pass once found the scaling chart missing and not again in six tries beside
+    // four burners: a chart missing says what each point of the cycle measured.
+    let cycled: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("cycles.json")).unwrap()).unwrap();
+    let measured: Vec<String> = cycled["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} {} {}", p["params"], p["summary"][0]["iops"]["median"], p["summary"][0]["scaling"]))
+        .collect();
     for t in titles {
-        assert!(charts.iter().any(|s| s.contains(&format!("<title>{t}</title>"))), "chart '{t}' missing");
+        assert!(
+            charts.iter().any(|s| s.contains(&format!("<title>{t}</title>"))),
+            "chart '{t}' missing; the cycle's points (params, IOPS, scaling): {measured:?}"
+        );
     }
     for section in ["Reproducibility", "Side by side", "The resolved job", "kernel", "idle CPUs", "iogauge"] {
         assert!(html.contains(section), "{section} missing");

@@ -353,11 +353,12 @@ fn builtin_studies_run_the_seeds_experiments() {
 /// arrivals: the window holds the asked count to the I/O, where a Poisson process's own
 /// spread at 300 IOPS for 3 s is 3 % (its gaps are tested in worker/arrival.rs). A machine
 /// that holds the worker or the server up near the window's end leaves that span's arrivals
-/// in flight, uncounted: 3 s per point, so 2 % is a hold-up of 60 ms (at 1 s a loaded pass
-/// came 13 % short at 40 %: 1,070 of 1,226; at 3 s one came 6 % short). Held at the start, it
-/// carries ramp-up's arrivals into recording (a point 3.6 % over, the worker held 10 % of the
-/// time). Within 2 % and the share of the time the worker waited for a CPU, as the result says
-/// it, either way.
+/// in flight, uncounted (at 1 s a loaded pass came 13 % short at 40 %: 1,070 of 1,226; at 3 s
+/// one came 13 % short with a p99 of 359 ms, its worker held 11 % of the time); held at the
+/// start, it carries ramp-up's arrivals into recording (a point 3.6 % over). Either way the
+/// I/Os counted differ from the arrivals by at most those in flight at one end of the window,
+/// each of which took at most the longest response time (counted from its arrival): within
+/// 2 % and that time's share of the 3 s window, as the result says it.
 #[test]
 fn curve_runs_at_the_asked_rates() {
     let server = Nbdkit::start(&["--threads", "64", "--filter=delay", "memory", "64M", "rdelay=10ms"]);
@@ -386,11 +387,11 @@ fn curve_runs_at_the_asked_rates() {
             num(p, "summary/0/avg_response_ms/median"),
             num(p, "summary/0/p99_response_ms/median")
         );
-        let held = num(p, "runs/0/results/0/workers/0/waited_for_cpu_ms") / 1e3 / 3.0;
+        let longest = num(p, "runs/0/results/0/totals/max_response_ms") / 1e3 / 3.0;
         assert!(
-            (achieved / asked - 1.0).abs() < 0.02 + held,
-            "{pct} %: asked {asked:.0}, achieved {achieved:.0} ({says}, held {:.0} % of the time)",
-            held * 100.0
+            (achieved / asked - 1.0).abs() < 0.02 + longest,
+            "{pct} %: asked {asked:.0}, achieved {achieved:.0} ({says}, the longest response {:.1} % of the window)",
+            longest * 100.0
         );
         // Open-loop response times count from the intended start: at least the server's 10 ms.
         assert!(num(p, "summary/0/avg_response_ms/median") >= 10.0);
