@@ -196,7 +196,10 @@ fn two_ranks_record_over_the_same_window() {
     // tests at a time). At 4 I/Os per ms per rank, more than 200 apart needs a monitor
     // descheduled for 50 ms inside those microseconds at one of the interval's marks (a tick
     // falls there about once in 1,000 marks, and a wait of 50 ms with two CPU burners beside
-    // the suite far less often than once in 1,000: under one run in a million).
+    // the suite far less often than once in 1,000: under one run in a million). Not bounded
+    // yet (docs/testing.md, 2026-11-29): a rank whose monitor reads late has a longer interval
+    // than rank 0's, whose length the merged one keeps beside the ranks' summed rates, so its
+    // rate x length misses that rank's I/Os of the difference (412 once in a loaded pass).
     for iv in &r.intervals[..3] {
         let h = iv.histogram.as_ref().expect("an interval keeps its histogram");
         assert!(
@@ -207,8 +210,16 @@ fn two_ranks_record_over_the_same_window() {
         );
         assert!(iv.percentiles_ms.contains_key("p99"));
     }
-    // The test's cap is over all managers' workers: each rank takes half.
-    assert!((ios / 2.0 / 8000.0 - 1.0).abs() < 0.03, "{ios} I/Os in 2 s, asked 8000 per second in all");
+    // The test's cap is over all managers' workers: each rank takes half. The I/Os counted
+    // differ from the arrivals by those in flight at one end of the window, each at most the
+    // longest response (counted from its arrival): a loaded pass held a rank long enough to
+    // count 14,824 of 16,000.
+    let longest = r.totals.metrics.max_response_ms.unwrap_or(0.0) / 1e3 / 2.0;
+    assert!(
+        (ios / 2.0 / 8000.0 - 1.0).abs() < 0.03 + longest,
+        "{ios} I/Os in 2 s, asked 8000 per second in all (the longest response {:.1} % of the window)",
+        longest * 100.0
+    );
 }
 
 /// A rank whose target is missing stops every rank before any I/O, and rank 0 says which.
