@@ -545,11 +545,18 @@ impl WorkloadResult {
         let cpus: Vec<&CpuUsage> = parts.iter().map(|p| &p.totals.cpu).collect();
         let cpu = CpuUsage::merge(&cpus, metrics.ios, metrics.iops);
         let mut intervals: Vec<Interval> = Vec::new();
+        // Each sample's I/Os, every manager's: a manager whose monitor read late has a longer
+        // sample than the others, so no one manager's length times the summed rates counts them.
+        let mut ios: Vec<f64> = Vec::new();
         for p in &parts {
             for (k, iv) in p.intervals.iter().enumerate() {
                 match intervals.get_mut(k) {
-                    None => intervals.push(iv.clone()),
+                    None => {
+                        intervals.push(iv.clone());
+                        ios.push(iv.iops * iv.duration_s);
+                    }
                     Some(sum) => {
+                        ios[k] += iv.iops * iv.duration_s;
                         // Mean response weighted by I/Os; CPU % averaged over the managers.
                         let (a, b) = (sum.iops, iv.iops);
                         sum.avg_response_ms = match (sum.avg_response_ms, iv.avg_response_ms) {
@@ -570,6 +577,11 @@ impl WorkloadResult {
         for (k, iv) in intervals.iter_mut().enumerate() {
             let n = parts.iter().filter(|p| p.intervals.len() > k).count();
             iv.cpu_pct /= n as f64;
+            // The managers' lengths weighted by their rates: the length over which the summed
+            // rate counts the sample's I/Os exactly.
+            if iv.iops > 0.0 {
+                iv.duration_s = ios[k] / iv.iops;
+            }
         }
         let managers: Vec<ManagerResult> = parts.iter().flat_map(|p| p.managers.clone()).collect();
         let starts = managers.iter().map(|m| m.record_start_unix_ns);
@@ -605,5 +617,58 @@ impl WorkloadResult {
                 a
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One manager's part of a run: `ios` I/Os in one sample of `secs`.
+    fn part(rank: u32, ios: f64, secs: f64) -> WorkloadResult {
+        let totals =
+            Totals { metrics: Metrics::new(&IoStats::default(), 1.0), outstanding: 8, cpu: CpuUsage::default() };
+        WorkloadResult {
+            spec: "random-read-4k".into(),
+            started_at: String::new(),
+            duration_s: 1.0,
+            ramp_s: 0.0,
+            totals: totals.clone(),
+            workers: Vec::new(),
+            targets: Vec::new(),
+            intervals: vec![Interval {
+                t_s: secs,
+                duration_s: secs,
+                iops: ios / secs,
+                mbps: 0.0,
+                avg_response_ms: None,
+                cpu_pct: 0.0,
+                percentiles_ms: BTreeMap::new(),
+                histogram: None,
+            }],
+            managers: vec![ManagerResult {
+                rank,
+                host: "h".into(),
+                workers: 1,
+                totals,
+                record_start_unix_ns: 0,
+                record_end_unix_ns: 1,
+            }],
+            start_skew_ms: 0.0,
+            first_error: None,
+            verify: None,
+            fs: None,
+            replay: None,
+        }
+    }
+
+    #[test]
+    fn a_merged_sample_counts_every_managers_ios_where_one_read_late() {
+        // Rank 1's monitor read its sample 100 ms late: 1,200 I/Os over 0.6 s, at the same
+        // rate as rank 0's 1,000 over 0.5 s.
+        let merged = WorkloadResult::merge(vec![part(0, 1000.0, 0.5), part(1, 1200.0, 0.6)]);
+        let iv = &merged.intervals[0];
+        assert!((iv.iops - 4000.0).abs() < 1e-9, "rates add up: {}", iv.iops);
+        assert!((iv.iops * iv.duration_s - 2200.0).abs() < 1e-9, "{} x {}", iv.iops, iv.duration_s);
     }
 }

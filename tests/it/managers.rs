@@ -196,10 +196,10 @@ fn two_ranks_record_over_the_same_window() {
     // tests at a time). At 4 I/Os per ms per rank, more than 200 apart needs a monitor
     // descheduled for 50 ms inside those microseconds at one of the interval's marks (a tick
     // falls there about once in 1,000 marks, and a wait of 50 ms with two CPU burners beside
-    // the suite far less often than once in 1,000: under one run in a million). Not bounded
-    // yet (docs/testing.md, 2026-11-29): a rank whose monitor reads late has a longer interval
-    // than rank 0's, whose length the merged one keeps beside the ranks' summed rates, so its
-    // rate x length misses that rank's I/Os of the difference (412 once in a loaded pass).
+    // the suite far less often than once in 1,000: under one run in a million). A rank whose
+    // monitor reads late has a longer interval than the other's: the merged one's length is
+    // theirs weighted by rate, so rate x length still counts both (when it kept rank 0's, a
+    // loaded pass found 412 I/Os missing).
     for iv in &r.intervals[..3] {
         let h = iv.histogram.as_ref().expect("an interval keeps its histogram");
         assert!(
