@@ -1,9 +1,9 @@
 //! What a result's numbers need said beside them, so they do not mislead: a host busy with
 //! other work (CPU % then measures the host), CPUs that slept between I/Os (their wake-ups in
 //! the response times), a rate that was not reached, response times stamped per batch of
-//! completions, a workload that completed no I/O, fewer I/Os in flight than asked. The run
-//! adds all but the last to the document's `warnings` (with a worker the host held off its
-//! CPU); the table prints all of them.
+//! completions, a workload that completed no I/O, a test stopped while recording (Ctrl-Z),
+//! fewer I/Os in flight than asked. The run adds all but the last to the document's
+//! `warnings` (with a worker the host held off its CPU); the table prints all of them.
 
 use crate::config::Job;
 use crate::format::thousands;
@@ -181,10 +181,35 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
             ));
         }
     }
+    out.extend(doc.results.iter().filter_map(stopped));
     if !doc.interrupted {
         out.extend(doc.results.iter().filter_map(nothing_completed));
     }
     out
+}
+
+/// One line for a workload whose test's process was stopped while recording (Ctrl-Z, a
+/// SIGSTOP): its workers issued nothing meanwhile, and its rates count that time.
+fn stopped(r: &WorkloadResult) -> Option<String> {
+    let ms: f64 = r.managers.iter().map(|m| m.stopped_ms).sum();
+    let untimed: u32 = r.managers.iter().map(|m| m.stops_untimed).sum();
+    let what = match (ms > 0.0, untimed) {
+        (false, 0) => return None,
+        (true, 0) => {
+            format!("stopped (Ctrl-Z, SIGTSTP) for {:.2} s of the {:.2} s recorded", ms / 1e3, r.duration_s)
+        }
+        (_, n) => format!(
+            "stopped while recording and went on {n} time{} (SIGCONT) after a stop it could not time \
+             (SIGSTOP{})",
+            if n == 1 { "" } else { "s" },
+            if ms > 0.0 { format!("; Ctrl-Z held it {:.2} s more", ms / 1e3) } else { String::new() }
+        ),
+    };
+    Some(format!(
+        "{}: the test was {what}: its workers issued no I/O meanwhile, so its rates count that time as \
+         idle and the I/Os in flight count it in their response times; run it again without stopping it",
+        r.spec
+    ))
 }
 
 /// One line for a workload of a finished run that completed no I/O and failed none: nothing

@@ -50,6 +50,7 @@ pub mod run;
 pub mod session;
 pub mod spec;
 pub mod stats;
+pub(crate) mod stops;
 pub mod study;
 pub(crate) mod sysblock;
 pub(crate) mod targets;

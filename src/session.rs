@@ -173,7 +173,9 @@ fn fork_into_own_session() {
                 libc::_exit(137);
             }
         }
-        // Nothing is pending in a new process: the child takes signals as the caller did.
+        // A Ctrl-Z forwarded from now on is timed (stops.rs); nothing else is pending in a new
+        // process: the child takes signals as the caller did.
+        crate::stops::time_stops();
         release();
         return;
     }
@@ -212,7 +214,8 @@ extern "C" fn forward(sig: libc::c_int) {
     unsafe {
         match sig {
             libc::SIGTSTP => {
-                libc::kill(child, libc::SIGSTOP);
+                // The child times its stop (stops.rs) and stops itself.
+                libc::kill(child, libc::SIGTSTP);
                 libc::signal(libc::SIGTSTP, libc::SIG_DFL);
                 libc::raise(libc::SIGTSTP);
             }

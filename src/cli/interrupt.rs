@@ -51,4 +51,6 @@ pub(super) fn stop_on_interrupt() {
         // SAFETY: the handler touches only an atomic and async-signal-safe calls.
         unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
     }
+    // A stop (Ctrl-Z) is timed, for the result to say (under MPI, where no session is made).
+    crate::stops::time_stops();
 }

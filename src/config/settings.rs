@@ -319,7 +319,10 @@ settings! {
     /// for this long stops.
     ///
     /// The I/Os still in flight this long after the stop are given up as errors on their
-    /// target; a network target's server gets this long to answer a connection.
+    /// target; a network target's server gets this long to answer a connection. A stop of the
+    /// test's process (Ctrl-Z, SIGSTOP) is not the target's: an I/O in flight across it is not
+    /// timed out, and the check for a worker that completes nothing starts again when the
+    /// process goes on.
     #[serde(with = "serde_duration")]
     io_timeout: Duration = Duration::from_secs(30), "\"30s\"",
         flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => set,

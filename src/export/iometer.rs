@@ -270,6 +270,8 @@ fn results(out: &mut String, doc: &ResultDoc, r: &WorkloadResult) {
         totals: r.totals.clone(),
         record_start_unix_ns: 0,
         record_end_unix_ns: 0,
+        stopped_ms: 0.0,
+        stops_untimed: 0,
     }];
     let managers: &[ManagerResult] = if r.managers.is_empty() { &one } else { &r.managers };
     let window = r.duration_s;

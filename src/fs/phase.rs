@@ -124,6 +124,8 @@ impl Ran {
                 totals: totals.clone(),
                 record_start_unix_ns: unix_ns,
                 record_end_unix_ns: unix_ns + (end - start),
+                stopped_ms: self.watched.stops.timed.as_secs_f64() * 1e3,
+                stops_untimed: self.watched.stops.untimed,
             }],
             targets: Vec::new(),
             totals,

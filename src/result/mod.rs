@@ -104,6 +104,22 @@ pub struct ManagerResult {
     pub record_start_unix_ns: u64,
     /// When it stopped recording.
     pub record_end_unix_ns: u64,
+    /// How long its process was stopped while recording by a Ctrl-Z (SIGTSTP), timed (ms): no
+    /// I/O was issued, and the rates count that time.
+    #[serde(default, skip_serializing_if = "no_time")]
+    pub stopped_ms: f64,
+    /// How many times its process went on (SIGCONT) while recording from a stop it could not
+    /// time (a SIGSTOP from another process).
+    #[serde(default, skip_serializing_if = "no_stops")]
+    pub stops_untimed: u32,
+}
+
+fn no_time(ms: &f64) -> bool {
+    *ms == 0.0
+}
+
+fn no_stops(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One access specification's run.
@@ -653,6 +669,8 @@ mod tests {
                 totals,
                 record_start_unix_ns: 0,
                 record_end_unix_ns: 1,
+                stopped_ms: 0.0,
+                stops_untimed: 0,
             }],
             start_skew_ms: 0.0,
             first_error: None,

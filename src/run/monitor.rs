@@ -13,6 +13,7 @@ use crate::managers::Group;
 use crate::result::{DeviceTime, Interval, WorkloadResult, percentiles_of};
 use crate::stats::Histogram;
 use crate::stats::histogram::LIVE_BUCKETS;
+use crate::stops::Stops;
 use crate::worker::{Control, Live};
 
 /// What a running test tells the outside, and the one thing it asks of it (ripgrep's `Sink`):
@@ -182,12 +183,20 @@ pub(super) struct Window {
     pub(super) end: Mark,
     pub(super) intervals: Vec<Interval>,
     pub(super) started_at: SystemTime,
+    /// The process's stops while recording (Ctrl-Z, SIGSTOP).
+    pub(super) stops: Stops,
 }
 
 impl Window {
     /// The window of a run that never started (a worker failed to set up).
     pub(super) fn empty(live: &[Live]) -> Window {
-        Window { start: mark(live, 0), end: mark(live, 0), intervals: Vec::new(), started_at: SystemTime::now() }
+        Window {
+            start: mark(live, 0),
+            end: mark(live, 0),
+            intervals: Vec::new(),
+            started_at: SystemTime::now(),
+            stops: Stops::default(),
+        }
     }
 
     /// Worker `i`'s waits for a CPU while recording (a timed run's to the end of its time; a
@@ -337,7 +346,9 @@ impl Monitor<'_> {
             if last {
                 self.stop_at(m.at_ns);
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
-                return Window { start, end: m, intervals, started_at };
+                let at = |ns: u64| self.epoch + Duration::from_nanos(ns);
+                let stops = crate::stops::between(at(start.at_ns), at(m.at_ns));
+                return Window { start, end: m, intervals, started_at, stops };
             }
             prev = m;
             next = match &rec {
@@ -365,7 +376,7 @@ impl Monitor<'_> {
         while !(self.observer.stop_requested() || self.ctl.stop.load(Relaxed) || (!timed && self.all_done()))
             && self.elapsed() < next
         {
-            if stalls.any(&self.ctl.live, self.elapsed()) {
+            if stalls.any(&self.ctl.live, self.elapsed(), self.epoch) {
                 self.stop_at(self.elapsed());
                 return;
             }
@@ -435,13 +446,18 @@ struct Stalls {
 }
 
 impl Stalls {
-    fn any(&mut self, live: &[Live], now: u64) -> bool {
+    /// Whether a worker has completed nothing for the limit (`now`: ns from `epoch`), counted
+    /// from the process's last stop (Ctrl-Z, SIGSTOP) where it went on since: a stopped
+    /// worker's target is not the one that stopped answering.
+    fn any(&mut self, live: &[Live], now: u64, epoch: Instant) -> bool {
+        let continued =
+            crate::stops::last_continued().map_or(0, |t| t.saturating_duration_since(epoch).as_nanos() as u64);
         live.iter().zip(&mut self.seen).any(|(l, (ios, at))| {
             let done = l.ios.load(Relaxed);
             if done != *ios {
                 (*ios, *at) = (done, now);
             }
-            l.thread.load(Relaxed) != 0 && now - *at >= self.limit_ns
+            l.thread.load(Relaxed) != 0 && now.saturating_sub((*at).max(continued)) >= self.limit_ns
         })
     }
 }

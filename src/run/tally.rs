@@ -28,7 +28,7 @@ pub(super) struct Ended<'a> {
 impl Ended<'_> {
     /// This manager's result of the workload named `spec`.
     pub(super) fn result(self, spec: &str) -> WorkloadResult {
-        let Window { start, end, intervals, started_at } = &self.window;
+        let Window { start, end, intervals, started_at, stops } = &self.window;
         let recorded_ns = end.at_ns.saturating_sub(start.at_ns);
         // Recorded: the time asked, or to the last I/O of a count, or to an interruption.
         let secs = if self.clock.timed() {
@@ -55,6 +55,8 @@ impl Ended<'_> {
                 totals: totals.clone(),
                 record_start_unix_ns,
                 record_end_unix_ns: record_start_unix_ns + recorded_ns,
+                stopped_ms: stops.timed.as_secs_f64() * 1e3,
+                stops_untimed: stops.untimed,
             }],
             start_skew_ms: 0.0,
             first_error: self.first_error(start.at_ns),

@@ -36,6 +36,8 @@ pub struct Watched {
     pub started_at: SystemTime,
     /// Each thread's waits for a CPU, where the kernel counts them.
     pub cpu_waits: Vec<Option<CpuWaits>>,
+    /// The process's stops while the threads ran (Ctrl-Z, SIGSTOP).
+    pub stops: crate::stops::Stops,
 }
 
 /// Runs one thread per entry of `threads` (its name, and the label its counts carry as their
@@ -112,6 +114,7 @@ pub fn run_threads<T: Send>(
             cpu_start: window.start.cpu,
             cpu_end: window.end.cpu,
             started_at: window.started_at,
+            stops: window.stops,
         };
         (outcomes, watched)
     })

@@ -465,7 +465,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
     /// always, verification, the live counters; frees their slots.
     #[inline(always)]
     fn reap(&mut self, done: &mut Vec<Completion>, free: &mut VecDeque<u32>) {
-        let (now, job, ctl) = (self.now, self.job, self.ctl);
+        let (now, job, ctl, epoch) = (self.now, self.job, self.ctl, self.epoch);
         let end_ns = ctl.record_end_ns.load(Relaxed);
         let start_ns = ctl.record_start_ns.load(Relaxed);
         let recording = now >= start_ns && now < end_ns;
@@ -479,9 +479,10 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             let stats = &mut self.s.stats[m.target as usize];
             // A trim's completion is 0 (the kernel's) or its length (the null target's).
             let ok = c.result == m.len as i32 || (c.result == 0 && m.op == Op::Trim);
-            if ok && response > self.io_timeout_ns {
+            if ok && response > self.io_timeout_ns && !stopped_meanwhile(epoch, m.submit_ns, now) {
                 // It came back, but after a stall longer than io_timeout: an error too (the
-                // psync engine cannot give up an I/O, only see how long it took).
+                // psync engine cannot give up an I/O, only see how long it took). Not where
+                // the test's process was stopped meanwhile (Ctrl-Z): the stall was the test's.
                 failed(stats, self.live, &mut self.s.first_error, &m, libc::ETIMEDOUT, now, job.stop_on_error, ctl);
             }
             if let (true, Some(ch)) = (VERIFY, &mut self.s.checker) {
@@ -527,6 +528,13 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             self.issuing = false;
         }
     }
+}
+
+/// Whether the test's process was stopped (Ctrl-Z, SIGSTOP) between two times (ns from `epoch`).
+#[cold]
+fn stopped_meanwhile(epoch: Instant, from_ns: u64, to_ns: u64) -> bool {
+    let at = |ns: u64| epoch + Duration::from_nanos(ns);
+    crate::stops::between(at(from_ns), at(to_ns)) != crate::stops::Stops::default()
 }
 
 /// A failed I/O (or one that came back after more than io_timeout: ETIMEDOUT): counted on its

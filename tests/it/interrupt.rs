@@ -193,3 +193,59 @@ fn waits_for_the_next_io_end_with_the_run_and_at_a_signal() {
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).expect("the replay's result is saved")).unwrap();
     assert_eq!(num(&doc, "results/0/totals/ios"), 1.0, "{}", doc["results"][0]["totals"]);
 }
+
+/// Ctrl-Z during a run, then `fg`; and a SIGSTOP sent to the test's process, then SIGCONT.
+/// Neither ends the run: the Ctrl-Z outlasts the io_timeout (2 s) that times out an I/O in
+/// flight and stops a test whose worker completes nothing, and the run goes on. The document
+/// says the stops: the Ctrl-Z's length, as timed by the test's process from the stop to the
+/// continue, and the untimed SIGSTOP by its count. Bounds: the Ctrl-Z's length is the time
+/// between the two signals sent here, give or take how late each reached the test's process
+/// (the process that forwards it, then the test's, each waiting for a CPU: under 0.6 s each
+/// beside the suite's load and two burners, 608 ms the longest seen): within 1.2 s. The
+/// SIGSTOP (0.5 s) is shorter than the io_timeout by more than such a wait: an untimed stop
+/// is seen only once its SIGCONT is taken (stops.rs), and the worker may get there first.
+#[test]
+fn a_stopped_run_goes_on_and_says_how_long_it_was_stopped() {
+    let dir = scratch("stopped");
+    std::fs::write(
+        dir.join("t.toml"),
+        "[test]\nramp = \"0s\"\ntime = \"6s\"\nio_timeout = \"2s\"\nrun = [\"random-read-4k\"]\n\
+         [[worker]]\ntargets = [\"null\"]\n",
+    )
+    .unwrap();
+    let args = ["run", "t.toml", "--json", "out.json", "--no-history"];
+    let mut child = command_in(&dir, &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
+    std::thread::sleep(Duration::from_millis(500));
+    let signal = |pid: u32, sig: i32| {
+        // SAFETY: signalling our own child, or the test process it started.
+        unsafe { libc::kill(pid as i32, sig) };
+    };
+    // The terminal's Ctrl-Z reaches the process the user started; `fg` continues it.
+    let stopped = Instant::now();
+    signal(child.id(), libc::SIGTSTP);
+    std::thread::sleep(Duration::from_millis(2500));
+    signal(child.id(), libc::SIGCONT);
+    let ctrl_z = stopped.elapsed().as_secs_f64() * 1e3;
+    std::thread::sleep(Duration::from_millis(500));
+    let test = test_process(child.id());
+    signal(test, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(test, libc::SIGCONT);
+    let out = output_of(child);
+    let said =
+        format!("{:?}: {}{}", out.status, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let manager = &doc["results"][0]["managers"][0];
+    let ms = manager["stopped_ms"].as_f64().unwrap();
+    assert!((ms - ctrl_z).abs() < 1200.0, "stopped {ms} ms by a Ctrl-Z of {ctrl_z} ms");
+    assert_eq!(manager["stops_untimed"], 1, "{manager}");
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("stopped while recording and went on 1 time (SIGCONT)")
+            && warnings.contains("Ctrl-Z held it"),
+        "{warnings}"
+    );
+    assert_eq!(doc["results"][0]["first_error"], Value::Null, "no I/O was taken for timed out");
+}
