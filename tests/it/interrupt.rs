@@ -248,4 +248,5 @@ fn a_stopped_run_goes_on_and_says_how_long_it_was_stopped() {
         "{warnings}"
     );
     assert_eq!(doc["results"][0]["first_error"], Value::Null, "no I/O was taken for timed out");
+    validate_result(&dir.join("out.json")).unwrap();
 }
