@@ -1,8 +1,8 @@
 //! When the test's process was stopped. A stopped test issues no I/O while its clock runs on,
 //! so a run's rates count the stop as time the storage did nothing, and a worker looks stalled
-//! once it goes on. Ctrl-Z (SIGTSTP, which the process that leads the test's session forwards)
-//! is timed from the stop to the continue; a SIGSTOP from elsewhere cannot be caught and is
-//! seen only when the process goes on (SIGCONT), its length unknown. The result says both
+//! once it goes on. Ctrl-Z (SIGTSTP, which the process the user started forwards to the test's,
+//! session.rs) is timed from the stop to the continue; a SIGSTOP from elsewhere cannot be caught
+//! and is seen only when the process goes on (SIGCONT), its length unknown. The result says both
 //! (`managers[].stopped_ms`, `stops_untimed`), and the stall check counts from the continue.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
