@@ -36,7 +36,7 @@ extern "C" fn on_stop(_: libc::c_int) {
 
 /// Going on: the stop just served ends now, timed if Ctrl-Z began it. The Ctrl-Z's start is
 /// cleared only once the stop is kept, so that a thread that asks meanwhile sees one or the
-/// other (`unserved`).
+/// other (`stops`).
 extern "C" fn on_continue(_: libc::c_int) {
     let now = monotonic_ns();
     let n = COUNT.load(Relaxed);
@@ -103,7 +103,7 @@ fn continue_pending() -> bool {
 }
 
 /// The stops within `from`..`to`.
-pub fn between(from: Instant, to: Instant) -> Stops {
+fn between(from: Instant, to: Instant) -> Stops {
     let mut s = Stops::default();
     for (began, ended, serving) in stops() {
         // One still being served ends at `to` where that was read before it.
@@ -115,6 +115,12 @@ pub fn between(from: Instant, to: Instant) -> Stops {
         }
     }
     s
+}
+
+/// The stops between two times, in ns from `epoch` (a run's clock).
+pub fn since(epoch: Instant, from_ns: u64, to_ns: u64) -> Stops {
+    let at = |ns: u64| epoch + Duration::from_nanos(ns);
+    between(at(from_ns), at(to_ns))
 }
 
 /// When the process last went on after a stop, if it has (now, for one being served).

@@ -51,6 +51,7 @@ pub(super) fn stop_on_interrupt() {
         // SAFETY: the handler touches only an atomic and async-signal-safe calls.
         unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
     }
-    // A stop (Ctrl-Z) is timed, for the result to say (under MPI, where no session is made).
+    // A stop (Ctrl-Z) is timed, for the result to say (here for a test in the caller's session
+    // or under MPI; one in a session of its own times them from its start, session.rs).
     crate::stops::time_stops();
 }

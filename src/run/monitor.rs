@@ -346,8 +346,7 @@ impl Monitor<'_> {
             if last {
                 self.stop_at(m.at_ns);
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
-                let at = |ns: u64| self.epoch + Duration::from_nanos(ns);
-                let stops = crate::stops::between(at(start.at_ns), at(m.at_ns));
+                let stops = crate::stops::since(self.epoch, start.at_ns, m.at_ns);
                 return Window { start, end: m, intervals, started_at, stops };
             }
             prev = m;
