@@ -449,15 +449,24 @@ impl Stalls {
     /// from the process's last stop (Ctrl-Z, SIGSTOP) where it went on since: a stopped
     /// worker's target is not the one that stopped answering.
     fn any(&mut self, live: &[Live], now: u64, epoch: Instant) -> bool {
-        let continued =
-            crate::stops::last_continued().map_or(0, |t| t.saturating_duration_since(epoch).as_nanos() as u64);
-        live.iter().zip(&mut self.seen).any(|(l, (ios, at))| {
+        let mut since = None;
+        for (l, (ios, at)) in live.iter().zip(&mut self.seen) {
             let done = l.ios.load(Relaxed);
             if done != *ios {
                 (*ios, *at) = (done, now);
             }
-            l.thread.load(Relaxed) != 0 && now.saturating_sub((*at).max(continued)) >= self.limit_ns
-        })
+            if l.thread.load(Relaxed) == 0 || now - *at < self.limit_ns {
+                continue;
+            }
+            // Asked only of a worker that looks stalled: the stops are read once, not every look.
+            let continued = *since.get_or_insert_with(|| {
+                crate::stops::last_continued().map_or(0, |t| t.saturating_duration_since(epoch).as_nanos() as u64)
+            });
+            if now.saturating_sub((*at).max(continued)) >= self.limit_ns {
+                return true;
+            }
+        }
+        false
     }
 }
 
