@@ -299,14 +299,15 @@ fn sleeps_said(secs: f64, iops: f64, mean_ms: Option<f64>, sleeps_per_sec: f64) 
 /// [`CPU_WINDOW_S`] at least): the worker held longest, how long, and what it means for the
 /// numbers, and, where the worker waited for each completion of several in flight, what
 /// gives it its CPU back: one CPU of its own (where it could run on several of the host's
-/// `host_cpus`), or a batch to sleep for. None when none was. One warning of its kind per
+/// `host_cpus`), or a batch to sleep for; where its workload's workers outnumber the CPUs
+/// they may run on, that they do. None when none was. One warning of its kind per
 /// run, and per study over all its runs.
 fn held_off_cpu<'a>(
     results: impl IntoIterator<Item = &'a WorkloadResult>,
     config: &Job,
     host_cpus: usize,
 ) -> Option<String> {
-    let (mut held, mut worst) = (0, None::<(f64, f64, &str, &WorkerResult)>);
+    let (mut held, mut worst) = (0, None::<(f64, f64, &WorkloadResult, &WorkerResult)>);
     // Over a short window a slice or two of other work is a large share: said from the
     // window the busy host is said from.
     for r in results.into_iter().filter(|r| r.duration_s >= CPU_WINDOW_S) {
@@ -316,12 +317,12 @@ fn held_off_cpu<'a>(
             if pct > HELD_OFF_PCT {
                 held += 1;
                 if worst.is_none_or(|(p, ..)| pct > p) {
-                    worst = Some((pct, ms, &r.spec, w));
+                    worst = Some((pct, ms, r, w));
                 }
             }
         }
     }
-    let (_, ms, spec, w) = worst?;
+    let (_, ms, r, w) = worst?;
     let others = match held {
         1 => String::new(),
         n => format!(" ({n} workers in all over {HELD_OFF_PCT:.0} %)"),
@@ -332,12 +333,23 @@ fn held_off_cpu<'a>(
     // (docs/performance.md, issue 45, entry 22).
     let storage = w.targets.iter().any(|t| t.path != crate::targets::NULL);
     let stamps_each = config.test.completion_batch == 1 && storage && !paced(config, &w.name);
+    // More workers than CPUs to run them hold each other off whatever they wait for: no CPU
+    // of its own is there to offer.
+    let cpus = cpus_for(&r.workers, host_cpus);
     let mut offers = Vec::new();
+    if r.workers.len() > cpus {
+        offers.push(format!(
+            "the {} workers outnumber the {cpus} CPU(s) they may run on and take turns on them with the \
+             threads serving their I/Os: {cpus} or fewer, one on each CPU (--cpus LIST --cpus-policy split), measure the \
+             storage rather than the CPUs' sharing",
+            r.workers.len()
+        ));
+    }
     if stamps_each && in_flight_at_most(w).is_some_and(|n| n >= 8) {
-        if w.cpus.len() != 1 && host_cpus > 1 {
-            offers.push(PIN_WHEN_HELD);
+        if w.cpus.len() != 1 && host_cpus > 1 && r.workers.len() <= cpus {
+            offers.push(PIN_WHEN_HELD.to_string());
         }
-        offers.push(BATCH_WHEN_HELD);
+        offers.push(BATCH_WHEN_HELD.to_string());
     }
     let offers = match offers.is_empty() {
         true => String::new(),
@@ -349,8 +361,21 @@ fn held_off_cpu<'a>(
          workers[].waited_for_cpu_ms): its I/Os went out and were reaped that much later, whatever the storage \
          did{offers}",
         w.name,
-        thousands(ms)
+        thousands(ms),
+        spec = r.spec,
     ))
+}
+
+/// How many CPUs `workers` may run on between them: their affinities' union, the host's
+/// `host_cpus` where one ran free (an older document says no affinity).
+fn cpus_for(workers: &[WorkerResult], host_cpus: usize) -> usize {
+    if workers.iter().any(|w| w.cpus.is_empty()) {
+        return host_cpus;
+    }
+    let mut all: Vec<u32> = workers.iter().flat_map(|w| w.cpus.iter().copied()).collect();
+    all.sort_unstable();
+    all.dedup();
+    all.len()
 }
 
 /// One line for every workload of `results` recorded while other work on the host used more
@@ -495,6 +520,35 @@ mod tests {
             let said = held(target, outstanding, &[], 2, &config).expect("held all the same");
             assert!(said.ends_with("whatever the storage did"), "{target} at {outstanding}, {config}: {said}");
         }
+    }
+
+    #[test]
+    fn workers_that_outnumber_their_cpus_are_told_so_not_offered_a_cpu_each() {
+        let worker = "[[worker]]\nname = \"worker 1\"\n";
+        // `held`'s worker and three more like it, each free on `cpus`, on a host of 2.
+        let four = |cpus: &[u32]| {
+            let fixture = include_str!("../tests/fixtures/result-1-null.json");
+            let mut doc: ResultDoc = serde_json::from_str(fixture).unwrap();
+            doc.config = toml::from_str(worker).unwrap();
+            let r = &mut doc.results[0];
+            r.duration_s = 2.0;
+            let w = &mut r.workers[0];
+            (w.waited_for_cpu_ms, w.cpu_waits, w.outstanding) = (Some(700.0), Some(300), Some(32));
+            w.targets[0].path = "/dev/zram0".into();
+            w.cpus = cpus.to_vec();
+            let w = w.clone();
+            r.workers.extend([w.clone(), w.clone(), w]);
+            held_off_cpu(&doc.results, &doc.config, 2)
+        };
+        for cpus in [&[0, 1][..], &[]] {
+            let said = four(cpus).expect("held 35 % of the time");
+            assert!(said.contains("the 4 workers outnumber the 2 CPU(s) they may run on"), "{cpus:?}: {said}");
+            assert!(!said.contains("one CPU for each worker") && said.contains("--completion-batch 8"), "{said}");
+        }
+        let said = four(&[1]).unwrap();
+        assert!(said.contains("the 4 workers outnumber the 1 CPU(s)"), "{said}");
+        // As many workers as CPUs: each can have one.
+        assert!(!held("/dev/zram0", 32, &[0, 1], 2, worker).unwrap().contains("outnumber"));
     }
 
     #[test]
