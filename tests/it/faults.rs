@@ -261,8 +261,8 @@ fn a_loop_device_detached_mid_run_finishes_its_run_and_keeps_its_data() {
 /// io-wq threads, which no signal ends. The test stops after `--io-timeout` of silence, gives
 /// them up, and its results are written and saved about 2 x io-timeout after the freeze, not
 /// when the filesystem is thawed. With psync, which cannot give an I/O up, a write that comes
-/// back after a stall longer than io-timeout is an error all the same. Frozen 0.5 s before the
-/// end of a 2 s run (issue 46: the run used to wait for the thaw), the same.
+/// back after a stall longer than io-timeout is an error all the same. Frozen about 1 s before
+/// the end of a 2 s run (issue 46: the run used to wait for the thaw), the same.
 #[test]
 fn a_frozen_filesystem_ends_in_bounded_time() {
     let dev = LoopDev::new(256 * MIB);
@@ -284,7 +284,9 @@ fn a_frozen_filesystem_ends_in_bounded_time() {
     let target = mnt.join("t.dat");
     let t = target.to_str().unwrap();
     let dir = scratch("frozen-run");
-    for (engine, time) in [("io_uring", "60s"), ("io_uring", "2s"), ("psync", "60s")] {
+    let mut tries = 0;
+    let mut cases = vec![("psync", "60s"), ("io_uring", "2s"), ("io_uring", "60s")];
+    while let Some((engine, time)) = cases.pop() {
         let _ = std::fs::remove_file(dir.join("out.json"));
         let a = ["run", "--target", t, "--file-size", "32M", "--spec", "random-write-4k", "--engine", engine];
         let mut child = command_in(&dir, &a)
@@ -305,9 +307,9 @@ fn a_frozen_filesystem_ends_in_bounded_time() {
             .spawn()
             .unwrap();
         wait_for_workers(&mut child);
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_millis(1000));
         sh(&format!("fsfreeze -f {}", mnt.display()));
-        let frozen = Instant::now();
+        let (frozen, frozen_at) = (Instant::now(), std::time::SystemTime::now());
         // io_uring: the results, with the frozen filesystem still frozen. psync: only once
         // thawed (its thread waits in the kernel; frozen for 1.5 I/O time-outs), then the stall
         // is an error.
@@ -320,6 +322,18 @@ fn a_frozen_filesystem_ends_in_bounded_time() {
         let took = frozen.elapsed();
         sh(&format!("fsfreeze -u {}", mnt.display()));
         let status = child.wait().unwrap();
+        // On a loaded host the freeze can take hold after a short run has ended (a loaded pass
+        // found it so once): that run missed the case, and runs again, 3 times at most.
+        if time == "2s" && status.code() == Some(0) && tries < 2 {
+            let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+            let r = &doc["results"][0];
+            let started = humantime::parse_rfc3339(r["started_at"].as_str().unwrap()).unwrap();
+            if frozen_at > started + Duration::from_secs_f64(r["duration_s"].as_f64().unwrap()) {
+                tries += 1;
+                cases.push((engine, time));
+                continue;
+            }
+        }
         if engine == "io_uring" {
             assert!(written_frozen, "io_uring {time}: no results {took:?} after the freeze");
             assert!(took < Duration::from_secs(8), "io_uring {time}: results {took:?} after the freeze");
