@@ -104,6 +104,37 @@ fn cgroup2_mount() -> Option<std::path::PathBuf> {
     })
 }
 
+/// Sets the test's nice value to `n` (the setting `nice`): this thread's, which the threads it
+/// starts after (the workers, and the io-wq threads they start) take with them, and, where the
+/// test leads a session of its own, that session's group's, by which the kernel shares CPU time
+/// between sessions before it shares it between a session's threads. The caller's session
+/// (`shared`) is the user's to nice, not the test's. Refused in one line where the kernel will
+/// not lower a nice value for this process (not root).
+pub fn nice(n: i32) -> Result<()> {
+    let refused = |what: &str, e: std::io::Error| {
+        input(format!(
+            "nice = {n}: cannot set {what}'s nice value ({e}): below this process's own it needs root \
+             (CAP_SYS_NICE) or an RLIMIT_NICE that allows it; give {} to 19",
+            current_nice().max(0)
+        ))
+    };
+    // SAFETY: setpriority with `who` 0 changes only the calling thread's nice value (Linux).
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) } != 0 {
+        return Err(refused("the test's threads", std::io::Error::last_os_error()));
+    }
+    if autogroup() == "own" {
+        std::fs::write("/proc/self/autogroup", n.to_string()).map_err(|e| refused("the test's session", e))?;
+    }
+    Ok(())
+}
+
+/// This thread's nice value.
+fn current_nice() -> i32 {
+    // SAFETY: getpriority only reads; -1 is also a valid nice value, so errno is not looked at
+    // (with `who` 0 it cannot fail).
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+}
+
 /// Runs the rest of the program in a session of its own unless `IOGAUGE_SESSION=shared` (see
 /// the module's notes): returns in the child, or at once where that is not asked or gains nothing; the
 /// calling process waits for the child and exits as it did. Must be called before any thread

@@ -393,6 +393,22 @@ settings! {
         flag(long, value_parser = parse_duration, value_name = "DURATION") Option<Duration> => some,
         check |d| d.is_some_and(|d| d > Duration::from_secs(1)) => ("cpu_latency = {}: give at most 1s (0us keeps every CPU awake)", crate::units::format_duration(d.unwrap_or_default()));
 
+    /// The test's nice value (fio's `nice`): from 19, the least CPU time beside the host's
+    /// other work, to -20, the most (below 0 needs root).
+    ///
+    /// It is set on the test's threads (the workers and the io-wq threads serving them) and,
+    /// where the test leads a session of its own, on that session's group
+    /// (`/proc/self/autogroup`): the kernel shares CPU time between sessions by the group's
+    /// nice first, so a thread's nice alone weighs nothing against other sessions. For a host
+    /// that must keep serving while it is measured: on 2 CPUs, two workers at 32 outstanding
+    /// on zram kept a process of another session from a CPU for 0.9-2.8 s in 7 of 8 runs of
+    /// 3 s, for at most 3.3 ms at nice 5 (8 of 8), at the same IOPS (nice 1: 3 of 4 still
+    /// held; docs/performance.md, issue 45, entry 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nice: Option<i32> = None, "none",
+        flag(long, value_name = "N", allow_negative_numbers = true) Option<i32> => some,
+        check |n| n.is_some_and(|n| !(-20..=19).contains(&n)) => ("nice = {}: give -20 (the most CPU time) to 19 (the least)", n.unwrap_or_default());
+
     /// Verify data: stamp every written block with a header and CRC-32C, check every read of a
     /// block the test wrote, and leave a map of the last writes for `iogauge verify`
     /// (docs/safety-and-trust.md).

@@ -276,6 +276,8 @@ fn create_file(t: &TargetInfo, data: crate::config::DataPattern, buffered: bool)
 fn create(mut p: Checked) -> Result<Checked> {
     // First: a host that refuses the hold is refused before anything is created.
     p.cpus_awake = p.share.settings.cpu_latency.map(cpu_latency::Hold::new).transpose()?;
+    // Before the workers start: they take this thread's nice value with them.
+    p.share.settings.nice.map(crate::session::nice).transpose()?;
     let s = &p.share.settings;
     if let Some(dir) = &s.journal {
         crate::verify::journal::start(dir)?;

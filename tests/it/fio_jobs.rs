@@ -157,13 +157,14 @@ fn convert_prints_the_job_that_runs_the_same() {
     std::fs::write(
         &job,
         "[global]\nioengine=null\nrw=randrw\nrwmixread=70\nbs=8k\nnumber_ios=20000\n\
-         iodepth_batch_submit=16\niodepth_batch_complete_min=2\n[a]\niodepth=4\n[b]\niodepth=8\n",
+         iodepth_batch_submit=16\niodepth_batch_complete_min=2\nnice=3\n[a]\niodepth=4\n[b]\niodepth=8\n",
     )
     .unwrap();
     let toml = ok_in(&dir, &["convert", "j.fio"]).stdout;
-    // fio's submit and completion batches are the test's (issue 45).
+    // fio's submit and completion batches are the test's (issue 45), and so is its nice.
     let text = String::from_utf8_lossy(&toml);
     assert!(text.contains("completion_batch = 2") && text.contains("submit_batch = 16"), "{text}");
+    assert!(text.contains("nice = 3"), "{text}");
     // fio's 0 submits as many as the job's depth.
     std::fs::write(dir.join("z.fio"), "[z]\nioengine=null\nrw=read\nnumber_ios=10\niodepth=4\niodepth_batch=0\n")
         .unwrap();

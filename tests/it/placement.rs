@@ -323,6 +323,70 @@ fn in_a_cpu_cgroup_the_session_changes_nothing_and_the_document_says_so() {
 }
 
 /// The kernel's CPU latency limit now (/dev/cpu_dma_latency: the least any process holds, µs).
+/// The nice value of thread `task` (a /proc/PID/task/TID path): its stat's field 19.
+fn nice_of(task: &std::path::Path) -> i32 {
+    let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+    stat[stat.rfind(')').unwrap() + 2..].split(' ').nth(19 - 3).unwrap().parse().unwrap()
+}
+
+/// `nice` (fio's): the test's threads run at it, each worker's included, and where the test
+/// leads a session of its own so does that session's group, by which the kernel shares CPU
+/// time between sessions before a session's threads; the caller's session is left as it was
+/// (`IOGAUGE_SESSION=shared`: the threads alone). Out of range, or below 0 for a user who may
+/// not: refused in one line, before the test file is made.
+#[test]
+fn nice_is_the_tests_threads_and_its_sessions_not_the_callers() {
+    let dir = scratch("nice");
+    let callers = std::fs::read_to_string("/proc/self/autogroup").unwrap_or_default();
+    for shared in [false, true] {
+        let child = long_run(&dir, |c| {
+            c.args(["--nice", "7", "--workers", "2"]);
+            if shared {
+                c.env("IOGAUGE_SESSION", "shared");
+            }
+        });
+        let test = test_process(child.id());
+        let tasks: Vec<_> =
+            std::fs::read_dir(format!("/proc/{test}/task")).unwrap().flatten().map(|t| t.path()).collect();
+        let workers: Vec<_> = tasks
+            .iter()
+            .filter(|t| std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.starts_with("iogauge-w")))
+            .collect();
+        assert_eq!(workers.len(), 2, "shared {shared}");
+        for w in workers {
+            assert_eq!(nice_of(w), 7, "shared {shared}: {}", w.display());
+        }
+        if autogroups_on() {
+            let group = std::fs::read_to_string(format!("/proc/{test}/autogroup")).unwrap();
+            assert_eq!(group.trim_end().ends_with(" nice 7"), !shared, "shared {shared}: {group}");
+        }
+        assert_eq!(
+            std::fs::read_to_string("/proc/self/autogroup").unwrap_or_default(),
+            callers,
+            "the caller's session"
+        );
+        let doc = stopped(child, &dir);
+        assert_eq!(doc["config"]["test"]["nice"], 7, "the document records it");
+    }
+
+    let file = dir.join("never.tst");
+    let run = |nice: &str, user: &[&str]| {
+        let mut c = std::process::Command::new(if user.is_empty() { bin() } else { "setpriv" });
+        c.args(user).args(if user.is_empty() { vec![] } else { vec![bin()] });
+        c.args(["run", "--nice", nice, "--target", file.to_str().unwrap(), "--file-size", "1M", "--time", "1s"]);
+        let out = c.arg("--no-history").output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+    for (nice, user, says) in [("20", &[][..], "give -20"), ("-21", &[], "give -20"), ("-5", &nobody, "needs root")] {
+        let (code, err) = run(nice, user);
+        assert_eq!(code, Some(2), "nice {nice}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(err.contains(&format!("nice = {nice}")) && err.contains(says), "{err}");
+        assert!(!file.exists(), "a refused test created its file");
+    }
+}
+
 fn cpu_latency_limit_us() -> i32 {
     let mut b = [0u8; 4];
     std::io::Read::read_exact(&mut std::fs::File::open("/dev/cpu_dma_latency").unwrap(), &mut b).unwrap();

@@ -65,6 +65,8 @@ pub(super) struct FioJob {
     pub(super) submit_batch: u32,
     /// `iodepth_batch_complete_min`: completions waited for at once (fio's default 1).
     pub(super) completion_batch: u32,
+    /// `nice`: the job's nice value.
+    pub(super) nice: Option<i32>,
     /// Starts a new group, run after the ones before it (`stonewall`, `wait_for_previous`).
     pub(super) stonewall: bool,
     /// `new_group`: starts a reporting group of fio's, run with the jobs before it.
@@ -175,6 +177,7 @@ impl FioJob {
             log_avg_ms: 0,
             submit_batch: 1,
             completion_batch: 1,
+            nice: None,
             stonewall: false,
             new_group: false,
             wait_for: None,
@@ -384,6 +387,10 @@ impl FioJob {
                 // default); iogauge never does (docs/interop.md), and direct I/O skips the cache.
                 "invalidate" => {}
                 "randseed" => self.seed = Some(num(v)?),
+                // The range is the test's to check, as for iogauge's own key.
+                "nice" => {
+                    self.nice = Some(v.trim().parse().map_err(|_| format!("{}: nice={v}: give -20 to 19", o.at))?)
+                }
                 // Read before the loop: it applies to every size of the section.
                 "kb_base" => {}
                 "continue_on_error" => {

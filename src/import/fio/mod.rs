@@ -259,6 +259,7 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     test.submit_batch =
         same(jobs, "iodepth_batch_submit", |j| if j.submit_batch == 0 { j.iodepth } else { j.submit_batch })?;
     test.completion_batch = same(jobs, "iodepth_batch_complete_min", |j| j.completion_batch)?;
+    test.nice = same(jobs, "nice", |j| j.nice)?;
     if same(jobs, "rate_process", |j| j.poisson)? {
         test.arrivals = crate::config::Arrivals::Poisson;
     }
