@@ -401,9 +401,11 @@ settings! {
     /// (`/proc/self/autogroup`): the kernel shares CPU time between sessions by the group's
     /// nice first, so a thread's nice alone weighs nothing against other sessions. For a host
     /// that must keep serving while it is measured: on 2 CPUs, two workers at 32 outstanding
-    /// on zram kept a process of another session from a CPU for 0.9-2.8 s in 7 of 8 runs of
-    /// 3 s, for at most 3.3 ms at nice 5 (8 of 8), at the same IOPS (nice 1: 3 of 4 still
-    /// held; docs/performance.md, issue 45, entry 25).
+    /// on zram kept a process of another session from a CPU for 0.4-2.8 s in 10 of 11 runs of
+    /// 3 s, for at most 3.3 ms at nice 5 (11 of 11), at the same IOPS (nice 1: 3 of 4 still
+    /// held). Beside busy work of other sessions the test then gets less CPU time: one worker
+    /// on zram beside two CPU burners did 0.6x the IOPS at nice 5 (docs/performance.md, issue
+    /// 45, entry 25).
     #[serde(skip_serializing_if = "Option::is_none")]
     nice: Option<i32> = None, "none",
         flag(long, value_name = "N", allow_negative_numbers = true) Option<i32> => some,
