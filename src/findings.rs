@@ -479,6 +479,18 @@ mod tests {
     /// all), kept `outstanding` I/Os in flight on `target` and waited 700 ms for a CPU in 300
     /// waits (beside two CPU burners on 2 CPUs), as `config` asked.
     fn held(target: &str, outstanding: u32, cpus: &[u32], host_cpus: usize, config: &str) -> Option<String> {
+        held_workers(1, target, outstanding, cpus, host_cpus, config)
+    }
+
+    /// [`held`]'s run with `n` workers alike.
+    fn held_workers(
+        n: usize,
+        target: &str,
+        outstanding: u32,
+        cpus: &[u32],
+        host_cpus: usize,
+        config: &str,
+    ) -> Option<String> {
         let fixture = include_str!("../tests/fixtures/result-1-null.json");
         let mut doc: ResultDoc = serde_json::from_str(fixture).unwrap();
         doc.config = toml::from_str(config).unwrap();
@@ -489,6 +501,8 @@ mod tests {
         w.engine = Some("io_uring".into());
         w.targets[0].path = target.into();
         w.cpus = cpus.to_vec();
+        let w = w.clone();
+        r.workers.extend(std::iter::repeat_n(w, n - 1));
         held_off_cpu(&doc.results, &doc.config, host_cpus)
     }
 
@@ -525,21 +539,8 @@ mod tests {
     #[test]
     fn workers_that_outnumber_their_cpus_are_told_so_not_offered_a_cpu_each() {
         let worker = "[[worker]]\nname = \"worker 1\"\n";
-        // `held`'s worker and three more like it, each free on `cpus`, on a host of 2.
-        let four = |cpus: &[u32]| {
-            let fixture = include_str!("../tests/fixtures/result-1-null.json");
-            let mut doc: ResultDoc = serde_json::from_str(fixture).unwrap();
-            doc.config = toml::from_str(worker).unwrap();
-            let r = &mut doc.results[0];
-            r.duration_s = 2.0;
-            let w = &mut r.workers[0];
-            (w.waited_for_cpu_ms, w.cpu_waits, w.outstanding) = (Some(700.0), Some(300), Some(32));
-            w.targets[0].path = "/dev/zram0".into();
-            w.cpus = cpus.to_vec();
-            let w = w.clone();
-            r.workers.extend([w.clone(), w.clone(), w]);
-            held_off_cpu(&doc.results, &doc.config, 2)
-        };
+        // Four workers alike, each free on `cpus`, on a host of 2.
+        let four = |cpus: &[u32]| held_workers(4, "/dev/zram0", 32, cpus, 2, worker);
         for cpus in [&[0, 1][..], &[]] {
             let said = four(cpus).expect("held 35 % of the time");
             assert!(said.contains("the 4 workers outnumber the 2 CPU(s) they may run on"), "{cpus:?}: {said}");
