@@ -111,11 +111,12 @@ fn cgroup2_mount() -> Option<std::path::PathBuf> {
 /// (`shared`) is the user's to nice, not the test's. Refused in one line where the kernel will
 /// not lower a nice value for this process (not root).
 pub fn nice(n: i32) -> Result<()> {
+    let before = current_nice();
     let refused = |what: &str, e: std::io::Error| {
         input(format!(
             "nice = {n}: cannot set {what}'s nice value ({e}): below this process's own it needs root \
              (CAP_SYS_NICE) or an RLIMIT_NICE that allows it; give {} to 19",
-            current_nice().max(0)
+            before.max(0)
         ))
     };
     // SAFETY: setpriority with `who` 0 changes only the calling thread's nice value (Linux).
