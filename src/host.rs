@@ -29,6 +29,10 @@ pub struct HostInfo {
     /// was recorded.
     #[serde(default)]
     pub cpu_idle: String,
+    /// Whether each worker ran in a CPU cgroup of its own, its io-wq threads with it
+    /// ([`crate::cpu_groups`]); false in documents written before it was recorded.
+    #[serde(default)]
+    pub worker_cgroups: bool,
 }
 
 impl HostInfo {
@@ -41,10 +45,18 @@ impl HostInfo {
             ("kernel", self.kernel.clone()),
             ("CPU", format!("{} x {}", self.cpus, self.cpu_model)),
             ("idle CPUs", self.cpu_idle.clone()),
-            ("CPU time grouped by", self.autogroup.clone()),
+            ("CPU time grouped by", self.grouped()),
             ("memory", crate::units::human_size(self.memory_bytes)),
         ];
         facts.into_iter().filter(|(_, v)| !v.is_empty()).collect()
+    }
+
+    /// Where the test's CPU time was grouped, as a report says it.
+    fn grouped(&self) -> String {
+        match (self.autogroup.as_str(), self.worker_cgroups) {
+            (g, true) => format!("{g}; each worker in a CPU cgroup of its own"),
+            (g, false) => g.to_string(),
+        }
     }
 }
 
@@ -95,6 +107,7 @@ pub fn current(devices: Vec<DeviceModel>) -> HostInfo {
         devices,
         autogroup: crate::session::autogroup().to_string(),
         cpu_idle: crate::cpu_latency::describe(),
+        worker_cgroups: false,
     }
 }
 

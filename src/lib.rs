@@ -20,6 +20,7 @@ pub mod cli;
 pub(crate) mod compare;
 pub mod config;
 pub(crate) mod cpu;
+pub(crate) mod cpu_groups;
 pub(crate) mod cpu_latency;
 pub(crate) mod data;
 pub(crate) mod dirs;

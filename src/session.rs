@@ -33,6 +33,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
+use crate::cpu_groups;
 use crate::error::{Result, input};
 
 /// Where the workers' CPU time was grouped, for the result document.
@@ -53,10 +54,11 @@ pub fn autogroup() -> &'static str {
 /// scopes once it enables the CPU controller, a container), which overrides autogroups
 /// (sched(7)); None where sessions group CPU time.
 fn ungrouped() -> Option<&'static str> {
-    if !std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1") {
-        return Some("off");
+    if in_cpu_cgroup() {
+        return Some("cgroup");
     }
-    in_cpu_cgroup().then_some("cgroup")
+    let on = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() == "1");
+    (!on).then_some("off")
 }
 
 /// Whether this process's CPU time is grouped by a CPU cgroup other than the root, as far as
@@ -70,12 +72,8 @@ fn in_cpu_cgroup() -> bool {
 /// `cgroup2` is where the v2 hierarchy is mounted.
 fn cpu_cgroup_below_root(cgroup: &str, cgroup2: Option<&std::path::Path>) -> bool {
     // cgroup v1: "ID:cpu,cpuacct:/path", the CPU controller on a hierarchy of its own.
-    for line in cgroup.lines() {
-        let mut f = line.splitn(3, ':');
-        let (controllers, path) = (f.nth(1).unwrap_or(""), f.next().unwrap_or("/"));
-        if controllers.split(',').any(|c| c == "cpu") {
-            return path != "/";
-        }
+    if let Some(path) = cpu_groups::v1_cpu_path(cgroup) {
+        return path != "/";
     }
     // cgroup v2: "0::/path". The root has no cpu.weight; a cgroup that has the CPU controller
     // does, and so does every ancestor it inherits the controller from.
@@ -97,17 +95,14 @@ fn cpu_cgroup_below_root(cgroup: &str, cgroup2: Option<&std::path::Path>) -> boo
 /// Where the cgroup v2 hierarchy is mounted (its root mounted, not a subtree bound elsewhere).
 fn cgroup2_mount() -> Option<std::path::PathBuf> {
     let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines().find_map(|l| {
-        let (before, after) = l.split_once(" - ")?;
-        let f: Vec<&str> = before.split(' ').collect();
-        if after.starts_with("cgroup2 ") && f.get(3) == Some(&"/") { f.get(4).map(Into::into) } else { None }
-    })
+    cpu_groups::cgroup_mounts(&info, "cgroup2").find(|(root, ..)| *root == "/").map(|(_, at, _)| at.into())
 }
 
 /// Sets the test's nice value to `n` (the setting `nice`): this thread's, which the threads it
 /// starts after (the workers, and the io-wq threads they start) take with them, and, where the
 /// test leads a session of its own, that session's group's, by which the kernel shares CPU time
-/// between sessions before it shares it between a session's threads. The caller's session
+/// between sessions before it shares it between a session's threads (each worker's own CPU
+/// cgroup, where one is made, is weighted as `n` by `cpu_groups`). The caller's session
 /// (`shared`) is the user's to nice, not the test's. Refused in one line where the kernel will
 /// not lower a nice value for this process (not root).
 pub fn nice(n: i32) -> Result<()> {

@@ -396,16 +396,18 @@ settings! {
     /// The test's nice value (fio's `nice`): from 19, the least CPU time beside the host's
     /// other work, to -20, the most (below 0 needs root).
     ///
-    /// It is set on the test's threads (the workers and the io-wq threads serving them) and,
-    /// where the test leads a session of its own, on that session's group
-    /// (`/proc/self/autogroup`): the kernel shares CPU time between sessions by the group's
-    /// nice first, so a thread's nice alone weighs nothing against other sessions. For a host
-    /// that must keep serving while it is measured: on 2 CPUs, two workers at 32 outstanding
-    /// on zram kept a process of another session from a CPU for 0.4-2.8 s in 10 of 11 runs of
-    /// 3 s, for at most 3.3 ms at nice 5 (11 of 11), at the same IOPS (nice 1: 3 of 4 still
-    /// held). Beside busy work of other sessions the test then gets less CPU time: one worker
-    /// on zram beside two CPU burners did 0.6x the IOPS at nice 5 (docs/performance.md, issue
-    /// 45, entry 25).
+    /// It is set on the test's threads (the workers and the io-wq threads serving them) and
+    /// on the groups by which the kernel shares CPU time before it shares it between threads,
+    /// so that it weighs against other sessions: each worker's CPU cgroup, where the test
+    /// makes one for each (weighted as a thread of that nice value: `host.worker_cgroups`),
+    /// and, where the test leads a session of its own, that session's
+    /// (`/proc/self/autogroup`). For a host that must keep serving while it is measured where
+    /// the workers share one group (cgroup v2, not root): on 2 CPUs, two workers at 32
+    /// outstanding on zram in one group kept a process of another session from a CPU for
+    /// 0.4-2.8 s in 10 of 11 runs of 3 s, for at most 3.3 ms at nice 5 (11 of 11), at the same
+    /// IOPS (nice 1: 3 of 4 still held). Beside busy work of other sessions the test then gets
+    /// less CPU time: one worker on zram beside two CPU burners did 0.6x the IOPS at nice 5
+    /// (docs/performance.md, issue 45, entries 25 and 26).
     #[serde(skip_serializing_if = "Option::is_none")]
     nice: Option<i32> = None, "none",
         flag(long, value_name = "N", allow_negative_numbers = true) Option<i32> => some,

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{Replay, Test, TestSettings, Worker, Workload};
+use crate::cpu_groups::WorkerGroups;
 use crate::cpu_latency;
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
@@ -114,6 +115,8 @@ pub struct Prepared {
     verify_block: Option<u64>,
     /// With `cpu_latency`: the CPUs held awake, from preparation until the test is dropped.
     _cpus_awake: Option<Arc<cpu_latency::Hold>>,
+    /// A CPU cgroup for each worker, where the host lets the test make them.
+    worker_groups: Option<Arc<WorkerGroups>>,
 }
 
 impl Prepared {
@@ -150,6 +153,11 @@ impl Prepared {
     /// With `--verify`: the bytes per verified block.
     pub fn verify_block(&self) -> Option<u64> {
         self.verify_block
+    }
+
+    /// A CPU cgroup for each worker of this manager, where they could be made (cpu_groups.rs).
+    pub(crate) fn worker_groups(&self) -> Option<&WorkerGroups> {
+        self.worker_groups.as_deref()
     }
 }
 
@@ -212,14 +220,14 @@ pub fn prepare_with<T>(group: &dyn Group, test: Test, mine: Result<T>) -> Result
         let devices = p.targets.iter().map(|t| host::DeviceModel { target: t.path.clone(), model: t.model.clone() });
         let info = ManagerInfo {
             rank: me.rank,
-            host: host::current(devices.collect()),
+            host: host::HostInfo { worker_cgroups: p.worker_groups.is_some(), ..host::current(devices.collect()) },
             target_info: p.targets.clone(),
             workers: p.share.workers.len(),
         };
         (info, p.warnings.clone())
     });
     let all = managers::agree(group, info, "preparation", None)?;
-    let Checked { share, targets, verify_block, replays, cpus_awake, .. } = local?;
+    let Checked { share, targets, verify_block, replays, cpus_awake, worker_groups, .. } = local?;
     let mut warnings = Vec::new();
     for (m, said) in &all {
         for w in said {
@@ -229,8 +237,8 @@ pub fn prepare_with<T>(group: &dyn Group, test: Test, mine: Result<T>) -> Result
     let managers = all.into_iter().map(|(m, _)| m).collect();
     let plans =
         (0..share.workloads.len()).map(|r| plan_workload(&share, &targets, &replays, verify_block, r)).collect();
-    let _cpus_awake = cpus_awake.map(Arc::new);
-    Ok((Prepared { share, targets, plans, warnings, test, managers, verify_block, _cpus_awake }, value))
+    let (_cpus_awake, worker_groups) = (cpus_awake.map(Arc::new), worker_groups.map(Arc::new));
+    Ok((Prepared { share, targets, plans, warnings, test, managers, verify_block, _cpus_awake, worker_groups }, value))
 }
 
 /// One manager's share of the test, checked against its targets.
@@ -243,6 +251,8 @@ struct Checked {
     replays: Vec<Option<Summary>>,
     /// With `cpu_latency`, held from before anything is created.
     cpus_awake: Option<cpu_latency::Hold>,
+    /// A CPU cgroup for each worker, made before anything is created.
+    worker_groups: Option<WorkerGroups>,
 }
 
 /// Creates a test file, saying so: on a slow disk writing it takes minutes.
@@ -278,6 +288,11 @@ fn create(mut p: Checked) -> Result<Checked> {
     p.cpus_awake = p.share.settings.cpu_latency.map(cpu_latency::Hold::new).transpose()?;
     // Before the workers start: they take this thread's nice value with them.
     p.share.settings.nice.map(crate::session::nice).transpose()?;
+    // Where the kernel groups the test's CPU time, each worker in a group of its own: in one,
+    // workers on io-wq keep other groups off the CPUs (cpu_groups.rs).
+    if crate::session::autogroup() != "off" {
+        p.worker_groups = WorkerGroups::make(p.share.workers.len(), p.share.settings.nice.unwrap_or(0));
+    }
     let s = &p.share.settings;
     if let Some(dir) = &s.journal {
         crate::verify::journal::start(dir)?;
@@ -425,7 +440,7 @@ fn check(share: Share) -> Result<Checked> {
             safety::check_write(t, &s.allow_write, &s.allow_mounted_write, s.io_timeout)?;
         }
     }
-    Ok(Checked { share, targets, warnings, verify_block, replays, cpus_awake: None })
+    Ok(Checked { share, targets, warnings, verify_block, replays, cpus_awake: None, worker_groups: None })
 }
 
 /// A worker's targets and depth: the null target alone, at most MAX_SLOTS_PER_WORKER I/Os in

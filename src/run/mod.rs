@@ -162,6 +162,13 @@ fn run_workload(
     let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
     let (handles, outcomes) = spawn_workers(prep, plans, verification.as_deref_mut(), logs, &ctl)?;
     ctl.barrier.wait();
+    // Each worker's thread to its CPU group before its first I/O, so that the io-wq threads it
+    // starts are made there too.
+    for (i, live) in ctl.live.iter().enumerate() {
+        if let Some(Err(e)) = prep.worker_groups().map(|g| g.place(i, live.tid())) {
+            eprintln!("iogauge: warning: {}: stays in the test's CPU group: {e}", plans[i].name);
+        }
+    }
     // Every manager's workers are set up, or none runs.
     let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
     ctl.failed.store(failed, Relaxed);

@@ -51,9 +51,14 @@ impl Live {
         self.tid.store(unsafe { libc::gettid() } as u32, Relaxed);
     }
 
+    /// Its thread's id: 0 before it started.
+    pub fn tid(&self) -> u32 {
+        self.tid.load(Relaxed)
+    }
+
     /// Called by the thread it counts, as it ends (before it is counted finished).
     pub fn thread_ending(&self) {
-        if let Some(w) = cpu::CpuWaits::of_thread(self.tid.load(Relaxed)) {
+        if let Some(w) = cpu::CpuWaits::of_thread(self.tid()) {
             let _ = self.ended_cpu_waits.set(w);
         }
     }
@@ -62,7 +67,7 @@ impl Live {
     /// no count.
     pub fn cpu_waits(&self) -> Option<cpu::CpuWaits> {
         let ended = || self.ended_cpu_waits.get().copied();
-        let tid = self.tid.load(Relaxed);
+        let tid = self.tid();
         // A thread that ends between the two looks has left its count behind.
         ended().or_else(|| (tid != 0).then(|| cpu::CpuWaits::of_thread(tid)).flatten()).or_else(ended)
     }

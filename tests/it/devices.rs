@@ -145,6 +145,100 @@ fn a_worker_on_zram_gets_one_io_wq_thread_at_a_time() {
     assert!(!engine.contains("io-wq"), "{engine}");
 }
 
+/// Where the kernel's cgroup v1 CPU hierarchy is mounted.
+fn cpu_hierarchy() -> std::path::PathBuf {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let line = info
+        .lines()
+        .find(|l| l.split_once(" - cgroup ").is_some_and(|(_, opts)| opts.split([' ', ',']).any(|o| o == "cpu")))
+        .expect("this suite runs where the CPU controller has a cgroup v1 hierarchy");
+    line.split(' ').nth(4).unwrap().into()
+}
+
+/// Each worker's CPU time is a group of its own (cpu_groups.rs): two workers on zram, threads
+/// of one group, kept another session's processes off both CPUs for seconds. During a run of
+/// two workers each worker's thread has a CPU cgroup of its own, the io-wq threads it started
+/// are in its group, the test's other threads are not, and each group weighs as a thread of
+/// the test's `nice`; after it, the groups are gone, and the document says they were made.
+/// Groups left by a process that was killed are removed by the next test; another running
+/// process's are not touched.
+#[test]
+fn each_worker_runs_in_a_cpu_cgroup_of_its_own() {
+    let hierarchy = cpu_hierarchy();
+    let cgroup_of = |task: &std::path::Path| {
+        let text = std::fs::read_to_string(task.join("cgroup")).ok()?;
+        text.lines()
+            .find_map(|l| l.split_once(":cpu:").or_else(|| l.split_once(":cpu,cpuacct:")).map(|x| x.1.to_string()))
+    };
+    let home = cgroup_of(std::path::Path::new("/proc/self")).unwrap();
+    let home = hierarchy.join(home.trim_start_matches('/'));
+    // A killed test's groups (a process that is gone), and those of one that runs (this one).
+    let gone = std::process::Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    let _ = { gone }.wait();
+    let (left, running) =
+        (home.join(format!("iogauge-{gone_pid}-0")), home.join(format!("iogauge-{}-7", std::process::id())));
+    for g in [&left, &running] {
+        std::fs::create_dir_all(g.join("w0")).unwrap();
+    }
+    {
+        let _z = zram();
+        let args =
+            ["run", "--target", ZRAM, "--workers", "2", "--qd", "32", "--nice", "5", "--ramp", "1s", "--time", "2s"];
+        let mut a = args.to_vec();
+        a.extend(["--json", "-"]);
+        let mut child = command_in(&scratch("cwd"), &a).stdout(std::process::Stdio::piped()).spawn().unwrap();
+        wait_for_workers(&mut child);
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let test = test_process(child.id());
+        let mut threads: Vec<(u32, String, String)> = std::fs::read_dir(format!("/proc/{test}/task"))
+            .unwrap()
+            .filter_map(|t| {
+                let dir = t.ok()?.path();
+                let comm = std::fs::read_to_string(dir.join("comm")).ok()?.trim().to_string();
+                Some((dir.file_name()?.to_str()?.parse().ok()?, comm, cgroup_of(&dir)?))
+            })
+            .collect();
+        threads.sort();
+        let group_of = |name: &str| threads.iter().find(|t| t.1 == name).map(|t| t.2.clone()).unwrap();
+        let (w0, w1) = (group_of("iogauge-w0"), group_of("iogauge-w1"));
+        let made = std::path::Path::new(&w0).parent().unwrap().to_path_buf();
+        assert!(made.file_name().unwrap().to_str().unwrap().starts_with(&format!("iogauge-{test}-")), "{w0}");
+        assert_eq!(
+            (w0.clone(), w1.clone()),
+            (made.join("w0").display().to_string(), made.join("w1").display().to_string())
+        );
+        let shares: Vec<String> = [&w0, &w1]
+            .iter()
+            .map(|g| std::fs::read_to_string(hierarchy.join(g.trim_start_matches('/')).join("cpu.shares")).unwrap())
+            .collect();
+        // A thread of nice 5 weighs 335 (the kernel's sched_prio_to_weight), one of nice 0 1024.
+        assert_eq!(shares, ["335\n", "335\n"], "each group weighs as the test's nice");
+        let out = output_of(child);
+        assert!(out.status.success(), "iogauge {args:?} failed");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["host"]["worker_cgroups"], true, "{}", doc["host"]);
+        for (tid, comm, group) in &threads {
+            match comm.strip_prefix("iou-wrk-") {
+                // Named for the thread that started it: its worker.
+                Some(owner) => {
+                    let worker = threads.iter().find(|t| t.0.to_string() == owner).unwrap();
+                    assert_eq!(group, &worker.2, "io-wq thread {tid} of {}", worker.1);
+                }
+                None if comm.starts_with("iogauge-w") => {}
+                None => assert!(!group.starts_with(&made.display().to_string()), "{comm} ({tid}) in {group}"),
+            }
+        }
+        assert!(threads.iter().any(|t| t.1.starts_with("iou-wrk-")), "zram's I/Os go to io-wq: {threads:?}");
+        let dir = hierarchy.join(made.strip_prefix("/").unwrap());
+        assert!(!dir.exists(), "{} left after the run", dir.display());
+    }
+    assert!(!left.exists(), "a killed test's groups are removed by the next test");
+    assert!(running.join("w0").exists(), "a running process's groups are its own");
+    std::fs::remove_dir(running.join("w0")).unwrap();
+    std::fs::remove_dir(&running).unwrap();
+}
+
 /// A worker of one outstanding I/O on zram does it on its own thread (engine/mod.rs): through
 /// io-wq, each I/O would wake a thread to copy memory and then wake the worker. No io-wq
 /// thread runs, the worker's `engine` says so, and its reads and writes all reach the kernel's

@@ -346,14 +346,20 @@ fn nice_is_the_tests_threads_and_its_sessions_not_the_callers() {
             }
         });
         let test = test_process(child.id());
-        let tasks: Vec<_> =
-            std::fs::read_dir(format!("/proc/{test}/task")).unwrap().flatten().map(|t| t.path()).collect();
-        let workers: Vec<_> = tasks
-            .iter()
-            .filter(|t| std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.starts_with("iogauge-w")))
-            .collect();
+        let workers = || -> Vec<_> {
+            let tasks = std::fs::read_dir(format!("/proc/{test}/task")).unwrap().flatten().map(|t| t.path());
+            tasks
+                .filter(|t| std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.starts_with("iogauge-w")))
+                .collect()
+        };
+        // The first worker is started when the second may not be yet.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while workers().len() < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let workers = workers();
         assert_eq!(workers.len(), 2, "shared {shared}");
-        for w in workers {
+        for w in &workers {
             assert_eq!(nice_of(w), 7, "shared {shared}: {}", w.display());
         }
         if autogroups_on() {
