@@ -4,12 +4,12 @@
 //! it shares it between the threads of a group. A test's workers are threads of one process,
 //! so of one group, and a worker on zram hands over to its io-wq thread every few µs: two
 //! such workers, one on each CPU, kept a process of another session that sleeps 10 ms at a
-//! time off both CPUs for 0.2-2.8 s in 7 of 12 runs on this project's 2-CPU VM (Linux 6.18),
+//! time off both CPUs for 0.2-2.9 s in 7 of 12 runs on this project's 2-CPU VM (Linux 6.18),
 //! a shell's `ps` waiting for the run's end. fio's jobs are processes, each leading a session
 //! of its own, so a group each: 2-9 ms; fio's jobs as threads (`--thread`) hold it as
 //! iogauge's workers did. All four threads in one cgroup held it too, and so did the workers
 //! pinned one to each CPU; a cgroup for each worker, its io-wq threads with it, held it
-//! 0.3-17 ms (docs/performance.md, issue 45's entry 26).
+//! 0.3-17 ms, at the same IOPS (docs/performance.md, issue 45's entry 26).
 //!
 //! So where the kernel groups the test's CPU time (autogroups, or a CPU cgroup other than the
 //! root) and this process may make CPU cgroups (root, the CPU controller on a cgroup v1

@@ -54,6 +54,8 @@ impl HostInfo {
     /// Where the test's CPU time was grouped, as a report says it.
     fn grouped(&self) -> String {
         match (self.autogroup.as_str(), self.worker_cgroups) {
+            // A document from before either was recorded.
+            ("", _) => String::new(),
             (g, true) => format!("{g}; each worker in a CPU cgroup of its own"),
             (g, false) => g.to_string(),
         }
