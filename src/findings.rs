@@ -245,7 +245,9 @@ where
     I::IntoIter: Clone,
 {
     let results = results.into_iter();
-    busy_host(results.clone(), &host.autogroup)
+    // Workers in CPU groups of their own did not share the caller's session's.
+    let shared = host.autogroup == "shared" && !host.worker_cgroups;
+    busy_host(results.clone(), shared)
         .into_iter()
         .chain(held_off_cpu(results.clone(), config, host.cpus))
         .chain(cpus_asleep(results))
@@ -380,10 +382,11 @@ fn cpus_for(workers: &[WorkerResult], host_cpus: usize) -> usize {
 
 /// One line for every workload of `results` recorded while other work on the host used more
 /// of its CPUs than iogauge and over [`BUSY_HOST_PCT`] ([`other_work_pct`]): which workloads,
-/// how busy, and what it means for the numbers; where the test shared its session's CPU time
-/// (`autogroup`, the document's `host.autogroup`: `shared`), how to run it as fio runs its
-/// jobs. None when none was. One warning of its kind per run, and per study over all its runs.
-fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogroup: &str) -> Option<String> {
+/// how busy, and what it means for the numbers; where the workers shared the caller's
+/// session's CPU time (`shared`: the document's `host.autogroup` is `shared` and its
+/// `host.worker_cgroups` false), how to run it as fio runs its jobs. None when none was. One
+/// warning of its kind per run, and per study over all its runs.
+fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, shared: bool) -> Option<String> {
     let (mut all, mut busy, mut others, mut own) = (0, Vec::new(), Vec::new(), Vec::new());
     for r in results {
         all += 1;
@@ -419,7 +422,7 @@ fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, autogrou
     };
     // Where the kernel shares CPU time between sessions first (crate::session), the caller's
     // session's other work takes from the test's share; fio's jobs each lead a session.
-    let session = if autogroup == "shared" {
+    let session = if shared {
         "; the test shared the CPU time of the caller's session (host.autogroup: shared, as IOGAUGE_SESSION=shared \
          asks and an MPI launcher's ranks have), where each fio job leads a session of its own, as iogauge's test \
          does by default"
@@ -473,6 +476,27 @@ mod tests {
         let mut unticked = cpu(40.0, 20.0, Some(15.0));
         unticked.all.utilization_pct = 58.0;
         assert!((other_work_pct(&unticked) - 5.0).abs() < 1e-9);
+    }
+
+    /// Where the workers shared the CPU time of the caller's session (kept there, in no groups
+    /// of their own), a busy host's warning says how fio's jobs run instead; elsewhere not.
+    #[test]
+    fn a_busy_host_names_the_callers_session_only_where_the_workers_shared_it() {
+        let mut doc: ResultDoc = serde_json::from_str(include_str!("../tests/fixtures/result-1-null.json")).unwrap();
+        let r = &mut doc.results[0];
+        r.duration_s = 2.0;
+        // Two burners beside one worker: 80 % of the host's CPUs theirs.
+        let all = crate::cpu::CpuShare { utilization_pct: 100.0, user_pct: 100.0, ..Default::default() };
+        r.totals.cpu = crate::cpu::CpuUsage { all, own_pct: 20.0, kernel_threads_pct: Some(0.0), ..Default::default() };
+        let said = |autogroup: &str, worker_cgroups| {
+            let host = HostInfo { autogroup: autogroup.into(), worker_cgroups, ..doc.host.clone() };
+            let warned = of_host(&doc.results, &host, &doc.config);
+            let busy = warned.iter().find(|w| w.starts_with("other work on the host")).expect("a busy host");
+            busy.contains("IOGAUGE_SESSION=shared")
+        };
+        assert!(said("shared", false));
+        assert!(!said("shared", true), "each worker in a CPU group of its own");
+        assert!(!said("own", false));
     }
 
     /// A run of 2 s on a host of `host_cpus` whose one worker, free to run on `cpus` (empty:
