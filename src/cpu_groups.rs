@@ -62,7 +62,13 @@ fn own_v1_cpu_dir() -> Option<PathBuf> {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let path = v1_cpu_path(&cgroup)?;
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let (root, at, _) = cgroup_mounts(&mountinfo, "cgroup").find(|(_, _, opts)| opts.split(',').any(|o| o == "cpu"))?;
+    let (root, at, opts) =
+        cgroup_mounts(&mountinfo, "cgroup").find(|(_, _, opts)| opts.split(',').any(|o| o == "cpu"))?;
+    // With cpuset on the same hierarchy a new group has no CPUs until given some: not ours to
+    // choose.
+    if opts.split(',').any(|o| o == "cpuset") {
+        return None;
+    }
     // A mount of a subtree (a container's) shows the paths below its root.
     let below = Path::new(path).strip_prefix(root).ok()?;
     Some(Path::new(at).join(below))
