@@ -9,17 +9,18 @@
 //! of its own, so a group each: 2-9 ms; fio's jobs as threads (`--thread`) hold it as
 //! iogauge's workers did. All four threads in one cgroup held it too, and so did the workers
 //! pinned one to each CPU; a cgroup for each worker, its io-wq threads with it, held it
-//! 0.3-17 ms, at the same IOPS (docs/performance.md, issue 45's entry 26).
+//! 0.15-17 ms, at the same IOPS (docs/performance.md, issue 45's entry 26).
 //!
-//! So where the kernel groups the test's CPU time (autogroups, or a CPU cgroup other than the
-//! root) and this process may make CPU cgroups (root, the CPU controller on a cgroup v1
-//! hierarchy), each worker runs in a cgroup of its own below the process's, `iogauge-PID-N/wI`,
-//! weighted as the test's `nice` weighs a thread, and removed when the test ends (those of a
-//! process that was killed, by the next test that makes its own). Under cgroup v2 a thread can
-//! have a cgroup of its own only inside a threaded subtree, which would change the cgroup
-//! systemd made for the user's session: not done. There, and wherever none can be made, the
-//! workers share the test's group as before (`nice` and `completion_batch` keep other sessions
-//! served: docs/performance.md); the document's `host.worker_cgroups` says which.
+//! So where the kernel groups the test's CPU time (autogroups, or a CPU cgroup other than the root)
+//! and this process may make CPU cgroups (root, the CPU controller on a cgroup v1 hierarchy), each
+//! worker runs in a cgroup of its own directly below the process's, `iogauge-PID-N-wI` (one group
+//! holding them all would weigh all the workers as one), weighted as the test's `nice` weighs a
+//! thread, and removed when the test ends (those of a process that was killed, by the next test
+//! that makes its own). Under cgroup v2 a thread can have a cgroup of its own only inside a
+//! threaded subtree, which would change the cgroup systemd made for the user's session: not done.
+//! There, and wherever none can be made, the workers share the test's group as before (`nice` and
+//! `completion_batch` keep other sessions served: docs/performance.md); the document's
+//! `host.worker_cgroups` says which.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -77,10 +78,10 @@ fn own_v1_cpu_dir() -> Option<PathBuf> {
 /// A CPU cgroup for each worker of a test, removed when dropped.
 #[derive(Debug)]
 pub struct WorkerGroups {
-    /// This process's own cgroup, where threads go back.
+    /// This process's own cgroup, where threads go back; the groups are made below it.
     home: PathBuf,
-    /// The test's directory below it, holding one group per worker.
-    dir: PathBuf,
+    /// The test's groups' names, less each worker's `-wI`.
+    name: String,
     /// Groups made, `w0` up.
     made: usize,
 }
@@ -97,9 +98,8 @@ impl WorkerGroups {
         }
         let home = own_v1_cpu_dir()?;
         remove_abandoned(&home);
-        let dir = home.join(format!("iogauge-{}-{}", std::process::id(), MADE.fetch_add(1, Relaxed)));
-        std::fs::create_dir(&dir).ok()?;
-        let mut groups = WorkerGroups { home, dir, made: 0 };
+        let name = format!("iogauge-{}-{}", std::process::id(), MADE.fetch_add(1, Relaxed));
+        let mut groups = WorkerGroups { home, name, made: 0 };
         let shares = WEIGHTS[(nice.clamp(-20, 19) + 20) as usize].to_string();
         while groups.made < workers {
             let g = groups.group(groups.made);
@@ -111,7 +111,7 @@ impl WorkerGroups {
     }
 
     fn group(&self, worker: usize) -> PathBuf {
-        self.dir.join(format!("w{worker}"))
+        self.home.join(format!("{}-w{worker}", self.name))
     }
 
     /// Moves thread `tid` into the group of worker `worker`; the io-wq threads it starts
@@ -132,7 +132,6 @@ impl Drop for WorkerGroups {
             }
             let _ = std::fs::remove_dir(g);
         }
-        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -143,13 +142,9 @@ fn remove_abandoned(home: &Path) {
     for e in entries.flatten() {
         let name = e.file_name();
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("iogauge-")?.split('-').next()) else { continue };
-        if pid.parse::<u32>().is_err() || Path::new("/proc").join(pid).exists() {
-            continue;
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(e.path());
         }
-        for g in std::fs::read_dir(e.path()).into_iter().flatten().flatten().filter(|g| g.path().is_dir()) {
-            let _ = std::fs::remove_dir(g.path());
-        }
-        let _ = std::fs::remove_dir(e.path());
     }
 }
 

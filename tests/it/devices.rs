@@ -182,9 +182,9 @@ fn each_worker_runs_in_a_cpu_cgroup_of_its_own() {
     let gone_pid = gone.id();
     let _ = { gone }.wait();
     let (left, running) =
-        (home.join(format!("iogauge-{gone_pid}-0")), home.join(format!("iogauge-{}-7", std::process::id())));
+        (home.join(format!("iogauge-{gone_pid}-0-w0")), home.join(format!("iogauge-{}-7-w0", std::process::id())));
     for g in [&left, &running] {
-        std::fs::create_dir_all(g.join("w0")).unwrap();
+        std::fs::create_dir_all(g).unwrap();
     }
     {
         let _z = zram();
@@ -207,12 +207,11 @@ fn each_worker_runs_in_a_cpu_cgroup_of_its_own() {
         threads.sort();
         let group_of = |name: &str| threads.iter().find(|t| t.1 == name).map(|t| t.2.clone()).unwrap();
         let (w0, w1) = (group_of("iogauge-w0"), group_of("iogauge-w1"));
-        let made = std::path::Path::new(&w0).parent().unwrap().to_path_buf();
-        assert!(made.file_name().unwrap().to_str().unwrap().starts_with(&format!("iogauge-{test}-")), "{w0}");
-        assert_eq!(
-            (w0.clone(), w1.clone()),
-            (made.join("w0").display().to_string(), made.join("w1").display().to_string())
-        );
+        // Directly below the test's own group: one holding both would weigh them as one.
+        let made = w0.strip_suffix("-w0").unwrap_or_else(|| panic!("{w0}")).to_string();
+        let own = group_of("iogauge");
+        assert!(made.starts_with(&format!("{}/iogauge-{test}-", own.trim_end_matches('/'))), "{w0} beside {own}");
+        assert_eq!(w1, format!("{made}-w1"));
         let shares: Vec<String> = [&w0, &w1]
             .iter()
             .map(|g| std::fs::read_to_string(hierarchy.join(g.trim_start_matches('/')).join("cpu.shares")).unwrap())
@@ -231,16 +230,17 @@ fn each_worker_runs_in_a_cpu_cgroup_of_its_own() {
                     assert_eq!(group, &worker.2, "io-wq thread {tid} of {}", worker.1);
                 }
                 None if comm.starts_with("iogauge-w") => {}
-                None => assert!(!group.starts_with(&made.display().to_string()), "{comm} ({tid}) in {group}"),
+                None => assert!(!group.starts_with(&made), "{comm} ({tid}) in {group}"),
             }
         }
         assert!(threads.iter().any(|t| t.1.starts_with("iou-wrk-")), "zram's I/Os go to io-wq: {threads:?}");
-        let dir = hierarchy.join(made.strip_prefix("/").unwrap());
-        assert!(!dir.exists(), "{} left after the run", dir.display());
+        for w in [&w0, &w1] {
+            let dir = hierarchy.join(w.trim_start_matches('/'));
+            assert!(!dir.exists(), "{} left after the run", dir.display());
+        }
     }
     assert!(!left.exists(), "a killed test's groups are removed by the next test");
-    assert!(running.join("w0").exists(), "a running process's groups are its own");
-    std::fs::remove_dir(running.join("w0")).unwrap();
+    assert!(running.exists(), "a running process's groups are its own");
     std::fs::remove_dir(&running).unwrap();
 }
 
