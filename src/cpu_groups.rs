@@ -117,6 +117,10 @@ impl WorkerGroups {
     /// Moves thread `tid` into the group of worker `worker`; the io-wq threads it starts
     /// after are made in its group.
     pub fn place(&self, worker: usize, tid: u32) -> std::io::Result<()> {
+        // The kernel reads 0 as the thread that writes it.
+        if tid == 0 {
+            return Err(std::io::Error::other("its thread has not started"));
+        }
         std::fs::write(self.group(worker).join("tasks"), tid.to_string())
     }
 }
