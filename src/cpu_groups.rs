@@ -21,8 +21,14 @@
 //! There, and wherever none can be made, the workers share the test's group as before (`nice` and
 //! `completion_batch` keep other sessions served: docs/performance.md); the document's
 //! `host.worker_cgroups` says which.
+//!
+//! The test's own thread, which keeps its clock, gets a group too: left in the group of the
+//! caller's other work (under an MPI launcher the test keeps the caller's session) while the
+//! workers had groups of their own, it waited for that work's turns, and a loaded suite's run
+//! of two ranks read its intervals late (docs/testing.md).
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// The kernel's weight of a thread of each nice value, -20 to 19 (`sched_prio_to_weight`): a
@@ -34,6 +40,9 @@ const WEIGHTS: [u32; 40] = [
 
 /// Tests of this process that made groups, so that each test's are its own.
 static MADE: AtomicU32 = AtomicU32::new(0);
+
+/// This process's own cgroup, read once: the test's thread is moved out of it and back.
+static HOME: OnceLock<Option<PathBuf>> = OnceLock::new();
 
 /// The cgroup v1 path of the CPU controller's hierarchy in `cgroup` (a /proc/PID/cgroup:
 /// "ID:cpu,cpuacct:/path"); None where the CPU controller is on no v1 hierarchy.
@@ -75,43 +84,60 @@ fn own_v1_cpu_dir() -> Option<PathBuf> {
     Some(Path::new(at).join(below))
 }
 
-/// A CPU cgroup for each worker of a test, removed when dropped.
+/// A CPU cgroup for each worker of a test, and one for the thread that keeps its clock,
+/// removed when dropped.
 #[derive(Debug)]
 pub struct WorkerGroups {
     /// This process's own cgroup, where threads go back; the groups are made below it.
     home: PathBuf,
-    /// The test's groups' names, less each worker's `-wI`.
+    /// The test's groups' names, less each one's `-wI` or `-main`.
     name: String,
-    /// Groups made, `w0` up.
+    /// Workers' groups made, `w0` up.
     made: usize,
+    /// Whether the group of the test's own thread was made.
+    main: bool,
 }
 
 impl WorkerGroups {
-    /// A group for each of `workers` workers, each weighted as a thread of nice value `nice`;
-    /// None where this process cannot make them (see the module's notes) or runs under a
-    /// real-time policy, which the kernel's task groups do not share out.
+    /// A group for each of `workers` workers, each weighted as a thread of nice value `nice`,
+    /// and one more that the calling thread (the test's, which keeps its clock) moves to: left
+    /// in the group of the user's other work while the workers have groups of their own, it
+    /// would wait for that work's turns (under an MPI launcher the test keeps the caller's
+    /// session). None where this process cannot make them (see the module's notes) or runs
+    /// under a real-time policy, which the kernel's task groups do not share out.
     pub fn make(workers: usize, nice: i32) -> Option<WorkerGroups> {
         // SAFETY: sched_getscheduler only reads.
         let policy = unsafe { libc::sched_getscheduler(0) };
         if ![libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE].contains(&policy) {
             return None;
         }
-        let home = own_v1_cpu_dir()?;
+        let home = HOME.get_or_init(own_v1_cpu_dir).clone()?;
         remove_abandoned(&home);
         let name = format!("iogauge-{}-{}", std::process::id(), MADE.fetch_add(1, Relaxed));
-        let mut groups = WorkerGroups { home, name, made: 0 };
+        let mut groups = WorkerGroups { home, name, made: 0, main: false };
         let shares = WEIGHTS[(nice.clamp(-20, 19) + 20) as usize].to_string();
+        let weighed = |g: &Path| std::fs::write(g.join("cpu.shares"), &shares).ok();
         while groups.made < workers {
             let g = groups.group(groups.made);
             std::fs::create_dir(&g).ok()?;
             groups.made += 1;
-            std::fs::write(g.join("cpu.shares"), &shares).ok()?;
+            weighed(&g)?;
         }
+        let main = groups.main_group();
+        std::fs::create_dir(&main).ok()?;
+        groups.main = true;
+        weighed(&main)?;
+        // SAFETY: gettid has no preconditions.
+        std::fs::write(main.join("tasks"), unsafe { libc::gettid() }.to_string()).ok()?;
         Some(groups)
     }
 
     fn group(&self, worker: usize) -> PathBuf {
         self.home.join(format!("{}-w{worker}", self.name))
+    }
+
+    fn main_group(&self) -> PathBuf {
+        self.home.join(format!("{}-main", self.name))
     }
 
     /// Moves thread `tid` into the group of worker `worker`; the io-wq threads it starts
@@ -129,8 +155,7 @@ impl Drop for WorkerGroups {
     fn drop(&mut self) {
         // A worker that could not end (its I/Os given up in io-wq) goes back with its io-wq
         // threads; a thread that cannot leaves its group to `remove_abandoned`.
-        for i in 0..self.made {
-            let g = self.group(i);
+        for g in (0..self.made).map(|i| self.group(i)).chain(self.main.then(|| self.main_group())) {
             for tid in std::fs::read_to_string(g.join("tasks")).unwrap_or_default().lines() {
                 let _ = std::fs::write(self.home.join("tasks"), tid);
             }
