@@ -145,15 +145,6 @@ fn a_worker_on_zram_gets_one_io_wq_thread_at_a_time() {
     assert!(!engine.contains("io-wq"), "{engine}");
 }
 
-/// Where the kernel's cgroup v1 CPU hierarchy is mounted, if it is.
-fn cpu_hierarchy() -> Option<std::path::PathBuf> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let line = info
-        .lines()
-        .find(|l| l.split_once(" - cgroup ").is_some_and(|(_, opts)| opts.split([' ', ',']).any(|o| o == "cpu")))?;
-    Some(line.split(' ').nth(4).unwrap().into())
-}
-
 /// Each worker's CPU time is a group of its own (cpu_groups.rs): two workers on zram, threads
 /// of one group, kept another session's processes off both CPUs for seconds. During a run of
 /// two workers each worker's thread has a CPU cgroup of its own, the io-wq threads it started
@@ -164,7 +155,7 @@ fn cpu_hierarchy() -> Option<std::path::PathBuf> {
 /// Where there is no such hierarchy (cgroup v2 alone), the document says the workers had none.
 #[test]
 fn each_worker_runs_in_a_cpu_cgroup_of_its_own() {
-    let Some(hierarchy) = cpu_hierarchy() else {
+    let Some(hierarchy) = cgroup_mount("cgroup", Some("cpu")) else {
         let doc = json(&["run", "--target", "null", "--workers", "2", "--time", "200ms", "--ramp", "0s"]);
         assert_eq!(doc["host"]["worker_cgroups"], false, "no cgroup v1 CPU hierarchy here");
         eprintln!("no cgroup v1 CPU hierarchy: the workers' own groups were not tried");

@@ -253,19 +253,10 @@ struct CpuCgroup(std::path::PathBuf);
 
 impl CpuCgroup {
     fn new(tag: &str) -> CpuCgroup {
-        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-        let mount = |fs: &str, opt: Option<&str>| {
-            info.lines().find_map(|l| {
-                let (before, after) = l.split_once(" - ")?;
-                let f: Vec<&str> = after.split(' ').collect();
-                let opts_match = opt.is_none_or(|o| f.get(2).is_some_and(|s| s.split(',').any(|x| x == o)));
-                (f[0] == fs && opts_match).then(|| std::path::PathBuf::from(before.split(' ').nth(4).unwrap()))
-            })
-        };
-        let root = match mount("cgroup", Some("cpu")) {
+        let root = match cgroup_mount("cgroup", Some("cpu")) {
             Some(v1) => v1,
             None => {
-                let v2 = mount("cgroup2", None).expect("a cgroup hierarchy with the CPU controller");
+                let v2 = cgroup_mount("cgroup2", None).expect("a cgroup hierarchy with the CPU controller");
                 let enabled = std::fs::read_to_string(v2.join("cgroup.subtree_control")).unwrap();
                 if !enabled.split_whitespace().any(|c| c == "cpu") {
                     std::fs::write(v2.join("cgroup.subtree_control"), "+cpu").unwrap();

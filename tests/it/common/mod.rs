@@ -762,3 +762,15 @@ pub fn online_cpus() -> usize {
         .map(|r| r.split_once('-').map_or(1, |(a, b)| b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1))
         .sum()
 }
+
+/// Where a cgroup hierarchy of type `fs` (`cgroup` for v1, `cgroup2`) is mounted, the first
+/// whose super options include `option` where one is named (`cpu`: the CPU controller's).
+pub fn cgroup_mount(fs: &str, option: Option<&str>) -> Option<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines().find_map(|l| {
+        let (before, after) = l.split_once(" - ")?;
+        let f: Vec<&str> = after.split(' ').collect();
+        let opts_match = option.is_none_or(|o| f.get(2).is_some_and(|s| s.split(',').any(|x| x == o)));
+        (f[0] == fs && opts_match).then(|| PathBuf::from(before.split(' ').nth(4).unwrap()))
+    })
+}
