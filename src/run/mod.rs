@@ -131,14 +131,23 @@ fn share(total: Option<u64>, n: usize, i: usize) -> Option<u64> {
     total.map(|t| t / n as u64 + u64::from((i as u64) < t % n as u64))
 }
 
-/// Targets of workers that gave up I/Os the kernel still holds in io-wq threads (see
-/// [`held_targets`]).
-static HELD: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Targets of workers that gave up I/Os the kernel still holds, each with the worker's thread
+/// id (see [`held_targets`]).
+static HELD: Mutex<Vec<(String, u32)>> = Mutex::new(Vec::new());
 
 /// The targets on which I/Os given up still wait for a filesystem that does not answer: until
-/// they end, this process cannot exit (its io-wq threads wait uninterruptibly).
+/// they end, this process cannot exit. A worker that gave up I/Os leaves its ring to the
+/// kernel, and its thread's exit waits for them (and for its io-wq threads, which end with the
+/// I/O each serves). Those whose threads end within two seconds (given up at a second stop
+/// request on a device that answers) are not named: the process exits when they end.
 pub fn held_targets() -> Vec<String> {
-    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let held = HELD.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let alive = |tid: u32| std::path::Path::new(&format!("/proc/self/task/{tid}")).exists();
+    while held.iter().any(|&(_, tid)| alive(tid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut held: Vec<String> = held.into_iter().filter(|&(_, tid)| alive(tid)).map(|(t, _)| t).collect();
     held.sort();
     held.dedup();
     held
@@ -220,7 +229,7 @@ fn run_workload(
         }
         w
     };
-    let outcomes = collect(prep, plans, handles, outcomes);
+    let outcomes = collect(prep, plans, &ctl.live, handles, outcomes);
     // A log that failed is said, and the results are kept: they do not depend on it.
     for w in writers {
         if let Some(e) = w.join().ok().and_then(std::result::Result::err) {
@@ -345,6 +354,7 @@ fn spawn_workers(
 fn collect(
     prep: &Prepared,
     plans: &[WorkerPlan],
+    live: &[Live],
     handles: Vec<JoinHandle<()>>,
     received: mpsc::Receiver<(usize, WorkerOutcome)>,
 ) -> Vec<WorkerOutcome> {
@@ -352,12 +362,12 @@ fn collect(
     assert_eq!(outcomes.len(), handles.len(), "a worker thread panicked");
     outcomes.sort_by_key(|(i, _)| *i);
     let outcomes: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
-    for ((h, o), plan) in handles.into_iter().zip(&outcomes).zip(plans) {
+    for (((h, o), plan), live) in handles.into_iter().zip(&outcomes).zip(plans).zip(live) {
         if !o.held.is_empty() {
-            // Never joined: its thread id stays valid, and nothing waits for it but the exit.
+            // Never joined: nothing waits for it but the exit.
             std::mem::forget(h);
             let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            held.extend(o.held.iter().map(|&t| prep.targets()[plan.targets[t].target].path.clone()));
+            held.extend(o.held.iter().map(|&t| (prep.targets()[plan.targets[t].target].path.clone(), live.tid())));
         } else {
             h.join().expect("worker thread panicked");
         }

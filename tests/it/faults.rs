@@ -215,6 +215,46 @@ fn a_file_whose_filesystem_stops_answering_ends_in_bounded_time() {
     assert_eq!(status.code(), Some(1));
 }
 
+/// I/Os given up at a second stop request on a filesystem that answers late but answers
+/// (faultfs holds each read 500 ms): the process exits once they end, and does not say that it
+/// cannot (that is for I/Os still held two seconds on, as in the test above). Both requests
+/// are sent at once; a try whose I/O completed before the give-up proves nothing and is made
+/// again: the window from the requests to the give-up is tens of ms of each 500 ms read, so
+/// 8 tries all without a give-up is a chance under 10^-6.
+#[test]
+fn io_given_up_that_then_ends_lets_the_process_exit_without_a_word() {
+    let fs = FaultFs::new(&["--delay", "500"]);
+    let dir = scratch("gave-up");
+    let disk = fs.disk();
+    let a = ["run", "--target", &disk, "--qd", "1", "--ramp", "0s", "--time", "60s", "--json", "out.json"];
+    for _ in 0..8 {
+        let _ = std::fs::remove_file(dir.join("out.json"));
+        let mut child = command_in(&dir, &a).args(["--no-history", "-q"]).stderr(Stdio::piped()).spawn().unwrap();
+        wait_for_workers(&mut child);
+        std::thread::sleep(Duration::from_millis(1200));
+        // SAFETY: signalling our own child; two signals, as a signal sent while the same one is
+        // pending is lost.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+        let t0 = Instant::now();
+        let out = output_of(child);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // The read ends within 500 ms of the give-up; the rest is a loaded host's.
+        assert!(t0.elapsed() < Duration::from_secs(5), "exit took {:?}: {stderr}", t0.elapsed());
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert!(stderr.contains("stopping now"), "{stderr}");
+        assert!(!stderr.contains("cannot exit"), "{stderr}");
+        let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+        // A read given up is counted failed with ETIMEDOUT.
+        if doc["results"][0]["first_error"]["errno"] == libc::ETIMEDOUT {
+            return;
+        }
+    }
+    panic!("in 8 tries no read was in flight at the give-up");
+}
+
 /// A loop device detached mid-run (`losetup -d`): the kernel only marks a device in use for
 /// detaching when its last user closes it, so the run goes on to its end without an error,
 /// every block read back checks, the device is gone afterwards, and what the run wrote is in
