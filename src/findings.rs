@@ -341,9 +341,8 @@ fn held_off_cpu<'a>(
     let mut offers = Vec::new();
     if r.workers.len() > cpus {
         offers.push(format!(
-            "the {} workers outnumber the {cpus} CPU(s) they may run on and take turns on them with the \
-             threads serving their I/Os: {cpus} or fewer, one on each CPU (--cpus LIST --cpus-policy split), measure the \
-             storage rather than the CPUs' sharing",
+            "the {} workers outnumber the {cpus} CPU(s) they may run on and take turns on them, each with the \
+             threads serving its I/Os: {cpus} or fewer, one on each CPU, measure the storage rather than the CPUs' sharing",
             r.workers.len()
         ));
     }

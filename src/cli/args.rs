@@ -247,7 +247,8 @@ pub struct WorkerFlags {
     #[arg(long, value_name = "N")]
     pub rate_mbps: Option<f64>,
     /// Run the workers on these CPUs only (e.g. 0-3,8; each worker may use all of them, as
-    /// fio's cpus_allowed).
+    /// fio's cpus_allowed). Without it, workers that outnumber the CPUs this process may use
+    /// each get one of them in turn, as --cpus-policy split.
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// How the workers share --cpus: `shared`, each may use all of them; `split`, each on one

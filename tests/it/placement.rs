@@ -103,6 +103,69 @@ fn split_workers_each_keep_one_cpu_of_the_list() {
     }
 }
 
+/// Workers given no CPUs that outnumber those the process may use (held to two here, as a
+/// 2-CPU host's) each keep one of them in turn, as a split does, by the kernel's record of each
+/// worker thread's affinity, and the document says each one's CPU; as many workers as CPUs
+/// stay free on both.
+#[test]
+fn workers_that_outnumber_the_processes_cpus_keep_one_each_in_turn() {
+    use std::os::unix::process::CommandExt;
+    let own: Vec<u32> = (0..libc::CPU_SETSIZE as u32).filter(|&c| allowed(std::process::id(), c)).collect();
+    let cpus: Vec<u32> = own.iter().copied().take(2).collect();
+    for workers in [cpus.len() + 1, cpus.len()] {
+        let dir = scratch("outnumbered");
+        let n = workers.to_string();
+        let args = ["run", "--target", "null", "--workers", &n, "--time", "2s", "--json", "-", "--no-history"];
+        let mut c = command_in(&dir, &args);
+        c.args(LINES).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let set = cpus.clone();
+        // SAFETY: sched_setaffinity(2) is async-signal-safe and changes only the child.
+        unsafe {
+            c.pre_exec(move || {
+                let mut mask: libc::cpu_set_t = std::mem::zeroed();
+                set.iter().for_each(|&c| libc::CPU_SET(c as usize, &mut mask));
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mask);
+                Ok(())
+            })
+        };
+        let mut child = c.spawn().unwrap();
+        wait_for_line(&dir, &mut child, recording);
+        let test = test_process(child.id());
+        let mut seen: Vec<(String, Vec<u32>)> = std::fs::read_dir(format!("/proc/{test}/task"))
+            .unwrap()
+            .filter_map(|t| {
+                let tid: u32 = t.ok()?.file_name().to_str()?.parse().ok()?;
+                let comm = std::fs::read_to_string(format!("/proc/{test}/task/{tid}/comm")).ok()?;
+                let comm = comm.trim().strip_prefix("iogauge-w")?.to_string();
+                Some((comm, cpus.iter().copied().filter(|&c| allowed(tid, c)).collect()))
+            })
+            .collect();
+        seen.sort();
+        let out = output_of(child);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let want: Vec<Vec<u32>> = match workers > cpus.len() {
+            true => (0..workers).map(|i| vec![cpus[i % cpus.len()]]).collect(),
+            false => vec![cpus.clone(); workers],
+        };
+        let got: Vec<Vec<u32>> = seen.iter().map(|(_, c)| c.clone()).collect();
+        assert_eq!(got, want, "{workers} workers on CPUs {cpus:?}: {seen:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let said: Vec<serde_json::Value> =
+            doc["results"][0]["workers"].as_array().unwrap().iter().map(|w| w["cpus"].clone()).collect();
+        assert_eq!(said, want.iter().map(|c| serde_json::json!(c)).collect::<Vec<_>>(), "{workers} workers");
+    }
+}
+
+/// Whether thread `tid` may run on `cpu`, by the kernel's record (`Cpus_allowed_list`).
+fn allowed(tid: u32, cpu: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).unwrap();
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim();
+    list.split(',').any(|r| match r.split_once('-') {
+        Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).contains(&cpu),
+        None => r.parse::<u32>().unwrap() == cpu,
+    })
+}
+
 #[test]
 fn unpinned_workers_report_the_process_cpus_and_targets_their_node() {
     let lo = LoopDev::new(16 << 20);
