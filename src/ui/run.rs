@@ -13,6 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,9 @@ const KEPT_LINES: usize = 3600;
 const KEPT_MESSAGES: usize = 64 << 10;
 /// How long the workbench, when it ends, waits for a run it stopped to save its result.
 const END_GRACE: Duration = Duration::from_secs(40);
+
+/// How long, after a child's exit, its last words are waited for (see `spawn`).
+const READ_AFTER_EXIT: Duration = Duration::from_secs(5);
 
 /// Which command runs the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,7 +225,7 @@ impl Runs {
         // and its exit status says why.
         let _ = stdin.write_all(toml.as_bytes());
         drop(stdin);
-        follow(&mut child, said);
+        let readers = follow(&mut child, said);
         let pid = child.id();
         let waiter = Arc::clone(said);
         std::thread::spawn(move || {
@@ -231,6 +235,13 @@ impl Runs {
             unsafe {
                 let mut info: libc::siginfo_t = std::mem::zeroed();
                 libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
+            }
+            // What it wrote last (the history id it was saved under) is read before its end
+            // is said: on a loaded host a reader can run well after the exit. A pipe held open
+            // by something the child left running ends the wait after a few seconds.
+            let until = Instant::now() + READ_AFTER_EXIT;
+            while readers.iter().any(|r| !r.is_finished()) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
             }
             let mut said = lock(&waiter);
             let status = child.wait().map_or(1, |s| {
@@ -304,12 +315,12 @@ impl Runs {
 }
 
 /// Reads the child's stdout (its live lines) and stderr (its messages) into `said`, each on a
-/// thread that ends with the child's end of the pipe.
-fn follow(child: &mut Child, said: &Arc<Mutex<Said>>) {
-    read_lines(child.stdout.take().expect("piped"), said);
+/// thread that ends with the child's end of the pipe: the two threads.
+fn follow(child: &mut Child, said: &Arc<Mutex<Said>>) -> [JoinHandle<()>; 2] {
+    let lines = read_lines(child.stdout.take().expect("piped"), said);
     let mut err = child.stderr.take().expect("piped");
     let s = Arc::clone(said);
-    std::thread::spawn(move || {
+    let messages = std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         let mut pending = String::new();
         while let Ok(n @ 1..) = err.read(&mut buf) {
@@ -330,10 +341,12 @@ fn follow(child: &mut Child, said: &Arc<Mutex<Said>>) {
         }
         lock(&s).messages.push_str(&pending);
     });
+    [lines, messages]
 }
 
-/// Reads a run's live lines from `from` into `said`, on a thread that ends with the pipe.
-fn read_lines(from: impl Read + Send + 'static, said: &Arc<Mutex<Said>>) {
+/// Reads a run's live lines from `from` into `said`, on a thread that ends with the pipe: that
+/// thread.
+fn read_lines(from: impl Read + Send + 'static, said: &Arc<Mutex<Said>>) -> JoinHandle<()> {
     let s = Arc::clone(said);
     std::thread::spawn(move || {
         for line in BufReader::new(from).lines().map_while(std::result::Result::ok) {
@@ -346,7 +359,7 @@ fn read_lines(from: impl Read + Send + 'static, said: &Arc<Mutex<Said>>) {
                 s.lines.remove(0);
             }
         }
-    });
+    })
 }
 
 /// A pipe: its read end, its write end.
