@@ -40,11 +40,13 @@ fn main() {
             std::process::exit(2);
         }
         Err(e) => {
-            // One line: clap's first, without its usage block, a range in words, and the help
-            // of the command given.
+            // One line: clap's first, without its usage block, a range in words, what clap
+            // would have said below it (the names a flag takes, the nearest to what was
+            // typed), and the help of the command given.
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
-            eprintln!("iogauge: {} (see 'iogauge {}--help')", in_words(first), command_of_args());
+            let help = if e.kind() == ErrorKind::InvalidSubcommand { String::new() } else { command_of_args() };
+            eprintln!("iogauge: {}{} (see 'iogauge {help}--help')", in_words(first), choices(&e));
             std::process::exit(2);
         }
     };
@@ -97,6 +99,33 @@ fn in_words(message: &str) -> String {
         Some(("0", hi)) if type_max(hi) => format!("{before} is too large"),
         Some((lo, hi)) => format!("{before} is out of range: give {lo} to {hi}"),
         None => message.to_string(),
+    }
+}
+
+/// What clap says below its first line, on that line: `: give wrap or scale`, `: did you mean
+/// --time?`; empty where it says nothing of the kind.
+fn choices(e: &clap::Error) -> String {
+    let words = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    // Clap lists the most alike last.
+    let nearest = [ContextKind::SuggestedSubcommand, ContextKind::SuggestedArg, ContextKind::SuggestedValue]
+        .into_iter()
+        .flat_map(words)
+        .rev()
+        .collect::<Vec<_>>();
+    let valid = words(ContextKind::ValidValue);
+    if !nearest.is_empty() {
+        format!(": did you mean {}?", nearest.join(" or "))
+    } else if let Some((last, rest)) = valid.split_last().filter(|_| e.kind() == ErrorKind::InvalidValue) {
+        match rest {
+            [] => format!(": give {last}"),
+            _ => format!(": give {} or {last}", rest.join(", ")),
+        }
+    } else {
+        String::new()
     }
 }
 

@@ -66,6 +66,16 @@ fn flags() {
     rejected(&["run", "--io-wq-threads", "99999999999"], "99999999999 is too large (see 'iogauge run --help')");
     rejected(&["run", "--io-wq-threads", "5000"], "io_wq_threads = 5000: give 1 to 4096");
     rejected(&["run", "--spec", "oltp"], "did you mean 'oltp-4k', 'oltp-8k'");
+    // What clap says below its first line is said on it: the names a flag takes, the nearest
+    // flag or command to what was typed, and no help of a command that does not exist.
+    rejected(&["run", "--cpus-policy", "bogus"], "'bogus' for '--cpus-policy <POLICY>': give shared or split (see");
+    rejected(&["run", "--cpus-policy", "spli"], "did you mean split?");
+    rejected(
+        &["run", "--tme", "1s"],
+        "unexpected argument '--tme' found: did you mean --time? (see 'iogauge run --help')",
+    );
+    rejected(&["histry"], "unrecognized subcommand 'histry': did you mean history");
+    rejected(&["histry"], "(see 'iogauge --help')");
     // A bare word one letter from `null` names no file to make a gigabyte of (issue 48).
     let dir = scratch("nul");
     for typo in ["nul", "nulll", "Null", "nill"] {
