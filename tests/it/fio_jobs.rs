@@ -230,6 +230,13 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\nfilesize=1m-8m\n", "filesize: 1m-8m: a range of sizes: iogauge makes every file one size"),
         ("[a]\n[b]\nwait_for=nope\n", "wait_for=nope: no job named nope before [b]"),
         ("[a]\n[b]\nwait_for=b\n", "wait_for=b: no job named b before [b]"),
+        // fio's engine and job options away from their defaults: what iogauge does instead.
+        ("[a]\nhipri\n", "j.fio:5: hipri: iogauge waits for completions and does not poll"),
+        ("[a]\nsqthread_poll=1\n", "sqthread_poll=1: each worker submits on its own thread"),
+        ("[a]\nforce_async=4\n", "--io-wq-threads N"),
+        ("[a]\nstartdelay=2s\n", "startdelay=2s: every worker starts with the test; remove it"),
+        ("[a]\nallow_mounted_write=1\n", "command line only, by name: --allow-mounted-write DEV"),
+        ("[a]\nioscheduler=mq-deadline\n", "(echo mq-deadline > /sys/block/DEV/queue/scheduler)"),
         // Groups of other workers: what differs, in fio's words.
         (
             "[a]\n[b]\nstonewall\nnumjobs=2\nnumber_ios=50\n",
@@ -289,6 +296,30 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     let out = iogauge_in(&dir, &["convert", "logs.fio"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("differ in write_*_log (. and unset)") && !err.contains("Some("), "{err}");
+}
+
+/// A job file that names fio's engine and job options at their defaults, or options of fio's
+/// loop and reports, runs the same job as without them (job files tuned for fio carry
+/// `hipri=0`, `sqthread_poll=0`, `stats`, `bwavgtime`...), the reporting ones said once.
+#[test]
+fn fios_defaults_named_change_nothing() {
+    let dir = scratch("fio-defaults");
+    let base = "[global]\nioengine=io_uring\ndirect=1\nfilename=t.file\nsize=8m\nrw=randread\niodepth=8\n[a]\n";
+    let convert = |extra: &str| {
+        std::fs::write(dir.join("j.fio"), format!("{base}{extra}")).unwrap();
+        let out = iogauge_in(&dir, &["convert", "j.fio"]);
+        assert!(out.status.success(), "{extra}: {}", String::from_utf8_lossy(&out.stderr));
+        (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (plain, said) = convert("");
+    assert_eq!(said, "");
+    let defaults = "hipri=0\nsqthread_poll=0\nsqthread_poll_cpu=1\nforce_async=0\nuncached=0\nstartdelay=0s\n\
+                    end_fsync=0\nallow_mounted_write=0\nnonvectored=1\noverwrite=1\n";
+    assert_eq!(convert(defaults), (plain.clone(), String::new()));
+    let (job, said) = convert("stats=1\nbwavgtime=500\niopsavgtime=500\nsignificant_figures=6\nclocksource=cpu\n");
+    assert_eq!(job, plain);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("stats, bwavgtime, iopsavgtime, significant_figures, clocksource: fio's reporting"), "{said}");
 }
 
 /// fio's stonewall groups each do their own size (fio's examples/ssd-test.fio, its size

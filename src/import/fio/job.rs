@@ -9,6 +9,25 @@ use crate::config::{Content, DataPattern};
 use crate::import::Import;
 use crate::spec::{AccessSpec, Distribution, SpecLine};
 
+/// fio's options that iogauge takes at fio's default only (0, off), and why it does nothing
+/// else.
+const AT_FIO_DEFAULT: &[(&str, &str)] = &[
+    ("hipri", "iogauge waits for completions and does not poll the device for them (IORING_SETUP_IOPOLL)"),
+    ("sqthread_poll", "each worker submits on its own thread; a kernel thread polling its ring would take a CPU beside it"),
+    (
+        "force_async",
+        "iogauge hands an I/O to io-wq only where the target cannot take it without blocking \
+         (--io-wq-threads N lets more threads serve them)",
+    ),
+    ("uncached", "iogauge's buffered I/O keeps what it reads and writes in the page cache"),
+    ("startdelay", "every worker starts with the test"),
+    ("end_fsync", "iogauge does not flush at the test's end (fsync=N flushes every N writes)"),
+    (
+        "allow_mounted_write",
+        "leave to write a mounted device is given on iogauge's command line only, by name: --allow-mounted-write DEV",
+    ),
+];
+
 /// One job's options, as fio reads them.
 #[derive(Debug, Clone)]
 pub(super) struct FioJob {
@@ -343,8 +362,34 @@ impl FioJob {
                 "new_group" => self.new_group = flag(o)?,
                 "wait_for" => self.wait_for = Some((v.trim().to_string(), o.at.clone())),
                 // Reporting and process model: no bearing on what runs (iogauge reports the
-                // group's totals and each worker anyway).
-                "group_reporting" | "thread" | "threads" => {}
+                // group's totals and each worker anyway). How fio's loop hands its buffers to
+                // the kernel (one or a vector), and whether it writes a file it creates before
+                // its test: iogauge reads and writes fixed buffers, and writes every file it
+                // creates in full before its test (fio's `overwrite=1`). Where a polling thread
+                // would run, with the polling refused below.
+                "group_reporting" | "thread" | "threads" | "nonvectored" | "overwrite" | "sqthread_poll_cpu" => {}
+                // Options whose fio default is what iogauge does, and nothing else it does:
+                // refused otherwise, with what iogauge does instead (skipped, as an unknown
+                // option is, under --ignore-unknown).
+                key if AT_FIO_DEFAULT.iter().any(|(k, _)| *k == key) || key == "ioscheduler" => {
+                    let off = v.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
+                    if o.value.is_some() && (off.parse::<f64>() == Ok(0.0) || v.trim() == "false") {
+                        continue;
+                    }
+                    let given = o.value.as_deref().map_or(o.key.clone(), |v| format!("{}={}", o.key, v.trim()));
+                    let why = match AT_FIO_DEFAULT.iter().find(|(k, _)| *k == key) {
+                        Some((_, why)) => format!("{why}; remove it"),
+                        None => format!(
+                            "iogauge leaves each device's scheduler as it finds it: set it before the test \
+                             (echo {} > /sys/block/DEV/queue/scheduler) and remove the option",
+                            v.trim()
+                        ),
+                    };
+                    if !import.ignore_unknown {
+                        return Err(format!("{}: {given}: {why}", o.at));
+                    }
+                    ignored.push((o.key.clone(), o.at.clone()));
+                }
                 // What fio measures and prints: iogauge times every I/O (its clock costs ~20 ns
                 // an I/O, docs/performance.md) and gives every percentile anyway.
                 "gtod_reduce"
@@ -355,6 +400,13 @@ impl FioJob {
                 | "clat_percentiles"
                 | "lat_percentiles"
                 | "percentile_list"
+                | "slat_percentiles"
+                | "significant_figures"
+                | "bwavgtime"
+                | "iopsavgtime"
+                | "stats"
+                | "clocksource"
+                | "unit_base"
                 | "unified_rw_reporting" => {
                     if !notes.contains(&o.key) {
                         notes.push(o.key.clone());
