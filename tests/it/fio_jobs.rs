@@ -319,7 +319,10 @@ fn fios_defaults_named_change_nothing() {
     let (job, said) = convert("stats=1\nbwavgtime=500\niopsavgtime=500\nsignificant_figures=6\nclocksource=cpu\n");
     assert_eq!(job, plain);
     assert_eq!(said.lines().count(), 1, "{said}");
-    assert!(said.contains("stats, bwavgtime, iopsavgtime, significant_figures, clocksource: fio's reporting"), "{said}");
+    assert!(
+        said.contains("stats, bwavgtime, iopsavgtime, significant_figures, clocksource: fio's reporting"),
+        "{said}"
+    );
 }
 
 /// fio's stonewall groups each do their own size (fio's examples/ssd-test.fio, its size

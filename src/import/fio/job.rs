@@ -13,7 +13,10 @@ use crate::spec::{AccessSpec, Distribution, SpecLine};
 /// else.
 const AT_FIO_DEFAULT: &[(&str, &str)] = &[
     ("hipri", "iogauge waits for completions and does not poll the device for them (IORING_SETUP_IOPOLL)"),
-    ("sqthread_poll", "each worker submits on its own thread; a kernel thread polling its ring would take a CPU beside it"),
+    (
+        "sqthread_poll",
+        "each worker submits on its own thread; a kernel thread polling its ring would take a CPU beside it",
+    ),
     (
         "force_async",
         "iogauge hands an I/O to io-wq only where the target cannot take it without blocking \
