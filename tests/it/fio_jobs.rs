@@ -461,6 +461,54 @@ fn jobs_bounded_by_size_move_what_fio_moves() {
     }
 }
 
+/// Sizes as shares of the file (`size=50%`, `io_size`, `offset`, `offset_increment`) move
+/// what fio moves, from where fio starts: a share of the device's size, each start rounded up
+/// to the transfer size, each part rounded down to it and ending at the device's end. The
+/// device's size (30 MiB and 12 KiB) makes no share round. Counted from fio's own JSON; the
+/// offsets of both tools' per-I/O logs, one I/O at a time, I/O by I/O.
+#[test]
+fn shares_of_the_file_move_what_fio_moves() {
+    let lo = LoopDev::new((30 << 20) + 12288);
+    let dir = scratch("fio-shares");
+    for (name, opts, same_offsets) in [
+        ("size", "rw=read\nbs=1m\nsize=50%", true),
+        ("offset", "rw=read\nbs=64k\noffset=10%\nsize=25%", true),
+        ("to-the-end", "rw=read\nbs=1m\noffset=60%\nsize=50%", true),
+        ("io_size", "rw=randread\nbs=4k\nio_size=10%\nnorandommap", false),
+        ("copies", "rw=write\nbs=1m\nnumjobs=3\noffset_increment=33%\nsize=33%\ngroup_reporting", false),
+    ] {
+        let (theirs, ours_dir) = (dir.join(format!("fio-{name}")), dir.join(format!("iogauge-{name}")));
+        for d in [&theirs, &ours_dir] {
+            std::fs::create_dir_all(d).unwrap();
+            let job = format!(
+                "[a]\nfilename=${{DEV}}\ndirect=1\nioengine=psync\n{opts}\nwrite_lat_log={}/a\nlog_offset=1\n",
+                d.display()
+            );
+            std::fs::write(d.join("j.fio"), job).unwrap();
+        }
+        let fio = fio(&dir, &theirs.join("j.fio"), &lo.dev);
+        let doc = ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
+        for d in ["read", "write"] {
+            let fio = (num(&fio["jobs"][0][d], "total_ios"), num(&fio["jobs"][0][d], "io_kbytes") * 1024.0);
+            let totals = &doc["results"][0]["totals"];
+            let ours = (num(totals, &format!("{d}_ios")), num(totals, &format!("{d}_bytes")));
+            assert_eq!(fio, ours, "{name}: {d} I/Os and bytes, fio's then iogauge's");
+        }
+        if same_offsets {
+            let offsets = logged_offsets(&ours_dir);
+            assert_eq!(offsets.len() as f64, num(&doc["results"][0]["totals"], "ios"), "{name}: one line an I/O");
+            assert_eq!(logged_offsets(&theirs), offsets, "{name}: offsets, fio's then iogauge's");
+        }
+    }
+    // A share needs the file, of one size: one line, naming it.
+    let missing = dir.join("missing");
+    std::fs::write(dir.join("m.fio"), format!("[a]\nfilename={}\nrw=read\nsize=50%\n", missing.display())).unwrap();
+    let out = iogauge_in(&dir, &["convert", "m.fio"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("m.fio:4: size as a share of the file needs the file:") && err.contains("give it in bytes"));
+}
+
 /// `blockalign` puts random offsets on its boundary, and `loops` repeats a job's count (issue
 /// 47: both refused). Offsets read from iogauge's own I/O log.
 /// Sizes mean what fio makes of them (parse.c), checked against the fio installed: under its

@@ -49,6 +49,15 @@ pub(super) struct FioJob {
     pub(super) offset: u64,
     /// `offset_increment`: copy N of `numjobs` starts at `offset + N * offset_increment`.
     pub(super) offset_increment: u64,
+    /// Where either of those two was a share of the file (`offset=25%`): the boundary each
+    /// copy's start is rounded up to, as fio rounds it (the job's smallest transfer).
+    pub(super) offset_align: u64,
+    /// `size=P%`: P % of each file, and the files' size it was taken of (each copy's part
+    /// ends at the file's end, as fio's does).
+    pub(super) size_share: Option<(u64, u64)>,
+    /// Sizes written as shares of each file (`size=50%`), resolved once the job's files
+    /// are known: (option, share, where written).
+    shares: Vec<(String, u64, String)>,
     pub(super) io_size: Option<u64>,
     pub(super) number_ios: Option<u64>,
     pub(super) filenames: Vec<String>,
@@ -173,6 +182,9 @@ impl FioJob {
             size: None,
             offset: 0,
             offset_increment: 0,
+            offset_align: 0,
+            size_share: None,
+            shares: Vec::new(),
             io_size: None,
             number_ios: None,
             filenames: Vec::new(),
@@ -248,7 +260,18 @@ impl FioJob {
             // Fresh for each option: a transfer size's check and the warning ask of its own.
             let units = Units::new(kb_base);
             let size = |v: &str| units.size(v).map_err(bad);
+            let share = matches!(o.key.as_str(), "size" | "io_size" | "io_limit" | "offset" | "offset_increment")
+                .then(|| v.trim().strip_suffix('%'))
+                .flatten();
             match o.key.as_str() {
+                // A share of each file's size, taken once the files are known.
+                _ if share.is_some() => {
+                    let pct = share.and_then(whole_number).filter(|p| (1..=100).contains(p));
+                    let pct = pct.ok_or_else(|| bad(format!("{v}: give a share of the file of 1% to 100%")))?;
+                    let key = if o.key == "io_limit" { "io_size" } else { o.key.as_str() };
+                    self.shares.retain(|(k, _, _)| k != key);
+                    self.shares.push((key.to_string(), pct, o.at.clone()));
+                }
                 "name" => self.name = v.to_string(),
                 "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),
                 // fio's default; `identical` repeats the last offset between seeks.
@@ -278,15 +301,27 @@ impl FioJob {
                 "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
                 "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
                 "time_based" => self.time_based = flag(o)?,
-                "size" => self.size = Some(size(v)?),
+                "size" => {
+                    self.size = Some(size(v)?);
+                    self.shares.retain(|(k, _, _)| k != "size");
+                }
                 // Each file's size: with no `size`, the job's region is all of its files, as fio's.
                 "filesize" if v.contains(['-', ':']) => {
                     return Err(bad(format!("{v}: a range of sizes: iogauge makes every file one size, give one")));
                 }
                 "filesize" => filesize = Some(size(v)?),
-                "offset" => self.offset = size(v)?,
-                "offset_increment" => self.offset_increment = size(v)?,
-                "io_size" | "io_limit" => self.io_size = Some(size(v)?),
+                "offset" => {
+                    self.offset = size(v)?;
+                    self.shares.retain(|(k, _, _)| k != "offset");
+                }
+                "offset_increment" => {
+                    self.offset_increment = size(v)?;
+                    self.shares.retain(|(k, _, _)| k != "offset_increment");
+                }
+                "io_size" | "io_limit" => {
+                    self.io_size = Some(size(v)?);
+                    self.shares.retain(|(k, _, _)| k != "io_size");
+                }
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
                 "uri" => self.uri = Some(v.to_string()),
@@ -506,7 +541,72 @@ impl FioJob {
             let whole = each.saturating_mul(self.targets(0).len() as u64);
             self.size = Some(self.size.map_or(whole, |s| s.min(whole)));
         }
+        self.take_shares()
+    }
+
+    /// Sizes written as shares of each file, in bytes, as fio takes them when the job starts
+    /// (its `get_start_offset` and `setup_files`): `offset` and `offset_increment` P % of the
+    /// file, each copy's start rounded up to the smallest transfer; `size` P % of the file,
+    /// rounded down to it and ending at the file's end; `io_size` P % of that part. The files
+    /// must exist and be of one size (iogauge gives each file of a job an equal part).
+    fn take_shares(&mut self) -> Result<(), String> {
+        let Some((first, _, at)) = self.shares.first().cloned() else { return Ok(()) };
+        let files = self.targets(0);
+        let sizes: Vec<_> = match self.engine {
+            Engine::Null | Engine::Nbd | Engine::Libiscsi => Vec::new(),
+            _ => files.iter().map(|f| crate::targets::existing_size(Path::new(f)).ok()).collect(),
+        };
+        let real = match sizes.as_slice() {
+            [Some(real), rest @ ..] if rest.iter().all(|s| *s == Some(*real)) && *real > 0 => *real,
+            [Some(_), ..] if sizes.iter().all(Option::is_some) => {
+                return Err(format!("{at}: {first} as a share of files of different sizes: give it in bytes"));
+            }
+            _ => {
+                let missing = files.iter().zip(&sizes).find(|(_, s)| s.is_none()).map_or("the job", |(f, _)| f);
+                return Err(format!(
+                    "{at}: {first} as a share of the file needs the file: {missing} is not an existing file or \
+                     device; give it in bytes"
+                ));
+            }
+        };
+        let bs = self.sizes.iter().flatten().map(|(bs, _)| *bs).min().unwrap_or(4096).max(1);
+        let share = |key: &str| self.shares.iter().find(|(k, _, _)| k == key).map(|(_, p, _)| *p);
+        if let Some(p) = share("offset") {
+            self.offset = real * p / 100;
+        }
+        if let Some(p) = share("offset_increment") {
+            self.offset_increment = real * p / 100;
+        }
+        if share("offset").is_some() || share("offset_increment").is_some() {
+            self.offset_align = bs;
+        }
+        if let Some(p) = share("size") {
+            self.size_share = Some((p, real));
+            self.size = Some(self.part(0) * files.len() as u64);
+        }
+        if let Some(p) = share("io_size") {
+            let part = if self.size_share.is_some() { self.part(0) } else { real.saturating_sub(self.offset_of(0)) };
+            self.io_size = Some(part * p / 100 * files.len() as u64);
+        }
         Ok(())
+    }
+
+    /// Where copy `copy` of the job starts in each file.
+    pub(super) fn offset_of(&self, copy: u32) -> u64 {
+        let raw = self.offset + copy as u64 * self.offset_increment;
+        match self.offset_align {
+            0 => raw,
+            a => raw.div_ceil(a) * a,
+        }
+    }
+
+    /// With `size=P%`, copy `copy`'s part of each file: P % of it, rounded down to the job's
+    /// smallest transfer, ending at the file's end (fio's `setup_files`).
+    pub(super) fn part(&self, copy: u32) -> u64 {
+        let Some((p, real)) = self.size_share else { return 0 };
+        let bs = self.sizes.iter().flatten().map(|(bs, _)| *bs).min().unwrap_or(4096).max(1);
+        let part = (real * p / 100).min(real.saturating_sub(self.offset_of(copy)));
+        part - part % bs
     }
 
     /// Keeps `at` (where, and how written) as the first size in fio's opposite units, if
@@ -640,7 +740,7 @@ impl FioJob {
             return None;
         }
         let sizes = self.targets(0).into_iter().map(|f| crate::targets::existing_size(Path::new(&f)).ok());
-        sizes.map(|s| s.map(|s| s.saturating_sub(self.offset))).sum::<Option<u64>>().filter(|&b| b > 0)
+        sizes.map(|s| s.map(|s| s.saturating_sub(self.offset_of(0)))).sum::<Option<u64>>().filter(|&b| b > 0)
     }
 
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's

@@ -345,7 +345,7 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
         let base = WorkerConfig {
             outstanding: outstanding / files,
             working_set: j.size.map(|s| s / files as u64),
-            offset: j.offset,
+            offset: j.offset_of(0),
             rate_iops: j.rate_iops,
             rate_mbps: j.rate_mbps,
             cpus: j.cpus_of(thread),
@@ -361,9 +361,11 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
         if j.copies_apart() {
             for c in 0..j.numjobs {
                 let name = Some(if j.numjobs > 1 { format!("{}.{c}", j.name) } else { j.name.clone() });
-                let offset = j.offset + c as u64 * j.offset_increment;
+                let offset = j.offset_of(c);
                 let cpus = j.cpus_of(thread + c);
-                out.push(WorkerConfig { name, targets: j.targets(c), offset, cpus, ..base.clone() });
+                // A part of each file taken as a share ends at the file's end in each copy.
+                let working_set = if j.size_share.is_some() { Some(j.part(c)) } else { base.working_set };
+                out.push(WorkerConfig { name, targets: j.targets(c), offset, cpus, working_set, ..base.clone() });
             }
         } else {
             out.push(WorkerConfig { name: Some(j.name.clone()), count: j.numjobs, targets, ..base });
