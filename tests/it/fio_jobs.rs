@@ -509,6 +509,47 @@ fn shares_of_the_file_move_what_fio_moves() {
     assert!(err.contains("m.fio:4: size as a share of the file needs the file:") && err.contains("give it in bytes"));
 }
 
+/// `nrfiles` without `filename`: each copy its own files, named and sized as fio names and
+/// sizes them (`NAME.COPY.FILE`, `size` over the files), every byte of them written.
+#[test]
+fn nrfiles_gives_each_copy_its_files() {
+    let dir = scratch("fio-nrfiles");
+    let listing = |d: &Path| {
+        let mut files: Vec<(String, u64)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name() != "j.fio")
+            .map(|e| (e.file_name().to_string_lossy().to_string(), e.metadata().unwrap().len()))
+            .collect();
+        files.sort();
+        files
+    };
+    let (theirs, ours_dir) = (dir.join("fio"), dir.join("iogauge"));
+    for d in [&theirs, &ours_dir] {
+        std::fs::create_dir_all(d).unwrap();
+        let job = format!(
+            "[x]\nnrfiles=3\nsize=3m\ndirectory={}\nrw=write\nbs=64k\nnumjobs=2\niodepth=3\nioengine=libaio\n\
+             direct=1\ngroup_reporting\n",
+            d.display()
+        );
+        std::fs::write(d.join("j.fio"), job).unwrap();
+    }
+    let fio = fio(&dir, &theirs.join("j.fio"), "");
+    let job = ours_dir.join("j.fio");
+    let out = command_in(&dir, &["run", job.to_str().unwrap(), "--json", "-", "--no-history"]).output().unwrap();
+    assert!(out.status.success(), "iogauge: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(num(&fio["jobs"][0]["write"], "io_kbytes") * 1024.0, 6.0 * 1048576.0);
+    assert_eq!(num(&doc["results"][0]["totals"], "write_bytes"), 6.0 * 1048576.0);
+    let names = ["x.0.0", "x.0.1", "x.0.2", "x.1.0", "x.1.1", "x.1.2"];
+    assert_eq!(listing(&theirs), names.map(|n| (n.to_string(), 1 << 20)).to_vec());
+    assert_eq!(listing(&theirs), listing(&ours_dir));
+    for n in names {
+        let data = std::fs::read(ours_dir.join(n)).unwrap();
+        assert!(data.chunks(4096).all(|b| b.iter().any(|&x| x != 0)), "{n}: a block left unwritten");
+    }
+}
+
 /// `blockalign` puts random offsets on its boundary, and `loops` repeats a job's count (issue
 /// 47: both refused). Offsets read from iogauge's own I/O log.
 /// Sizes mean what fio makes of them (parse.c), checked against the fio installed: under its

@@ -61,6 +61,8 @@ pub(super) struct FioJob {
     pub(super) io_size: Option<u64>,
     pub(super) number_ios: Option<u64>,
     pub(super) filenames: Vec<String>,
+    /// `nrfiles`: without `filename`, the files of each copy (`NAME.N.0`, `NAME.N.1`...).
+    pub(super) nrfiles: u32,
     /// `uri=` of `ioengine=nbd`: the NBD export (libnbd's URI).
     pub(super) uri: Option<String>,
     pub(super) directory: Option<String>,
@@ -188,6 +190,7 @@ impl FioJob {
             io_size: None,
             number_ios: None,
             filenames: Vec::new(),
+            nrfiles: 1,
             uri: None,
             directory: None,
             // fio's defaults: buffered I/O with psync.
@@ -324,6 +327,12 @@ impl FioJob {
                 }
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
+                "nrfiles" | "nr_files" => {
+                    self.nrfiles = match num(v)? {
+                        n @ 1..=4096 => n as u32,
+                        n => return Err(format!("{}: {}={n}: give 1 to 4096 files", o.at, o.key)),
+                    }
+                }
                 "uri" => self.uri = Some(v.to_string()),
                 "directory" => self.directory = Some(v.to_string()),
                 "direct" => self.direct = flag(o)?,
@@ -537,6 +546,16 @@ impl FioJob {
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
             self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
         }
+        // fio takes the files named; nrfiles above their number changes nothing (fio's
+        // add_job caps it), under it fio's choice among them is its own.
+        if !self.filenames.is_empty() && (self.nrfiles as usize) < self.filenames.len() && self.nrfiles > 1 {
+            return Err(format!(
+                "{}: nrfiles={} with {} files named: iogauge uses every file named; remove nrfiles",
+                self.at,
+                self.nrfiles,
+                self.filenames.len()
+            ));
+        }
         if let Some(each) = filesize {
             let whole = each.saturating_mul(self.targets(0).len() as u64);
             self.size = Some(self.size.map_or(whole, |s| s.min(whole)));
@@ -744,7 +763,8 @@ impl FioJob {
     }
 
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
-    /// own file `NAME.N.0` in the directory; `null` for the null engine.
+    /// own files `NAME.N.0`, `NAME.N.1`... (`nrfiles`) in the directory; `null` for the null
+    /// engine.
     pub(super) fn targets(&self, copy: u32) -> Vec<String> {
         match (self.engine, &self.uri) {
             (Engine::Null, _) => return vec!["null".into()],
@@ -757,7 +777,7 @@ impl FioJob {
             _ => f.to_string(),
         };
         if self.filenames.is_empty() {
-            return vec![dir(&format!("{}.{copy}.0", self.name))];
+            return (0..self.nrfiles).map(|i| dir(&format!("{}.{copy}.{i}", self.name))).collect();
         }
         self.filenames.iter().map(|f| dir(f)).collect()
     }
