@@ -1,8 +1,8 @@
 //! Which I/O a worker issues next: the access specification's line (by its share), the
 //! operation (by its read, trim and flush percentages, or a flush every N writes), and the
 //! offset, random (uniform over the line's aligned
-//! places in the working set) or sequential (where the last sequential I/O on the target ended,
-//! plus the line's `skip`). A line with `seek_every` N draws random-or-sequential for the
+//! places in the working set) or sequential (where the last I/O on the target ended, random or
+//! not, as in Iometer and fio, plus the line's `skip`). A line with `seek_every` N draws random-or-sequential for the
 //! first I/O of each run of N; the rest continue sequentially after it. A line of reads and
 //! writes alone, uniform and without runs, takes the plain path; any other is chosen apart
 //! (`special`), so the plain one pays a branch for them.
@@ -167,10 +167,12 @@ impl Generator {
         let t = &mut self.targets[target];
         let offset = if random {
             let p = &self.placements[target * self.lines.len() + li];
-            t.start + self.rng.below(p.count) * p.align
+            let o = t.start + self.rng.below(p.count) * p.align;
+            // The next sequential I/O follows this one, as in Iometer (one offset per target,
+            // which a random seek moves: TargetDisk::Seek) and in fio.
+            t.next_seq = (o + l.size as u64).wrapping_add_signed(l.skip);
+            o
         } else {
-            // Sequential: continue where the last sequential I/O on this target ended
-            // (Iometer's sequential stream runs beside the random I/Os).
             t.next_sequential(l.size as u64, l.skip)
         };
         (li, op, offset)
@@ -228,11 +230,7 @@ impl Generator {
         }
         p.until_draw = l.seek_every;
         let o = t.start + p.law.draw(&mut self.rng, p.count) * p.align;
-        // A run goes on after its seek; without runs the sequential stream runs beside the
-        // random I/Os, as on the plain path.
-        if l.seek_every > 1 {
-            t.next_seq = (o + l.size as u64).wrapping_add_signed(l.skip);
-        }
+        t.next_seq = (o + l.size as u64).wrapping_add_signed(l.skip);
         o
     }
 }
@@ -317,42 +315,36 @@ mod tests {
         for _ in 0..n {
             let (_, op, off) = g.next(0);
             reads += u32::from(op == Op::Read);
-            // A sequential I/O lands where the previous sequential one ended; a random one
-            // lands there with probability 1/262144.
-            if off == next_seq {
-                next_seq = off + 4096;
-            } else {
-                randoms += 1;
-            }
+            // A sequential I/O lands where the I/O before it ended; a random one lands there
+            // with probability 1/262144.
+            randoms += u32::from(off != next_seq);
+            next_seq = off + 4096;
         }
         assert!((reads as f64 / n as f64 - 0.95).abs() < 0.005);
         assert!((randoms as f64 / n as f64 - 0.75).abs() < 0.005, "{randoms}");
     }
 
-    /// Without runs (`seek_every` 1), a random I/O leaves the sequential stream where it was,
-    /// whichever law draws it: a line of a skewed law or of trims (each chosen apart) keeps
-    /// the stream as a plain line does.
+    /// A sequential I/O follows the I/O before it on its target, random or not, as Iometer's
+    /// (TargetDisk::Seek) and fio's do, on every path: a plain line, a skewed law's, a line
+    /// with trims (the last two chosen apart).
     #[test]
-    fn a_random_io_leaves_the_sequential_stream_where_it_was() {
+    fn a_sequential_io_follows_the_io_before_it_random_or_not() {
         let lfsr = "lfsr".parse().unwrap();
         for line in [
+            SpecLine::new(4096, 100, 100, 25),
             SpecLine { distribution: lfsr, ..SpecLine::new(4096, 100, 100, 25) },
             SpecLine { trim: 10, ..SpecLine::new(4096, 100, 90, 25) },
-            SpecLine::new(4096, 100, 100, 25),
         ] {
             let mut g = with_lines(one_line(line.clone()), 0, 1 << 30, 512, 1);
-            let (n, mut randoms, mut next_seq) = (100_000, 0, 0);
+            let (n, mut randoms, mut next) = (100_000, 0, 0);
             for _ in 0..n {
                 let (_, _, off) = g.next(0);
-                // A random I/O lands where the stream goes on with probability 1/262144.
-                if off == next_seq {
-                    next_seq = off + 4096;
-                } else {
-                    randoms += 1;
-                }
+                // A random I/O lands where the one before ended with probability 1/262144.
+                randoms += i64::from(off != next);
+                next = off + 4096;
             }
             // 25,000 expected, binomial sd 137: 1,000 off is over 7 sd (p < 1e-12).
-            assert!((randoms as i64 - 25_000).abs() < 1_000, "{line:?}: {randoms} random of {n}");
+            assert!((randoms - 25_000).abs() < 1_000, "{line:?}: {randoms} random of {n}");
         }
     }
 
