@@ -227,6 +227,7 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\n[c]\nrandseed=1\n", "differ in randseed"),
         ("[a]\ncpumask=0\n", "no CPU in the mask"),
         ("[a]\ncpus_allowed_policy=spread\n", "give shared or split"),
+        ("[a]\nrw=randrw\npercentage_random=30,40\n", "iogauge draws one share for reads and writes: give one"),
         ("[a]\nfilesize=1m-8m\n", "filesize: 1m-8m: a range of sizes: iogauge makes every file one size"),
         ("[a]\n[b]\nwait_for=nope\n", "wait_for=nope: no job named nope before [b]"),
         ("[a]\n[b]\nwait_for=b\n", "wait_for=b: no job named b before [b]"),
@@ -416,6 +417,24 @@ fn offset_modifiers_run_as_fio_runs_them() {
     let (f, o) = (follow(&logged_offsets(&theirs)), follow(&logged_offsets(&ours_dir)));
     assert!((f - 0.875).abs() < 0.01 && (o - 0.875).abs() < 0.01, "following I/Os: fio {f}, iogauge {o}");
     assert_eq!(doc["config"]["spec"][0]["lines"][0]["seek_every"], 8, "{}", doc["config"]["spec"]);
+    // percentage_random=30: 7 I/Os in 10 follow the one before, in both tools (4,000 I/Os,
+    // binomial sd 0.0072: 0.04 is 5.5 sd, a false failure under 1 in 10^7 per tool).
+    let (theirs, ours_dir) = (dir.join("fio-share"), dir.join("iogauge-share"));
+    for d in [&theirs, &ours_dir] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("j.fio"), job("randread\npercentage_random=30\nsize=32m\nnorandommap", 4000, d)).unwrap();
+    }
+    fio(&dir, &theirs.join("j.fio"), &lo.dev);
+    let doc = ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
+    let (f, o) = (follow(&logged_offsets(&theirs)), follow(&logged_offsets(&ours_dir)));
+    assert!((f - 0.7).abs() < 0.04 && (o - 0.7).abs() < 0.04, "following I/Os: fio {f}, iogauge {o}");
+    assert_eq!(doc["config"]["spec"][0]["lines"][0]["random"], 30, "{}", doc["config"]["spec"]);
+    // A sequential mix: fio follows the last I/O of each direction, iogauge (as Iometer) the
+    // last I/O; said before it runs.
+    std::fs::write(dir.join("rw.fio"), "[mix]\nfilename=f\nrw=rw\nsize=1m\n").unwrap();
+    let out = iogauge_in(&dir, &["convert", "rw.fio"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("[mix]: fio's sequential reads follow the last read"), "{err}");
 }
 
 /// Jobs bounded by their size, whose counts fio and iogauge must give alike (issue 47): a

@@ -73,6 +73,9 @@ pub(super) struct FioJob {
     pub(super) thinktime_blocks: u32,
     /// `rw=randread:N`: a new random offset every N I/Os.
     pub(super) seek_every: u32,
+    /// `percentage_random`: of a random pattern's seeks, the share that are random; the others
+    /// follow the I/O before.
+    pub(super) percentage_random: Option<u32>,
     /// `rw=write:4k`: a hole after each sequential I/O (negative: backwards).
     pub(super) skip: i64,
     /// `random_distribution`.
@@ -200,6 +203,7 @@ impl FioJob {
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
             seek_every: 1,
+            percentage_random: None,
             skip: 0,
             distribution: Distribution::Uniform,
             lfsr: false,
@@ -285,6 +289,18 @@ impl FioJob {
                          remove it",
                         o.at
                     ));
+                }
+                // One share for every direction (fio's R,W,T as one value where they agree).
+                "percentage_random" => {
+                    let shares =
+                        v.split(',').map(|p| whole_number(p).filter(|p| *p <= 100)).collect::<Option<Vec<_>>>();
+                    self.percentage_random = match shares.as_deref() {
+                        Some([p, rest @ ..]) if rest.iter().all(|r| r == p) => Some(*p as u32),
+                        Some(_) => {
+                            return Err(bad(format!("{v}: iogauge draws one share for reads and writes: give one")));
+                        }
+                        None => return Err(bad(format!("{v}: give a share of 0 to 100"))),
+                    }
                 }
                 "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
                 "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
@@ -542,6 +558,10 @@ impl FioJob {
             let p = pattern_with(&rw, hole).map_err(|e| format!("{at}: rw={rw}: {e}"))?;
             self.note_opposite(&units, || format!("{at}: rw={}", rw.trim()));
             (self.random, self.seek_every, self.skip) = (p.random, p.seek_every, p.skip);
+            // fio draws the share only for a random pattern (td_random); a sequential one ignores it.
+            if let Some(share) = self.percentage_random.filter(|_| p.random == 100) {
+                self.random = share;
+            }
             (self.trim, self.write_trimmed) = (p.trim, p.write_trimmed);
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
             self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
