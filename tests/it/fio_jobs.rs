@@ -404,29 +404,27 @@ fn offset_modifiers_run_as_fio_runs_them() {
         assert!(pass >= 64, "rw={rw}: fio did {pass} I/Os");
         assert_eq!(f[..pass], o[..pass], "rw={rw}: offsets of fio then iogauge");
     }
-    // Runs of 8: 7 I/Os of every 8 follow the one before, in both tools.
+    // The share of I/Os that follow the one before, in fio's log and in iogauge's, and
+    // iogauge's document.
     let follow =
         |offs: &[u64]| offs.windows(2).filter(|w| w[1] == w[0] + 4096).count() as f64 / (offs.len() - 1) as f64;
-    let (theirs, ours_dir) = (dir.join("fio-runs"), dir.join("iogauge-runs"));
-    for d in [&theirs, &ours_dir] {
-        std::fs::create_dir_all(d).unwrap();
-        std::fs::write(d.join("j.fio"), job("randread:8\nsize=32m\nnorandommap", 4000, d)).unwrap();
-    }
-    fio(&dir, &theirs.join("j.fio"), &lo.dev);
-    let doc = ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
-    let (f, o) = (follow(&logged_offsets(&theirs)), follow(&logged_offsets(&ours_dir)));
+    let following = |name: &str, rw: &str| {
+        let (theirs, ours_dir) = (dir.join(format!("fio-{name}")), dir.join(format!("iogauge-{name}")));
+        for d in [&theirs, &ours_dir] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("j.fio"), job(&format!("{rw}\nsize=32m\nnorandommap"), 4000, d)).unwrap();
+        }
+        fio(&dir, &theirs.join("j.fio"), &lo.dev);
+        let doc = ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
+        (follow(&logged_offsets(&theirs)), follow(&logged_offsets(&ours_dir)), doc)
+    };
+    // Runs of 8: 7 I/Os of every 8 follow the one before, in both tools.
+    let (f, o, doc) = following("runs", "randread:8");
     assert!((f - 0.875).abs() < 0.01 && (o - 0.875).abs() < 0.01, "following I/Os: fio {f}, iogauge {o}");
     assert_eq!(doc["config"]["spec"][0]["lines"][0]["seek_every"], 8, "{}", doc["config"]["spec"]);
     // percentage_random=30: 7 I/Os in 10 follow the one before, in both tools (4,000 I/Os,
     // binomial sd 0.0072: 0.04 is 5.5 sd, a false failure under 1 in 10^7 per tool).
-    let (theirs, ours_dir) = (dir.join("fio-share"), dir.join("iogauge-share"));
-    for d in [&theirs, &ours_dir] {
-        std::fs::create_dir_all(d).unwrap();
-        std::fs::write(d.join("j.fio"), job("randread\npercentage_random=30\nsize=32m\nnorandommap", 4000, d)).unwrap();
-    }
-    fio(&dir, &theirs.join("j.fio"), &lo.dev);
-    let doc = ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
-    let (f, o) = (follow(&logged_offsets(&theirs)), follow(&logged_offsets(&ours_dir)));
+    let (f, o, doc) = following("share", "randread\npercentage_random=30");
     assert!((f - 0.7).abs() < 0.04 && (o - 0.7).abs() < 0.04, "following I/Os: fio {f}, iogauge {o}");
     assert_eq!(doc["config"]["spec"][0]["lines"][0]["random"], 30, "{}", doc["config"]["spec"]);
     // A sequential mix: fio follows the last I/O of each direction, iogauge (as Iometer) the
