@@ -267,17 +267,23 @@ impl FioJob {
             // Fresh for each option: a transfer size's check and the warning ask of its own.
             let units = Units::new(kb_base);
             let size = |v: &str| units.size(v).map_err(bad);
-            let share = matches!(o.key.as_str(), "size" | "io_size" | "io_limit" | "offset" | "offset_increment")
-                .then(|| v.trim().strip_suffix('%'))
-                .flatten();
+            // A size that may be a share of each file: a later value, in bytes or not, replaces
+            // an earlier share.
+            let shareable = match o.key.as_str() {
+                "io_limit" => Some("io_size"),
+                k @ ("size" | "io_size" | "offset" | "offset_increment") => Some(k),
+                _ => None,
+            };
+            if let Some(key) = shareable {
+                self.shares.retain(|(k, _, _)| k != key);
+            }
+            let share = shareable.and(v.trim().strip_suffix('%'));
             match o.key.as_str() {
                 // A share of each file's size, taken once the files are known.
                 _ if share.is_some() => {
                     let pct = share.and_then(whole_number).filter(|p| (1..=100).contains(p));
                     let pct = pct.ok_or_else(|| bad(format!("{v}: give a share of the file of 1% to 100%")))?;
-                    let key = if o.key == "io_limit" { "io_size" } else { o.key.as_str() };
-                    self.shares.retain(|(k, _, _)| k != key);
-                    self.shares.push((key.to_string(), pct, o.at.clone()));
+                    self.shares.push((shareable.unwrap_or_default().to_string(), pct, o.at.clone()));
                 }
                 "name" => self.name = v.to_string(),
                 "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),
@@ -320,27 +326,15 @@ impl FioJob {
                 "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
                 "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
                 "time_based" => self.time_based = flag(o)?,
-                "size" => {
-                    self.size = Some(size(v)?);
-                    self.shares.retain(|(k, _, _)| k != "size");
-                }
+                "size" => self.size = Some(size(v)?),
                 // Each file's size: with no `size`, the job's region is all of its files, as fio's.
                 "filesize" if v.contains(['-', ':']) => {
                     return Err(bad(format!("{v}: a range of sizes: iogauge makes every file one size, give one")));
                 }
                 "filesize" => filesize = Some(size(v)?),
-                "offset" => {
-                    self.offset = size(v)?;
-                    self.shares.retain(|(k, _, _)| k != "offset");
-                }
-                "offset_increment" => {
-                    self.offset_increment = size(v)?;
-                    self.shares.retain(|(k, _, _)| k != "offset_increment");
-                }
-                "io_size" | "io_limit" => {
-                    self.io_size = Some(size(v)?);
-                    self.shares.retain(|(k, _, _)| k != "io_size");
-                }
+                "offset" => self.offset = size(v)?,
+                "offset_increment" => self.offset_increment = size(v)?,
+                "io_size" | "io_limit" => self.io_size = Some(size(v)?),
                 "number_ios" => self.number_ios = Some(num(v)?),
                 "filename" => self.filenames = split_filenames(v),
                 "nrfiles" | "nr_files" => {
@@ -608,7 +602,6 @@ impl FioJob {
                 ));
             }
         };
-        let bs = self.sizes.iter().flatten().map(|(bs, _)| *bs).min().unwrap_or(4096).max(1);
         let share = |key: &str| self.shares.iter().find(|(k, _, _)| k == key).map(|(_, p, _)| *p);
         if let Some(p) = share("offset") {
             self.offset = real * p / 100;
@@ -617,7 +610,7 @@ impl FioJob {
             self.offset_increment = real * p / 100;
         }
         if share("offset").is_some() || share("offset_increment").is_some() {
-            self.offset_align = bs;
+            self.offset_align = self.smallest_transfer();
         }
         if let Some(p) = share("size") {
             self.size_share = Some((p, real));
@@ -643,9 +636,13 @@ impl FioJob {
     /// smallest transfer, ending at the file's end (fio's `setup_files`).
     pub(super) fn part(&self, copy: u32) -> u64 {
         let Some((p, real)) = self.size_share else { return 0 };
-        let bs = self.sizes.iter().flatten().map(|(bs, _)| *bs).min().unwrap_or(4096).max(1);
         let part = (real * p / 100).min(real.saturating_sub(self.offset_of(copy)));
-        part - part % bs
+        part - part % self.smallest_transfer()
+    }
+
+    /// The job's smallest transfer, either way (fio's `td_min_bs`).
+    fn smallest_transfer(&self) -> u64 {
+        self.sizes.iter().flatten().map(|(bs, _)| *bs).min().unwrap_or(4096).max(1)
     }
 
     /// Keeps `at` (where, and how written) as the first size in fio's opposite units, if
