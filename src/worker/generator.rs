@@ -1,12 +1,11 @@
 //! Which I/O a worker issues next: the access specification's line (by its share), the
 //! operation (by its read, trim and flush percentages, or a flush every N writes), and the
-//! offset, random (uniform over the line's aligned
-//! places in the working set) or sequential (where the last I/O on the target ended, random or
-//! not, as in Iometer and fio, plus the line's `skip`). A line with `seek_every` N draws random-or-sequential for the
-//! first I/O of each run of N; the rest continue sequentially after it. A line of reads and
-//! writes alone, uniform and without runs, takes the plain path; any other is chosen apart
-//! (`special`), so the plain one pays a branch for them.
-
+//! offset, random (uniform over the line's aligned places in the working set) or sequential
+//! (where the last I/O on the target ended, random or not, as in Iometer and fio, plus the
+//! line's `skip`). A line with `seek_every` N draws random-or-sequential for the first I/O of
+//! each run of N; the rest continue sequentially after it. A line of reads and writes alone,
+//! uniform and without runs, takes the plain path; any other is chosen apart (`special`), so
+//! the plain one pays a branch for them.
 use super::law::Law;
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
