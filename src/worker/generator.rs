@@ -6,6 +6,7 @@
 //! each run of N; the rest continue sequentially after it. A line of reads and writes alone,
 //! uniform and without runs, takes the plain path; any other is chosen apart (`special`), so
 //! the plain one pays a branch for them.
+
 use super::law::Law;
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
