@@ -493,6 +493,8 @@ fn shares_of_the_file_move_what_fio_moves() {
         ("to-the-end", "rw=read\nbs=1m\noffset=60%\nsize=50%", true),
         ("io_size", "rw=randread\nbs=4k\nio_size=10%\nnorandommap", false),
         ("copies", "rw=write\nbs=1m\nnumjobs=3\noffset_increment=33%\nsize=33%\ngroup_reporting", false),
+        // The second copy's part ends at the device's end: half of what the first moves.
+        ("copies-to-the-end", "rw=read\nbs=1m\nnumjobs=2\noffset_increment=50%\nsize=100%\ngroup_reporting", false),
     ] {
         let (theirs, ours_dir) = (dir.join(format!("fio-{name}")), dir.join(format!("iogauge-{name}")));
         for d in [&theirs, &ours_dir] {

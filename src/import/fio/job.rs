@@ -632,6 +632,17 @@ impl FioJob {
         }
     }
 
+    /// The bytes every copy of a job bounded by its size moves, once: each copy's part of its
+    /// files as fio counts it ([`FioJob::covered`]); None where the job has no size and fio
+    /// would not take its files' (see [`FioJob::whole`]).
+    pub(super) fn size_bytes(&self) -> Option<u64> {
+        if self.size_share.is_some() {
+            let files = self.targets(0).len() as u64;
+            return Some((0..self.numjobs).map(|c| self.covered(self.part(c) * files)).sum());
+        }
+        self.size.or_else(|| self.whole()).map(|s| self.covered(s) * self.numjobs as u64)
+    }
+
     /// With `size=P%`, copy `copy`'s part of each file: P % of it, rounded down to the job's
     /// smallest transfer, ending at the file's end (fio's `setup_files`).
     pub(super) fn part(&self, copy: u32) -> u64 {

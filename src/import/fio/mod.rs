@@ -295,8 +295,10 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
             // Each copy of a job does its count, `loops` times over.
             let times = |j: &FioJob| j.numjobs as u64 * j.loops;
             let ios = g.iter().map(|j| j.number_ios.map(|n| n * times(j))).sum::<Option<u64>>();
-            let bytes = g.iter().map(|j| j.io_size.or(j.size.or_else(|| j.whole()).map(|s| j.covered(s))));
-            let bytes = bytes.zip(g).map(|(b, j)| b.map(|b| b * times(j)));
+            let bytes = g.iter().map(|j| match j.io_size {
+                Some(b) => Some(b * times(j)),
+                None => j.size_bytes().map(|b| b * j.loops),
+            });
             (ios, bytes.sum::<Option<u64>>())
         };
         let (ios, bytes) = count(&groups[0]);
