@@ -187,7 +187,7 @@ pub(crate) fn percent_shares(weights: &[u64]) -> Vec<u32> {
 }
 
 /// A named access specification.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AccessSpec {
     /// Name, as given to `--spec`.
@@ -197,6 +197,10 @@ pub struct AccessSpec {
     pub description: String,
     /// The lines; their shares sum to 100.
     pub lines: Vec<SpecLine>,
+    /// A sequential read follows the target's last read and a write its last write, as fio's
+    /// do (a place per direction), instead of the I/O before it, as Iometer's do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sequential_per_direction: bool,
 }
 
 impl AccessSpec {
@@ -286,7 +290,7 @@ impl AccessSpec {
             format!("{}@{}", self.name, size_name(size))
         };
         let lines = self.lines.iter().map(|l| SpecLine { size, ..l.clone() }).collect();
-        AccessSpec { name, description: self.description.clone(), lines }
+        AccessSpec { name, lines, ..self.clone() }
     }
 }
 
@@ -295,7 +299,7 @@ impl AccessSpec {
     /// (`oltp-8k@zipf:1.2`).
     pub fn with_distribution(&self, law: &Distribution) -> AccessSpec {
         let lines = self.lines.iter().map(|l| SpecLine { distribution: law.clone(), ..l.clone() }).collect();
-        AccessSpec { name: format!("{}@{law}", self.name), description: self.description.clone(), lines }
+        AccessSpec { name: format!("{}@{law}", self.name), lines, ..self.clone() }
     }
 }
 
@@ -312,7 +316,12 @@ fn line(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
 }
 
 fn single(name: String, description: &str, size: u64, read: u32, random: u32) -> AccessSpec {
-    AccessSpec { name, description: description.into(), lines: vec![line(size, 100, read, random)] }
+    AccessSpec {
+        name,
+        description: description.into(),
+        lines: vec![line(size, 100, read, random)],
+        ..Default::default()
+    }
 }
 
 /// Lower-case size suffix used in spec names: 512, 1k, 64k, 1m.
@@ -368,6 +377,7 @@ pub fn builtin() -> Vec<AccessSpec> {
             &[(512, 10), (K, 5), (2 * K, 5), (4 * K, 60), (8 * K, 2), (16 * K, 4), (32 * K, 4), (64 * K, 10)],
             80,
         ),
+        ..Default::default()
     });
     v.push(AccessSpec {
         name: "web-server".into(),
@@ -387,6 +397,7 @@ pub fn builtin() -> Vec<AccessSpec> {
             ],
             100,
         ),
+        ..Default::default()
     });
     for (dir, read) in [("read", 100), ("write", 0)] {
         for s in [512, K, 2 * K, 4 * K, 8 * K] {
@@ -541,7 +552,7 @@ mod tests {
 
     #[test]
     fn operations_are_checked_against_each_other() {
-        let spec = |l: SpecLine| AccessSpec { name: "t".into(), description: String::new(), lines: vec![l] };
+        let spec = |l: SpecLine| AccessSpec { name: "t".into(), lines: vec![l], ..Default::default() };
         let base = SpecLine::new(4096, 100, 50, 100);
         for (line, says) in [
             (SpecLine { trim: 40, flush: 20, ..base.clone() }, "= 110 %: at most 100"),

@@ -75,7 +75,12 @@ impl SpecFlags {
             let then = if pattern.write_trimmed { "-then-write" } else { "" };
             let name = format!("{how}-trim{then}-{}", format_size(*size).to_lowercase());
             let line = SpecLine { trim, write_trimmed: pattern.write_trimmed, ..SpecLine::new(*size, 100, 0, random) };
-            return Ok(AccessSpec { name, description: "from the command line".into(), lines: vec![line] });
+            return Ok(AccessSpec {
+                name,
+                description: "from the command line".into(),
+                lines: vec![line],
+                ..Default::default()
+            });
         }
         let sizes_name: Vec<String> = match sizes.as_slice() {
             [(size, _)] => vec![format_size(*size)],
@@ -108,7 +113,7 @@ impl SpecFlags {
                 ..SpecLine::new(size, share, read, random)
             })
             .collect();
-        let spec = AccessSpec { name, description: "from the command line".into(), lines };
+        let spec = AccessSpec { name, description: "from the command line".into(), lines, ..Default::default() };
         spec.validate().map_err(|e| {
             let e = e.to_string();
             let why = e.split_once(": ").map_or(e.as_str(), |(_, why)| why);

@@ -214,7 +214,7 @@ fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>> {
         // The name runs to the last comma: the default assignment (NONE, ALL, DISK, NET) follows.
         let name = v.rsplit_once(',').map_or(v, |(n, _)| n).trim().to_string();
         lines.key("the 'size,% of size,... heading")?;
-        let mut spec = AccessSpec { name, description: "from an Iometer configuration".into(), lines: Vec::new() };
+        let mut spec = AccessSpec { name, description: "from an Iometer configuration".into(), ..Default::default() };
         while lines.peek().is_some_and(|l| !l.starts_with('\'')) {
             let l = lines.next().unwrap_or("");
             let at = format!("access specification \"{}\" line {}", spec.name, spec.lines.len() + 1);

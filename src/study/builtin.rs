@@ -187,6 +187,7 @@ pub fn builtin(name: &str, given: &Given) -> Result<Job> {
                     name: format!("pts-read{read}-4k"),
                     description: format!("SNIA PTS IOPS: {read}/{} read/write, random", 100 - read),
                     lines: vec![SpecLine::new(4096, 100, read, 100)],
+                    ..Default::default()
                 })
                 .collect();
             c.test.run = c.specs.iter().map(|s| s.name.clone()).collect();

@@ -371,6 +371,7 @@ fn phase(w: &Window, name: String) -> Result<Phase> {
         description: format!("distilled from a trace: {:.1}-{:.1} s", w.start_ns as f64 / 1e9, w.end_ns as f64 / 1e9),
         name,
         lines,
+        ..Default::default()
     };
     spec.validate()?;
     let timed = w.timed && secs > 0.0;

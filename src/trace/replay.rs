@@ -131,7 +131,8 @@ pub(crate) fn spec_of(name: &str, s: &Summary) -> Result<AccessSpec> {
             l
         })
         .collect();
-    let spec = AccessSpec { name: name.into(), description: format!("the I/Os of trace {name}"), lines };
+    let spec =
+        AccessSpec { name: name.into(), description: format!("the I/Os of trace {name}"), lines, ..Default::default() };
     spec.validate()?;
     Ok(spec)
 }

@@ -47,20 +47,40 @@ pub(super) struct Line {
 struct TargetState {
     start: u64,
     end: u64,
-    next_seq: u64,
+    /// Where the next sequential I/O starts: one place for every I/O (Iometer's), or one for
+    /// each direction, read, write and trim, by the operation's number (fio's,
+    /// `sequential_per_direction`).
+    next_seq: [u64; 3],
+    per_direction: bool,
     /// Writes since its last flush (for `flush_every`).
     writes_unflushed: u32,
 }
 
 impl TargetState {
-    /// The next sequential offset for a `size`-byte I/O, `skip` bytes after the last one.
+    /// Which of `next_seq` an I/O of `op` follows and moves.
     #[inline(always)]
-    fn next_sequential(&mut self, size: u64, skip: i64) -> u64 {
-        let o = self.next_seq;
+    fn stream(&self, op: Op) -> usize {
+        if self.per_direction { (op as usize).min(2) } else { 0 }
+    }
+
+    /// The next sequential offset for a `size`-byte I/O of `op`, `skip` bytes after the last
+    /// one.
+    #[inline(always)]
+    fn next_sequential(&mut self, op: Op, size: u64, skip: i64) -> u64 {
+        let s = self.stream(op);
+        let o = self.next_seq[s];
         // One comparison for both sides: below the start wraps round to a huge distance.
         let o = if o.wrapping_sub(self.start) > self.end - self.start - size { self.wrap(size, skip) } else { o };
-        self.next_seq = (o + size).wrapping_add_signed(skip);
+        self.next_seq[s] = (o + size).wrapping_add_signed(skip);
         o
+    }
+
+    /// A random I/O of `op` at `o`: the next sequential one follows it, as in Iometer (one
+    /// offset per target, which a random seek moves: TargetDisk::Seek) and in fio.
+    #[inline(always)]
+    fn follow(&mut self, op: Op, o: u64, size: u64, skip: i64) {
+        let s = self.stream(op);
+        self.next_seq[s] = (o + size).wrapping_add_signed(skip);
     }
 
     /// Where a sequential stream that left the working set starts again: at the start going
@@ -142,7 +162,13 @@ impl Generator {
         let targets = plan
             .targets
             .iter()
-            .map(|ws| TargetState { start: ws.start, end: ws.start + ws.size, next_seq: ws.start, writes_unflushed: 0 })
+            .map(|ws| TargetState {
+                start: ws.start,
+                end: ws.start + ws.size,
+                next_seq: [ws.start; 3],
+                per_direction: spec.sequential_per_direction,
+                writes_unflushed: 0,
+            })
             .collect();
         Generator { rng: Rng::new(seed, 0), lines, line_below, targets, placements }
     }
@@ -168,12 +194,10 @@ impl Generator {
         let offset = if random {
             let p = &self.placements[target * self.lines.len() + li];
             let o = t.start + self.rng.below(p.count) * p.align;
-            // The next sequential I/O follows this one, as in Iometer (one offset per target,
-            // which a random seek moves: TargetDisk::Seek) and in fio.
-            t.next_seq = (o + l.size as u64).wrapping_add_signed(l.skip);
+            t.follow(op, o, l.size as u64, l.skip);
             o
         } else {
-            t.next_sequential(l.size as u64, l.skip)
+            t.next_sequential(op, l.size as u64, l.skip)
         };
         (li, op, offset)
     }
@@ -210,7 +234,7 @@ impl Generator {
             _ => {}
         }
         let write_trimmed = op == Op::Trim && l.write_trimmed;
-        let offset = self.offset(target, li, drawn);
+        let offset = self.offset(target, li, op, drawn);
         if write_trimmed {
             self.placements[target * self.lines.len() + li].trimmed = Some(offset);
         }
@@ -219,18 +243,18 @@ impl Generator {
 
     /// The offset of a special line's I/O: runs of `seek_every`, holes, a skewed law.
     #[inline(always)]
-    fn offset(&mut self, target: usize, li: usize, drawn: bool) -> u64 {
+    fn offset(&mut self, target: usize, li: usize, op: Op, drawn: bool) -> u64 {
         let l = &self.lines[li];
         let p = &mut self.placements[target * self.lines.len() + li];
         let t = &mut self.targets[target];
         p.until_draw -= 1;
         if p.until_draw > 0 || !drawn {
             p.until_draw = if p.until_draw == 0 { l.seek_every } else { p.until_draw };
-            return t.next_sequential(l.size as u64, l.skip);
+            return t.next_sequential(op, l.size as u64, l.skip);
         }
         p.until_draw = l.seek_every;
         let o = t.start + p.law.draw(&mut self.rng, p.count) * p.align;
-        t.next_seq = (o + l.size as u64).wrapping_add_signed(l.skip);
+        t.follow(op, o, l.size as u64, l.skip);
         o
     }
 }
@@ -348,8 +372,26 @@ mod tests {
         }
     }
 
+    /// With `sequential_per_direction` (fio's way), a sequential read follows the last read and
+    /// a write the last write; without, each I/O follows the one before, read or write.
+    #[test]
+    fn sequential_reads_and_writes_follow_their_own_direction_where_asked() {
+        for per_direction in [false, true] {
+            let spec =
+                AccessSpec { sequential_per_direction: per_direction, ..one_line(SpecLine::new(4096, 100, 50, 0)) };
+            let mut g = with_lines(spec, 0, 1 << 30, 512, 1);
+            let (mut next, mut next_of) = (0, [0u64; 2]);
+            for i in 0..10_000 {
+                let (_, op, off) = g.next(0);
+                let expected = if per_direction { next_of[op as usize] } else { next };
+                assert_eq!(off, expected, "I/O {i} ({op:?}), per direction {per_direction}");
+                (next, next_of[op as usize]) = (off + 4096, off + 4096);
+            }
+        }
+    }
+
     fn one_line(line: SpecLine) -> AccessSpec {
-        AccessSpec { name: "t".into(), description: String::new(), lines: vec![line] }
+        AccessSpec { name: "t".into(), lines: vec![line], ..Default::default() }
     }
 
     #[test]

@@ -427,12 +427,29 @@ fn offset_modifiers_run_as_fio_runs_them() {
     let (f, o, doc) = following("share", "randread\npercentage_random=30");
     assert!((f - 0.7).abs() < 0.04 && (o - 0.7).abs() < 0.04, "following I/Os: fio {f}, iogauge {o}");
     assert_eq!(doc["config"]["spec"][0]["lines"][0]["random"], 30, "{}", doc["config"]["spec"]);
-    // A sequential mix: fio follows the last I/O of each direction, iogauge (as Iometer) the
-    // last I/O; said before it runs.
-    std::fs::write(dir.join("rw.fio"), "[mix]\nfilename=f\nrw=rw\nsize=1m\n").unwrap();
-    let out = iogauge_in(&dir, &["convert", "rw.fio"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && err.contains("[mix]: fio's sequential reads follow the last read"), "{err}");
+    // A sequential mix (rw=rw): in both tools each read follows the last read and each write
+    // the last write (fio's place per direction), read from each log's direction column.
+    let per_direction = |logs: &Path| {
+        let mut logs_there = std::fs::read_dir(logs).unwrap().map(|e| e.unwrap().path());
+        let log = logs_there.find(|p| p.to_string_lossy().ends_with("_clat.1.log")).unwrap();
+        let (mut next, mut ios) = ([0u64; 2], 0);
+        for line in std::fs::read_to_string(log).unwrap().lines() {
+            let f: Vec<u64> = line.split(',').map(|x| x.trim().parse().unwrap()).collect();
+            let (dir, offset) = (f[2] as usize, f[4]);
+            assert_eq!(offset, next[dir], "{}: I/O {ios} (direction {dir})", logs.display());
+            (next[dir], ios) = (offset + 4096, ios + 1);
+        }
+        ios
+    };
+    let (theirs, ours_dir) = (dir.join("fio-rw"), dir.join("iogauge-rw"));
+    for d in [&theirs, &ours_dir] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("j.fio"), job("rw", 200, d)).unwrap();
+    }
+    fio(&dir, &theirs.join("j.fio"), &lo.dev);
+    let doc = ours(&dir, &ours_dir.join("j.fio"), &lo.dev);
+    assert!(per_direction(&theirs) >= 200 && per_direction(&ours_dir) == 200);
+    assert_eq!(doc["config"]["spec"][0]["sequential_per_direction"], true, "{}", doc["config"]["spec"]);
 }
 
 /// Jobs bounded by their size, whose counts fio and iogauge must give alike (issue 47): a

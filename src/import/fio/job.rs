@@ -623,6 +623,12 @@ impl FioJob {
         Ok(())
     }
 
+    /// Whether its sequential I/Os both read and write: fio's then follow the last of their own
+    /// direction (its `last_pos` per direction), which the specification keeps.
+    fn mixes_directions(&self) -> bool {
+        self.random < 100 && !matches!(self.read, 0 | 100)
+    }
+
     /// Where copy `copy` of the job starts in each file.
     pub(super) fn offset_of(&self, copy: u32) -> u64 {
         let raw = self.offset + copy as u64 * self.offset_increment;
@@ -720,7 +726,7 @@ impl FioJob {
         let taken = crate::spec::builtin().iter().any(|s| s.name == self.name);
         let name = if taken { format!("fio-{}", self.name) } else { self.name.clone() };
         let description = self.description.clone().unwrap_or_else(|| format!("fio job [{}]", self.name));
-        let spec = AccessSpec { name, description, lines };
+        let spec = AccessSpec { name, description, lines, sequential_per_direction: self.mixes_directions() };
         spec.validate().map_err(|e| format!("{}: {e}", self.at))?;
         Ok(spec)
     }

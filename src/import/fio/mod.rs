@@ -132,13 +132,6 @@ fn differences(jobs: &[FioJob]) -> Vec<String> {
             j.name
         ));
     }
-    if let Some(j) = first(&|j| j.random < 100 && !matches!(j.read, 0 | 100) && j.trim == 0) {
-        said.push(format!(
-            "{}: [{}]: fio's sequential reads follow the last read and its writes the last write; iogauge's \
-             follow the I/O before them, read or write, as Iometer's do",
-            j.at, j.name
-        ));
-    }
     if let Some(j) = first(&|j| j.verify && j.read == 0) {
         said.push(format!(
             "{}: [{}]: fio reads back and checks what a verify job wrote once it has written it; iogauge checks the \
