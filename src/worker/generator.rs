@@ -50,8 +50,9 @@ struct TargetState {
     /// Where the next sequential I/O starts: one place for every I/O (Iometer's), or one for
     /// each direction, read, write and trim, by the operation's number (fio's,
     /// `sequential_per_direction`).
-    next_seq: [u64; 3],
-    per_direction: bool,
+    next_seq: [u64; 4],
+    /// Which place an operation takes: its number masked by this, 0 (one place) or 3.
+    direction_mask: usize,
     /// Writes since its last flush (for `flush_every`).
     writes_unflushed: u32,
 }
@@ -60,7 +61,7 @@ impl TargetState {
     /// Which of `next_seq` an I/O of `op` follows and moves.
     #[inline(always)]
     fn stream(&self, op: Op) -> usize {
-        if self.per_direction { (op as usize).min(2) } else { 0 }
+        op as usize & self.direction_mask
     }
 
     /// The next sequential offset for a `size`-byte I/O of `op`, `skip` bytes after the last
@@ -165,8 +166,8 @@ impl Generator {
             .map(|ws| TargetState {
                 start: ws.start,
                 end: ws.start + ws.size,
-                next_seq: [ws.start; 3],
-                per_direction: spec.sequential_per_direction,
+                next_seq: [ws.start; 4],
+                direction_mask: if spec.sequential_per_direction { 3 } else { 0 },
                 writes_unflushed: 0,
             })
             .collect();
