@@ -290,7 +290,12 @@ impl AccessSpec {
             format!("{}@{}", self.name, size_name(size))
         };
         let lines = self.lines.iter().map(|l| SpecLine { size, ..l.clone() }).collect();
-        AccessSpec { name, lines, ..self.clone() }
+        AccessSpec {
+            name,
+            lines,
+            description: self.description.clone(),
+            sequential_per_direction: self.sequential_per_direction,
+        }
     }
 }
 
@@ -299,7 +304,12 @@ impl AccessSpec {
     /// (`oltp-8k@zipf:1.2`).
     pub fn with_distribution(&self, law: &Distribution) -> AccessSpec {
         let lines = self.lines.iter().map(|l| SpecLine { distribution: law.clone(), ..l.clone() }).collect();
-        AccessSpec { name: format!("{}@{law}", self.name), lines, ..self.clone() }
+        AccessSpec {
+            name: format!("{}@{law}", self.name),
+            lines,
+            description: self.description.clone(),
+            sequential_per_direction: self.sequential_per_direction,
+        }
     }
 }
 

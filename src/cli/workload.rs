@@ -102,6 +102,11 @@ impl SpecFlags {
             let sign = if pattern.skip < 0 { "-" } else { "" };
             name.push_str(&format!("-skip{sign}{}", format_size(pattern.skip.unsigned_abs()).to_lowercase()));
         }
+        // fio's --rw keeps fio's sequential place per direction; Iometer's --read/--random its one.
+        let per_direction = self.rw.is_some() && random < 100 && !matches!(read, 0 | 100);
+        if per_direction {
+            name.push_str("-per-direction");
+        }
         let lines = sizes
             .iter()
             .map(|&(size, share)| SpecLine {
@@ -113,7 +118,12 @@ impl SpecFlags {
                 ..SpecLine::new(size, share, read, random)
             })
             .collect();
-        let spec = AccessSpec { name, description: "from the command line".into(), lines, ..Default::default() };
+        let spec = AccessSpec {
+            name,
+            description: "from the command line".into(),
+            lines,
+            sequential_per_direction: per_direction,
+        };
         spec.validate().map_err(|e| {
             let e = e.to_string();
             let why = e.split_once(": ").map_or(e.as_str(), |(_, why)| why);

@@ -91,6 +91,13 @@ fn fio_words_are_the_same_workload() {
         assert_eq!(e["results"][0]["spec"], name, "{rw}");
         assert_eq!(e["config"]["spec"][0]["lines"][0][field], value, "{rw}");
     }
+    // fio's sequential mix keeps fio's place per direction, named so; Iometer's flags its one.
+    let fio = json(&["run", "--target", "null", "--ios", "1000", "--rw", "rw", "--rwmixread", "70", "--no-history"]);
+    assert_eq!(fio["results"][0]["spec"], "4k-read70-random0-per-direction");
+    assert_eq!(fio["config"]["spec"][0]["sequential_per_direction"], true);
+    let iometer = json(&["run", "--target", "null", "--ios", "1000", "--read", "70", "--random", "0", "--no-history"]);
+    assert_eq!(iometer["results"][0]["spec"], "4k-read70-random0");
+    assert!(iometer["config"]["spec"][0].get("sequential_per_direction").is_none());
 }
 
 #[test]
