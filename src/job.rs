@@ -23,7 +23,7 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
         Format::Fio => fio::parse(&text, path, import).map_err(input),
     }?;
     for w in warnings {
-        eprintln!("iogauge: warning: {w}");
+        say!("warning: {w}");
     }
     resolve(job).map_err(|e| input(format!("{name}: {}", e.message)))
 }

@@ -16,6 +16,17 @@
 
 #![deny(missing_docs)]
 
+/// Says one line to the user on stderr, after `iogauge: `. A stderr nobody reads any more (a
+/// pipe to a workbench that ended, `2>&1 | head`) loses the line, never the test: `eprintln!`
+/// panics there, and would end a run before its results were saved.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "iogauge: {}", format_args!($($arg)*));
+    }};
+}
+
 pub mod cli;
 pub(crate) mod compare;
 pub mod config;

@@ -5,9 +5,10 @@ use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 fn main() {
-    // `iogauge ... | head` ends quietly, as other Unix tools do, when head has read enough:
-    // Rust ignores SIGPIPE and every write would then fail with "Broken pipe". Results are
-    // saved in the history before any output is written, so none is lost.
+    // `iogauge history | head` ends quietly, as other Unix tools do, when head has read
+    // enough: Rust ignores SIGPIPE and every write would then fail with "Broken pipe". A test
+    // ignores it again once it starts (`interrupt::stop_on_interrupt`): its results are saved
+    // whatever becomes of its readers.
     // SAFETY: restores the default action of one signal, before any thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match iogauge::cli::Cli::try_parse() {
@@ -21,11 +22,11 @@ fn main() {
             std::process::exit(2);
         }
         Err(e) if e.kind() == ErrorKind::UnknownArgument && fio_hint(&e).is_some() => {
-            eprintln!("iogauge: {}", fio_hint(&e).unwrap_or_default());
+            iogauge::say!("{}", fio_hint(&e).unwrap_or_default());
             std::process::exit(2);
         }
         Err(e) if e.kind() == ErrorKind::UnknownArgument && target_hint(&e).is_some() => {
-            eprintln!("iogauge: {}", target_hint(&e).unwrap_or_default());
+            iogauge::say!("{}", target_hint(&e).unwrap_or_default());
             std::process::exit(2);
         }
         Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => {
@@ -36,7 +37,7 @@ fn main() {
                 None => "an argument".into(),
             };
             let command = command_of_args();
-            eprintln!("iogauge: {command}needs {missing} (see 'iogauge {command}--help')");
+            iogauge::say!("{command}needs {missing} (see 'iogauge {command}--help')");
             std::process::exit(2);
         }
         Err(e) => {
@@ -46,22 +47,22 @@ fn main() {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
             let help = if e.kind() == ErrorKind::InvalidSubcommand { String::new() } else { command_of_args() };
-            eprintln!("iogauge: {}{} (see 'iogauge {help}--help')", in_words(first), choices(&e));
+            iogauge::say!("{}{} (see 'iogauge {help}--help')", in_words(first), choices(&e));
             std::process::exit(2);
         }
     };
     // Under MPI the launcher tracks the processes it started: they stay as they are.
     if cli.command.tests_storage() && iogauge::managers::launched_rank().is_none() {
         if let Err(e) = iogauge::session::apart() {
-            eprintln!("iogauge: {e}");
+            iogauge::say!("{e}");
             std::process::exit(e.exit_code());
         }
     }
     let outcome = iogauge::cli::main(cli);
     let held = iogauge::run::held_targets();
     if !held.is_empty() {
-        eprintln!(
-            "iogauge: I/Os given up on {} still wait in the kernel; this process cannot exit until they end \
+        iogauge::say!(
+            "I/Os given up on {} still wait in the kernel; this process cannot exit until they end \
              (the results are written: the storage answers, a frozen filesystem is thawed with fsfreeze -u, or a \
              FUSE connection is aborted: echo 1 > /sys/fs/fuse/connections/N/abort, N from stat -c %d FILE)",
             held.join(", ")
@@ -73,7 +74,7 @@ fn main() {
             // Under MPI every rank fails alike (the managers agree on failures), and rank 0
             // says why once.
             if iogauge::managers::launched_rank().unwrap_or(0) == 0 {
-                eprintln!("iogauge: {e}");
+                iogauge::say!("{e}");
             }
             std::process::exit(e.exit_code());
         }

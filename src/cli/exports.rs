@@ -91,7 +91,7 @@ impl Outputs {
         let Document::Run(doc) = doc else { unreachable!("made above") };
         let written = self.files.write_run(&doc);
         if doc.interrupted {
-            eprintln!("iogauge: stopped: the results so far are kept, marked interrupted");
+            say!("stopped: the results so far are kept, marked interrupted");
         }
         // Said even when an output failed: the result is in the history.
         self.saver.announce("run");
@@ -109,10 +109,10 @@ impl Outputs {
         self.saver.announce("study");
         let written = self.files.write_study(doc, extra);
         if doc.interrupted {
-            eprintln!("iogauge: stopped: {} point(s) kept", doc.points.len());
+            say!("stopped: {} point(s) kept", doc.points.len());
         }
         if let Some(why) = &doc.failed {
-            eprintln!("iogauge: {why}; the {} point(s) before it are kept", doc.points.len());
+            say!("{why}; the {} point(s) before it are kept", doc.points.len());
         }
         self.live.end(&interrupt::requested);
         written

@@ -18,7 +18,7 @@ pub(super) fn run(job: &Job, to: Destinations) -> Result<i32> {
     let doc = crate::fs::run_study(job, &mut exports)?;
     exports.write_study(&doc, None)?;
     for e in doc.points.iter().flat_map(|p| &p.runs).flat_map(|r| &r.results).filter_map(|r| r.first_error.as_ref()) {
-        eprintln!("iogauge: {e}");
+        say!("{e}");
     }
     Ok(doc.exit_status())
 }

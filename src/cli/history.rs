@@ -64,11 +64,11 @@ impl SaveFlags {
             (None, false) => match history::default_path().map(|p| History::open_default(&p)) {
                 Some(Ok(h)) => Some(h),
                 Some(Err(e)) => {
-                    eprintln!("iogauge: warning: not saving to the history: {e} (give --db PATH or --no-history)");
+                    say!("warning: not saving to the history: {e} (give --db PATH or --no-history)");
                     None
                 }
                 None => {
-                    eprintln!("iogauge: warning: not saving to the history: neither XDG_DATA_HOME nor HOME is set");
+                    say!("warning: not saving to the history: neither XDG_DATA_HOME nor HOME is set");
                     None
                 }
             },
@@ -102,7 +102,8 @@ impl Saver {
     /// Says under which id the `kind` (run or study) was saved, unless quiet.
     pub fn announce(&self, kind: &str) {
         if let Some(id) = self.id.filter(|_| !self.quiet) {
-            eprintln!("{}", history::saved_line(kind, id));
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "{}", history::saved_line(kind, id));
         }
     }
 
@@ -115,7 +116,7 @@ impl Saver {
                 Some(id)
             }
             Err(e) => {
-                eprintln!("iogauge: warning: not saved to the history: {e}");
+                say!("warning: not saved to the history: {e}");
                 None
             }
         }
@@ -244,7 +245,7 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
         println!("on host {h}:");
     }
     if entries.is_empty() {
-        eprintln!("iogauge: no run in the history matches");
+        say!("no run in the history matches");
     } else {
         print!("{}", grid(&cells));
         if entries.iter().any(|e| e.results > 1) {
@@ -322,6 +323,6 @@ pub fn report(a: &ReportArgs) -> Result<i32> {
         dir.write(&files, "the charts")?;
     }
     out.write(rep.html.as_bytes(), "the report")?;
-    eprintln!("iogauge: wrote {} ({} charts)", a.output.display(), rep.charts.len());
+    say!("wrote {} ({} charts)", a.output.display(), rep.charts.len());
     Ok(0)
 }

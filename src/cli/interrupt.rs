@@ -44,8 +44,12 @@ pub(super) fn reset() {
 }
 
 /// From now on Ctrl-C, SIGTERM and SIGHUP stop the test (before: they end the process, which has
-/// measured nothing).
+/// measured nothing), and a reader that goes away (SIGPIPE: `--live-json - | head`, a
+/// workbench that ended) ends nothing: the write fails with EPIPE, which the output says once,
+/// and the test goes on to save its results.
 pub(super) fn stop_on_interrupt() {
+    // SAFETY: sets one signal's disposition; the handler is the kernel's own.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // SIGHUP: the ssh session dropped; the results are as worth keeping as after SIGTERM.
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler touches only an atomic and async-signal-safe calls.

@@ -42,7 +42,7 @@ fn said(group: &dyn managers::Group, r: Result<i32>) -> Result<i32> {
     match r {
         Err(e) if group.all().len() > 1 => {
             if group.leads() {
-                eprintln!("iogauge: {e}");
+                say!("{e}");
             }
             Ok(e.exit_code())
         }
@@ -75,14 +75,14 @@ fn run_and_save(
     let (prep, mut exports) = plan::prepare_with(group, test, opened)?;
     if group.leads() {
         for w in prep.warnings() {
-            eprintln!("iogauge: warning: {w}");
+            say!("warning: {w}");
         }
     }
     interrupt::stop_on_interrupt();
     let run::Tested { doc, maps } = run::run_test(&prep, group, &mut exports)?;
     exports.write_run(doc.clone())?;
     if let (Some(why), true) = (&doc.failed, group.leads()) {
-        eprintln!("iogauge: {why}; the workloads before it are kept");
+        say!("{why}; the workloads before it are kept");
     }
     // Every manager keeps the maps of its own targets, on its own host.
     verify::save_maps(&maps)?;

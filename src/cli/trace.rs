@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::args::{CaptureArgs, DistilArgs, DocumentFlags, FitFlag, OutputFlags, ReplayArgs};
 use crate::config::{Fit, Job, Replay, Speed, Test, WorkerConfig};
 use crate::error::{Result, runtime};
+use crate::export::output::Output;
 use crate::format::thousands;
 use crate::result::ResultDoc;
 use crate::trace::distil::{self, Distilled};
@@ -19,8 +20,8 @@ pub fn capture(a: &CaptureArgs) -> Result<i32> {
     super::interrupt::stop_on_interrupt();
     let started = capture::Capture::start(&a.device)?;
     // Said once the tracepoints are on: what happens on the device from here is recorded.
-    eprintln!(
-        "iogauge: capturing the {} of {} for {} (Ctrl-C ends it and keeps the trace)",
+    say!(
+        "capturing the {} of {} for {} (Ctrl-C ends it and keeps the trace)",
         started.what(),
         a.device.display(),
         crate::units::format_duration(a.time)
@@ -31,22 +32,19 @@ pub fn capture(a: &CaptureArgs) -> Result<i32> {
         .filter(|o| c.per_op[**o as usize] > 0)
         .map(|o| format!("{} {}", thousands(c.per_op[*o as usize] as f64), o.name()))
         .collect();
-    eprintln!(
-        "iogauge: captured {} requests ({}) on {}, {} bytes",
+    say!(
+        "captured {} requests ({}) on {}, {} bytes",
         thousands(c.requests as f64),
         if ops.is_empty() { "none".to_string() } else { ops.join(", ") },
         a.device.display(),
         thousands(c.bytes as f64)
     );
     if c.unfinished > 0 {
-        eprintln!(
-            "iogauge: {} requests were still in flight at the end (no completion time)",
-            thousands(c.unfinished as f64)
-        );
+        say!("{} requests were still in flight at the end (no completion time)", thousands(c.unfinished as f64));
     }
     if c.lost_events > 0 {
-        eprintln!(
-            "iogauge: warning: the kernel dropped {} events (its buffer was full): the trace misses requests",
+        say!(
+            "warning: the kernel dropped {} events (its buffer was full): the trace misses requests",
             thousands(c.lost_events as f64)
         );
         return Ok(1);
@@ -158,7 +156,7 @@ pub fn distil(a: &DistilArgs) -> Result<i32> {
         Some(path) => {
             super::history::guard(None).file("--output", path)?.write(text.as_bytes(), "the distilled job")?
         }
-        None if a.check.is_none() => print!("{text}"),
+        None if a.check.is_none() => Output::Stdout.write(text.as_bytes(), "the distilled job")?,
         None => {}
     }
     let Some(target) = &a.check else { return Ok(0) };
@@ -173,19 +171,20 @@ fn check(a: &DistilArgs, target: &str, mut job: Job, d: &Distilled) -> Result<i3
     for j in [&mut replay, &mut job] {
         j.test.allow_write = a.allow_write.clone();
     }
-    eprintln!("iogauge: replaying {} on {target}", a.trace.display());
+    say!("replaying {} on {target}", a.trace.display());
     let replayed = super::run_and_write(group.as_ref(), Test::from_job(&replay)?, &quiet)?;
-    eprintln!("iogauge: running the distilled job on {target}");
+    say!("running the distilled job on {target}");
     let distilled = super::run_and_write(group.as_ref(), Test::from_job(&job)?, &quiet)?;
     let figures = |doc: &ResultDoc| Figures::of(doc);
     let (r, x) = (figures(&replayed), figures(&distilled));
-    if a.json {
-        let v =
-            serde_json::json!({ "schema": "iogauge.distil-check/1", "target": target, "replay": r, "distilled": x });
-        println!("{v}");
-    } else {
-        print!("{}", check_table(&r, &x));
-    }
+    let shown = match a.json {
+        true => {
+            let v = serde_json::json!({ "schema": "iogauge.distil-check/1", "target": target, "replay": r, "distilled": x });
+            format!("{v}\n")
+        }
+        false => check_table(&r, &x),
+    };
+    Output::Stdout.write(shown.as_bytes(), "the check")?;
     Ok(replayed.exit_status().max(distilled.exit_status()))
 }
 

@@ -170,7 +170,7 @@ pub fn save_maps(maps: &[BlockMap]) -> Result<()> {
     for m in maps {
         let file = map::default_file(&dir, &m.path);
         m.save(&file).map_err(|e| runtime(format!("verify map of {} not saved to {}: {e}", m.path, file.display())))?;
-        eprintln!("iogauge: verify map of {} saved; re-read it with: iogauge verify --target {}", m.path, m.path);
+        say!("verify map of {} saved; re-read it with: iogauge verify --target {}", m.path, m.path);
     }
     Ok(())
 }

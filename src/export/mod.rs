@@ -89,50 +89,53 @@ impl ExportManager {
         Ok(ExportManager { outputs, table })
     }
 
-    /// Writes a run's document in every format, then its table.
+    /// Writes a run's document in every format, then its table; one that fails stops none of
+    /// the others (the first failure is returned).
     pub fn write_run(&mut self, doc: &ResultDoc) -> Result<()> {
+        let mut written = Ok(());
         for (e, place) in &mut self.outputs {
             let Place::File(o) = place else { unreachable!("a run's outputs are files") };
-            o.write(&e.run(doc), e.what())?;
+            written = written.and(o.write(&e.run(doc), e.what()));
         }
         if let Some(t) = &self.table {
-            Output::Stdout.write(&t.run(doc), "the table")?;
+            written = written.and(Output::Stdout.write(&t.run(doc), "the table"));
         }
-        Ok(())
+        written
     }
 
     /// A study point has ended: rewrites the files that keep a study cut short.
     pub fn point_done(&mut self, doc: &StudyDoc) -> Result<()> {
+        let mut written = Ok(());
         for (e, place) in &mut self.outputs {
             if let (true, Place::File(o @ Output::Whole { .. })) = (e.every_point(), place) {
-                write(o, e.as_ref(), doc)?;
+                written = written.and(write(o, e.as_ref(), doc));
             }
         }
-        Ok(())
+        written
     }
 
     /// Writes a finished (or stopped) study's document in every format, then its table and
-    /// `extra` under it.
+    /// `extra` under it; one that fails stops none of the others (the first failure is
+    /// returned).
     pub fn write_study(&mut self, doc: &StudyDoc, extra: Option<String>) -> Result<()> {
-        self.point_done(doc)?;
+        let mut written = self.point_done(doc);
         for (e, place) in &mut self.outputs {
-            match place {
+            written = written.and(match place {
                 // Written after the last point already.
-                Place::File(Output::Whole { .. }) if e.every_point() => {}
-                Place::File(o) => write(o, e.as_ref(), doc)?,
+                Place::File(Output::Whole { .. }) if e.every_point() => Ok(()),
+                Place::File(o) => write(o, e.as_ref(), doc),
                 Place::Dir(d) => {
                     let Export::Files(files) = e.study(doc) else { unreachable!("a directory is asked of files") };
-                    d.write(&files, e.what())?;
+                    d.write(&files, e.what())
                 }
-            }
+            });
         }
         if let Some(t) = &self.table {
-            Output::Stdout.write(&t.study(doc), "the table")?;
-            if let Some(extra) = extra {
-                Output::Stdout.write(extra.as_bytes(), "the table")?;
-            }
+            let mut table = t.study(doc);
+            table.extend(extra.unwrap_or_default().into_bytes());
+            written = written.and(Output::Stdout.write(&table, "the table"));
         }
-        Ok(())
+        written
     }
 }
 

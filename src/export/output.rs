@@ -254,13 +254,22 @@ impl Output {
         }
     }
 
-    /// Writes `bytes` as the whole output (again, replacing it, on a later call).
+    /// Writes `bytes` as the whole output (again, replacing it, on a later call). Stdout or a
+    /// pipe whose reader went away takes nothing more, which is said once and is no failure:
+    /// the results are in the history and the other outputs.
     pub fn write(&mut self, bytes: &[u8], what: &str) -> Result<()> {
         let failed = |e: std::io::Error| runtime(format!("writing {what}: {e}"));
-        match self {
-            Output::Stdout => std::io::stdout().write_all(bytes).map_err(failed),
-            Output::InPlace(f) => f.write_all(bytes).map_err(failed),
-            Output::Whole { .. } => self.stream(what, |w| w.write_all(bytes).map_err(failed)),
+        let written = match self {
+            Output::Stdout => std::io::stdout().write_all(bytes).and_then(|()| std::io::stdout().flush()),
+            Output::InPlace(f) => f.write_all(bytes),
+            Output::Whole { .. } => return self.stream(what, |w| w.write_all(bytes).map_err(failed)),
+        };
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                reader_gone(what);
+                Ok(())
+            }
+            r => r.map_err(failed),
         }
     }
 
@@ -290,6 +299,15 @@ impl Output {
                 Ok(t)
             }
         }
+    }
+}
+
+/// Says, once for the process, that an output's reader went away (EPIPE: SIGPIPE is ignored
+/// while a test runs).
+fn reader_gone(what: &str) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        say!("warning: {what}: its reader went away (a broken pipe); nothing more is written there, the rest is");
     }
 }
 

@@ -84,7 +84,11 @@ impl Lines {
         let writer = std::thread::Builder::new().name("iogauge-lines".into()).spawn(move || {
             for line in lines {
                 if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
-                    eprintln!("iogauge: warning: --live-json: {e}; no more lines are written, the run goes on");
+                    let e = match e.kind() {
+                        std::io::ErrorKind::BrokenPipe => "its reader went away (a broken pipe)".to_string(),
+                        _ => e.to_string(),
+                    };
+                    say!("warning: --live-json: {e}; no more lines are written, the run goes on");
                     return;
                 }
             }
@@ -98,8 +102,8 @@ impl Lines {
         let Some(queue) = &self.queue else { return };
         if let Err(TrySendError::Full(_)) = queue.try_send(line) {
             if self.dropped == 0 {
-                eprintln!(
-                    "iogauge: warning: --live-json: the reader is {QUEUED} lines behind; lines are left out until \
+                say!(
+                    "warning: --live-json: the reader is {QUEUED} lines behind; lines are left out until \
                      it reads again (the run goes on)"
                 );
             }
@@ -117,14 +121,11 @@ impl Lines {
             std::thread::sleep(Duration::from_millis(10));
         }
         if self.dropped > 0 {
-            eprintln!(
-                "iogauge: warning: --live-json: {} line(s) were left out while the reader was behind",
-                self.dropped
-            );
+            say!("warning: --live-json: {} line(s) were left out while the reader was behind", self.dropped);
         }
         if !writer.is_finished() {
-            eprintln!(
-                "iogauge: warning: --live-json: the reader did not take every line within {} s of the end; the rest are lost",
+            say!(
+                "warning: --live-json: the reader did not take every line within {} s of the end; the rest are lost",
                 DRAIN.as_secs()
             );
         }

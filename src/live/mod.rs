@@ -83,10 +83,10 @@ impl Live {
                 let l = Listener::bind(flag, addr, Arc::new(routes))?;
                 let at = l.addr();
                 if metrics {
-                    eprintln!("iogauge: metrics at http://{at}/metrics");
+                    say!("metrics at http://{at}/metrics");
                 }
                 if page {
-                    eprintln!("iogauge: live page at http://{at}/");
+                    say!("live page at http://{at}/");
                 }
                 bound.push(l);
             }

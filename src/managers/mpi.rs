@@ -147,8 +147,8 @@ impl Watchdog {
                         Some(Deadline { at, step, limit }) => {
                             let now = Instant::now();
                             if now >= *at {
-                                eprintln!(
-                                    "iogauge: {me}: no answer from the other managers within {} at {step}; stopping every manager (one hung, or its host is unreachable)",
+                                say!(
+                                    "{me}: no answer from the other managers within {} at {step}; stopping every manager (one hung, or its host is unreachable)",
                                     humantime::format_duration(*limit)
                                 );
                                 // SAFETY: _exit ends the process at once; nothing is shared

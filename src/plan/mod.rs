@@ -257,26 +257,26 @@ struct Checked {
 
 /// Creates a test file, saying so: on a slow disk writing it takes minutes.
 fn create_file(t: &TargetInfo, data: crate::config::DataPattern, buffered: bool) -> Result<TargetInfo> {
+    use std::io::Write as _;
     let size = human_size(t.size);
     let live = std::io::stderr().is_terminal();
-    eprint!("iogauge: creating test file {} ({size}, written in full before any read)", t.path);
+    // Written as say! writes: a stderr nobody reads loses the words, not the test.
+    let mut err = std::io::stderr();
+    let _ = write!(err, "iogauge: creating test file {} ({size}, written in full before any read)", t.path);
     let started = std::time::Instant::now();
     let created = targets::prepare(t, data, buffered, &mut |done| {
         if live {
-            eprint!(
-                "\r\x1b[Kiogauge: creating test file {} ({size}): {:.0} %",
-                t.path,
-                done as f64 * 100.0 / t.size as f64
-            );
+            let percent = done as f64 * 100.0 / t.size as f64;
+            let _ =
+                write!(std::io::stderr(), "\r\x1b[Kiogauge: creating test file {} ({size}): {percent:.0} %", t.path);
         }
     });
     let how =
         if created.is_ok() { format!("done in {:.1} s", started.elapsed().as_secs_f64()) } else { "failed".into() };
-    if live {
-        eprintln!("\r\x1b[Kiogauge: creating test file {} ({size}): {how}", t.path);
-    } else {
-        eprintln!(": {how}");
-    }
+    let _ = match live {
+        true => writeln!(err, "\r\x1b[Kiogauge: creating test file {} ({size}): {how}", t.path),
+        false => writeln!(err, ": {how}"),
+    };
     created
 }
 
@@ -315,7 +315,7 @@ fn create(mut p: Checked) -> Result<Checked> {
                     )));
                 }
                 // Said before the file is made, not with the other warnings after it.
-                eprintln!("iogauge: warning: {} is not the null target (null): it is created as a test file", t.path);
+                say!("warning: {} is not the null target (null): it is created as a test file", t.path);
             }
             let created = create_file(t, s.data, s.buffered)?;
             for run in &p.share.workloads {

@@ -175,7 +175,7 @@ fn run_workload(
     // starts are made there too.
     for (i, live) in ctl.live.iter().enumerate() {
         if let Some(Err(e)) = prep.worker_groups().map(|g| g.place(i, live.tid())) {
-            eprintln!("iogauge: warning: {}: stays in the test's CPU group: {e}", plans[i].name);
+            say!("warning: {}: stays in the test's CPU group: {e}", plans[i].name);
         }
     }
     // Every manager's workers are set up, or none runs.
@@ -233,7 +233,7 @@ fn run_workload(
     // A log that failed is said, and the results are kept: they do not depend on it.
     for w in writers {
         if let Some(e) = w.join().ok().and_then(std::result::Result::err) {
-            eprintln!("iogauge: warning: {e}");
+            say!("warning: {e}");
         }
     }
     if let Some(v) = verification {

@@ -144,8 +144,8 @@ fn serve_lead(
     let listener = Listener::bind("--listen", o.listen, Arc::clone(&api) as Arc<dyn http::Handler>)?;
     let at = listener.addr();
     http::start(vec![listener])?;
-    eprintln!("iogauge: workbench at http://{at}/?token={token}");
-    eprintln!("iogauge: Ctrl-C stops it (and a run going, which keeps what it measured)");
+    say!("workbench at http://{at}/?token={token}");
+    say!("Ctrl-C stops it (and a run going, which keeps what it measured)");
     loop {
         tick();
         if stop() {

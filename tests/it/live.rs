@@ -506,6 +506,63 @@ fn a_reader_that_stops_reading_holds_up_nothing() {
     assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
 }
 
+/// The rows of the history database `db`, by SQLite's own tool.
+fn history_rows(db: &Path) -> u64 {
+    let out = Command::new("sqlite3").arg(db).arg("SELECT count(*) FROM runs").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// `ARGS --live-json -` whose reader takes the first recording line, then goes away, with its
+/// stderr too when `all_readers`: the command's exit status, and its stderr while kept.
+fn reader_goes_away(dir: &Path, args: &[&str], all_readers: bool) -> (Option<i32>, String) {
+    let mut child = command_in(dir, args)
+        .args(["--interval", "100ms", "--live-json", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let first = lines.find(|l| l.as_ref().is_ok_and(|l| l.contains("\"recording\"")));
+    assert!(first.is_some(), "no recording line");
+    drop(lines);
+    if all_readers {
+        drop(child.stderr.take());
+    }
+    let out = output_of(child);
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_nothing_and_the_result_is_saved() {
+    let dir = scratch("live-gone");
+    let db = dir.join("h.sqlite");
+    let db_arg = db.to_str().unwrap();
+    // A run whose --live-json reader is `head -c 10`: it goes on, saves, writes its document,
+    // says so once, and exits as the run ended (0), not by SIGPIPE.
+    let run = ["run", "--target", "null", "--ramp", "0s", "--time", "2s", "--db", db_arg, "--json", "r.json"];
+    let (code, err) = reader_goes_away(&dir, &run, false);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches("its reader went away").count(), 1, "said once: {err}");
+    assert_eq!(num(&read_json(&dir.join("r.json"))["results"][0], "duration_s"), 2.0);
+    assert_eq!(history_rows(&db), 1);
+    // A study's too: every point is run and the study saved.
+    std::fs::write(
+        dir.join("s.toml"),
+        "[test]\nrun = [\"random-read-4k\"]\ntime = \"500ms\"\nramp = \"0s\"\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2, 4]\n",
+    )
+    .unwrap();
+    let study = ["study", "s.toml", "--db", db_arg, "--json", "s.json"];
+    let (code, err) = reader_goes_away(&dir, &study, false);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(read_json(&dir.join("s.json"))["points"].as_array().unwrap().len(), 3);
+    assert_eq!(history_rows(&db), 2);
+    // Every reader gone, stderr too (a workbench that ended): the run saves all the same.
+    let (code, _) = reader_goes_away(&dir, &run, true);
+    assert_eq!(code, Some(0));
+    assert_eq!(history_rows(&db), 3);
+}
+
 #[test]
 fn json_lines_follow_their_schema_and_add_up_to_the_result() {
     let dir = scratch("live-lines");
