@@ -136,6 +136,10 @@ impl Observer for Outputs {
         interrupt::requested()
     }
 
+    fn stop_point_requested(&self) -> bool {
+        interrupt::point()
+    }
+
     fn stop_now_requested(&self) -> bool {
         interrupt::now()
     }

@@ -1,18 +1,29 @@
-//! Ctrl-C, SIGTERM and SIGHUP during a test: the first asks it to stop and keep what it
-//! measured (a study finishes its point), the second to stop now, giving up the I/Os still in
-//! flight, and still keep what was measured; a third ends the process at once.
+//! Signals during a test. The first Ctrl-C asks it to stop and keep what it measured (a study
+//! finishes its point); SIGTERM and SIGHUP ask the same of a study's point too, which stops
+//! as a run does (whoever sends them, a service manager, a batch system's time limit, the
+//! workbench ending, wants the process gone soon, not after a point of minutes). A second
+//! signal of any kind stops now, giving up the I/Os still in flight, and still keeps what was
+//! measured; a third ends the process at once.
 
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
 
 use crate::error::Error;
 
 /// How many times the user asked to stop.
 static STOPS: AtomicU8 = AtomicU8::new(0);
+/// A SIGTERM or SIGHUP came: a study's point stops too.
+static POINT: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_interrupt(_: libc::c_int) {
-    let msg: &[u8] = match STOPS.fetch_add(1, Relaxed) {
-        0 => b"\niogauge: stopping; what is measured is kept (again: stop now, giving up the I/Os in flight)\n",
-        1 => b"\niogauge: stopping now: the I/Os in flight are given up; what is measured is kept (again: exit without saving)\n",
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    if sig != libc::SIGINT {
+        POINT.store(true, Relaxed);
+    }
+    let msg: &[u8] = match (STOPS.fetch_add(1, Relaxed), sig) {
+        (0, libc::SIGINT) => {
+            b"\niogauge: stopping; what is measured is kept (again: stop now, giving up the I/Os in flight)\n"
+        }
+        (0, _) => b"\niogauge: stopping (a study's point too); what is measured is kept (again: stop now, giving up the I/Os in flight)\n",
+        (1, _) => b"\niogauge: stopping now: the I/Os in flight are given up; what is measured is kept (again: exit without saving)\n",
         _ => {
             // SAFETY: _exit is async-signal-safe.
             unsafe { libc::_exit(Error::Stopped.exit_code()) }
@@ -27,20 +38,27 @@ pub(super) fn requested() -> bool {
     STOPS.load(Relaxed) >= 1
 }
 
+/// Whether a study's point is to stop too, as a run does (SIGTERM, SIGHUP, or a second stop).
+pub(super) fn point() -> bool {
+    POINT.load(Relaxed) || now()
+}
+
 /// Whether the user asked a second time: stop now, whatever is in flight.
 pub(super) fn now() -> bool {
     STOPS.load(Relaxed) >= 2
 }
 
-/// Asks the test going to stop, as a first Ctrl-C does (the workbench's Stop under MPI, where
-/// its runs are in this process).
-pub(super) fn request() {
-    STOPS.fetch_max(1, Relaxed);
+/// Asks the test going to stop (the workbench's Stop under MPI, where its runs are in this
+/// process): `times` 1 as a SIGTERM does (a study's point too), 2 at once.
+pub(super) fn request(times: u8) {
+    POINT.store(true, Relaxed);
+    STOPS.fetch_max(times.min(2), Relaxed);
 }
 
 /// Forgets the stops asked: the in-process run they were for has ended.
 pub(super) fn reset() {
     STOPS.store(0, Relaxed);
+    POINT.store(false, Relaxed);
 }
 
 /// From now on Ctrl-C, SIGTERM and SIGHUP stop the test (before: they end the process, which has
@@ -52,7 +70,7 @@ pub(super) fn stop_on_interrupt() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // SIGHUP: the ssh session dropped; the results are as worth keeping as after SIGTERM.
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler touches only an atomic and async-signal-safe calls.
+        // SAFETY: the handler touches only atomics and async-signal-safe calls.
         unsafe { libc::signal(sig, on_interrupt as *const () as libc::sighandler_t) };
     }
     // A stop (Ctrl-Z) is timed, for the result to say (here for a test in the caller's session

@@ -331,7 +331,8 @@ pub fn main(cli: Cli) -> Result<i32> {
             interrupt::stop_on_interrupt();
             let group = managers::join(crate::config::TestSettings::default().sync_timeout)?;
             let ranks = crate::ui::InProcess { run: &page_run, stop: interrupt::request };
-            crate::ui::serve(crate::ui::Options { listen, db }, &interrupt::requested, group.as_ref(), ranks)?;
+            let ending = crate::ui::Ending { asked: &interrupt::requested, again: &interrupt::now };
+            crate::ui::serve(crate::ui::Options { listen, db }, ending, group.as_ref(), ranks)?;
             Ok(0)
         }
         Command::Specs { name } => {

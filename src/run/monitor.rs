@@ -31,6 +31,11 @@ pub trait Observer {
     fn stop_requested(&self) -> bool {
         false
     }
+    /// Whether a study's point is to stop at once too, as a run does (SIGTERM, SIGHUP, the
+    /// workbench's Stop), rather than run to its end; its result, marked interrupted, is kept.
+    fn stop_point_requested(&self) -> bool {
+        self.stop_now_requested()
+    }
     /// Whether the user asked again: the workload (a study's point too) stops at once, the
     /// I/Os still in flight are given up without waiting io_timeout (each counts as timed
     /// out), and what was measured is kept.

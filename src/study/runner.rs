@@ -26,7 +26,8 @@ pub trait StudyObserver: Observer {
 
 /// The observer of one point's runs: each snapshot says where the study is, and a point runs
 /// to its end (Ctrl-C stops a study between points, see [`super::run::run_study`]) unless it
-/// is made to [`stop at once`](PointObserver::stopping_at_once).
+/// is made to [`stop at once`](PointObserver::stopping_at_once) or the stop asked is one for
+/// the point too (SIGTERM, a second Ctrl-C).
 pub struct PointObserver<'a> {
     inner: &'a mut dyn StudyObserver,
     /// A Ctrl-C stops the run at once, its result kept and marked interrupted (else only a
@@ -55,7 +56,10 @@ impl Observer for PointObserver<'_> {
         self.inner.run_done(result);
     }
     fn stop_requested(&self) -> bool {
-        (self.at_once && self.inner.stop_requested()) || self.inner.stop_now_requested()
+        (self.at_once && self.inner.stop_requested()) || self.inner.stop_point_requested()
+    }
+    fn stop_point_requested(&self) -> bool {
+        self.inner.stop_point_requested()
     }
     fn stop_now_requested(&self) -> bool {
         self.inner.stop_now_requested()

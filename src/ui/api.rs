@@ -51,9 +51,9 @@ impl Api {
         }
     }
 
-    /// Stops the run going, if any, and lets it save.
-    pub fn end(&self) {
-        self.runs.end();
+    /// Stops the run going, if any, and lets it save, unless `leave` says not to wait.
+    pub fn end(&self, leave: &dyn Fn() -> bool) {
+        self.runs.end(leave);
     }
 
     /// Whether the request carries the token.

@@ -67,15 +67,25 @@ pub type Runner = dyn Fn(&dyn Group, &Order, Option<&Path>) -> Ended;
 pub struct InProcess<'a> {
     /// Runs an order on this rank.
     pub run: &'a Runner,
-    /// Asks the run going to stop, as a first Ctrl-C does (from the server's thread).
-    pub stop: fn(),
+    /// Asks the run going to stop (from the server's thread): 1, as SIGTERM does; 2, at once,
+    /// giving up the I/Os in flight.
+    pub stop: fn(u8),
 }
 
-/// Serves the workbench until `stop` says so; then stops the run going, if any, lets it save
+/// What ends the workbench: the user asked it to end (its first Ctrl-C or SIGTERM), and asked
+/// again (it leaves at once; a run it stopped finishes and saves on its own).
+pub struct Ending<'a> {
+    /// Asked to end.
+    pub asked: &'a dyn Fn() -> bool,
+    /// Asked again.
+    pub again: &'a dyn Fn() -> bool,
+}
+
+/// Serves the workbench until `ending` says so; then stops the run going, if any, lets it save
 /// its result, and returns. Under MPI every rank of `group` describes itself (host, CPUs,
 /// targets) to the lead, which serves; a run of the page is then every rank's, made by
 /// `ranks` on each rank's main thread as the lead hands it out, until the lead's end.
-pub fn serve(o: Options, stop: &dyn Fn() -> bool, group: &dyn Group, ranks: InProcess) -> Result<()> {
+pub fn serve(o: Options, ending: Ending, group: &dyn Group, ranks: InProcess) -> Result<()> {
     // One rank after another: a listing opens each device for a moment, which another rank of
     // the same host listing at that time would report as a process using it.
     let mut mine = None;
@@ -89,7 +99,7 @@ pub fn serve(o: Options, stop: &dyn Fn() -> bool, group: &dyn Group, ranks: InPr
     let managers = managers::agree(group, Ok(mine), "the workbench's managers", Some(MEET))?;
     if group.all().len() < 2 {
         let exe = std::env::current_exe().map_err(|e| runtime(format!("cannot find iogauge's own binary: {e}")))?;
-        return serve_lead(o, stop, managers, Maker::Child(exe), &mut || std::thread::sleep(TICK));
+        return serve_lead(o, ending, managers, Maker::Child(exe), &mut || std::thread::sleep(TICK));
     }
     // The runs' threads are made by this one: given the host's CPUs, not the one core Open
     // MPI binds a rank to by default (the launcher's choice for the page's server, not the
@@ -109,7 +119,7 @@ pub fn serve(o: Options, stop: &dyn Fn() -> bool, group: &dyn Group, ranks: InPr
         let ended = (ranks.run)(group, &q.order, Some(&live));
         q.ended(ended);
     };
-    let served = serve_lead(o, stop, managers, Maker::Ranks { queue, stop: ranks.stop }, &mut take);
+    let served = serve_lead(o, ending, managers, Maker::Ranks { queue, stop: ranks.stop }, &mut take);
     // The others' end.
     next_order(group, None);
     served
@@ -127,18 +137,16 @@ fn next_order(group: &dyn Group, mine: Option<&Order>) -> Option<Order> {
 }
 
 /// The lead's workbench, with every manager's description, its runs made by `maker`; `tick`
-/// is the main thread's work between two looks at `stop` (a pause, or a queued run).
+/// is the main thread's work between two looks at `ending` (a pause, or a queued run). Its
+/// caller ignores SIGPIPE: a run that ends before reading its job closes the pipe the job is
+/// written into, and that write fails (the run's exit status says why).
 fn serve_lead(
     o: Options,
-    stop: &dyn Fn() -> bool,
+    ending: Ending,
     managers: Vec<topology::ManagerView>,
     maker: Maker,
     tick: &mut dyn FnMut(),
 ) -> Result<()> {
-    // A run that ends before reading its job closes the pipe the job is written into: that
-    // write fails (the run's exit status says why) instead of ending the workbench.
-    // SAFETY: sets one signal's disposition; the handler is the kernel's own.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let token = token()?;
     let api = Arc::new(api::Api::new(token.clone(), o.db, maker, managers));
     let listener = Listener::bind("--listen", o.listen, Arc::clone(&api) as Arc<dyn http::Handler>)?;
@@ -148,11 +156,11 @@ fn serve_lead(
     say!("Ctrl-C stops it (and a run going, which keeps what it measured)");
     loop {
         tick();
-        if stop() {
+        if (ending.asked)() {
             break;
         }
     }
-    api.end();
+    api.end(ending.again);
     Ok(())
 }
 

@@ -26,8 +26,10 @@ use crate::error::{Result, input, runtime};
 const KEPT_LINES: usize = 3600;
 /// The end of the child's messages kept.
 const KEPT_MESSAGES: usize = 64 << 10;
-/// How long the workbench, when it ends, waits for a run it stopped to save its result.
-const END_GRACE: Duration = Duration::from_secs(40);
+/// How long the workbench, when it ends, waits for a run it stopped to save its result, beyond
+/// the run's own bound: stopped at once, its I/Os in flight get `io_timeout` to complete
+/// (then they are given up), and a study's next point may wait that long for its server.
+const END_GRACE: Duration = Duration::from_secs(60);
 
 /// How long, after a child's exit, its last words are waited for (see `spawn`).
 const READ_AFTER_EXIT: Duration = Duration::from_secs(5);
@@ -54,8 +56,10 @@ struct Said {
     exit_status: Option<i32>,
     /// The history id it saved its result under.
     history_id: Option<i64>,
-    /// The user asked it to stop.
-    stopping: bool,
+    /// How many times the user asked it to stop: 1, it stops (a study's point too), keeping
+    /// what it measured; 2, at once, giving up the I/Os in flight. Never more: a third signal
+    /// would end the command without saving.
+    stops: u8,
     /// A run of the ranks: the main thread has taken it (a stop asked before is its end).
     taken: bool,
 }
@@ -65,6 +69,8 @@ struct Run {
     id: u64,
     kind: Kind,
     toml: String,
+    /// The job's `io_timeout`: what bounds its end once stopped.
+    io_timeout: Duration,
     /// The child's pid; none for a run of the ranks in this process.
     pid: Option<u32>,
     said: Arc<Mutex<Said>>,
@@ -84,7 +90,7 @@ impl Queued {
     /// The run, now taken by the main thread; None if it was stopped before (and ended then).
     pub fn take(self) -> Option<Queued> {
         let mut s = lock(&self.said);
-        if s.stopping {
+        if s.stops > 0 {
             return None;
         }
         s.taken = true;
@@ -112,8 +118,8 @@ pub enum Maker {
     Ranks {
         /// Where runs wait for the main thread.
         queue: mpsc::Sender<Queued>,
-        /// Asks the run going to stop (as a first Ctrl-C).
-        stop: fn(),
+        /// Asks the run going to stop: 1, as SIGTERM does (a study's point too); 2, at once.
+        stop: fn(u8),
     },
 }
 
@@ -124,7 +130,8 @@ pub struct State {
     pub id: u64,
     /// `run` or `study`.
     pub kind: Kind,
-    /// `running`, `stopping` or `ended`.
+    /// `running`, `stopping` (what is measured is kept), `stopping_now` (the I/Os in flight
+    /// are given up) or `ended`.
     pub state: &'static str,
     /// The job it runs (TOML).
     pub job: String,
@@ -178,7 +185,9 @@ impl Runs {
                 None
             }
         };
-        *last = Some(Run { id, kind, toml, pid, said });
+        let io_timeout =
+            crate::job::parse(&toml, "the workbench's job").map_or(Duration::from_secs(30), |j| j.test.io_timeout);
+        *last = Some(Run { id, kind, toml, io_timeout, pid, said });
         Ok(id)
     }
 
@@ -253,8 +262,9 @@ impl Runs {
         Ok(pid)
     }
 
-    /// Asks the run `id` to stop as Ctrl-C does (a second time: at once, giving up the I/Os in
-    /// flight); false if it is not the one going.
+    /// Asks the run `id` to stop: the first time it stops (a study at its point), keeping what
+    /// it measured, as SIGTERM makes the command line's; the second, at once, giving up the
+    /// I/Os in flight; later asks change nothing. False if it is not the one going.
     pub fn stop(&self, id: u64) -> bool {
         let last = lock(&self.last);
         let Some(r) = last.as_ref().filter(|r| r.id == id) else { return false };
@@ -262,14 +272,18 @@ impl Runs {
         if said.exit_status.is_some() {
             return false;
         }
-        said.stopping = true;
+        if said.stops >= 2 {
+            return true;
+        }
+        said.stops += 1;
+        let signal = if said.stops == 1 { libc::SIGTERM } else { libc::SIGINT };
         match (&self.maker, r.pid) {
             // SAFETY: kill(2) of a child not yet reaped: the waiter reaps it only under this
             // lock, and sets exit_status, checked above, as it does.
             (Maker::Child(_), Some(pid)) => unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGINT);
+                libc::kill(pid as libc::pid_t, signal);
             },
-            (Maker::Ranks { stop, .. }, _) if said.taken => stop(),
+            (Maker::Ranks { stop, .. }, _) if said.taken => stop(said.stops),
             // Not started: it never will be (Queued::take).
             _ => {
                 said.messages.push_str("iogauge: stopped before it started\n");
@@ -284,10 +298,11 @@ impl Runs {
         let last = lock(&self.last);
         let r = last.as_ref().filter(|r| id == 0 || r.id == id)?;
         let said = lock(&r.said);
-        let state = match (said.exit_status, said.stopping) {
+        let state = match (said.exit_status, said.stops) {
             (Some(_), _) => "ended",
-            (None, true) => "stopping",
-            (None, false) => "running",
+            (None, 0) => "running",
+            (None, 1) => "stopping",
+            (None, _) => "stopping_now",
         };
         Some(State {
             id: r.id,
@@ -302,13 +317,22 @@ impl Runs {
         })
     }
 
-    /// Stops the run going, if any, and waits (at most [`END_GRACE`]) for it to save.
-    pub fn end(&self) {
-        let id = lock(&self.last).as_ref().map(|r| r.id);
-        let Some(id) = id else { return };
-        self.stop(id);
-        let until = Instant::now() + END_GRACE;
-        while Instant::now() < until && self.state(id, u64::MAX).is_some_and(|s| s.exit_status.is_none()) {
+    /// Stops the run going, if any, and waits for it to save: as long as its own bound
+    /// (`io_timeout` twice, and [`END_GRACE`]), or until `leave` says not to wait. A child left
+    /// behind finishes on its own: it needs nothing of the workbench (a pipe whose reader went
+    /// away only loses what would have gone there) and saves its result.
+    pub fn end(&self, leave: &dyn Fn() -> bool) {
+        let going = lock(&self.last).as_ref().map(|r| (r.id, r.io_timeout));
+        let Some((id, io_timeout)) = going else { return };
+        if self.state(id, u64::MAX).is_some_and(|s| s.state == "running") {
+            self.stop(id);
+        }
+        let until = Instant::now() + io_timeout * 2 + END_GRACE;
+        while self.state(id, u64::MAX).is_some_and(|s| s.exit_status.is_none()) {
+            if leave() || Instant::now() > until {
+                say!("run {id} is left to finish on its own: it saves its result in the history");
+                return;
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }

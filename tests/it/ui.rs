@@ -222,6 +222,116 @@ fn a_script_runs_a_job_watches_it_stops_it_and_finds_it_in_the_history() {
     assert!(cmp["text"].as_str().unwrap().contains("oltp-8k"), "{cmp}");
 }
 
+/// The rows of the workbench's history, by SQLite's own tool: (kind, points or results,
+/// whether interrupted).
+fn saved(wb: &Workbench) -> Vec<(String, u64, bool)> {
+    let db = wb.dir.join("history.sqlite");
+    let out = Command::new("sqlite3").arg(&db).arg("SELECT kind, results, interrupted FROM runs ORDER BY id").output();
+    let text = String::from_utf8_lossy(&out.unwrap().stdout).into_owned();
+    let row = |l: &str| {
+        let f: Vec<&str> = l.split('|').collect();
+        (f[0].to_string(), f[1].parse().unwrap(), f[2] == "1")
+    };
+    text.lines().map(row).collect()
+}
+
+/// Waits until the run `id` has said a live line of recording with I/Os in it.
+fn wait_for_recording(wb: &Workbench, id: u64) {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, s) = wb.call("GET", &format!("/api/runs/{id}"), None);
+        if s["lines"].as_array().unwrap().iter().any(recording) {
+            return;
+        }
+        assert_eq!(s["state"], "running", "{s}");
+        assert!(Instant::now() < until, "no recording line in 60 s: {s}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Stop pressed three times within 300 ms while the target has stopped answering: the first
+/// stops the run, the second gives up its I/Os in flight, the third asks nothing more (a third
+/// signal would end the command without saving); the run is kept.
+#[test]
+fn stop_pressed_three_times_on_a_stalled_target_keeps_the_run() {
+    let server = Nbdkit::start(&["memory", "16M"]);
+    let wb = Workbench::start("ui-stop-thrice");
+    let job = format!(
+        "[test]\nramp = \"0s\"\ntime = \"60s\"\ninterval = \"100ms\"\nio_timeout = \"60s\"\nrun = [\"random-read-4k\"]\n\n\
+         [[worker]]\noutstanding = 8\ntargets = [\"{}\"]\n",
+        server.url()
+    );
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+    assert_eq!(code, 202, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    wait_for_recording(&wb, id);
+    // SAFETY: signalling the server this test started.
+    unsafe { libc::kill(server.pid(), libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    let mut states = Vec::new();
+    for _ in 0..3 {
+        assert_eq!(wb.call("POST", &format!("/api/runs/{id}/stop"), None).0, 202);
+        states.push(wb.call("GET", &format!("/api/runs/{id}"), None).1["state"].clone());
+    }
+    assert!(t0.elapsed() < Duration::from_secs(5), "three presses took {:?}", t0.elapsed());
+    let end = wb.ended(id, Duration::from_secs(60));
+    // SAFETY: as above.
+    unsafe { libc::kill(server.pid(), libc::SIGCONT) };
+    assert_eq!(end["exit_status"], 130, "{end}");
+    assert!(end["history_id"].as_i64().is_some(), "saved: {end}");
+    // What the page's button offers next: after one press, to stop now; after two, nothing.
+    assert_eq!(states[0], "stopping", "{states:?}");
+    assert!(states[1..].iter().all(|s| s == "stopping_now" || s == "ended"), "{states:?}");
+    assert_eq!(saved(&wb), vec![("run".to_string(), 1, true)]);
+}
+
+/// The workbench ended (SIGTERM) during a study of 60 s points: the point going stops as a run
+/// does, the study is saved with it, marked interrupted, and the workbench ends, well within
+/// a minute.
+#[test]
+fn a_workbench_ended_during_a_study_saves_the_study() {
+    let mut wb = Workbench::start("ui-end-study");
+    let job = "[test]\nramp = \"0s\"\ntime = \"60s\"\ninterval = \"100ms\"\nrun = [\"random-read-4k\"]\n\n\
+               [[worker]]\ntargets = [\"null\"]\n\n[study]\noutstanding = [1, 2]\n";
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+    assert_eq!(code, 202, "{started}");
+    assert_eq!(started["kind"], "study");
+    wait_for_recording(&wb, started["id"].as_u64().unwrap());
+    let t0 = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(wb.child.id() as i32, libc::SIGTERM) };
+    let status = loop {
+        if let Some(status) = wb.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "the workbench did not end in a minute");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert_eq!(saved(&wb), vec![("study".to_string(), 1, true)]);
+}
+
+/// The workbench killed outright (SIGKILL) during a study: its run, whose pipes now lead
+/// nowhere, goes on alone to the study's end and saves it whole.
+#[test]
+fn a_run_outlives_a_workbench_killed_and_saves() {
+    let mut wb = Workbench::start("ui-killed");
+    let job = "[test]\nramp = \"0s\"\ntime = \"1s\"\ninterval = \"100ms\"\nrun = [\"random-read-4k\"]\n\n\
+               [[worker]]\ntargets = [\"null\"]\n\n[study]\noutstanding = [1, 2, 4]\n";
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+    assert_eq!(code, 202, "{started}");
+    wait_for_recording(&wb, started["id"].as_u64().unwrap());
+    wb.child.kill().unwrap();
+    wb.child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while saved(&wb).first().is_none_or(|(_, _, interrupted)| *interrupted) {
+        assert!(Instant::now() < until, "the study was not saved whole within 60 s: {:?}", saved(&wb));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(saved(&wb), vec![("study".to_string(), 3, false)]);
+}
+
 /// Headless Chromium driven through the DevTools protocol on a pipe (fd 3: commands to it,
 /// fd 4: its answers and events, each message ending in a NUL).
 struct Browser {
