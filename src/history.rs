@@ -151,6 +151,14 @@ pub fn parse_when(s: &str, end_of_day: bool) -> std::result::Result<SystemTime, 
     Ok(if date_only && end_of_day { t + Duration::from_secs(86_400) } else { t })
 }
 
+/// "a SQLite database" where `path` holds one (a history, or any other), for the output guard:
+/// no output replaces one (`export::output::Guard::keeping`).
+pub fn kind_of(path: &Path) -> Option<&'static str> {
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+    (read.is_ok() && &head == b"SQLite format 3\0").then_some("a SQLite database")
+}
+
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
     move |e| runtime(format!("history database {}: {e}", path.display()))
 }

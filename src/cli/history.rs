@@ -41,9 +41,15 @@ pub struct DetailFlag {
 }
 
 /// The guard of a command's outputs (`export::output::Guard`): none may be the history
-/// database, the command's `--db` nor the default one, whether or not it saves there.
+/// database, the command's `--db` nor the default one, whether or not it saves there, nor
+/// replace a trace or any SQLite database.
 pub(super) fn guard(db: Option<&Path>) -> Guard {
-    Guard::new(db.map(Path::to_path_buf).into_iter().chain(history::default_path()).collect())
+    databases_guard(db).keeping(crate::trace::kind_of)
+}
+
+/// [`guard`] for the one output that is a trace (`capture -o`), which may replace one.
+pub(super) fn databases_guard(db: Option<&Path>) -> Guard {
+    Guard::new(db.map(Path::to_path_buf).into_iter().chain(history::default_path()).collect()).keeping(history::kind_of)
 }
 
 /// Saves documents into the history, if there is one; a failure to save warns and the run
@@ -306,15 +312,16 @@ pub struct ReportArgs {
 
 /// Writes the HTML report (and the charts' SVG files).
 pub fn report(a: &ReportArgs) -> Result<i32> {
-    let mut guard = guard(a.db.db.as_deref());
-    let charts = a.charts.as_ref().map(|d| guard.dir("--charts", d)).transpose()?;
-    let mut out = guard.file("--output", &a.output)?;
+    // The inputs first: the guard knows them then, and refuses an output that is one.
     let mut docs = Documents::new(&a.db);
     let inputs = a
         .inputs
         .iter()
         .map(|arg| docs.load(arg).map(|(label, doc)| report::Input { label, doc }))
         .collect::<Result<Vec<_>>>()?;
+    let mut guard = guard(a.db.db.as_deref());
+    let charts = a.charts.as_ref().map(|d| guard.dir("--charts", d)).transpose()?;
+    let mut out = guard.file("--output", &a.output)?;
     let title = a.title.clone().unwrap_or_else(|| "iogauge report".into());
     let rep = report::build(&title, &inputs, a.detail.detail.unwrap_or_default());
     if let Some(dir) = charts {

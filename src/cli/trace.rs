@@ -16,7 +16,7 @@ use crate::trace::{Summary, capture, stem};
 
 /// Runs `iogauge capture`: says on stderr what was recorded, and whether anything was lost.
 pub fn capture(a: &CaptureArgs) -> Result<i32> {
-    let mut out = super::history::guard(None).file("--output", &a.output)?;
+    let mut out = super::history::databases_guard(None).file("--output", &a.output)?;
     super::interrupt::stop_on_interrupt();
     let started = capture::Capture::start(&a.device)?;
     // Said once the tracepoints are on: what happens on the device from here is recorded.

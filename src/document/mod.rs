@@ -18,6 +18,7 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
     if crate::targets::is_device(path) {
         return Err(input(format!("{name} is a device, not a document: give a JSON file")));
     }
+    crate::targets::inputs::reading(path);
     std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))
 }
 

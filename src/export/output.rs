@@ -52,13 +52,19 @@ fn open_fifo(flag: &str, path: &Path) -> Result<File> {
 /// The files SQLite keeps beside a database (rollback journal, write-ahead log, its index).
 const JOURNALS: [&str; 3] = ["-journal", "-wal", "-shm"];
 
+/// What an existing file holds that no output may replace ("a SQLite database"), or None.
+pub type Kept = fn(&Path) -> Option<&'static str>;
+
 /// What one command writes, claimed before anything is opened. Each output is checked against
-/// what it may never be and against the command's other outputs; files are compared by
+/// what it may never be: the command's inputs (`targets::inputs`), a history database, a file
+/// holding what no output replaces, the command's other outputs; files are compared by
 /// identity (device and inode), or where one does not exist yet, by the directory's identity
 /// and the name.
 pub struct Guard {
     /// History databases no output may be: the command's `--db` and the default one.
     protected: Vec<PathBuf>,
+    /// What existing files no output replaces hold.
+    kept: Vec<Kept>,
     /// The outputs claimed so far: (flag, path, whether a directory).
     claimed: Vec<(String, PathBuf, bool)>,
 }
@@ -66,7 +72,13 @@ pub struct Guard {
 impl Guard {
     /// A command's guard, protecting the history databases `protected`.
     pub fn new(protected: Vec<PathBuf>) -> Guard {
-        Guard { protected, claimed: Vec::new() }
+        Guard { protected, kept: Vec::new(), claimed: Vec::new() }
+    }
+
+    /// No output replaces an existing file that `kind` says holds what it keeps.
+    pub fn keeping(mut self, kind: Kept) -> Guard {
+        self.kept.push(kind);
+        self
     }
 
     /// Claims `path` for the output `flag` and opens it ([`Output::open`]).
@@ -128,6 +140,15 @@ impl Guard {
                     if journal { "'s journal" } else { "" }
                 )));
             }
+        }
+        if let Some(read) = here.file.and_then(crate::targets::inputs::read_as) {
+            return Err(input(format!(
+                "{flag} {shown} is {}, which this command reads: give another file for the output",
+                read.display()
+            )));
+        }
+        if let Some(what) = self.kept.iter().filter(|_| !dir && here.file.is_some()).find_map(|k| k(path)) {
+            return Err(input(format!("{flag} {shown} holds {what}, which no output replaces: give another file")));
         }
         // /dev/null or a terminal may take several outputs.
         for (other, taken, taken_dir) in self.claimed.iter().filter(|_| !device) {
@@ -302,6 +323,10 @@ impl Output {
     }
 }
 
+/// How many first bytes tell a file of an output directory as one iogauge wrote: a chart's
+/// `<svg xmlns=... class="chart`, not another tool's SVG.
+const KIND_BYTES: usize = 48;
+
 /// Says, once for the process, that an output's reader went away (EPIPE: SIGPIPE is ignored
 /// while a test runs).
 fn reader_gone(what: &str) {
@@ -312,18 +337,33 @@ fn reader_gone(what: &str) {
 }
 
 /// A directory of files, each replaced whole through a temporary file beside it.
-pub struct OutputDir(PathBuf);
+pub struct OutputDir(PathBuf, String);
 
 impl OutputDir {
     /// Makes the directory if it is missing and checks that it takes files, writing nothing
     /// that stays. Through a [`Guard`].
     pub(super) fn open(path: &Path, flag: &str) -> Result<OutputDir> {
         crate::targets::output_dir(path, flag)?;
-        Ok(OutputDir(path.to_path_buf()))
+        Ok(OutputDir(path.to_path_buf(), flag.to_string()))
     }
 
-    /// Writes each (name, bytes) into the directory, whole.
+    /// Writes each (name, bytes) into the directory, whole. A file of the same name already
+    /// there is replaced only by one of its kind, a file iogauge wrote (the same first bytes:
+    /// a chart by a chart); another refuses them all before any is written.
     pub fn write(&self, files: &[(String, Vec<u8>)], what: &str) -> Result<()> {
+        for (name, bytes) in files {
+            let path = self.0.join(name);
+            let Ok(mut there) = File::open(&path) else { continue };
+            let mut head = vec![0u8; bytes.len().min(KIND_BYTES)];
+            let theirs = std::io::Read::read_exact(&mut there, &mut head).map(|()| head);
+            if theirs.ok().as_deref() != Some(&bytes[..bytes.len().min(KIND_BYTES)]) {
+                return Err(input(format!(
+                    "{} {}: {name} is already there and is not what iogauge writes there: remove it, or give another directory",
+                    self.1,
+                    self.0.display()
+                )));
+            }
+        }
         for (name, bytes) in files {
             Output::Whole {
                 path: self.0.join(name),

@@ -7,6 +7,7 @@
 
 mod blkid;
 pub mod fit;
+pub mod inputs;
 pub mod network;
 pub mod safety;
 

@@ -130,6 +130,7 @@ struct CpuFile {
 
 impl CpuFile {
     fn open(path: &Path) -> Result<CpuFile> {
+        crate::targets::inputs::reading(path);
         let file =
             File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
         let mut f = CpuFile {
@@ -401,7 +402,7 @@ fn has_requests(sources: Vec<Box<dyn Events>>) -> Result<bool> {
 }
 
 /// Whether `path` starts with a blktrace event.
-fn starts_with_magic(path: &Path) -> bool {
+pub(super) fn starts_with_magic(path: &Path) -> bool {
     let mut b = [0u8; 4];
     File::open(path).and_then(|mut f| f.read_exact(&mut b)).is_ok()
         && (u32::from_le_bytes(b) & !0xff == MAGIC || u32::from_be_bytes(b) & !0xff == MAGIC)

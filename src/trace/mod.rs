@@ -91,6 +91,30 @@ impl Format {
             Format::Blkparse => "blkparse text",
         }
     }
+
+    /// The text trace whose first line is `line`: a capture, or fio's iolog.
+    fn of_first_line(line: &str) -> Option<Format> {
+        match line.trim_end() {
+            l if l.starts_with(CAPTURE_MAGIC) => Some(Format::Capture),
+            "fio version 2 iolog" => Some(Format::FioV2),
+            "fio version 3 iolog" => Some(Format::FioV3),
+            _ => None,
+        }
+    }
+}
+
+/// What `path` holds where it is a trace of a format iogauge reads, for the output guard: a
+/// trace is never replaced by a report or a document (`export::output::Guard::keeping`).
+pub(crate) fn kind_of(path: &Path) -> Option<&'static str> {
+    if blktrace::starts_with_magic(path) {
+        return Some("a trace (blktrace)");
+    }
+    let line = first_line(path)?;
+    match Format::of_first_line(&line) {
+        Some(_) => Some("a trace"),
+        None if blkparse::looks_like(&line) => Some("a trace (blkparse's text)"),
+        None => None,
+    }
 }
 
 /// A trace read one I/O at a time.
@@ -164,6 +188,7 @@ pub(crate) struct Lines {
 
 impl Lines {
     pub(crate) fn open(path: &Path) -> Result<Lines> {
+        crate::targets::inputs::reading(path);
         let file =
             File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
         Ok(Lines { path: path.to_owned(), lines: BufReader::with_capacity(1 << 16, file), line: String::new(), no: 0 })
@@ -207,11 +232,9 @@ impl TextReader {
     fn open(path: &Path) -> Result<TextReader> {
         let mut lines = Lines::open(path)?;
         lines.advance()?;
-        let format = match lines.line.trim_end() {
-            l if l.starts_with(CAPTURE_MAGIC) => Format::Capture,
-            "fio version 2 iolog" => Format::FioV2,
-            "fio version 3 iolog" => Format::FioV3,
-            _ => {
+        let format = match Format::of_first_line(&lines.line) {
+            Some(format) => format,
+            None => {
                 return Err(Error::Input(format!(
                     "{}: not a trace iogauge reads: its first line is neither `{CAPTURE_MAGIC}` (iogauge capture) nor \
                      `fio version 2 iolog` / `fio version 3 iolog` (fio's write_iolog), and it is no blktrace",

@@ -100,3 +100,75 @@ fn every_output_is_guarded() {
     done(&dir, &[&run[..], &["--json", "/dev/null", "--live-json", "/dev/null", "--no-history"]].concat());
     done(&dir, &["export", "1", "-o", &format!("{}.json", db_s)]);
 }
+
+/// No output is one of the command's own inputs (by identity: a symlink or hard link to it is
+/// it), nor replaces a trace, a SQLite database, or a file in an output directory that
+/// iogauge did not write; one line, exit 2, and each file as it was.
+#[test]
+fn no_output_replaces_an_input_a_trace_or_a_database() {
+    let dir = scratch("outputs-inputs");
+    done(&dir, &["run", "--target", "null", "--ios", "1000", "--json", "r.json", "-q", "--no-history"]);
+    let iometer = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/iometer-1.1-cycling.csv");
+    std::fs::copy(iometer, dir.join("io.csv")).unwrap();
+    std::fs::write(dir.join("t.iolog"), "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 0 4096\n")
+        .unwrap();
+    let job = "[test]\nrun = [\"random-read-4k\"]\nios = 100\nramp = \"0s\"\n[[worker]]\ntargets = [\"null\"]\n";
+    std::fs::write(dir.join("j.toml"), job).unwrap();
+    std::fs::write(dir.join("s.toml"), format!("{job}[study]\noutstanding = [1, 2]\n")).unwrap();
+    std::fs::write(
+        dir.join("specs.toml"),
+        "[[spec]]\nname = \"mine\"\nlines = [{ size = \"4K\", read = 100, random = 100 }]\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("r.json", dir.join("via-link.json")).unwrap();
+    std::fs::hard_link(dir.join("j.toml"), dir.join("hard.toml")).unwrap();
+    assert!(
+        std::process::Command::new("sqlite3")
+            .arg(dir.join("other.db"))
+            .arg("create table t(x)")
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::create_dir(dir.join("charts")).unwrap();
+    std::fs::write(dir.join("charts/01-response-time-percentiles.svg"), "<svg xmlns=\"http://www.w3.org/2000/svg\"/>")
+        .unwrap();
+    let files = [
+        "r.json",
+        "io.csv",
+        "t.iolog",
+        "j.toml",
+        "s.toml",
+        "specs.toml",
+        "other.db",
+        "charts/01-response-time-percentiles.svg",
+    ];
+    let before: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
+
+    let reads = "which this command reads";
+    refused(&dir, &["report", "r.json", "-o", "r.json"], reads);
+    refused(&dir, &["report", "r.json", "-o", "via-link.json"], reads);
+    refused(&dir, &["report", "r.json", "io.csv", "-o", "io.csv"], reads);
+    refused(&dir, &["distil", "t.iolog", "-o", "t.iolog"], reads);
+    refused(&dir, &["run", "j.toml", "--no-history", "--json", "j.toml"], reads);
+    refused(&dir, &["run", "j.toml", "--no-history", "--csv", "hard.toml"], reads);
+    refused(
+        &dir,
+        &["run", "j.toml", "--spec-file", "specs.toml", "--no-history", "--iometer-csv", "specs.toml"],
+        reads,
+    );
+    refused(&dir, &["study", "s.toml", "--no-history", "--json", "s.toml"], reads);
+    // Not inputs of the command, but what no report or document replaces.
+    refused(&dir, &["report", "r.json", "-o", "t.iolog"], "holds a trace");
+    refused(&dir, &["report", "r.json", "-o", "other.db"], "holds a SQLite database");
+    refused(&dir, &["run", "j.toml", "--no-history", "--json", "other.db"], "holds a SQLite database");
+    refused(&dir, &["report", "r.json", "-o", "r.html", "--charts", "charts"], "is not what iogauge writes there");
+    assert!(!dir.join("r.html").exists(), "the report was written though its charts were refused");
+
+    let after: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
+    assert_eq!(before, after, "a refused output changed a file");
+    // A chart iogauge wrote is replaced by the same chart made again.
+    std::fs::remove_file(dir.join("charts/01-response-time-percentiles.svg")).unwrap();
+    done(&dir, &["report", "r.json", "-o", "r.html", "--charts", "charts"]);
+    done(&dir, &["report", "r.json", "-o", "r.html", "--charts", "charts"]);
+}
