@@ -17,9 +17,11 @@ use crate::targets::TargetInfo;
 use crate::verify::block::VerifyResult;
 
 mod metrics;
+mod series;
 
 use metrics::ms;
 pub use metrics::{Dir, DirFigures, ErrorKind, Metrics, errno_text, percentiles_of};
+pub(crate) use series::Series;
 
 /// The schema name and version; a change that breaks readers bumps the number.
 /// 2: a file-system test's threads have no `engine`, `outstanding` or `targets`.

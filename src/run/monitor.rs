@@ -279,7 +279,7 @@ impl Monitor<'_> {
         // Recording's start: ns from the epoch, the mark there, and its wall-clock time.
         let mut rec = (record_start == 0).then(|| (0, prev.clone(), self.started));
         let mut next = if record_start > 0 { iv.min(record_start) } else { iv.min(time) };
-        let mut intervals = Vec::new();
+        let mut intervals = crate::result::Series::default();
         let mut bounds_at_end = None;
         loop {
             self.wait_until(next, &mut stalls);
@@ -352,7 +352,7 @@ impl Monitor<'_> {
                 self.stop_at(m.at_ns);
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
                 let stops = crate::stops::since(self.epoch, start.at_ns, m.at_ns);
-                return Window { start, end: m, intervals, started_at, stops };
+                return Window { start, end: m, intervals: intervals.into_vec(), started_at, stops };
             }
             prev = m;
             next = match &rec {

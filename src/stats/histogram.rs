@@ -148,8 +148,13 @@ impl Histogram {
         self.counts.iter().copied()
     }
 
-    /// A histogram of the given bucket counts (as [`LiveHistogram::add_to`] collects them).
-    pub fn from_counts(counts: Vec<u64>) -> Self {
+    /// A histogram of the given bucket counts (as [`LiveHistogram::add_to`] collects them),
+    /// kept up to the last non-empty one: an interval's sample holds a few hundred buckets,
+    /// not the live histogram's thousands.
+    pub fn from_counts(mut counts: Vec<u64>) -> Self {
+        let used = counts.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+        counts.truncate(used);
+        counts.shrink_to_fit();
         let total = counts.iter().sum();
         Histogram { counts, total }
     }

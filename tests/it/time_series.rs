@@ -127,3 +127,36 @@ fn the_live_line_shows_p99() {
     // busy loops), never a thousandfold (a figure in µs or ns).
     assert!((5.0..1000.0).contains(&p99), "{line}");
 }
+
+/// A long run keeps a bounded time series (at most 1,024 samples, result::series::KEPT):
+/// 1,100 intervals of 10 ms become samples of two intervals each, which still tile the
+/// recorded time and hold every recorded I/O, while the live lines give every interval.
+#[test]
+fn a_long_run_keeps_a_bounded_series_that_adds_up() {
+    let dir = scratch("long-series");
+    let args = ["run", "--target", "null", "--qd", "4", "--ramp", "0s", "--time", "11s", "--interval", "10ms"];
+    let out = command_in(&dir, &args)
+        .args(["--live-json", "lines.jsonl", "--json", "r.json", "--no-history", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let r = &doc["results"][0];
+    let intervals = r["intervals"].as_array().unwrap();
+    let lines = std::fs::read_to_string(dir.join("lines.jsonl")).unwrap();
+    let recording = lines.lines().filter(|l| l.contains("\"phase\":\"recording\"")).count();
+    assert!(intervals.len() <= 1024, "{} samples kept", intervals.len());
+    // The monitor samples once per 10 ms, or later on a loaded host (each of its samples then
+    // longer): more than 1,024 of them were made here, and the kept ones each gather several.
+    if recording > 1024 {
+        assert!(intervals.len() >= 512 && intervals.len() < recording, "{} of {recording}", intervals.len());
+    }
+    let mut tiled = 0.0;
+    for iv in intervals {
+        tiled += num(iv, "duration_s");
+        assert!((num(iv, "t_s") - tiled).abs() < 1e-6, "a sample ending at {} after {tiled} s", iv["t_s"]);
+    }
+    assert!((tiled - num(r, "duration_s")).abs() < 1e-6);
+    let all: u64 = intervals.iter().map(histogram_total).sum();
+    assert_eq!(all, r["totals"]["ios"].as_u64().unwrap());
+}
