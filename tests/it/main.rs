@@ -33,6 +33,7 @@ mod operations;
 mod outputs;
 mod package;
 mod placement;
+mod promises;
 mod report;
 mod resolution;
 mod safety;
