@@ -485,8 +485,15 @@ fn check_worker(wc: &Worker, targets: &[TargetInfo], engine: EngineKind, warning
         )));
     }
     if engine == EngineKind::Psync && slots > 1 && matches!(kinds[0], TargetKind::Block | TargetKind::File) {
+        // Said per target: "asked for 2" of a worker of 1 outstanding I/O on 2 targets read as
+        // a depth nobody asked for.
+        let asked = match wc.targets.len() {
+            1 => format!("{} outstanding I/Os", wc.outstanding),
+            n => format!("{} outstanding I/Os on each of {n} targets", wc.outstanding),
+        };
         let msg = format!(
-            "psync keeps 1 I/O in flight per worker: {} asked for {slots}; use the io_uring engine for more",
+            "{}: psync does one I/O at a time, so 1 is in flight, not the {asked} asked; the io_uring engine (the \
+             default) keeps them all in flight",
             wc.name
         );
         if !warnings.contains(&msg) {

@@ -293,6 +293,12 @@ fn a_rate_not_reached_and_io_not_in_flight_are_said() {
         &["run", "--engine", "psync", "--qd", "8", "--file-size", "8M", "--time", "1s", "--ramp", "0s", "--no-history"],
     );
     let table = String::from_utf8(out.stdout).unwrap();
+    // The warning before it says the depth asked as asked: per target, not summed over them.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("worker 1: psync does one I/O at a time, so 1 is in flight, not the 8 outstanding I/Os asked"),
+        "{err}"
+    );
     let line = table.lines().find(|l| l.contains("I/Os in flight on average")).unwrap_or_else(|| panic!("{table}"));
     assert!(line.contains("of 8 I/Os") && line.contains("psync does one I/O at a time"), "{line}");
     let mean: f64 = line.split(": ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
