@@ -11,6 +11,7 @@ mod compare;
 mod cost;
 mod data;
 mod devices;
+mod docs;
 mod everyday;
 mod examples;
 mod faults;
