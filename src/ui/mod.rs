@@ -140,7 +140,7 @@ fn serve_lead(
     // SAFETY: sets one signal's disposition; the handler is the kernel's own.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let token = token()?;
-    let api = Arc::new(api::Api::new(token.clone(), o.db, maker, managers));
+    let api = Arc::new(api::Api::new(token.clone(), o.db, maker, managers, o.listen.ip()));
     let listener = Listener::bind("--listen", o.listen, Arc::clone(&api) as Arc<dyn http::Handler>)?;
     let at = listener.addr();
     http::start(vec![listener])?;
