@@ -36,6 +36,7 @@ mod placement;
 mod report;
 mod resolution;
 mod safety;
+mod secrets;
 mod steady;
 mod study;
 mod tables;

@@ -759,3 +759,76 @@ fn a_seeds_study_is_set_up_from_the_page_without_a_job_file() {
     assert!(searches.iter().all(|s| s["answer"].as_str().unwrap().contains("IOPS")), "{searches:?}");
     assert_eq!(doc["config"]["test"]["time"], "200ms");
 }
+
+/// A target typed in the page with its CHAP password in the URL (issue 82, case 8): the page
+/// and every answer name it without the password, a wrong one is refused in a line that holds
+/// neither, and the run started from the page logs in with it, writing the LUN's file. A job
+/// holding the password, loaded or posted by a script, is answered without it too
+/// (`GET /api/runs/ID` showed the job as posted).
+#[test]
+fn a_typed_targets_password_logs_in_and_is_answered_nowhere() {
+    let dir = scratch("ui-secrets-lun");
+    let file = dir.join("lun.img");
+    std::fs::File::create(&file).unwrap().set_len(8 << 20).unwrap();
+    let target = crate::iscsi::Tgtd::start();
+    target.lun(1, file.to_str().unwrap(), false);
+    let (password, core) = crate::secrets::password();
+    target.chap("alice", &password);
+    let url = target.url(1).replace("iscsi://", &format!("iscsi://alice%{password}@"));
+    let shown = target.url(1).replace("iscsi://", "iscsi://alice@");
+    let wb = Workbench::start("ui-secrets");
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-secrets"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    // A wrong password: refused, the page saying why without either password.
+    b.eval(&type_into("other-target", &url.replace(&core, "zzWrong9")));
+    b.eval(&click("#add-target"));
+    b.until(&format!("{}.includes('Authentication failure')", text("error")), Duration::from_secs(30));
+    let said = b.eval(&text("error")).to_string();
+    assert!(!said.contains("zzWrong9") && !said.contains(&core), "{said}");
+    // The right one: the worker's target is named without it, and the run logs in with it.
+    b.eval(&type_into("other-target", &url));
+    b.eval(&click("#add-target"));
+    b.until(&format!("document.body.innerText.includes({shown:?})"), Duration::from_secs(30));
+    b.eval(&click("#targets input[data-path=\"null\"]"));
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval(
+        "(() => { const l = document.getElementById('spec-list'); l.value = 'streaming-write-4k'; return true; })()",
+    );
+    b.eval(&click("#run-list button"));
+    b.eval(&click("#spec-add-run"));
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval(&type_into("t-ios", "2048"));
+    b.eval(&click("#t-verify"));
+    b.eval(&click("#start"));
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(60));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 0"), "{}", b.eval(&text("messages")));
+    let hid: i64 = b.eval(&text("final")).as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
+    let (_, doc) = wb.call("GET", &format!("/api/history/{hid}"), None);
+    assert_eq!(num(&doc["results"][0]["totals"], "write_ios"), 2048.0, "{}", doc["config"]);
+    // One sequential pass of verified writes landed in the LUN's file: logged in.
+    common::assert_stamped_in_order(&std::fs::read(&file).unwrap());
+    let page = b.eval("document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((i) => i.value).join(' ')");
+    assert!(page.as_str().unwrap().contains(&shown), "the page names the target");
+    // A job holding the password, loaded as a file and posted by a script.
+    let job =
+        format!("[test]\nios = 100\nrun = [\"random-read-4k\"]\n[[worker]]\noutstanding = 2\ntargets = [\"{url}\"]\n");
+    let mut answers = vec![page];
+    answers.push(wb.call("POST", "/api/job/read", Some(&json!({ "name": "j.toml", "text": job }))).1);
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+    assert_eq!(code, 202, "{started}");
+    let run = wb.ended(started["id"].as_u64().unwrap(), Duration::from_secs(60));
+    assert_eq!(run["exit_status"], 0, "{run}");
+    assert!(run["job"].as_str().unwrap().contains(&shown), "{run}");
+    answers.push(run.clone());
+    let (_, list) = wb.call("GET", "/api/history", None);
+    for entry in list.as_array().unwrap() {
+        let id = entry["id"].as_i64().unwrap();
+        answers.push(wb.call("GET", &format!("/api/history/{id}"), None).1);
+        answers.push(wb.call("GET", &format!("/api/history/{id}/job"), None).1);
+    }
+    answers.push(list);
+    let answers = Value::Array(answers).to_string();
+    assert!(!answers.contains(&core), "the password is in an answer: {answers}");
+    let files = crate::secrets::files_holding(&wb.dir, &core);
+    assert!(files.is_empty(), "the password is in {files:?}");
+}
