@@ -67,21 +67,25 @@ impl Workbench {
         format!("{}/?token={}", self.base, self.token)
     }
 
-    /// A call with `headers` besides none: the status and the answer's JSON (or text).
-    fn raw(&self, method: &str, path: &str, body: Option<&Value>, headers: &[String]) -> (u16, Value) {
+    /// curl making a call with `headers` besides none, waiting at most `limit` seconds for
+    /// the answer, which it prints followed by a line of its status.
+    fn curl(&self, method: &str, path: &str, body: Option<&Value>, headers: &[String], limit: u32) -> Command {
         let mut c = Command::new("curl");
-        c.args(["-s", "-m", "20", "-X", method, "-w", "\n%{http_code}", &format!("{}{path}", self.base)]);
+        let limit = limit.to_string();
+        c.args(["-s", "-m", &limit, "-X", method, "-w", "\n%{http_code}", &format!("{}{path}", self.base)]);
         for h in headers {
             c.args(["-H", h]);
         }
         if let Some(b) = body {
             c.args(["-H", "Content-Type: application/json", "--data-binary", &b.to_string()]);
         }
-        let out = c.output().expect("curl runs (scripts/test installs it)");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
-        let v = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()));
-        (code.trim().parse().unwrap_or(0), v)
+        c
+    }
+
+    /// A call with `headers` besides none: the status and the answer's JSON (or text).
+    fn raw(&self, method: &str, path: &str, body: Option<&Value>, headers: &[String]) -> (u16, Value) {
+        let out = self.curl(method, path, body, headers, 20).output().expect("curl runs (scripts/test installs it)");
+        answer(&out.stdout)
     }
 
     /// A call with the token.
@@ -102,6 +106,14 @@ impl Workbench {
             std::thread::sleep(Duration::from_millis(200));
         }
     }
+}
+
+/// What curl printed of a call ([`Workbench::curl`]): its status and the answer's JSON (or text).
+fn answer(printed: &[u8]) -> (u16, Value) {
+    let text = String::from_utf8_lossy(printed).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    let v = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()));
+    (code.trim().parse().unwrap_or(0), v)
 }
 
 impl Drop for Workbench {
@@ -135,6 +147,15 @@ fn a_call_without_the_token_is_refused_and_changes_nothing() {
     // A page of another origin, even one that learnt the token, starts nothing.
     let foreign = [format!("Authorization: Bearer {}", wb.token), "Origin: http://evil.example".into()];
     assert_eq!(wb.raw("POST", "/api/runs", Some(&start), &foreign).0, 403);
+    // A page of another site whose name a DNS server points here (a DNS rebinding) sends that
+    // name as its Host: refused, token or not. The loopback's names are this workbench's.
+    let port = wb.base.rsplit(':').next().unwrap();
+    let token = format!("Authorization: Bearer {}", wb.token);
+    let (code, e) = wb.raw("POST", "/api/runs", Some(&start), &[token.clone(), format!("Host: evil.example:{port}")]);
+    assert!(code == 403 && e["error"].as_str().unwrap().contains("Host"), "{code} {e}");
+    for host in ["localhost", "127.0.0.1", "[::1]"] {
+        assert_eq!(wb.raw("GET", "/api/host", None, &[token.clone(), format!("Host: {host}:{port}")]).0, 200, "{host}");
+    }
     // Nothing was started, nothing saved, no file written beside it.
     assert_eq!(wb.call("GET", "/api/runs/current", None).0, 404);
     let (code, list) = wb.call("GET", "/api/history", None);
@@ -831,4 +852,69 @@ fn a_typed_targets_password_logs_in_and_is_answered_nowhere() {
     assert!(!answers.contains(&core), "the password is in an answer: {answers}");
     let files = crate::secrets::files_holding(&wb.dir, &core);
     assert!(files.is_empty(), "the password is in {files:?}");
+}
+
+/// Targets being inspected hold up none of the workbench's other calls (issue 82: four
+/// inspections of a server that never answers held every thread that answers, Stop's call
+/// too, for io_timeout, 30 s). Two are in flight at most; more are refused at once, saying
+/// why, and a run is stopped while the two wait.
+#[test]
+fn inspections_of_a_silent_server_hold_up_no_other_call() {
+    // Takes connections (the kernel does, for the backlog) and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ask = json!({ "path": format!("nbd://{}/", silent.local_addr().unwrap()) });
+    let wb = Workbench::start("ui-inspections");
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": NULL_JOB })));
+    assert_eq!(code, 202, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    let token = [format!("Authorization: Bearer {}", wb.token)];
+    let mut asked: Vec<Child> = (0..4)
+        .map(|_| {
+            wb.curl("POST", "/api/targets/inspect", Some(&ask), &token, 60).stdout(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    // Two answered at once, refused; two still waiting for the server.
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut refused = Vec::new();
+    while refused.len() < 2 {
+        assert!(Instant::now() < until, "no inspection was refused: every one waits for the server");
+        if let Some(i) = asked.iter_mut().position(|c| c.try_wait().unwrap().is_some()) {
+            refused.push(answer(&asked.remove(i).wait_with_output().unwrap().stdout));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (code, e) in &refused {
+        assert!(*code == 503 && e["error"].as_str().unwrap().contains("being inspected"), "{code} {e}");
+    }
+    // Meanwhile the run is stopped, and ends as a stopped run does.
+    assert_eq!(wb.call("POST", &format!("/api/runs/{id}/stop"), None).0, 202);
+    assert_eq!(wb.ended(id, Duration::from_secs(60))["exit_status"], 130);
+    for c in &mut asked {
+        assert!(c.try_wait().unwrap().is_none(), "an inspection of the silent server ended before its io_timeout");
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+/// A job started from the page names its files relative to the workbench's working
+/// directory, where the workbench's own checks found them (issue 82: the run, reading its job
+/// from /dev/stdin, looked for them under /dev). Exact on the null target: every I/O of the
+/// trace replayed.
+#[test]
+fn a_jobs_relative_paths_are_the_workbenchs_working_directorys() {
+    let wb = Workbench::start("ui-relative");
+    let mut trace = String::from("fio version 3 iolog\n0 f add\n0 f open\n");
+    for i in 0..100u64 {
+        trace += &format!("{} f read {} 4096\n", i * 200, i * 4096);
+    }
+    std::fs::write(wb.dir.join("t.iolog"), trace).unwrap();
+    let job = "[[worker]]\ntargets = [\"null\"]\nreplay = { trace = \"t.iolog\" }\n";
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+    assert_eq!(code, 202, "{started}");
+    let end = wb.ended(started["id"].as_u64().unwrap(), Duration::from_secs(60));
+    assert_eq!(end["exit_status"], 0, "{end}");
+    let (_, doc) = wb.call("GET", &format!("/api/history/{}", end["history_id"]), None);
+    assert_eq!(num(&doc["results"][0]["totals"], "read_ios"), 100.0, "{}", doc["results"][0]["totals"]);
+    let trace = doc["config"]["worker"][0]["replay"]["trace"].as_str().unwrap();
+    assert_eq!(Path::new(trace), wb.dir.join("t.iolog").canonicalize().unwrap());
 }
