@@ -372,8 +372,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 impl Api {
     /// Whether the request's `Host` names this workbench, as Jupyter checks it: `localhost` or
     /// a loopback address where it listens on the loopback; elsewhere also any address, or
-    /// this host's name. A page of another site whose name a DNS server points at this machine
-    /// (a DNS rebinding) names that site, and is refused.
+    /// this host's name as `hostname` says it. A page of another site whose name a DNS server
+    /// points at this machine (a DNS rebinding) names that site, and is refused.
     fn named_host(&self, head: &Parts) -> bool {
         let Some(host) = head.headers.get(HOST).and_then(|v| v.to_str().ok()) else { return false };
         // HOST[:PORT], an IPv6 address in brackets.
@@ -386,11 +386,7 @@ impl Api {
         if self.listen.is_loopback() {
             return loopback;
         }
-        let this = crate::host::name();
-        let ours = |n: &str| {
-            n.eq_ignore_ascii_case(&this) || n.split('.').next().is_some_and(|h| h.eq_ignore_ascii_case(&this))
-        };
-        loopback || ip.is_some() || ours(name)
+        loopback || ip.is_some() || name.eq_ignore_ascii_case(&crate::host::name())
     }
 }
 

@@ -129,3 +129,27 @@ impl Connection for Handle {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_reaches_the_address_resolved_at_the_inspection() {
+        let at = |url: &str, server: &str| Address {
+            name: TargetName::read(url),
+            locator: Locator { protocol: "nbd", server: server.into(), export: "e".into(), lun: None },
+            user: None,
+        };
+        let cases = [
+            ("nbd://disks.example/e?tls=off", "192.0.2.7:10809", "nbd://192.0.2.7:10809/e?tls=off"),
+            ("nbd://alice@disks.example:10900", "[2001:db8::7]:10900", "nbd://alice@[2001:db8::7]:10900"),
+            // TLS checks the certificate against the name; a socket has no name to look up.
+            ("nbds://disks.example/e", "192.0.2.7:10809", "nbds://disks.example/e"),
+            ("nbd+unix:///e?socket=/run/s.sock", "unix:/run/s.sock", "nbd+unix:///e?socket=/run/s.sock"),
+        ];
+        for (url, server, uri) in cases {
+            assert_eq!(resolved(&at(url, server)), uri, "{url}");
+        }
+    }
+}
