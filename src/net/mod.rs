@@ -65,7 +65,7 @@ fn split_url(url: &str) -> Result<(&str, &str)> {
 
 /// A password, held as a value where it is needed (the login) and never shown: its Debug is
 /// `***` and it cannot be serialised, so no message, result or history entry holds it.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secret(String);
 
 impl std::fmt::Debug for Secret {

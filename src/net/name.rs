@@ -15,7 +15,7 @@ use super::{Locator, Secret, percent_decode};
 /// A target as named: the text without the password its URL may have carried, and that
 /// password. Every way of making one ([`TargetName::read`], `From`, `FromStr`, `Deserialize`)
 /// takes the password out; every way of showing one leaves it out.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct TargetName {
     /// The text as given, less the password.
     name: String,
