@@ -809,7 +809,9 @@ fn a_typed_targets_password_logs_in_and_is_answered_nowhere() {
     // The right one: the worker's target is named without it, and the run logs in with it.
     b.eval(&type_into("other-target", &url));
     b.eval(&click("#add-target"));
-    b.until(&format!("document.body.innerText.includes({shown:?})"), Duration::from_secs(30));
+    // Added once its box is drawn ticked (the refusal above named it already).
+    let added = format!("document.querySelector('#targets input[data-path=\"{shown}\"]')");
+    b.until(&format!("{added} !== null && {added}.checked"), Duration::from_secs(30));
     b.eval(&click("#targets input[data-path=\"null\"]"));
     b.eval(&click("nav button[data-tab=specs]"));
     b.eval(
@@ -825,6 +827,7 @@ fn a_typed_targets_password_logs_in_and_is_answered_nowhere() {
     assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 0"), "{}", b.eval(&text("messages")));
     let hid: i64 = b.eval(&text("final")).as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
     let (_, doc) = wb.call("GET", &format!("/api/history/{hid}"), None);
+    assert_eq!(doc["target_info"][0]["path"], shown.as_str(), "{}", doc["config"]);
     assert_eq!(num(&doc["results"][0]["totals"], "write_ios"), 2048.0, "{}", doc["config"]);
     // One sequential pass of verified writes landed in the LUN's file: logged in.
     common::assert_stamped_in_order(&std::fs::read(&file).unwrap());
