@@ -2,9 +2,9 @@
 //! `null`, a network target's URL), read once: the password such a URL may carry is taken out
 //! as it is read and kept beside the name as a [`Secret`]. An [`Address`] is a network target as
 //! its inspection reads that name, once: what it names (the server resolved), who logs in and
-//! with what. Both show themselves (`Display`, `Serialize`) as the name without the password:
-//! the one form in which a target reaches a message, a file, the workbench's answers or the
-//! history.
+//! with what. Both show themselves (`Display`, and a name's `Serialize`) as the name without
+//! the password: the one form in which a target reaches a message, a file, the workbench's
+//! answers or the history.
 
 use std::ops::Range;
 
