@@ -32,7 +32,7 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
 /// such, and a device never read as a job's text.
 pub fn refuse_target(path: &Path) -> Result<()> {
     if crate::targets::names_one(path) {
-        let name = path.display();
+        let name = crate::net::TargetName::read(&path.to_string_lossy());
         return Err(input(format!("{name} is a target, not a job file: test it with iogauge run --target {name}")));
     }
     Ok(())

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Arrivals, ConfigError, Content, DataPattern, OnError, Seg, is_one, is_zero, test::at};
 use crate::engine::EngineKind;
+use crate::net::TargetName;
 use crate::units::{parse_duration, parse_size, serde_duration, serde_size};
 
 /// A key of `[test]`: what its docs and `--help` say.
@@ -110,10 +111,6 @@ macro_rules! settings {
             $(, check |$v:ident| $wrong:expr => ($($message:tt)+))?
             ;
         )*
-        @not_a_key {
-            $(#[doc = $hdoc:literal])*
-            $hidden:ident: $hidden_ty:ty
-        }
     ) => {
         /// The `[test]` section: settings of the whole test (docs/job-file.md).
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -124,14 +121,11 @@ macro_rules! settings {
                 $(#[serde($($serde)*)])*
                 pub $key: $ty,
             )*
-            $(#[doc = $hdoc])*
-            #[serde(skip)]
-            pub $hidden: $hidden_ty,
         }
 
         impl Default for TestSettings {
             fn default() -> Self {
-                TestSettings { $($key: $default,)* $hidden: Default::default() }
+                TestSettings { $($key: $default,)* }
             }
         }
 
@@ -261,15 +255,15 @@ settings! {
     /// Devices and existing files that may be written although they hold data (repeatable; see
     /// Safety in docs/job-file.md).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    allow_write: Vec<String> = Vec::new(), "[]",
-        flag(long, value_name = "PATH") Vec<String> => add;
+    allow_write: Vec<TargetName> = Vec::new(), "[]",
+        flag(long, value_name = "PATH") Vec<TargetName> => add;
 
     /// Block devices that may be written although a filesystem on them is mounted, which
     /// corrupts that filesystem (repeatable; fio's `allow_mounted_write`): `allow_write` does
     /// not cover that.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    allow_mounted_write: Vec<String> = Vec::new(), "[]",
-        flag(long, value_name = "DEV") Vec<String> => add;
+    allow_mounted_write: Vec<TargetName> = Vec::new(), "[]",
+        flag(long, value_name = "DEV") Vec<TargetName> => add;
 
     /// Seed of the offset and mix generators: the same seed gives the same I/O sequence, and
     /// the default is fixed, so runs are repeatable.
@@ -437,12 +431,6 @@ settings! {
     #[serde(skip_serializing_if = "is_zero")]
     log_avg_ms: u64 = 0, "0",
         flag(long = "log-avg", value_name = "MS", requires = "log_dir") Option<u64> => set;
-
-    @not_a_key {
-        /// The passwords taken out of the targets' URLs ([`super::Job::without_secrets`]), for
-        /// their logins: never read from a job file nor written to one.
-        secrets: crate::net::Secrets
-    }
 }
 
 impl TestSettings {

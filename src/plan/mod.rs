@@ -16,6 +16,7 @@ use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
 use crate::managers::{self, Group, Manager};
+use crate::net::TargetName;
 use crate::placement;
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
@@ -69,13 +70,13 @@ impl Share {
             .iter()
             .map(|&i| {
                 let mut w = test.workers[i].clone();
-                w.targets = w.targets.iter().map(|t| fill(t)).collect();
+                w.targets = w.targets.iter().map(|t| t.map(fill)).collect();
                 w
             })
             .collect();
         let mut settings = test.settings.clone();
-        settings.allow_write = settings.allow_write.iter().map(|t| fill(t)).collect();
-        settings.allow_mounted_write = settings.allow_mounted_write.iter().map(|t| fill(t)).collect();
+        settings.allow_write = settings.allow_write.iter().map(|t| t.map(fill)).collect();
+        settings.allow_mounted_write = settings.allow_mounted_write.iter().map(|t| t.map(fill)).collect();
         settings.journal = settings.journal.as_ref().map(|j| fill(&j.to_string_lossy()).into());
         let workloads = test
             .workloads
@@ -320,7 +321,7 @@ fn create(mut p: Checked) -> Result<Checked> {
             let created = create_file(t, s.data, s.buffered)?;
             for run in &p.share.workloads {
                 for (wc, spec) in p.share.workers.iter().zip(&run.specs) {
-                    if wc.targets.contains(&t.path) {
+                    if wc.targets.iter().any(|n| *n == t.path) {
                         fit::check_spec(&created, wc, spec).map_err(|e| e.context(&wc.name))?;
                     }
                 }
@@ -390,10 +391,10 @@ pub struct WorkerPlan {
 /// Inspects targets, checks every workload against them and checks safety; writes nothing.
 fn check(share: Share) -> Result<Checked> {
     let s = &share.settings;
-    let mut paths: Vec<&str> = Vec::new();
+    let mut paths: Vec<&TargetName> = Vec::new();
     for w in &share.workers {
         for t in &w.targets {
-            if !paths.contains(&t.as_str()) {
+            if !paths.iter().any(|p| p.as_str() == t.as_str()) {
                 paths.push(t);
             }
         }
@@ -596,7 +597,7 @@ fn plan_workload(
                 .targets
                 .iter()
                 .map(|p| {
-                    let target = targets.iter().position(|t| &t.path == p).expect("inspected");
+                    let target = targets.iter().position(|t| *p == t.path).expect("inspected");
                     let (start, size) = fit::working_set(&targets[target], wc).expect("checked in prepare");
                     WorkingSet { target, start, size }
                 })

@@ -123,7 +123,7 @@ fn working_sets_apart(
     let sets: Vec<(usize, u64, u64)> = workers
         .iter()
         .enumerate()
-        .filter(|(_, w)| w.targets.contains(&t.path))
+        .filter(|(_, w)| w.targets.iter().any(|n| *n == t.path))
         .map(|(i, w)| working_set(t, w).map(|(s, n)| (i, s, s + n)))
         .collect::<Result<_>>()?;
     for (k, a) in sets.iter().enumerate() {

@@ -38,6 +38,7 @@ mod promises;
 mod report;
 mod resolution;
 mod safety;
+mod secrets;
 mod steady;
 mod study;
 mod tables;

@@ -228,6 +228,56 @@ fn unreachable_servers_are_one_line_each() {
     assert!(err.contains("cannot connect"), "{err}");
 }
 
+/// How many times iogauge looked a server's name up (opened /etc/hosts, where glibc finds
+/// `localhost`) in a counted read of `url` with `args`, watched by strace.
+pub(crate) fn name_lookups(url: &str, args: &[&str]) -> usize {
+    let dir = scratch("lookups");
+    let trace = dir.join("opens.trace");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat", "-o", trace.to_str().unwrap(), common::bin()])
+        .args(["run", "--target", url, "--rw", "randread", "--ios", "400", "--no-history", "-q"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read_to_string(&trace).unwrap().lines().filter(|l| l.contains("\"/etc/hosts\"")).count()
+}
+
+/// A network target is read once (issue 85): its server's name is looked up by the inspection,
+/// and no worker's connection looks it up again (each did, and could reach another server
+/// than the one inspected). Eight connections look up what one does.
+#[test]
+fn a_servers_name_is_looked_up_once_whatever_the_connections() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = scratch("nbd-tcp");
+    let pid = dir.join("pid");
+    let mut server = common::in_own_session(&mut Command::new("nbdkit"))
+        .args(["-f", "--exit-with-parent", "-i", "127.0.0.1", "-p", &port.to_string(), "-P"])
+        .arg(&pid)
+        .args(["memory", "64M"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !pid.exists() {
+        assert!(started.elapsed() < Duration::from_secs(20), "nbdkit did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let url = format!("nbd://localhost:{port}/");
+    let one = name_lookups(&url, &["--connections", "1"]);
+    let eight = name_lookups(&url, &["--connections", "4", "--workers", "2"]);
+    assert!(one >= 1, "the name was looked up at the inspection ({one} opens of /etc/hosts)");
+    assert_eq!(eight, one, "2 workers x 4 connections looked the name up {eight} times, 1 connection {one}");
+    // A password in an NBD URL (which has no login with one) is refused, and not shown.
+    let out = iogauge(&["run", "--target", &url.replace("localhost", "alice:Pq7secret@localhost"), "--ios", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no login with a password") && err.trim().lines().count() == 1, "{err}");
+    assert!(!err.contains("Pq7secret") && err.contains("alice@localhost"), "{err}");
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
 /// Runs a 10 s read test on `url` and sends signal `fault` to its server (process `pid`) 1 s
 /// in; returns how long iogauge took, its output and its result document.
 pub(crate) fn fault_mid_run(url: &str, pid: i32, fault: i32) -> (Duration, std::process::Output, Value) {

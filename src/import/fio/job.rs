@@ -7,6 +7,7 @@ use super::file::{Opt, Section, split_filenames};
 use super::values::{Units, cpu_mask, flag, one_byte_pattern, pattern_with, range, sectors, time, whole_number};
 use crate::config::{Content, DataPattern};
 use crate::import::Import;
+use crate::net::TargetName;
 use crate::spec::{AccessSpec, Distribution, SpecLine};
 
 /// fio's options that iogauge takes at fio's default only (0, off), and why it does nothing
@@ -799,11 +800,11 @@ impl FioJob {
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's
     /// own files `NAME.N.0`, `NAME.N.1`... (`nrfiles`) in the directory; `null` for the null
     /// engine.
-    pub(super) fn targets(&self, copy: u32) -> Vec<String> {
+    pub(super) fn targets(&self, copy: u32) -> Vec<TargetName> {
         match (self.engine, &self.uri) {
             (Engine::Null, _) => return vec!["null".into()],
             // fio's nbd engine reaches the export named by uri= (checked to be there).
-            (Engine::Nbd, Some(uri)) => return vec![uri.clone()],
+            (Engine::Nbd, Some(uri)) => return vec![uri.as_str().into()],
             _ => {}
         }
         let dir = |f: &str| match &self.directory {
@@ -811,8 +812,8 @@ impl FioJob {
             _ => f.to_string(),
         };
         if self.filenames.is_empty() {
-            return (0..self.nrfiles).map(|i| dir(&format!("{}.{copy}.{i}", self.name))).collect();
+            return (0..self.nrfiles).map(|i| dir(&format!("{}.{copy}.{i}", self.name)).into()).collect();
         }
-        self.filenames.iter().map(|f| dir(f)).collect()
+        self.filenames.iter().map(|f| dir(f).into()).collect()
     }
 }

@@ -23,6 +23,7 @@ use self::job::{Engine, FioJob};
 use super::Import;
 use crate::config::{Job, TestSettings, WorkerConfig};
 use crate::engine::EngineKind;
+use crate::net::TargetName;
 use crate::spec::AccessSpec;
 
 /// Reads a fio job file into a job; returns it with the warnings of ignored options.
@@ -313,7 +314,7 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
                     "{name}: [{}] has no size, io_size, number_ios or runtime, and {} is not an existing file or \
                      device whose size fio would take: give size=",
                     j.name,
-                    j.targets(0).join(":")
+                    files(&j.targets(0))
                 ));
             }
         }
@@ -377,6 +378,11 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
     Ok(out)
 }
 
+/// A job's files as fio's `filename=` lists them.
+fn files(targets: &[TargetName]) -> String {
+    targets.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(":")
+}
+
 /// What first differs between a group's workers and the first group's, in fio's words.
 fn how_workers_differ(these: &[WorkerConfig], first: &[WorkerConfig]) -> String {
     let threads = |w: &[WorkerConfig]| w.iter().map(|x| x.count).sum::<u32>();
@@ -390,8 +396,8 @@ fn how_workers_differ(these: &[WorkerConfig], first: &[WorkerConfig]) -> String 
             return format!(
                 "files {} against {}: without filename=, fio names each job's files after the job; give the jobs \
                  one filename=",
-                a.targets.join(":"),
-                b.targets.join(":")
+                files(&a.targets),
+                files(&b.targets)
             );
         }
         if a.outstanding != b.outstanding {
