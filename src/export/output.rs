@@ -147,7 +147,9 @@ impl Guard {
                 read.display()
             )));
         }
-        if let Some(what) = self.kept.iter().filter(|_| !dir && here.file.is_some()).find_map(|k| k(path)) {
+        // Read only where it is a regular file: opening a FIFO to look would wait for its writer.
+        let regular = !dir && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if let Some(what) = self.kept.iter().filter(|_| regular).find_map(|k| k(path)) {
             return Err(input(format!("{flag} {shown} holds {what}, which no output replaces: give another file")));
         }
         // /dev/null or a terminal may take several outputs.
