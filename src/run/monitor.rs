@@ -399,7 +399,9 @@ impl Monitor<'_> {
         let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
         let in_flight: u64 = self.ctl.live.iter().map(|l| l.in_flight.load(Relaxed)).sum();
         let mut d = vec![sample.ios, sample.bytes, sample.response_ns, cpu_milli, u64::from(stop), in_flight];
-        d.extend(sample.latency.counts());
+        // Every rank sums the same length: the sample's histogram is trimmed to its last used
+        // bucket, which differs between managers (MPI_ERR_TRUNCATE otherwise).
+        d.extend(sample.latency.counts().chain(std::iter::repeat(0)).take(LIVE_BUCKETS));
         let counts = self.counters.counts();
         // A counted run ends at a different boundary on each manager: only timed runs meet.
         let (all, stopped, cpu_pct, counts) = if self.clock.timed() {
