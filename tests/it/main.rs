@@ -33,6 +33,7 @@ mod operations;
 mod outputs;
 mod package;
 mod placement;
+mod readers;
 mod report;
 mod resolution;
 mod safety;
