@@ -232,9 +232,10 @@ fn spread_of(s: &Spread) -> Checked {
 
 /// `v`, named `what`, is not negative.
 fn positive(v: f64, what: &str) -> Checked {
-    match v >= 0.0 {
-        true => Ok(()),
-        false => Err(format!("{what}: {} is negative", shown(v))),
+    match (v >= 0.0, v.is_nan()) {
+        (true, _) => Ok(()),
+        (false, true) => Err(format!("{what}: not a number")),
+        (false, false) => Err(format!("{what}: {} is negative", shown(v))),
     }
 }
 
