@@ -654,16 +654,19 @@ impl SettingFlags {
             return Err(input("--ios and --bytes both end the test: give one"));
         }
         f.apply(&mut c.test);
+        // Each name's description: files of many specifications are added in linear time.
+        let mut had: std::collections::HashMap<String, String> =
+            c.specs.iter().map(|s| (s.name.clone(), s.description.clone())).collect();
         for file in &self.spec_file {
             for spec in crate::job::load_specs(file)? {
-                if let Some(had) = c.specs.iter().find(|s| s.name == spec.name) {
+                if let Some(description) = had.get(&spec.name) {
                     return Err(input(format!(
-                        "--spec-file {}: a specification named '{}' is there already ({}): give each its own name",
+                        "--spec-file {}: a specification named '{}' is there already ({description}): give each its own name",
                         file.display(),
                         spec.name,
-                        had.description
                     )));
                 }
+                had.insert(spec.name.clone(), spec.description.clone());
                 c.specs.push(spec);
             }
         }

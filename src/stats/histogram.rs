@@ -115,18 +115,65 @@ impl Histogram {
         })
     }
 
-    /// Rebuilds a histogram from [`Histogram::to_sparse`].
-    pub fn from_sparse(buckets: &[(u32, u64)]) -> Self {
-        let mut h = Histogram::default();
-        for &(i, c) in buckets {
-            let i = i as usize;
-            if i >= h.counts.len() {
-                h.counts.resize(i + 1, 0);
-            }
-            h.counts[i] += c;
-            h.total += c;
+    /// Rebuilds a histogram from [`Histogram::to_sparse`], or another tool's buckets: each
+    /// index within the layout ([`BUCKETS`]: a u64 of ns has no bucket beyond), the counts
+    /// summing within a u64, and the buckets within what [`with_room`] leaves, if it was given.
+    pub fn from_sparse(buckets: &[(u32, u64)]) -> Result<Self, String> {
+        let last = buckets.iter().map(|&(i, _)| i as usize).max();
+        if let Some(i) = last.filter(|&i| i >= BUCKETS) {
+            return Err(format!("histogram bucket {i}: the layout has {BUCKETS} (0 to {})", BUCKETS - 1));
         }
-        h
+        take_room(last.map_or(0, |i| i + 1))?;
+        let mut h = Histogram { counts: vec![0; last.map_or(0, |i| i + 1)], total: 0 };
+        for &(i, c) in buckets {
+            h.counts[i as usize] += c;
+            h.total = h.total.checked_add(c).ok_or("histogram counts sum beyond 2^64")?;
+        }
+        Ok(h)
+    }
+}
+
+impl Histogram {
+    /// A histogram of values and their counts (another tool's bins, fio's json+), bounded as
+    /// [`Histogram::from_sparse`] bounds it.
+    pub fn from_values(values: impl IntoIterator<Item = (u64, u64)>) -> Result<Self, String> {
+        let buckets: Vec<(u32, u64)> = values.into_iter().map(|(v, n)| (index(v) as u32, n)).collect();
+        Histogram::from_sparse(&buckets)
+    }
+}
+
+/// Buckets in the layout: the one holding `u64::MAX` (shift 57, top bits 127) is the last.
+pub const BUCKETS: usize = (u64::BITS as usize - 7) * SUB + 2 * SUB;
+
+thread_local! {
+    /// Buckets the histograms being read may still take, and the bound in bytes, where a
+    /// reader set one.
+    static ROOM: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `read` with the histograms it rebuilds ([`Histogram::from_sparse`]) taking at most
+/// `bytes` of memory together: a histogram is held whole up to its last bucket (30 KiB at
+/// most), so a document of many one-bucket histograms far out would ask for many times its
+/// own size. (serde hands a `Deserialize` no context: the bound travels beside it.)
+pub fn with_room<T>(bytes: usize, read: impl FnOnce() -> T) -> T {
+    let before = ROOM.replace(Some((bytes / std::mem::size_of::<u64>(), bytes)));
+    let out = read();
+    ROOM.set(before);
+    out
+}
+
+/// Takes room for `buckets` from what [`with_room`] left, if it set a bound.
+fn take_room(buckets: usize) -> Result<(), String> {
+    match ROOM.get() {
+        Some((left, bytes)) if buckets > left => Err(format!(
+            "its histograms would take over {} MiB of memory, more than a file of its size may ask for",
+            bytes >> 20
+        )),
+        Some((left, bytes)) => {
+            ROOM.set(Some((left - buckets, bytes)));
+            Ok(())
+        }
+        None => Ok(()),
     }
 }
 
@@ -215,7 +262,7 @@ impl<'de> Deserialize<'de> for Histogram {
         if s.layout != LAYOUT {
             return Err(serde::de::Error::custom(format!("histogram layout '{}' is not '{LAYOUT}'", s.layout)));
         }
-        Ok(Histogram::from_sparse(&s.buckets))
+        Histogram::from_sparse(&s.buckets).map_err(serde::de::Error::custom)
     }
 }
 
@@ -235,6 +282,24 @@ mod tests {
             assert_eq!(index(hi), i);
             prev_hi = Some(hi);
         }
+    }
+
+    #[test]
+    fn the_layout_ends_at_u64_max_and_readers_keep_within_it() {
+        assert_eq!(index(u64::MAX), BUCKETS - 1);
+        assert_eq!(bounds(BUCKETS - 1).1, u64::MAX);
+        let e = Histogram::from_sparse(&[(BUCKETS as u32, 1)]).unwrap_err();
+        assert!(e.contains("bucket 3776") && e.contains("0 to 3775"), "{e}");
+        assert!(Histogram::from_sparse(&[(u32::MAX, 5)]).is_err());
+        assert!(Histogram::from_sparse(&[(1, u64::MAX), (2, 1)]).unwrap_err().contains("2^64"));
+        let h = Histogram::from_sparse(&[(BUCKETS as u32 - 1, 2), (3, 1)]).unwrap();
+        assert_eq!((h.total(), h.quantile(1.0).map(|v| v > 1 << 63)), (3, Some(true)));
+        // Room for two histograms up to bucket 99: the third is refused, and the bound ends
+        // with the reading.
+        let far = [(99, 1)];
+        let third = with_room(2 * 100 * 8, || [0; 3].map(|_| Histogram::from_sparse(&far).is_ok()));
+        assert_eq!(third, [true, true, false]);
+        assert!(Histogram::from_sparse(&far).is_ok());
     }
 
     #[test]
@@ -261,7 +326,7 @@ mod tests {
         for q in [0.5, 0.9, 0.99, 0.999] {
             assert_eq!(a.quantile(q), all.quantile(q));
         }
-        let back = Histogram::from_sparse(&a.to_sparse());
+        let back = Histogram::from_sparse(&a.to_sparse()).unwrap();
         assert_eq!(back, a);
     }
 

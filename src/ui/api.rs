@@ -206,7 +206,9 @@ impl Api {
                     .collect::<Vec<_>>(),
             ),
             (&Method::GET, ["api", "targets"]) => {
-                json(&self.targets_of(query(head, "rank").map_or(Ok(0), |r| number(&r))? as u32)?)
+                let rank = query(head, "rank").map_or(Ok(0), |r| number(&r))?;
+                let rank = u32::try_from(rank).map_err(|_| input(format!("rank {rank}: no such manager")))?;
+                json(&self.targets_of(rank)?)
             }
             (&Method::POST, ["api", "targets", "inspect"]) => self.inspect(body),
             (&Method::GET, ["api", "specs"]) => json(&crate::spec::builtin()),

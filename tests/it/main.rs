@@ -35,6 +35,7 @@ mod outputs;
 mod package;
 mod placement;
 mod promises;
+mod readers;
 mod report;
 mod resolution;
 mod safety;

@@ -328,6 +328,22 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
     Ok(())
 }
 
+/// The last copy's start (`offset + (numjobs - 1) x offset_increment`, rounded up) within
+/// the largest file offset (2^63 bytes), where the offsets are computed: refused otherwise,
+/// rather than wrapped round to the file's start.
+fn reach(j: &FioJob) -> Result<(), String> {
+    let last = u64::from(j.numjobs.max(1) - 1);
+    let start = j.offset_increment.checked_mul(last).and_then(|o| o.checked_add(j.offset));
+    match start.and_then(|s| s.checked_add(j.offset_align)).filter(|&s| s <= i64::MAX as u64) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{}: offset={} and offset_increment={} start copy {last} beyond 2^63 bytes, the largest file offset: \
+             give smaller ones",
+            j.at, j.offset, j.offset_increment
+        )),
+    }
+}
+
 /// The workers of one group of jobs, whose first thread is the file's `first_thread`: a job's
 /// `numjobs` copies are one entry with a `count`, or one entry each when every copy has its
 /// own file, its own offset (`offset_increment`) or its own CPU (`cpus_allowed_policy=split`).
@@ -345,6 +361,7 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
                 j.at, j.iodepth
             ));
         }
+        reach(j)?;
         let base = WorkerConfig {
             outstanding: outstanding / files,
             working_set: j.size.map(|s| s / files as u64),
