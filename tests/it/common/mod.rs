@@ -432,6 +432,22 @@ pub fn num(v: &Value, path: &str) -> f64 {
     cur.as_f64().unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
 }
 
+/// Asserts that the intervals of `result` (a result of a document) tile its recorded window,
+/// and returns how many there are: each ends where the ones before it add up to, the last at
+/// the window's end. A monitor woken late reads a longer interval, and one woken past the run's
+/// end reads the rest of it as one: how many there are is the host's, that they tile is not.
+pub fn assert_intervals_tile(result: &Value) -> usize {
+    let intervals = result["intervals"].as_array().unwrap();
+    let mut tiled = 0.0;
+    for iv in intervals {
+        tiled += num(iv, "duration_s");
+        assert!((num(iv, "t_s") - tiled).abs() < 1e-6, "an interval ending at {} after {tiled} s", iv["t_s"]);
+    }
+    let window = num(result, "duration_s");
+    assert!((tiled - window).abs() < 1e-6, "{tiled} s of intervals in a window of {window} s: {intervals:?}");
+    intervals.len()
+}
+
 /// Validates the result document at `path` against docs/result-schema.json (python3-jsonschema).
 pub fn validate_result(path: &Path) -> Result<(), String> {
     let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/result-schema.json");
