@@ -359,100 +359,97 @@ fn cpu_figure(column: &str, cpu: &Value) -> Option<f64> {
     })
 }
 
+/// What a row's column holds, by the header's name (None: left empty, as Iometer leaves it).
+type Column<'a> = Box<dyn Fn(&str) -> Option<f64> + 'a>;
+
 /// One row of the file as the document says it should be: its type, name and specification,
-/// and each column's value by the header's name (None: left empty, as Iometer leaves it).
+/// and each column's value.
 struct Expected<'a> {
     kind: &'static str,
     name: String,
     spec: String,
-    value: Box<dyn Fn(&str) -> Option<f64> + 'a>,
+    value: Column<'a>,
+}
+
+/// The targets of `workers`, in order.
+fn targets_of<'a>(workers: &[&'a Value]) -> Vec<&'a Value> {
+    workers.iter().flat_map(|w| w["targets"].as_array().unwrap().iter()).collect()
+}
+
+/// An ALL or MANAGER row's columns: its counts (`managers` None on a MANAGER row), the host's
+/// columns from `totals`, the geometry of `targets` and the I/O figures.
+fn host_row<'a>(
+    counts: (Option<f64>, usize),
+    totals: &'a Value,
+    targets: Vec<&'a Value>,
+    window: f64,
+    raw: bool,
+) -> Column<'a> {
+    let (managers, workers) = (counts.0, counts.1 as f64);
+    let disks = targets.len() as f64;
+    let cpu = &totals["cpu"];
+    Box::new(move |c| match c {
+        "# Managers" => managers,
+        "# Workers" => Some(workers),
+        "# Disks" => Some(disks),
+        "Interrupts per Second" => Some(num(cpu, "interrupts_per_sec")),
+        "CPU Effectiveness" => Some(num(cpu, "effectiveness")),
+        "Packets/Second" | "Packet Errors" | "Segments Retransmitted/Second" => Some(0.0),
+        // The ALL row has no raw times and no timer speed (Iometer's ManagerList.cpp).
+        c if !raw && (c.starts_with("Total Raw") || c.starts_with("Maximum Raw") || c == "Processor Speed") => None,
+        "Processor Speed" => Some(1e9),
+        c => cpu_figure(c, cpu).or_else(|| geometry(c, &targets)).or_else(|| io_figure(c, totals, window)),
+    })
+}
+
+/// A WORKER or DISK row's columns: `of` its I/O figures, `targets` its geometry.
+fn io_row<'a>(of: &'a Value, targets: Vec<&'a Value>, disks: Option<f64>, window: f64) -> Column<'a> {
+    Box::new(move |c| match c {
+        "# Disks" => disks,
+        "Processor Speed" => Some(1e9),
+        c => geometry(c, &targets).or_else(|| io_figure(c, of, window)),
+    })
+}
+
+/// A manager's rows: its own, its CPUs', then each of its workers' and their targets'.
+fn manager_rows<'a>(r: &'a Value, m: &'a Value, rows: &mut Vec<Expected<'a>>) {
+    let (window, spec) = (num(r, "duration_s"), r["spec"].as_str().unwrap());
+    let mine: Vec<&Value> = r["workers"].as_array().unwrap().iter().filter(|w| w["manager"] == m["rank"]).collect();
+    let (name, totals) = (m["host"].as_str().unwrap().to_string(), &m["totals"]);
+    let value = host_row((None, mine.len()), totals, targets_of(&mine), window, true);
+    rows.push(Expected { kind: "MANAGER", name, spec: spec.into(), value });
+    let interrupts = totals["cpu"]["per_cpu_interrupts_per_sec"].as_array().unwrap();
+    for (i, cpu) in totals["cpu"]["per_cpu"].as_array().unwrap().iter().enumerate() {
+        let value: Column = Box::new(move |c| match c {
+            "Processor Speed" => Some(1e9),
+            "Interrupts per Second" => Some(interrupts[i].as_f64().unwrap()),
+            c => cpu_figure(c, cpu),
+        });
+        rows.push(Expected { kind: "PROCESSOR", name: format!("CPU {i}"), spec: String::new(), value });
+    }
+    for w in mine {
+        let targets = targets_of(&[w]);
+        let (name, spec) = (w["name"].as_str().unwrap().into(), w["spec"].as_str().unwrap().into());
+        let value = io_row(w, targets.clone(), Some(targets.len() as f64), window);
+        rows.push(Expected { kind: "WORKER", name, spec, value });
+        for d in targets {
+            let value = io_row(d, vec![d], None, window);
+            rows.push(Expected { kind: "DISK", name: d["path"].as_str().unwrap().into(), spec: String::new(), value });
+        }
+    }
 }
 
 /// The rows of `r` (a result of the document) in Iometer's order: ALL, then each manager with
 /// its CPUs, its workers and their targets.
 fn expected_rows(r: &Value) -> Vec<Expected<'_>> {
-    let window = num(r, "duration_s");
-    let spec = r["spec"].as_str().unwrap().to_string();
-    let workers = r["workers"].as_array().unwrap();
-    fn targets_of<'a>(ws: &[&'a Value]) -> Vec<&'a Value> {
-        ws.iter().flat_map(|w| w["targets"].as_array().unwrap().iter()).collect()
-    }
+    let workers: Vec<&Value> = r["workers"].as_array().unwrap().iter().collect();
     let managers = r["managers"].as_array().unwrap();
-    let all_targets = targets_of(&workers.iter().collect::<Vec<_>>());
-    let (n_managers, n_workers, n_all) = (managers.len() as f64, workers.len() as f64, all_targets.len() as f64);
-    let t = &r["totals"];
-    let mut rows = vec![Expected {
-        kind: "ALL",
-        name: "All".into(),
-        spec: spec.clone(),
-        value: Box::new(move |c| match c {
-            "# Managers" => Some(n_managers),
-            "# Workers" => Some(n_workers),
-            "# Disks" => Some(n_all),
-            "Interrupts per Second" => Some(num(&t["cpu"], "interrupts_per_sec")),
-            "CPU Effectiveness" => Some(num(&t["cpu"], "effectiveness")),
-            "Packets/Second" | "Packet Errors" | "Segments Retransmitted/Second" => Some(0.0),
-            c if c.starts_with("Total Raw") || c.starts_with("Maximum Raw") || c == "Processor Speed" => None,
-            c => cpu_figure(c, &t["cpu"]).or_else(|| geometry(c, &all_targets)).or_else(|| io_figure(c, t, window)),
-        }),
-    }];
+    let counts = (Some(managers.len() as f64), workers.len());
+    let value = host_row(counts, &r["totals"], targets_of(&workers), num(r, "duration_s"), false);
+    let spec = r["spec"].as_str().unwrap().to_string();
+    let mut rows = vec![Expected { kind: "ALL", name: "All".into(), spec, value }];
     for m in managers {
-        let mine: Vec<&Value> = workers.iter().filter(|w| w["manager"] == m["rank"]).collect();
-        let (targets, n_workers) = (targets_of(&mine), mine.len() as f64);
-        let (mt, n_targets) = (&m["totals"], targets.len() as f64);
-        rows.push(Expected {
-            kind: "MANAGER",
-            name: m["host"].as_str().unwrap().into(),
-            spec: spec.clone(),
-            value: Box::new(move |c| match c {
-                "# Managers" => None,
-                "# Workers" => Some(n_workers),
-                "# Disks" => Some(n_targets),
-                "Processor Speed" => Some(1e9),
-                "Interrupts per Second" => Some(num(&mt["cpu"], "interrupts_per_sec")),
-                "CPU Effectiveness" => Some(num(&mt["cpu"], "effectiveness")),
-                "Packets/Second" | "Packet Errors" | "Segments Retransmitted/Second" => Some(0.0),
-                c => cpu_figure(c, &mt["cpu"]).or_else(|| geometry(c, &targets)).or_else(|| io_figure(c, mt, window)),
-            }),
-        });
-        let interrupts = mt["cpu"]["per_cpu_interrupts_per_sec"].as_array().unwrap();
-        for (i, cpu) in mt["cpu"]["per_cpu"].as_array().unwrap().iter().enumerate() {
-            rows.push(Expected {
-                kind: "PROCESSOR",
-                name: format!("CPU {i}"),
-                spec: String::new(),
-                value: Box::new(move |c| match c {
-                    "Processor Speed" => Some(1e9),
-                    "Interrupts per Second" => Some(interrupts[i].as_f64().unwrap()),
-                    c => cpu_figure(c, cpu),
-                }),
-            });
-        }
-        for w in mine {
-            let targets: Vec<&Value> = w["targets"].as_array().unwrap().iter().collect();
-            let n_targets = targets.len() as f64;
-            rows.push(Expected {
-                kind: "WORKER",
-                name: w["name"].as_str().unwrap().into(),
-                spec: w["spec"].as_str().unwrap().into(),
-                value: Box::new(move |c| match c {
-                    "# Disks" => Some(n_targets),
-                    "Processor Speed" => Some(1e9),
-                    c => geometry(c, &targets).or_else(|| io_figure(c, w, window)),
-                }),
-            });
-            for d in w["targets"].as_array().unwrap() {
-                rows.push(Expected {
-                    kind: "DISK",
-                    name: d["path"].as_str().unwrap().into(),
-                    spec: String::new(),
-                    value: Box::new(move |c| match c {
-                        "Processor Speed" => Some(1e9),
-                        c => geometry(c, &[d]).or_else(|| io_figure(c, d, window)),
-                    }),
-                });
-            }
-        }
+        manager_rows(r, m, &mut rows);
     }
     rows
 }
