@@ -338,26 +338,13 @@ fn saves_wait_for_a_locked_database() {
     assert_eq!(saved.iter().filter(|e| e["interrupted"] == true).count(), 4);
 }
 
-/// A tmpfs mounted for one test, unmounted when dropped, however the test ends.
-struct Tmpfs(std::path::PathBuf);
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// A save that fails once the database is open (here its file system fills up during the
 /// run) fails the command, exit 1, with one line after every other output is written; the
 /// database keeps what it had.
 #[test]
 fn a_failed_save_fails_the_command_after_its_outputs() {
     let dir = scratch("history-full");
-    let fs = Tmpfs(dir.join("fs"));
-    std::fs::create_dir(&fs.0).unwrap();
-    let mounted =
-        std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(&fs.0).status();
-    assert!(mounted.unwrap().success(), "mount a tmpfs");
+    let fs = Tmpfs::mount("2M");
     let db = fs.0.join("h.sqlite");
     let d = db.to_str().unwrap();
     ok_in(&dir, &["run", "--target", "null", "--ios", "10", "--db", d, "-q"]);

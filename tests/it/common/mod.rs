@@ -321,6 +321,25 @@ pub fn attach_loop(file: impl AsRef<std::ffi::OsStr>, options: &[&str]) -> Strin
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// A tmpfs of `size` (mount's `size=`, `8M`) on a scratch directory, unmounted (lazily) when
+/// dropped, however the test ends: a small file system to fill.
+pub struct Tmpfs(pub PathBuf);
+
+impl Tmpfs {
+    pub fn mount(size: &str) -> Tmpfs {
+        let dir = scratch("tmpfs");
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status();
+        assert!(ok.unwrap().success(), "mount a tmpfs on {}", dir.display());
+        Tmpfs(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
 /// A loop device over a file of `size` bytes; detached and removed on drop.
 pub struct LoopDev {
     /// /dev/loopN
