@@ -312,6 +312,24 @@ mod tests {
         assert_ne!(h.quantile(0.9999), h.quantile(0.999), "the 999th sample is in a bucket below the 1000th");
     }
 
+    /// `buckets` gives each non-empty bucket's bounds and count, in order; `count_between`
+    /// counts a bucket where its midpoint falls, in buckets wider than one value too (the
+    /// Iometer file's latency bins).
+    #[test]
+    fn buckets_and_counts_between_by_midpoint() {
+        let mut h = Histogram::default();
+        [5, 5, 1000, 1_000_000].into_iter().for_each(|v| h.record(v));
+        let (wide, wider) = (bounds(index(1000)), bounds(index(1_000_000)));
+        assert_eq!(h.buckets().collect::<Vec<_>>(), [(5, 5, 2), (wide.0, wide.1, 1), (wider.0, wider.1, 1)]);
+        for (lo, hi) in [wide, wider] {
+            let mid = lo + (hi - lo) / 2;
+            assert!(lo < mid && mid < hi, "a bucket of several values");
+            assert_eq!(h.count_between(mid, mid + 1), 1, "counted at its midpoint");
+            assert_eq!(h.count_between(lo, mid) + h.count_between(mid + 1, hi + 1), 0, "nowhere else");
+        }
+        assert_eq!((h.count_between(5, 6), h.count_between(0, u64::MAX)), (2, 4));
+    }
+
     /// Merging adds every bucket, whichever histogram is the longer: a longer one into a
     /// shorter (the shorter grows) and a shorter into a longer, checked bucket by bucket.
     #[test]
