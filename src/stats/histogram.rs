@@ -330,6 +330,30 @@ mod tests {
         assert_eq!((h.count_between(5, 6), h.count_between(0, u64::MAX)), (2, 4));
     }
 
+    /// A live histogram counts each value in the bucket a histogram does, over its whole range
+    /// (2^40 ns), and anything longer in its last bucket; what it adds to a sum is its counts.
+    #[test]
+    fn a_live_histogram_counts_as_a_histogram_does() {
+        let (live, mut plain) = (LiveHistogram::default(), Histogram::default());
+        for v in [0, 1, 127, 128, 5_000, 1_000_000, 3_000_000_000, (1 << 40) - 1] {
+            live.record(v);
+            live.record(v);
+            plain.record_n(v, 2);
+        }
+        let mut counts = vec![1; LIVE_BUCKETS];
+        live.add_to(&mut counts);
+        let added: Vec<u64> = counts.iter().map(|c| c - 1).collect();
+        assert_eq!(
+            Histogram::from_counts(added),
+            Histogram::from_counts(plain.counts().chain(std::iter::repeat(0)).take(LIVE_BUCKETS).collect())
+        );
+        assert_eq!(index((1 << 40) - 1), LIVE_BUCKETS - 1, "its last bucket is 2^40 ns's");
+        live.record(u64::MAX);
+        let mut counts = vec![0; LIVE_BUCKETS];
+        live.add_to(&mut counts);
+        assert_eq!(counts[LIVE_BUCKETS - 1], 3, "an hour and more counts in the last bucket");
+    }
+
     /// Merging adds every bucket, whichever histogram is the longer: a longer one into a
     /// shorter (the shorter grows) and a shorter into a longer, checked bucket by bucket.
     #[test]
