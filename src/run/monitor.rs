@@ -307,6 +307,11 @@ impl Monitor<'_> {
                     waited += 1;
                     std::thread::sleep(Duration::from_millis(1));
                 }
+                // A worker held off its CPU across the end has that wait counted once it runs
+                // again: its waits as it stopped issuing hold it, and none of its drain.
+                if let Some((waits, _)) = &mut bounds_at_end {
+                    *waits = self.ctl.live.iter().map(Live::cpu_waits).collect();
+                }
             }
             // The mark is stamped when the counters are read. A monitor woken late (a busy host)
             // reads that much more time's I/Os: stamped at the boundary, they made a nominal

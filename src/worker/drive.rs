@@ -249,6 +249,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             }
             if self.in_flight == 0 {
                 if !self.issuing {
+                    self.live.thread_stopped_issuing();
                     break;
                 }
                 self.wait_for_next_issue();
@@ -453,6 +454,9 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         };
         if self.issuing {
             return Some((reap, timeout));
+        }
+        if self.drain_deadline.is_none() {
+            self.live.thread_stopped_issuing();
         }
         let deadline = *self.drain_deadline.get_or_insert(self.now + self.job.io_timeout.as_nanos() as u64);
         if self.ctl.give_up.load(Relaxed) {

@@ -498,7 +498,8 @@ fn jobs_bounded_by_size_move_what_fio_moves() {
 /// Sizes as shares of the file (`size=50%`, `io_size`, `offset`, `offset_increment`) move
 /// what fio moves, from where fio starts: a share of the device's size, each start rounded up
 /// to the transfer size, each part rounded down to it and ending at the device's end. The
-/// device's size (30 MiB and 12 KiB) makes no share round. Counted from fio's own JSON; the
+/// device's size (30 MiB and 12 KiB) makes no share round. Sizes in plain bytes too
+/// (`size=1048576`, `offset=8192`). Counted from fio's own JSON; the
 /// offsets of both tools' per-I/O logs, one I/O at a time, I/O by I/O.
 #[test]
 fn shares_of_the_file_move_what_fio_moves() {
@@ -512,6 +513,14 @@ fn shares_of_the_file_move_what_fio_moves() {
         ("copies", "rw=write\nbs=1m\nnumjobs=3\noffset_increment=33%\nsize=33%\ngroup_reporting", false),
         // The second copy's part ends at the device's end: half of what the first moves.
         ("copies-to-the-end", "rw=read\nbs=1m\nnumjobs=2\noffset_increment=50%\nsize=100%\ngroup_reporting", false),
+        // Plain bytes, no unit: read as KiB, the offset would be 8 MiB and the size 1 GiB.
+        ("bytes", "rw=read\nbs=4096\noffset=8192\nsize=1048576", true),
+        ("bytes-io_size", "rw=randread\nbs=4096\noffset=8192\nsize=1048576\nio_size=262144\nnorandommap", false),
+        (
+            "bytes-copies",
+            "rw=write\nbs=65536\nnumjobs=2\noffset_increment=4194304\nsize=2097152\ngroup_reporting",
+            false,
+        ),
     ] {
         let (theirs, ours_dir) = (dir.join(format!("fio-{name}")), dir.join(format!("iogauge-{name}")));
         for d in [&theirs, &ours_dir] {
