@@ -201,6 +201,13 @@ pub struct AccessSpec {
     /// do (a place per direction), instead of the I/O before it, as Iometer's do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sequential_per_direction: bool,
+    /// Random I/Os take each place of the working set once per pass, as fio's do by default
+    /// (its random map): a draw on a place taken already this pass takes the next free one,
+    /// and a new pass starts when all are taken. Lines of the uniform law only (a skewed law
+    /// repeats places by design, and `lfsr` takes each once anyway); Iometer's draws, and
+    /// iogauge's by default, repeat places.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_map: bool,
 }
 
 impl AccessSpec {
@@ -290,12 +297,7 @@ impl AccessSpec {
             format!("{}@{}", self.name, size_name(size))
         };
         let lines = self.lines.iter().map(|l| SpecLine { size, ..l.clone() }).collect();
-        AccessSpec {
-            name,
-            lines,
-            description: self.description.clone(),
-            sequential_per_direction: self.sequential_per_direction,
-        }
+        AccessSpec { name, lines, ..self.clone() }
     }
 }
 
@@ -304,12 +306,16 @@ impl AccessSpec {
     /// (`oltp-8k@zipf:1.2`).
     pub fn with_distribution(&self, law: &Distribution) -> AccessSpec {
         let lines = self.lines.iter().map(|l| SpecLine { distribution: law.clone(), ..l.clone() }).collect();
-        AccessSpec {
-            name: format!("{}@{law}", self.name),
-            lines,
-            description: self.description.clone(),
-            sequential_per_direction: self.sequential_per_direction,
+        AccessSpec { name: format!("{}@{law}", self.name), lines, ..self.clone() }
+    }
+
+    /// The specification with fio's random map (`random_map`), named for it
+    /// (`oltp-8k@random-map`); itself where it has one.
+    pub fn with_random_map(&self) -> AccessSpec {
+        if self.random_map {
+            return self.clone();
         }
+        AccessSpec { name: format!("{}@random-map", self.name), random_map: true, ..self.clone() }
     }
 }
 

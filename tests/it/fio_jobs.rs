@@ -836,3 +836,39 @@ fn data_seed_and_errors_read_as_fio_means_them() {
     assert_eq!(doc["config"]["test"]["seed"], 4242);
     assert_eq!(doc["config"]["test"]["on_error"], "continue");
 }
+
+/// fio's random map (its default): a random job bounded by its size touches each block once,
+/// in fio and in iogauge, from each tool's per-I/O log (fio's t/jobs/t0020.fio: 256 offsets in
+/// 256 I/Os over 1 MiB); with `norandommap` both draw with repeats (about 162 of the 256
+/// blocks: the expected count, sd about 6, so under 230 is over 10 sd from a map's 256).
+#[test]
+fn a_random_job_bounded_by_its_size_touches_each_block_once() {
+    let dir = scratch("fio-random-map");
+    for (extra, once) in [("", true), ("norandommap\n", false)] {
+        for tool in ["fio", "iogauge"] {
+            let logs = dir.join(format!("{tool}{}", extra.trim()));
+            std::fs::create_dir_all(&logs).unwrap();
+            let job = format!(
+                "; as fio's t/jobs/t0020.fio\n[test]\nioengine=null\nfilesize=1M\nrw=randread\nwrite_lat_log={}/test\n\
+                 log_offset=1\n{extra}",
+                logs.display()
+            );
+            std::fs::write(logs.join("j.fio"), job).unwrap();
+            if tool == "fio" {
+                fio(&dir, &logs.join("j.fio"), "");
+            } else {
+                ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "-q", "--no-history"]);
+            }
+            let offsets = logged_offsets(&logs);
+            let mut distinct = offsets.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(offsets.len(), 256, "{tool} {extra}: I/Os");
+            if once {
+                assert_eq!(distinct.len(), 256, "{tool}: each block once");
+            } else {
+                assert!(distinct.len() < 230, "{tool} with norandommap: {} blocks of 256", distinct.len());
+            }
+        }
+    }
+}

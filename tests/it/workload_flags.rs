@@ -303,6 +303,31 @@ fn lfsr_takes_every_block_once_per_pass() {
     each_pass_covers(&logged_offsets(&logs), 1024, 3);
 }
 
+/// `--random-map` (fio's default): uniform draws, each 4 KiB place once per pass, pass after
+/// pass, on every specification the test runs, named for it.
+#[test]
+fn the_random_map_takes_every_block_once_per_pass() {
+    let logs = scratch("random-map").join("logs");
+    let doc = json(&[
+        "run",
+        "--target",
+        "null",
+        "--spec",
+        "oltp-4k",
+        "--random-map",
+        "--ios",
+        "4096",
+        "--working-set",
+        "4M",
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--no-history",
+    ]);
+    assert_eq!(doc["results"][0]["spec"], "oltp-4k@random-map");
+    assert_eq!(doc["config"]["spec"][0]["random_map"], true);
+    each_pass_covers(&logged_offsets(&logs), 1024, 4);
+}
+
 #[test]
 fn skewed_offsets_follow_their_law() {
     // A million random reads on the null target, each place's hits read back from the log.

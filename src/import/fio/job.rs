@@ -629,6 +629,15 @@ impl FioJob {
         self.random < 100 && !matches!(self.read, 0 | 100)
     }
 
+    /// Whether its random I/Os take each block once per pass, as fio's do by default (its
+    /// random map): not with `norandommap`, a skewed law or lfsr (fio drops the map for
+    /// them; lfsr takes each block once anyway), nor a `blockalign` other than the job's
+    /// smallest transfer (fio: "Any use of blockalign= turns off randommap").
+    pub(super) fn random_map(&self) -> bool {
+        let aligned = self.align.is_none_or(|a| a == self.smallest_transfer());
+        self.random > 0 && !self.norandommap && self.distribution.is_uniform() && !self.lfsr && aligned
+    }
+
     /// Where copy `copy` of the job starts in each file.
     pub(super) fn offset_of(&self, copy: u32) -> u64 {
         let raw = self.offset + copy as u64 * self.offset_increment;
@@ -726,7 +735,13 @@ impl FioJob {
         let taken = crate::spec::builtin().iter().any(|s| s.name == self.name);
         let name = if taken { format!("fio-{}", self.name) } else { self.name.clone() };
         let description = self.description.clone().unwrap_or_else(|| format!("fio job [{}]", self.name));
-        let spec = AccessSpec { name, description, lines, sequential_per_direction: self.mixes_directions() };
+        let spec = AccessSpec {
+            name,
+            description,
+            lines,
+            sequential_per_direction: self.mixes_directions(),
+            random_map: self.random_map(),
+        };
         spec.validate().map_err(|e| format!("{}: {e}", self.at))?;
         Ok(spec)
     }

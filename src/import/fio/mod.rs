@@ -108,11 +108,12 @@ fn differences(jobs: &[FioJob]) -> Vec<String> {
         ));
     }
     let mixed = |j: &FioJob| j.sizes.iter().any(|s| s.len() > 1);
-    if let Some(j) = first(&|j| j.random > 0 && mixed(j) && !j.norandommap) {
+    if let Some(j) = first(&|j| mixed(j) && j.random_map()) {
         said.push(format!(
-            "{}: [{}]: fio keeps a map of the blocks a random job has done and cuts an I/O short where the blocks \
-             after its offset are done, so its transfer sizes drift from bs/bssplit; iogauge draws offsets with \
-             repeats, as fio does with norandommap",
+            "{}: [{}]: several transfer sizes with fio's random map: fio keeps one map of the smallest size's blocks \
+             and cuts an I/O short where the blocks after its offset are done, so its sizes drift from bs/bssplit; \
+             iogauge keeps a map per size, each taking each of its blocks once per pass at the sizes asked \
+             (norandommap runs alike in both)",
             j.at, j.name
         ));
     }
