@@ -872,3 +872,74 @@ fn a_random_job_bounded_by_its_size_touches_each_block_once() {
         }
     }
 }
+
+/// A job whose size is no whole number of its transfers issues what fio issues, per direction,
+/// at fio's offsets: on a file larger than the size, fio issues the transfer that crosses it
+/// (`size=1000k bs=64k rw=read`: 16 reads; `rw=read:12k`: 14), on a file just as large it does
+/// not (15); a random job with fio's random map takes each whole block once (15), without it
+/// (`norandommap`) it crosses the size (16). From fio's JSON and both tools' per-I/O logs, one
+/// I/O at a time, on the same file.
+#[test]
+fn the_transfer_that_crosses_the_size_is_fios() {
+    let dir = scratch("fio-last-transfer");
+    let file = dir.join("f");
+    for (file_size, rw, fios) in [
+        (4 << 20, "read", 16),
+        (4 << 20, "write", 16),
+        (4 << 20, "read:12k", 14),
+        (4 << 20, "write:12k", 14),
+        (4 << 20, "rw", 16),
+        (4 << 20, "randread", 15),
+        (4 << 20, "randread\nnorandommap", 16),
+        (1000 << 10, "read", 15),
+        (1000 << 10, "read:12k", 13),
+    ] {
+        let mut offsets = Vec::new();
+        let mut counts = Vec::new();
+        for tool in ["fio", "iogauge"] {
+            std::fs::write(&file, vec![1u8; file_size]).unwrap();
+            let logs = dir.join(format!("{tool}-{}-{file_size}", rw.replace(['\n', ':'], "-")));
+            std::fs::create_dir_all(&logs).unwrap();
+            let job = format!(
+                "[a]\nfilename={}\nsize=1000k\nbs=64k\nrw={rw}\nioengine=psync\nwrite_lat_log={}/a\nlog_offset=1\n",
+                file.display(),
+                logs.display()
+            );
+            std::fs::write(logs.join("j.fio"), job).unwrap();
+            let ios = if tool == "fio" {
+                let doc = fio(&dir, &logs.join("j.fio"), "");
+                ["read", "write"].map(|d| num(&doc["jobs"][0][d], "total_ios"))
+            } else {
+                let file = file.to_str().unwrap();
+                let out = ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "--allow-write", file, "--json", "-"]);
+                let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+                ["read", "write"].map(|d| num(&doc["results"][0]["totals"], &format!("{d}_ios")))
+            };
+            counts.push(ios);
+            offsets.push(logged_offsets(&logs));
+        }
+        let what = format!("rw={rw} on a file of {file_size} bytes");
+        assert_eq!(counts[0][0] + counts[0][1], fios as f64, "{what}: fio's I/Os");
+        // A mix's directions are drawn at random, in each tool with its own seed.
+        let total = |c: [f64; 2]| if rw == "rw" { [c[0] + c[1], 0.0] } else { c };
+        assert_eq!(total(counts[0]), total(counts[1]), "{what}: reads and writes, fio's then iogauge's");
+        if !rw.starts_with("rand") && rw != "rw" {
+            assert_eq!(offsets[0], offsets[1], "{what}: offsets, fio's then iogauge's");
+        }
+        let mut distinct = offsets[1].clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if rw == "randread" {
+            assert_eq!(distinct.len(), 15, "{what}: each whole block once");
+        }
+    }
+    // fio's t/jobs/t0007 on a device larger than its size: a read at each 1.5 MiB step that
+    // starts under 128 MiB, the last at 127.5 MiB crossing it: 86 reads (85 on a file of
+    // just 128 MiB).
+    let lo = LoopDev::new(160 << 20);
+    let job = dir.join("t0007.fio");
+    std::fs::write(&job, "[foo]\nfilename=${DEV}\nsize=128mb\nrw=read:512k\nbs=1m\nnorandommap\ndirect=1\n").unwrap();
+    let theirs = num(&fio(&dir, &job, &lo.dev)["jobs"][0]["read"], "total_ios");
+    let ours = num(&ours(&dir, &job, &lo.dev)["results"][0]["totals"], "read_ios");
+    assert_eq!((theirs, ours), (86.0, 86.0), "t0007's reads, fio's then iogauge's");
+}

@@ -648,14 +648,21 @@ impl FioJob {
     }
 
     /// The bytes every copy of a job bounded by its size moves, once: each copy's part of its
-    /// files as fio counts it ([`FioJob::covered`]); None where the job has no size and fio
+    /// files as fio counts it ([`FioJob::pass`]); None where the job has no size and fio
     /// would not take its files' (see [`FioJob::whole`]).
     pub(super) fn size_bytes(&self) -> Option<u64> {
-        if self.size_share.is_some() {
-            let files = self.targets(0).len() as u64;
-            return Some((0..self.numjobs).map(|c| self.covered(self.part(c) * files)).sum());
+        (0..self.numjobs).map(|c| Some(self.pass(self.part_of(c)?, c).0)).sum()
+    }
+
+    /// Copy `copy`'s part of each of its files: `size` over the files, its share of each
+    /// (`size=P%`), or without a size the whole of them from its offset on; None where the job
+    /// has no size and fio would not take its files'.
+    pub(super) fn part_of(&self, copy: u32) -> Option<u64> {
+        let files = self.targets(copy).len().max(1) as u64;
+        match self.size_share {
+            Some(_) => Some(self.part(copy)),
+            None => self.size.or_else(|| self.whole()).map(|s| s / files),
         }
-        self.size.or_else(|| self.whole()).map(|s| self.covered(s) * self.numjobs as u64)
     }
 
     /// With `size=P%`, copy `copy`'s part of each file: P % of it, rounded down to the job's
@@ -775,40 +782,65 @@ impl FioJob {
         }
     }
 
-    /// The bytes a job of one transfer size bounded by `size` moves, as fio counts them: the
-    /// whole transfers that fit in each file's part (fio 3.33 and 3.42, 512,000-byte transfers
-    /// in 2 MiB: 4 for read, write, randread, randwrite and randrw), after each the hole of a
-    /// sequential job that skips one (`rw=read:512k`). Where fio crosses the size (5 there for
-    /// rw, randread:2 and a random job without its map of blocks done, `norandommap`), and for
-    /// a job of several sizes, `size` and the transfer that crosses it, as iogauge does.
-    pub(super) fn covered(&self, size: u64) -> u64 {
-        let [reads, writes] = &self.sizes;
-        let bs = match (self.read, reads.as_slice(), writes.as_slice()) {
-            (100, [(bs, _)], _) | (0, _, [(bs, _)]) => *bs,
-            (_, [(r, _)], [(w, _)]) if r == w => *r,
-            _ => return size,
-        };
-        let crosses = match self.random {
-            0 => !matches!(self.read, 0 | 100),
-            _ => self.norandommap || self.seek_every > 1,
-        };
-        if crosses || self.skip < 0 {
-            return size;
+    /// What fio does of copy `copy`'s `part` of each of its files, once: the bytes it moves over
+    /// all of them, and the working set on each that holds its I/Os (fio's `do_io`, whose loop
+    /// issues while the bytes issued are under the size, and `get_next_offset`). For a job of
+    /// one transfer size: sequential, an I/O at each step (transfer and hole) that starts
+    /// before the part's end where the file holds it whole, so on a file larger than the part
+    /// the last one crosses its end (`size=1000k bs=64k rw=read`: 16 reads), and on a file
+    /// just as large it is left out (15); one direction moves those I/Os, a mix of reads and
+    /// writes until the size is crossed. Random, with fio's random map or lfsr, each whole
+    /// block once; without (`norandommap`, a skewed law), or in runs (`randread:N`), until the
+    /// size is crossed. A job of several sizes, or going backwards, moves its part.
+    pub(super) fn pass(&self, part: u64, copy: u32) -> (u64, u64) {
+        let files = self.targets(copy).len().max(1) as u64;
+        let Some(bs) = self.one_size().filter(|_| self.skip >= 0) else { return (part * files, part) };
+        if self.random > 0 {
+            let once = (self.random_map() || self.lfsr && self.distribution.is_uniform()) && self.seek_every == 1;
+            return (if once { part / bs * bs } else { part } * files, part);
         }
-        let files = self.targets(0).len().max(1) as u64;
-        let part = size / files;
-        let fit = if part >= bs { (part - bs) / (bs + self.skip as u64) + 1 } else { 0 };
-        fit * bs * files
+        let step = bs + self.skip as u64;
+        let room = self.room(copy).unwrap_or(part).max(part);
+        let ios = part.div_ceil(step).min(if room >= bs { (room - bs) / step + 1 } else { 0 });
+        let reach = if ios > 0 { part.max((ios - 1) * step + bs) } else { part };
+        let bytes = if matches!(self.read, 0 | 100) { ios * bs } else { part };
+        (bytes * files, reach)
+    }
+
+    /// Copy `copy`'s working set on each file: its part, and past its end the transfer fio
+    /// issues across it ([`FioJob::pass`]).
+    pub(super) fn working_set(&self, copy: u32) -> u64 {
+        self.part_of(copy).map_or(0, |part| self.pass(part, copy).1)
+    }
+
+    /// Its one transfer size, if it has one for every I/O it does.
+    fn one_size(&self) -> Option<u64> {
+        match (self.read, self.sizes[0].as_slice(), self.sizes[1].as_slice()) {
+            (100, [(bs, _)], _) | (0, _, [(bs, _)]) => Some(*bs),
+            (_, [(r, _)], [(w, _)]) if r == w => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// The sizes of copy `copy`'s files or devices from its offset on, where each exists and
+    /// fio would take it (not the null engine's, nor a network target's).
+    fn rooms(&self, copy: u32) -> Option<Vec<u64>> {
+        if matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi) {
+            return None;
+        }
+        let size = |f: String| crate::targets::existing_size(Path::new(&f)).ok();
+        self.targets(copy).into_iter().map(|f| Some(size(f)?.saturating_sub(self.offset_of(copy)))).collect()
+    }
+
+    /// The least of copy `copy`'s files' sizes from its offset on ([`FioJob::rooms`]).
+    fn room(&self, copy: u32) -> Option<u64> {
+        self.rooms(copy)?.into_iter().min()
     }
 
     /// What fio does without a size: the whole of each of the job's files or devices (from its
     /// offset on), when each exists; None otherwise.
     pub(super) fn whole(&self) -> Option<u64> {
-        if matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi) {
-            return None;
-        }
-        let sizes = self.targets(0).into_iter().map(|f| crate::targets::existing_size(Path::new(&f)).ok());
-        sizes.map(|s| s.map(|s| s.saturating_sub(self.offset_of(0)))).sum::<Option<u64>>().filter(|&b| b > 0)
+        Some(self.rooms(0)?.into_iter().sum::<u64>()).filter(|&b| b > 0)
     }
 
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's

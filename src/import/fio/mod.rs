@@ -347,7 +347,7 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
         }
         let base = WorkerConfig {
             outstanding: outstanding / files,
-            working_set: j.size.map(|s| s / files as u64),
+            working_set: j.size.map(|_| j.working_set(0)),
             offset: j.offset_of(0),
             rate_iops: j.rate_iops,
             rate_mbps: j.rate_mbps,
@@ -367,7 +367,7 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
                 let offset = j.offset_of(c);
                 let cpus = j.cpus_of(thread + c);
                 // A part of each file taken as a share ends at the file's end in each copy.
-                let working_set = if j.size_share.is_some() { Some(j.part(c)) } else { base.working_set };
+                let working_set = if j.size.is_some() { Some(j.working_set(c)) } else { base.working_set };
                 out.push(WorkerConfig { name, targets: j.targets(c), offset, cpus, working_set, ..base.clone() });
             }
         } else {
