@@ -229,6 +229,10 @@ fn one() -> u32 {
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
