@@ -294,7 +294,7 @@ fn lfsr_takes_every_block_once_per_pass() {
     let job = dir.join("l.fio");
     let text = format!(
         "[l]\nioengine=null\nrw=randrw\nbs=4k\nsize=4m\nnumber_ios=3072\nrandom_generator=lfsr\n\
-         write_lat_log={}/l\n",
+         write_lat_log={}/l\nlog_offset=1\n",
         logs.display()
     );
     std::fs::write(&job, text).unwrap();
@@ -361,7 +361,7 @@ fn skewed_offsets_follow_their_law() {
     let job = dir.join("z.fio");
     let text = format!(
         "[z]\nioengine=null\nrw=randread\nbs=4k\nsize=4m\nnumber_ios=1000000\nrandom_distribution=zipf:1.2\n\
-         write_lat_log={}/z\n",
+         write_lat_log={}/z\nlog_offset=1\n",
         logs.display()
     );
     std::fs::write(&job, text).unwrap();

@@ -75,7 +75,7 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
         };
         // Not quoted: an include of a file that is no job file (a password file) must not
         // print its lines.
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(format!("{at}: not a fio option (a name, or name=value)"));
         }
         section.opts.push(Opt { key: key.to_ascii_lowercase(), value, at });
