@@ -193,6 +193,9 @@ pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {
         "buffer_compress_percentage" | "dedupe_percentage" => "use --data compress:PCT,dedupe:PCT",
         "continue_on_error" => "use --on-error continue",
         "random_distribution" => "use --distribution LAW",
+        "norandommap" => {
+            "random offsets repeat by default (Iometer's draws); --random-map takes each block once per pass (fio's default)"
+        }
         "write_lat_log" | "write_bw_log" | "write_iops_log" => "use --log-dir DIR (every log, named by worker)",
         "log_avg_msec" => "use --log-avg MS",
         "allow_mounted_write" => "use --allow-mounted-write DEV",
@@ -219,6 +222,10 @@ pub struct SettingFlags {
     /// (zoned:80/20:20/80), for every specification the test runs (each renamed NAME@LAW).
     #[arg(long, value_name = "LAW")]
     pub distribution: Option<Distribution>,
+    /// Random I/Os take each block of the working set once per pass, as fio's by default (its
+    /// random map), for every specification the test runs (each renamed NAME@random-map).
+    #[arg(long)]
+    pub random_map: bool,
 }
 
 /// How workers and targets are laid out (flags form only).
@@ -672,6 +679,9 @@ impl SettingFlags {
         }
         if let Some(law) = &self.distribution {
             c.set_distribution(law)?;
+        }
+        if self.random_map {
+            c.set_random_map()?;
         }
         Ok(())
     }

@@ -505,7 +505,8 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                     LiveCount::bump(&live.bytes, m.len as u64);
                     if let Some(log) = &mut self.s.log {
                         let (at_ns, response_ns, offset, len, op) = (now - start_ns, response, m.offset, m.len, m.op);
-                        log.push(io_log::Entry { at_ns, response_ns, offset, len, op });
+                        let target = m.target as u16;
+                        log.push(io_log::Entry { at_ns, response_ns, offset, len, target, op });
                     }
                 }
                 self.total_ios += 1;

@@ -69,7 +69,7 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
         let (key, value) = line.split_once('=').map_or((line, None), |(k, v)| (k.trim(), Some(v.trim())));
         // A line is quoted only once it reads as an option: a file that is no job file (a
         // password file, included or named by mistake) must not have its lines printed.
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(format!("{at}: not a fio option (a name, or name=value)"));
         }
         let Some(section) = into.last_mut() else {

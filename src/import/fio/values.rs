@@ -1,10 +1,9 @@
 //! fio's values as its options.c reads them: `rw` patterns, sizes under `kb_base`, times,
-//! `bs`/`bssplit`/`bsrange`, CPU masks, flags.
+//! `bs`/`bssplit`/`bsrange`, CPU masks.
 
 use std::cell::Cell;
 use std::time::Duration;
 
-use super::file::Opt;
 use crate::units::{parse_duration, parse_signed_size};
 
 /// What fio's `rw=PATTERN[:N]` asks for.
@@ -253,27 +252,6 @@ pub(super) fn cpu_mask(v: &str) -> Result<Vec<u32>, String> {
     }
 }
 
-pub(super) fn flag(o: &Opt) -> Result<bool, String> {
-    match o.value.as_deref().map(str::trim) {
-        None | Some("1") | Some("true") => Ok(true),
-        Some("0") | Some("false") => Ok(false),
-        Some(v) => Err(format!("{}: {}={v}: give 0 or 1", o.at, o.key)),
-    }
-}
-
-/// A bsrange read as `MIN/0:MAX/0`: every multiple of MIN up to MAX, equally likely.
-pub(super) fn range(ends: &[(u64, u32)]) -> Result<Vec<(u64, u32)>, String> {
-    let [(lo, _), (hi, _)] = ends else { return Err("give MIN-MAX, e.g. 4k-64k".into()) };
-    let n = if *lo == 0 { 0 } else { u32::try_from(hi / lo).unwrap_or(0) };
-    if n == 0 || hi % lo != 0 || 100 % n != 0 {
-        return Err(format!(
-            "{lo}-{hi}: iogauge mixes sizes in whole % of I/Os; give a range of 1, 2, 4, 5, 10, 20, 25, 50 or 100 \
-             multiples of its minimum, or a bssplit"
-        ));
-    }
-    Ok((1..=n as u64).map(|k| (k * lo, 100 / n)).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,12 +297,8 @@ mod tests {
         );
         let [r, w] = sizes("4k,64k", false, &Units::new(1024)).unwrap();
         assert_eq!((r, w), (vec![(4096, 100)], vec![(65536, 100)]));
-        assert_eq!(range(&[(4096, 0), (16384, 0)]).unwrap(), vec![(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
-        // Found by fuzz::jobs: bs=0 divided by zero counting a size-bounded job's transfers,
-        // and bsrange=0-4k divided before it checked its minimum.
+        // Found by fuzz::jobs: bs=0 divided by zero counting a size-bounded job's transfers.
         assert!(sectors("0", &Units::new(1024), false).unwrap_err().contains("0 bytes"));
         assert!(sectors("4k/50:0/50", &Units::new(1024), true).is_err());
-        assert!(range(&[(0, 0), (4096, 0)]).is_err());
-        assert!(range(&[(1, 0), ((1 << 32) + 4, 0)]).is_err());
     }
 }
