@@ -66,6 +66,7 @@ pub fn cpu_set(cpus: &[u32]) -> libc::cpu_set_t {
     // SAFETY: cpu_set_t is plain bits; CPU_SET writes one bit below CPU_SETSIZE (checked).
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus.iter().filter(|&&c| (c as usize) < libc::CPU_SETSIZE as usize) {
+        // SAFETY: as above.
         unsafe { libc::CPU_SET(c as usize, &mut set) };
     }
     set
