@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::cpu::CpuUsage;
-use crate::result::{Metrics, ResultDoc, TargetResult, Totals, WorkerResult};
+use crate::result::{ManagerResult, Metrics, ResultDoc, TargetResult, Totals, WorkerResult};
 use crate::stats::{DirStats, IoStats, Op};
 use crate::targets::{TargetInfo, TargetKind};
 
@@ -34,6 +34,7 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
         let of = |o: Option<&Value>| o.and_then(|o| o.get(key)).and_then(Value::as_str).map(str::to_string);
         of(j.get("job options")).or_else(|| of(global))
     };
+    let hosts = hosts(&jobs);
     let mut results = Vec::new();
     let mut target_info: Vec<TargetInfo> = Vec::new();
     for jobs in groups.values() {
@@ -52,7 +53,8 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
                 // files of its own name, which its output does not give.
                 let file = option(j, "filename").or_else(|| (engine == "null").then(|| "null".to_string()));
                 let metrics = figures(&[j], runtime_s(j));
-                let targets = file.map(|f| target(&f, metrics.clone()));
+                let manager = rank(&hosts, j);
+                let targets = file.map(|f| TargetResult { manager, ..target(&f, metrics.clone()) });
                 if let Some(t) = &targets {
                     if !target_info.iter().any(|i| i.path == t.path) {
                         let kind = match engine.as_str() {
@@ -66,7 +68,7 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
                 }
                 WorkerResult {
                     name: text(j, "jobname"),
-                    manager: 0,
+                    manager,
                     spec: spec.clone(),
                     engine: Some(engine),
                     outstanding: option(j, "iodepth").and_then(|d| d.parse().ok()).or(Some(1)),
@@ -87,7 +89,8 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
             // Not measured by fio: an empty usage, which the figures show as unknown.
             cpu: CpuUsage::default(),
         };
-        results.push(super::foreign_workload(spec, secs, totals, workers));
+        let managers = managers(&hosts, jobs, &workers, secs);
+        results.push(super::foreign_workload(spec, secs, totals, workers, managers));
     }
     let started_at = v.get("timestamp_ms").and_then(Value::as_u64).map_or_else(String::new, |ms| {
         humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)).to_string()
@@ -106,6 +109,59 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
         .map(|j| format!("fio job {} ended with error {}", text(j, "jobname"), j["error"]));
     let read_from = format!("fio's JSON output {name}");
     Ok(super::foreign_doc(text(v, "fio version"), started_at, target_info, results, warnings, failed, read_from))
+}
+
+/// The servers a `fio --client` run ran its jobs on, in the order its output first names
+/// them (each job of `client_stats` has its server's `hostname` and `port`): the managers,
+/// ranked in that order. A host is named by its hostname, with its port where two servers
+/// share one. Empty for a run without servers.
+fn hosts(jobs: &[&Value]) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for j in jobs {
+        let Some(host) = j.get("hostname").and_then(Value::as_str) else { continue };
+        let server = (host.to_string(), j.get("port").and_then(Value::as_u64).unwrap_or(0));
+        if !out.contains(&server) {
+            out.push(server);
+        }
+    }
+    out
+}
+
+/// The rank of a job's server among `hosts` (0 without servers).
+fn rank(hosts: &[(String, u64)], j: &Value) -> u32 {
+    let port = j.get("port").and_then(Value::as_u64).unwrap_or(0);
+    let at = hosts.iter().position(|(h, p)| *p == port && j.get("hostname").and_then(Value::as_str) == Some(h));
+    at.unwrap_or(0) as u32
+}
+
+/// The servers that ran some of a group's jobs (`workers`, as read from them), each with its
+/// jobs' figures over `secs`;
+/// none for a run without servers. fio does not measure a host's CPU.
+fn managers(hosts: &[(String, u64)], jobs: &[&Value], workers: &[WorkerResult], secs: f64) -> Vec<ManagerResult> {
+    let shared = |h: &str| hosts.iter().filter(|(o, _)| o == h).count() > 1;
+    let mut out = Vec::new();
+    for (k, (host, port)) in hosts.iter().enumerate() {
+        let own: Vec<&Value> = jobs.iter().copied().filter(|j| rank(hosts, j) == k as u32).collect();
+        if own.is_empty() {
+            continue;
+        }
+        let of = workers.iter().filter(|w| w.manager == k as u32);
+        out.push(ManagerResult {
+            rank: k as u32,
+            host: if shared(host) { format!("{host}:{port}") } else { host.clone() },
+            workers: own.len(),
+            totals: Totals {
+                metrics: figures(&own, secs),
+                outstanding: of.map(|w| w.outstanding.unwrap_or(1) as u64).sum(),
+                cpu: CpuUsage::default(),
+            },
+            record_start_unix_ns: 0,
+            record_end_unix_ns: 0,
+            stopped_ms: 0.0,
+            stops_untimed: 0,
+        });
+    }
+    out
 }
 
 /// A string field, or "" (fio writes every field it has; a missing one is another tool's file).

@@ -6,7 +6,7 @@
 //! and effectiveness from the `ALL` row); Iometer writes no percentiles, only 21 latency bins.
 
 use crate::cpu::{CpuShare, CpuUsage};
-use crate::result::{Metrics, ResultDoc, TargetResult, Totals, WorkerResult, WorkloadResult};
+use crate::result::{ManagerResult, Metrics, ResultDoc, TargetResult, Totals, WorkerResult, WorkloadResult};
 use crate::stats::{DirStats, IoStats};
 use crate::targets::{TargetInfo, TargetKind};
 
@@ -35,6 +35,39 @@ impl Row<'_> {
     /// versions "MBps (Binary)" for the same figure).
     fn num_of(&self, columns: &[&str]) -> f64 {
         columns.iter().find(|c| self.header.iter().any(|h| h.trim() == **c)).map_or(0.0, |c| self.num(c))
+    }
+
+    /// The CPU columns (of the ALL and MANAGER rows).
+    fn cpu(&self) -> CpuUsage {
+        CpuUsage {
+            all: CpuShare {
+                utilization_pct: self.num("% CPU Utilization"),
+                user_pct: self.num("% User Time"),
+                system_pct: self.num("% Privileged Time"),
+                irq_pct: self.num("% Interrupt Time"),
+                softirq_pct: self.num("% DPC Time"),
+                ..CpuShare::default()
+            },
+            interrupts_per_sec: self.num("Interrupts per Second"),
+            effectiveness: self.num("CPU Effectiveness"),
+            ..CpuUsage::default()
+        }
+    }
+
+    /// A MANAGER row as the manager of rank `rank` (its place among the test's managers): its
+    /// name (Iometer's manager name, the host's by default), figures and CPU; its workers
+    /// are counted from the rows after it.
+    fn manager(&self, rank: u32) -> ManagerResult {
+        ManagerResult {
+            rank,
+            host: self.cell("Target Name").to_string(),
+            workers: 0,
+            totals: Totals { metrics: self.metrics(), outstanding: 0, cpu: self.cpu() },
+            record_start_unix_ns: 0,
+            record_end_unix_ns: 0,
+            stopped_ms: 0.0,
+            stops_untimed: 0,
+        }
     }
 
     /// The row's figures: Iometer's counts, rates and response times (ms).
@@ -110,11 +143,15 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
         };
         let spec = all.cell("Access Specification Name").to_string();
         let mut workers: Vec<WorkerResult> = Vec::new();
+        // Each manager's rows follow its MANAGER row: its workers and their targets are its.
+        let mut managers: Vec<ManagerResult> = Vec::new();
         for r in &rows {
+            let manager = managers.len().saturating_sub(1) as u32;
             match r.cell("Target Type") {
+                "MANAGER" => managers.push(r.manager(managers.len() as u32)),
                 "WORKER" => workers.push(WorkerResult {
                     name: r.cell("Target Name").to_string(),
-                    manager: 0,
+                    manager,
                     spec: r.cell("Access Specification Name").to_string(),
                     engine: None,
                     outstanding: r.cell("Queue Depth").parse().ok(),
@@ -137,7 +174,7 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
                     }
                     let disk = TargetResult {
                         path,
-                        manager: 0,
+                        manager,
                         start_offset: r.num("Starting Sector") as u64 * 512,
                         working_set_bytes: r.num("Maximum Size") as u64 * 512,
                         outstanding: r.num("Queue Depth") as u64,
@@ -151,24 +188,17 @@ pub fn result(bytes: &[u8], name: &str) -> Result<ResultDoc, String> {
                 _ => {}
             }
         }
-        let utilization = all.num("% CPU Utilization");
-        let cpu = CpuUsage {
-            all: CpuShare {
-                utilization_pct: utilization,
-                user_pct: all.num("% User Time"),
-                system_pct: all.num("% Privileged Time"),
-                irq_pct: all.num("% Interrupt Time"),
-                softirq_pct: all.num("% DPC Time"),
-                ..CpuShare::default()
-            },
-            interrupts_per_sec: all.num("Interrupts per Second"),
-            effectiveness: all.num("CPU Effectiveness"),
-            ..CpuUsage::default()
-        };
         let metrics = all.metrics();
         let duration_s = if metrics.iops > 0.0 { metrics.ios as f64 / metrics.iops } else { 0.0 };
+        for w in &workers {
+            if let Some(m) = managers.get_mut(w.manager as usize) {
+                m.workers += 1;
+                m.totals.outstanding += w.targets.iter().map(|t| t.outstanding).sum::<u64>();
+            }
+        }
         let outstanding = workers.iter().flat_map(|w| &w.targets).map(|t| t.outstanding).sum();
-        results.push(super::foreign_workload(spec, duration_s, Totals { outstanding, metrics, cpu }, workers));
+        let totals = Totals { outstanding, metrics, cpu: all.cpu() };
+        results.push(super::foreign_workload(spec, duration_s, totals, workers, managers));
     }
     if results.is_empty() {
         return Err(format!("{name}: Iometer's results file holds no 'Results group (a test that never ran?)"));
