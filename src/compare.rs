@@ -285,9 +285,9 @@ const UNSAID_KEYS: &[&str] = &[
     "io_timeout",
 ];
 
-/// `[test]` keys that name a directory (the journal's, the logs'): whether one is given changes
-/// what each I/O costs, which one does not.
-const DIRECTORY_KEYS: &[&str] = &["journal", "log_dir"];
+/// `[test]` keys that name a directory or a file (the journal's, the logs', the iolog): whether
+/// one is given changes what each I/O costs, which one does not.
+const DIRECTORY_KEYS: &[&str] = &["journal", "log_dir", "iolog"];
 
 /// The settings of a document's runs that change its figures, each with its distinct values.
 fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {

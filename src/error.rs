@@ -52,7 +52,8 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Input(m) | Error::Runtime(m) => f.write_str(m),
+            // Said on one line and safe for a terminal, whatever a file it quotes held.
+            Error::Input(m) | Error::Runtime(m) => f.write_str(&crate::format::visible(m)),
             Error::Stopped => f.write_str("stopped by the user"),
         }
     }

@@ -335,16 +335,20 @@ impl History {
                     limit
                 ],
                 |r| {
+                    // Text as it may be printed, whoever wrote the database.
+                    let text = |i: usize| -> rusqlite::Result<String> {
+                        Ok(crate::format::visible(&r.get::<_, String>(i)?).into_owned())
+                    };
                     let list = |i: usize| -> rusqlite::Result<Vec<String>> {
-                        let text: String = r.get(i)?;
-                        Ok(serde_json::from_str(&text).unwrap_or_default())
+                        let names: Vec<String> = serde_json::from_str(&r.get::<_, String>(i)?).unwrap_or_default();
+                        Ok(names.iter().map(|n| crate::format::visible(n).into_owned()).collect())
                     };
                     Ok(Entry {
                         id: r.get(0)?,
-                        kind: r.get(1)?,
-                        started_at: r.get(2)?,
+                        kind: text(1)?,
+                        started_at: text(2)?,
                         duration_s: r.get(3)?,
-                        host: r.get(4)?,
+                        host: text(4)?,
                         results: r.get::<_, i64>(5)? as u64,
                         iops: r.get(6)?,
                         mbps: r.get(7)?,

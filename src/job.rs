@@ -32,7 +32,7 @@ pub fn load(path: &Path, import: &Import) -> Result<Job> {
 /// such, and a device never read as a job's text.
 pub fn refuse_target(path: &Path) -> Result<()> {
     if crate::targets::names_one(path) {
-        let name = path.display();
+        let name = crate::net::TargetName::read(&path.to_string_lossy());
         return Err(input(format!("{name} is a target, not a job file: test it with iogauge run --target {name}")));
     }
     Ok(())
@@ -59,9 +59,10 @@ pub fn parse_specs(text: &str, name: &str) -> Result<Vec<crate::spec::AccessSpec
     if specs.is_empty() {
         return Err(input(format!("{name}: no access specifications in it")));
     }
-    for (i, s) in specs.iter().enumerate() {
+    let mut names = std::collections::HashSet::new();
+    for s in &specs {
         s.validate().map_err(|e| e.context(name))?;
-        if specs[..i].iter().any(|o| o.name == s.name) {
+        if !names.insert(s.name.as_str()) {
             return Err(input(format!("{name}: two specifications named '{}': give each its own name", s.name)));
         }
     }

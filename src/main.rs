@@ -47,7 +47,9 @@ fn main() {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
             let help = if e.kind() == ErrorKind::InvalidSubcommand { String::new() } else { command_of_args() };
-            iogauge::say!("{}{} (see 'iogauge {help}--help')", in_words(first), choices(&e));
+            // The argument it quotes may be a URL with a password (a target without its flag).
+            let first = iogauge::cli::without_passwords(&in_words(first));
+            iogauge::say!("{first}{} (see 'iogauge {help}--help')", choices(&e));
             std::process::exit(2);
         }
     };
@@ -73,8 +75,9 @@ fn main() {
         Err(e) => {
             // Under MPI every rank fails alike (the managers agree on failures), and rank 0
             // says why once.
+            // A URL the message quotes (a parser's, of a value it could not read) loses its password.
             if iogauge::managers::launched_rank().unwrap_or(0) == 0 {
-                iogauge::say!("{e}");
+                iogauge::say!("{}", iogauge::cli::without_passwords(&e.to_string()));
             }
             std::process::exit(e.exit_code());
         }

@@ -12,6 +12,7 @@ use crate::config::{CpusPolicy, FsConfig, FsTest, Job, StudyConfig, Test, TestSe
 use crate::error::{Result, Unreadable, input};
 use crate::import::Import;
 use crate::job;
+use crate::net::TargetName;
 use crate::profile;
 use crate::spec::Distribution;
 use crate::units::{parse_duration, parse_size};
@@ -155,8 +156,10 @@ pub fn target_flag_hint(command: &str, arg: &str) -> Option<String> {
         .find_subcommand(command)
         .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some("target")));
     let target = crate::targets::names_one(std::path::Path::new(arg)) || std::path::Path::new(arg).is_file();
+    // Named as every target is shown: a URL without its password.
+    let name = TargetName::read(arg);
     (takes_target && target && !arg.starts_with('-'))
-        .then(|| format!("{arg}: a target is named with --target {arg} (see 'iogauge {command} --help')"))
+        .then(|| format!("{name}: a target is named with --target {name} (see 'iogauge {command} --help')"))
 }
 
 /// The iogauge flag for a flag a fio user types (`--iodepth=32`, `--numjobs`): None if `arg`
@@ -190,6 +193,9 @@ pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {
         "buffer_compress_percentage" | "dedupe_percentage" => "use --data compress:PCT,dedupe:PCT",
         "continue_on_error" => "use --on-error continue",
         "random_distribution" => "use --distribution LAW",
+        "norandommap" => {
+            "random offsets repeat by default (Iometer's draws); --random-map takes each block once per pass (fio's default)"
+        }
         "write_lat_log" | "write_bw_log" | "write_iops_log" => "use --log-dir DIR (every log, named by worker)",
         "log_avg_msec" => "use --log-avg MS",
         "allow_mounted_write" => "use --allow-mounted-write DEV",
@@ -216,6 +222,10 @@ pub struct SettingFlags {
     /// (zoned:80/20:20/80), for every specification the test runs (each renamed NAME@LAW).
     #[arg(long, value_name = "LAW")]
     pub distribution: Option<Distribution>,
+    /// Random I/Os take each block of the working set once per pass, as fio's by default (its
+    /// random map), for every specification the test runs (each renamed NAME@random-map).
+    #[arg(long)]
+    pub random_map: bool,
 }
 
 /// How workers and targets are laid out (flags form only).
@@ -223,7 +233,7 @@ pub struct SettingFlags {
 pub struct WorkerFlags {
     /// Target: block device, file, nbd:// or iscsi:// URL (docs/network-targets.md), or `null` (repeatable; default ./iogauge.tst).
     #[arg(long = "target", value_name = "PATH")]
-    pub targets: Vec<String>,
+    pub targets: Vec<TargetName>,
     /// Workers (threads), each on every target [default: 1].
     #[arg(long, value_name = "N")]
     pub workers: Option<u32>,
@@ -478,7 +488,7 @@ pub struct StudyArgs {
     pub job: Option<String>,
     /// A built-in study's targets: block devices, files, nbd:// or iscsi:// URLs, or `null` (repeatable).
     #[arg(long = "target", value_name = "PATH")]
-    pub targets: Vec<String>,
+    pub targets: Vec<TargetName>,
     /// A built-in file-system study's directory (seed002-filesystem).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<String>,
@@ -651,21 +661,27 @@ impl SettingFlags {
             return Err(input("--ios and --bytes both end the test: give one"));
         }
         f.apply(&mut c.test);
+        // Each name's description: files of many specifications are added in linear time.
+        let mut had: std::collections::HashMap<String, String> =
+            c.specs.iter().map(|s| (s.name.clone(), s.description.clone())).collect();
         for file in &self.spec_file {
             for spec in crate::job::load_specs(file)? {
-                if let Some(had) = c.specs.iter().find(|s| s.name == spec.name) {
+                if let Some(description) = had.get(&spec.name) {
                     return Err(input(format!(
-                        "--spec-file {}: a specification named '{}' is there already ({}): give each its own name",
+                        "--spec-file {}: a specification named '{}' is there already ({description}): give each its own name",
                         file.display(),
                         spec.name,
-                        had.description
                     )));
                 }
+                had.insert(spec.name.clone(), spec.description.clone());
                 c.specs.push(spec);
             }
         }
         if let Some(law) = &self.distribution {
             c.set_distribution(law)?;
+        }
+        if self.random_map {
+            c.set_random_map()?;
         }
         Ok(())
     }
@@ -721,7 +737,7 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
 
 /// `--target` with a job file: the targets of the workers that name none (a distilled job's,
 /// a template's). Refused when every worker names its own: the flag would change nothing.
-fn fill_targets(job: &mut Job, targets: &[String], path: &std::path::Path) -> Result<()> {
+fn fill_targets(job: &mut Job, targets: &[TargetName], path: &std::path::Path) -> Result<()> {
     if targets.is_empty() {
         return Ok(());
     }
@@ -774,7 +790,7 @@ pub struct ReplayArgs {
     /// The target to replay onto: a block device, file or network target (its writes need
     /// --allow-write as any test's).
     #[arg(long, value_name = "PATH")]
-    pub target: String,
+    pub target: TargetName,
     /// How fast: 1 at the trace's own times (default), 2 twice as fast, max as fast as the
     /// outstanding I/Os allow.
     #[arg(long, value_parser = crate::config::Speed::parse, default_value = "1", value_name = "FACTOR|max")]
@@ -824,17 +840,17 @@ pub struct DistilArgs {
     pub name: Option<String>,
     /// The target the job names (default: iogauge's test file).
     #[arg(long, value_name = "PATH")]
-    pub target: Option<String>,
+    pub target: Option<TargetName>,
     /// Write the job here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Also run the trace's replay and the distilled job on TARGET, one after the other, and
     /// print their figures side by side (both are kept in the history).
     #[arg(long, value_name = "TARGET")]
-    pub check: Option<String>,
+    pub check: Option<TargetName>,
     /// With --check: the targets that may be written (as run's --allow-write).
     #[arg(long, value_name = "PATH")]
-    pub allow_write: Vec<String>,
+    pub allow_write: Vec<TargetName>,
     /// With --check: the comparison as JSON (schema iogauge.distil-check/1) on stdout.
     #[arg(long)]
     pub json: bool,

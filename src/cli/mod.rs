@@ -9,6 +9,8 @@ mod trace;
 mod verify;
 mod workload;
 
+/// What the binary prints of a message: every URL in it without its password.
+pub use crate::net::without_passwords;
 pub use args::{
     Cli, Command, OutputFlags, ProfileArgs, RunArgs, SettingFlags, StudyArgs, TestFlags, WorkerFlags, fio_flag_hint,
     profile_test, run_test, target_flag_hint,
@@ -42,7 +44,7 @@ fn said(group: &dyn managers::Group, r: Result<i32>) -> Result<i32> {
     match r {
         Err(e) if group.all().len() > 1 => {
             if group.leads() {
-                say!("{e}");
+                say!("{}", crate::net::without_passwords(&e.to_string()));
             }
             Ok(e.exit_code())
         }
@@ -126,9 +128,15 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         )));
     }
     if job.fs.is_some() {
-        if a.settings.distribution.is_some() {
+        if let Some(flag) = a
+            .settings
+            .distribution
+            .as_ref()
+            .map(|_| "--distribution")
+            .or(a.settings.random_map.then_some("--random-map"))
+        {
             return Err(input(format!(
-                "--distribution places random offsets on block targets; {name} is a file-system study, which has none"
+                "{flag} places random offsets on block targets; {name} is a file-system study, which has none"
             )));
         }
         if let Some(r) = a.repeat {
@@ -293,7 +301,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Study(a) => study(&a),
         Command::Fs(a) => fs::run(&a.job(), a.outputs.destinations()),
         Command::Convert { file, import } => {
-            let job = job::load(&file, &import.import(&Default::default()))?.without_secrets();
+            let job = job::load(&file, &import.import(&Default::default()))?;
             let toml =
                 toml::to_string(&job).map_err(|e| input(format!("{}: cannot write as TOML: {e}", file.display())))?;
             print!("# iogauge's job for {}\n{toml}", file.display());

@@ -10,6 +10,7 @@ use crate::config::{Fit, Job, Replay, Speed, Test, WorkerConfig};
 use crate::error::{Result, runtime};
 use crate::export::output::Output;
 use crate::format::thousands;
+use crate::net::TargetName;
 use crate::result::ResultDoc;
 use crate::trace::distil::{self, Distilled};
 use crate::trace::{Summary, capture, stem};
@@ -70,7 +71,7 @@ pub fn replay_test(a: &ReplayArgs) -> Result<Test> {
 
 /// One worker replaying `trace` on `target` (to the trace's end: `Test::from_job`); by
 /// default as many I/Os in flight as the trace needs.
-fn replay_job(trace: &Path, target: &str, speed: Speed, fit: Fit, outstanding: Option<u32>, s: &Summary) -> Job {
+fn replay_job(trace: &Path, target: &TargetName, speed: Speed, fit: Fit, outstanding: Option<u32>, s: &Summary) -> Job {
     let outstanding = outstanding.unwrap_or(match speed {
         Speed::Times(_) => (s.max_in_flight * 2).clamp(64, 4096) as u32,
         Speed::Max => s.mean_in_flight().unwrap_or(1).clamp(1, 4096) as u32,
@@ -78,7 +79,7 @@ fn replay_job(trace: &Path, target: &str, speed: Speed, fit: Fit, outstanding: O
     let worker = WorkerConfig {
         name: Some("replay".into()),
         outstanding,
-        targets: vec![target.to_string()],
+        targets: vec![target.clone()],
         replay: Some(Replay { trace: trace.to_path_buf(), speed, fit }),
         ..WorkerConfig::default()
     };
@@ -89,7 +90,7 @@ fn replay_job(trace: &Path, target: &str, speed: Speed, fit: Fit, outstanding: O
 /// long as the longest phase; the worker keeps the most the trace had in flight where its
 /// I/Os were issued in a closed loop, or arrives at the trace's rate where they arrived in an
 /// open one ([`crate::trace::Summary::closed_loop`]).
-fn distilled_job(d: &Distilled, target: Option<&str>) -> Job {
+fn distilled_job(d: &Distilled, target: Option<&TargetName>) -> Job {
     let mut job = Job { specs: d.phases.iter().map(|p| p.spec.clone()).collect(), ..Job::default() };
     job.test.run = d.phases.iter().map(|p| p.spec.name.clone()).collect();
     job.test.ramp = Duration::ZERO;
@@ -98,7 +99,7 @@ fn distilled_job(d: &Distilled, target: Option<&str>) -> Job {
     let most = d.phases.iter().filter_map(|p| p.most_in_flight).max().unwrap_or(1);
     let secs = d.summary.span_ns() as f64 / 1e9;
     let mut w = WorkerConfig {
-        targets: target.map(|t| vec![t.to_string()]).unwrap_or_default(),
+        targets: target.map(|t| vec![t.clone()]).unwrap_or_default(),
         working_set: Some(d.summary.end.div_ceil(1 << 20).max(1) << 20),
         outstanding: most.clamp(1, u32::MAX as u64) as u32,
         ..WorkerConfig::default()
@@ -163,9 +164,16 @@ pub fn distil(a: &DistilArgs) -> Result<i32> {
     let name = a.name.clone().unwrap_or_else(|| stem(&a.trace));
     let window = a.window.map_or(0, |w| w.as_nanos() as u64);
     let d = distil::distil(&a.trace, &name, window)?;
-    let job = distilled_job(&d, a.target.as_deref().or(a.check.as_deref()));
+    let target = a.target.as_ref().or(a.check.as_ref());
+    let job = distilled_job(&d, target);
     let toml = toml::to_string(&job).map_err(|e| runtime(format!("writing the job: {e}")))?;
-    let text = format!("{}{toml}", distilled_header(&d, &a.trace));
+    let mut text = distilled_header(&d, &a.trace);
+    if let Some(t) = target.filter(|t| t.secret().is_some()) {
+        text += &format!(
+            "# the password given for {t} is not written here: to run this job, give it as LIBISCSI_CHAP_PASSWORD\n"
+        );
+    }
+    text += &toml;
     match &a.output {
         Some(path) => {
             super::history::guard(None).file("--output", path)?.write(text.as_bytes(), "the distilled job")?
@@ -178,7 +186,7 @@ pub fn distil(a: &DistilArgs) -> Result<i32> {
 }
 
 /// `--check`: the replay at the trace's times and the distilled job on one target.
-fn check(a: &DistilArgs, target: &str, mut job: Job, d: &Distilled) -> Result<i32> {
+fn check(a: &DistilArgs, target: &TargetName, mut job: Job, d: &Distilled) -> Result<i32> {
     let quiet = OutputFlags { document: DocumentFlags { quiet: true, ..Default::default() }, ..OutputFlags::default() };
     let group = crate::managers::join(crate::config::TestSettings::default().sync_timeout)?;
     let mut replay = replay_job(&a.trace, target, Speed::Times(1.0), Fit::None, None, &d.summary);

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::error::{Result, input, runtime};
 use crate::format::thousands;
+use crate::net::TargetName;
 use crate::verify::map::{self, BlockMap};
 use crate::verify::{self, TargetCheck, journal};
 
@@ -18,7 +19,7 @@ pub struct VerifyArgs {
     /// The target to re-read (a block device, file or network target's URL a test with
     /// --verify wrote).
     #[arg(long, value_name = "PATH")]
-    pub target: Option<String>,
+    pub target: Option<TargetName>,
     /// The map to check against (default: the one the last verified test on the target left).
     #[arg(long, value_name = "FILE", conflicts_with = "journal")]
     pub map: Option<PathBuf>,
@@ -45,19 +46,20 @@ struct Report<'a> {
 
 /// Runs `iogauge verify`; exit status 1 if any block does not match.
 pub fn verify(a: &VerifyArgs) -> Result<i32> {
-    // A URL's password out of the name, as every test's targets (the map is saved under it).
-    let mut secrets = crate::net::Secrets::default();
-    let target = a.target.as_deref().map(|t| secrets.take(t));
+    // The target as named, a URL's password taken out as the flag was read (the map is saved
+    // under the name without it, as every test's targets are).
+    let target = a.target.as_ref();
     let timeout = a.io_timeout.unwrap_or(crate::config::TestSettings::default().io_timeout);
     let checks = match &a.journal {
         Some(dir) => {
             let all = journal::replay(dir)?;
             let mut checks = Vec::new();
-            for r in all.iter().filter(|r| target.as_ref().is_none_or(|t| *t == r.map.path)) {
-                let read = crate::targets::read_for_check(&r.map.path, timeout, &secrets)?;
+            for r in all.iter().filter(|r| target.is_none_or(|t| *t == r.map.path)) {
+                let name = target.cloned().unwrap_or_else(|| r.map.path.as_str().into());
+                let read = crate::targets::read_for_check(&name, timeout)?;
                 checks.push(verify::check_target(&r.map, Some(&r.in_flight), read)?);
             }
-            if let (Some(t), true) = (&target, checks.is_empty()) {
+            if let (Some(t), true) = (target, checks.is_empty()) {
                 let names: Vec<&str> = all.iter().map(|r| r.map.path.as_str()).collect();
                 return Err(input(format!(
                     "{t} is not in the journal {} (it has {})",
@@ -68,7 +70,7 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
             checks
         }
         None => {
-            let file = match (&a.map, &target) {
+            let file = match (&a.map, target) {
                 (Some(f), _) => f.clone(),
                 (None, Some(t)) => map::default_file(&data_dir()?, t),
                 (None, None) => return Err(input("iogauge verify needs --target PATH, --map FILE or --journal DIR")),
@@ -77,16 +79,15 @@ pub fn verify(a: &VerifyArgs) -> Result<i32> {
                 return Err(input(format!(
                     "no verify map {}: run a test that writes {} with --verify first, or give --map FILE",
                     file.display(),
-                    target.as_deref().unwrap_or("the target")
+                    target.map_or("the target", |t| t.as_str())
                 )));
             }
             let mut m = BlockMap::load(&file)?;
-            if let Some(t) = &target {
-                // The target as named now (the map holds the name the test used).
-                m.path = t.clone();
-            }
-            same_target(&m, &file, timeout, &secrets)?;
-            vec![verify::check_target(&m, None, crate::targets::read_for_check(&m.path, timeout, &secrets)?)?]
+            // The target as named now (the map holds the name the test used).
+            let name = target.cloned().unwrap_or_else(|| m.path.as_str().into());
+            m.path = name.to_string();
+            same_target(&m, &file, timeout, &name)?;
+            vec![verify::check_target(&m, None, crate::targets::read_for_check(&name, timeout)?)?]
         }
     };
     let mismatches: usize = checks.iter().map(|c| c.mismatches.len()).sum();
@@ -137,14 +138,9 @@ const SHOWN: usize = 10;
 
 /// Refuses to check a target that is not the one the map describes (another file behind the
 /// same loop device, another disk under the same name): its every block would read as lost.
-fn same_target(
-    m: &BlockMap,
-    file: &std::path::Path,
-    timeout: std::time::Duration,
-    secrets: &crate::net::Secrets,
-) -> Result<()> {
+fn same_target(m: &BlockMap, file: &std::path::Path, timeout: std::time::Duration, name: &TargetName) -> Result<()> {
     let Some(then) = &m.target else { return Ok(()) };
-    let now = crate::targets::facts_now(&m.path, timeout, secrets)?;
+    let now = crate::targets::facts_now(name, timeout)?;
     match then.differs(&now) {
         Some(why) => Err(input(format!(
             "{} is not the target the verify map {} was made on: {why}; nothing checked",

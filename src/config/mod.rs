@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Unreadable;
 use crate::model::Storage;
+use crate::net::TargetName;
 use crate::spec::AccessSpec;
 pub use crate::trace::replay::{Fit, Replay, Speed};
 use crate::units::serde_size;
@@ -62,23 +63,21 @@ pub struct Job {
 }
 
 impl Job {
-    /// The job with the passwords its targets' URLs may carry taken out of them, into its
-    /// `test.secrets` (never written: [`crate::net::Secrets`]): what is resolved, run and
-    /// recorded, so that no result, message or history entry holds one.
-    pub fn without_secrets(&self) -> Job {
-        let mut job = self.clone();
-        let mut secrets = std::mem::take(&mut job.test.secrets);
-        let mut strip = |list: &mut Vec<String>| list.iter_mut().for_each(|t| *t = secrets.take(t));
-        job.workers.iter_mut().for_each(|w| strip(&mut w.targets));
-        strip(&mut job.test.allow_write);
-        strip(&mut job.test.allow_mounted_write);
-        job.test.secrets = secrets;
-        job
-    }
-
     /// Every specification the job runs (its run list's and its workers' own) with its random
     /// offsets following `law`: each a new inline `[[spec]]` named for it (`--distribution`).
     pub fn set_distribution(&mut self, law: &crate::spec::Distribution) -> crate::error::Result<()> {
+        self.derive_specs(|spec| spec.with_distribution(law))
+    }
+
+    /// Every specification the job runs with fio's random map (`--random-map`), named for it.
+    pub fn set_random_map(&mut self) -> crate::error::Result<()> {
+        self.derive_specs(AccessSpec::with_random_map)
+    }
+
+    /// Every specification the job runs (its run list's and its workers' own) replaced by
+    /// `derive` of it: a new inline `[[spec]]` under the name `derive` gives it, where the
+    /// name changes.
+    fn derive_specs(&mut self, derive: impl Fn(&AccessSpec) -> AccessSpec) -> crate::error::Result<()> {
         let mut renamed: Vec<(String, String)> = Vec::new();
         let names = self.test.run.iter().chain(self.workers.iter().filter_map(|w| w.spec.as_ref()));
         for name in names.cloned().collect::<Vec<_>>() {
@@ -89,9 +88,11 @@ impl Job {
                 Some(s) => s.clone(),
                 None => crate::spec::find_builtin(&name)?,
             };
-            let skewed = spec.with_distribution(law);
-            renamed.push((name, skewed.name.clone()));
-            self.specs.push(skewed);
+            let derived = derive(&spec);
+            if derived.name != name {
+                renamed.push((name, derived.name.clone()));
+                self.specs.push(derived);
+            }
         }
         let rename = |name: &mut String| {
             if let Some((_, new)) = renamed.iter().find(|(old, _)| old == name) {
@@ -170,10 +171,11 @@ pub struct WorkerConfig {
     /// Outstanding I/Os per target.
     #[serde(default = "one")]
     pub outstanding: u32,
-    /// Target paths, or `null`; default: the test file `iogauge.tst`. `{host}` and `{rank}`
-    /// stand for the manager's host name and MPI rank.
+    /// Target paths, network targets' URLs (their passwords taken out as they are read), or
+    /// `null`; default: the test file `iogauge.tst`. `{host}` and `{rank}` stand for the
+    /// manager's host name and MPI rank.
     #[serde(default)]
-    pub targets: Vec<String>,
+    pub targets: Vec<TargetName>,
     /// Under MPI, the managers that run this worker, by host name pattern (`*` and `?`);
     /// default: every manager.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -215,6 +217,10 @@ fn one() -> u32 {
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -4,6 +4,7 @@
 //! [`Test::to_job`] writes it back as a job that reruns it: what a result document records.
 
 use super::{ConfigError, CpusPolicy, DEFAULT_TARGET, Job, Replay, Seg, Storage, TestSettings, WorkerConfig};
+use crate::net::TargetName;
 use crate::spec::{AccessSpec, find_builtin};
 
 /// A resolved test.
@@ -31,7 +32,7 @@ pub struct Worker {
     /// Outstanding I/Os per target.
     pub outstanding: u32,
     /// Target paths (at least one), `{host}` and `{rank}` not yet filled.
-    pub targets: Vec<String>,
+    pub targets: Vec<TargetName>,
     /// Under MPI, the managers that run it, by host name pattern (none: every manager).
     pub hosts: Vec<String>,
     /// Under MPI, the managers that run it, by rank (none: every manager).
@@ -171,7 +172,6 @@ impl Test {
     /// Resolves `job`: checks its settings and workers, expands counts, names workers, fills
     /// default targets, looks up every specification and builds the workloads.
     pub fn from_job(job: &Job) -> Result<Test, ConfigError> {
-        let job = &job.without_secrets();
         if job.fs.is_some() {
             return Err(at(
                 vec![Seg::Key("fs")],
@@ -179,9 +179,11 @@ impl Test {
             ));
         }
         check_settings(&job.test)?;
+        // Each name's first place: a library of many specifications is read in linear time.
+        let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, s) in job.specs.iter().enumerate() {
             s.validate().map_err(|m| at(vec![Seg::Key("spec"), Seg::Index(i)], m))?;
-            if let Some(j) = job.specs[..i].iter().position(|o| o.name == s.name) {
+            if let Some(&j) = first.get(s.name.as_str()) {
                 return Err(at(
                     vec![Seg::Key("spec"), Seg::Index(i), Seg::Key("name")],
                     format!(
@@ -191,6 +193,7 @@ impl Test {
                     ),
                 ));
             }
+            first.insert(&s.name, i);
         }
         if let Some(s) = &job.storage {
             s.validate().map_err(|m| at(vec![Seg::Key("storage")], m))?;

@@ -12,9 +12,9 @@
 //! callbacks on the caller's thread.
 //!
 //! The CHAP password comes from the URL (`iscsi://USER%PASSWORD@...`, taken out of it as soon
-//! as iogauge reads it into the job's [`super::Secrets`], and handed to [`Session::connect`] as
-//! a value) or from `LIBISCSI_CHAP_PASSWORD`, the variable libiscsi's own tools read; the user
-//! from the URL or `LIBISCSI_CHAP_USERNAME`.
+//! as iogauge reads the target's [`super::TargetName`], and handed to [`Session::connect`] in
+//! the target's [`Address`]) or from `LIBISCSI_CHAP_PASSWORD`, the variable libiscsi's own tools
+//! read; the user from the URL or `LIBISCSI_CHAP_USERNAME`.
 
 use std::cell::UnsafeCell;
 use std::ffi::{CStr, CString, c_char, c_int, c_uchar, c_void};
@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use libloading::Library;
 
-use super::{Deadline, Locator, poll_one};
+use super::{Address, Deadline, Locator, poll_one};
 use crate::error::{Result, input, runtime};
 
 type Ctx = *mut c_void;
@@ -254,8 +254,9 @@ pub struct Lun {
 /// server resolved, the target's IQN and the LUN.
 pub fn locate(url: &str) -> Result<Locator> {
     let bad = |why: &str| input(format!("target {url}: {why}"));
-    // The password may hold any character: the server starts after the userinfo.
-    let Some((_, after)) = super::iscsi_userinfo(url) else { return Err(bad("not an iscsi:// URL")) };
+    let Some(rest) = url.strip_prefix("iscsi://") else { return Err(bad("not an iscsi:// URL")) };
+    // The server starts after the userinfo, at the URL's last `@` (an IQN holds none).
+    let after = rest.rsplit_once('@').map_or(rest, |(_, after)| after);
     let after = after.split_once('?').map_or(after, |(a, _)| a);
     let (host_port, path) = after.split_once('/').unwrap_or((after, ""));
     let (iqn, lun) =
@@ -285,11 +286,12 @@ pub struct Session {
 unsafe impl Send for Session {}
 
 impl Session {
-    /// Logs in to the LUN `url` names (its secret taken out earlier, or from the
-    /// environment) and learns what it is, giving up after `timeout`.
-    pub fn connect(url: &str, password: Option<&super::Secret>, timeout: Duration) -> Result<Session> {
+    /// Logs in to the LUN `at` names, at the portal its inspection resolved (no name is looked
+    /// up again), as its user with its password (or the environment's), and learns what it is,
+    /// giving up after `timeout`.
+    pub fn connect(at: &Address, timeout: Duration) -> Result<Session> {
         let lib = lib()?;
-        let loc = locate(url)?;
+        let loc = &at.locator;
         let cstr = |s: &str| CString::new(s).map_err(|_| runtime("a NUL byte in the URL"));
         let initiator = cstr(&initiator_name())?;
         // SAFETY: a NUL-terminated name libiscsi copies; a null return is an error.
@@ -320,7 +322,7 @@ impl Session {
         let target = cstr(&loc.export)?;
         // libiscsi's portal is HOST:PORT, an IPv6 address in brackets: the resolved server's form.
         let portal = cstr(&loc.server)?;
-        let (user, password) = credentials(url, password);
+        let (user, password) = credentials(at);
         // SAFETY: a live context; strings libiscsi copies.
         unsafe {
             (lib.set_targetname)(ctx, target.as_ptr());
@@ -646,11 +648,11 @@ fn initiator_name() -> String {
     })
 }
 
-/// The CHAP user and password for `url`: the URL's user (or `LIBISCSI_CHAP_USERNAME`), and the
+/// The CHAP user and password for `at`: the URL's user (or `LIBISCSI_CHAP_USERNAME`), and the
 /// password taken out of the URL (or `LIBISCSI_CHAP_PASSWORD`).
-fn credentials(url: &str, password: Option<&super::Secret>) -> (Option<String>, Option<String>) {
+fn credentials(at: &Address) -> (Option<String>, Option<String>) {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let user = super::user(url).or_else(|| env("LIBISCSI_CHAP_USERNAME"));
-    let password = password.map(|p| p.expose().to_string()).or_else(|| env("LIBISCSI_CHAP_PASSWORD"));
+    let user = at.user.clone().or_else(|| env("LIBISCSI_CHAP_USERNAME"));
+    let password = at.name.secret().map(|p| p.expose().to_string()).or_else(|| env("LIBISCSI_CHAP_PASSWORD"));
     (user, password)
 }

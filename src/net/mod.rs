@@ -3,9 +3,10 @@
 //! loaded at run time so that building iogauge needs only Rust.
 //!
 //! Each protocol's module reads its URLs into a [`Locator`] (which server, export or IQN and
-//! LUN: what names the target whatever the URL's spelling); this one keeps the passwords URLs
-//! may carry out of every name iogauge writes ([`Secrets::take`]). The protocols are offered to
-//! the rest of iogauge by `engine::network`.
+//! LUN: what names the target whatever the URL's spelling). A target's name is read once into a
+//! [`TargetName`], the password a URL may carry taken out of it as it is read, and a network
+//! target's inspection reads that name once into an [`Address`], which every connection takes
+//! (`name.rs`). The protocols are offered to the rest of iogauge by `engine::network`.
 
 /// Loads a protocol's client library `file` (from Debian package `package`), or says what to
 /// install; then `symbol!(lib, "name")` resolves one of its functions.
@@ -33,7 +34,10 @@ macro_rules! symbol {
 }
 
 pub mod iscsi;
+mod name;
 pub mod nbd;
+
+pub use name::{Address, TargetName, without_passwords};
 
 use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
@@ -75,49 +79,6 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
-}
-
-/// The passwords taken out of a job's URLs ([`Secrets::take`]), by the `USER@HOST[:PORT]`
-/// they were given for: a value the job carries to the targets' inspection (which hands each
-/// its own to the connections that log in), not a store of the process.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Secrets(Vec<(String, Secret)>);
-
-impl Secrets {
-    /// `url` without the password it may carry (`iscsi://USER%PASSWORD@HOST/...`, libiscsi's
-    /// form, or `iscsi://USER:PASSWORD@HOST/...`, the URI's, become `iscsi://USER@HOST/...`),
-    /// which is kept here for [`Secrets::of`]. Every target a test names passes through here
-    /// as the test is read. Anything else is returned as it is.
-    pub fn take(&mut self, url: &str) -> String {
-        let Some((Some(userinfo), after)) = iscsi_userinfo(url) else { return url.to_string() };
-        let Some((user, password)) = userinfo.split_once(['%', ':']) else { return url.to_string() };
-        let host = after.split_once('/').map_or(after, |(h, _)| h);
-        let key = format!("{user}@{host}");
-        self.0.retain(|(k, _)| *k != key);
-        self.0.push((key, Secret(percent_decode(password))));
-        format!("iscsi://{user}@{after}")
-    }
-
-    /// The password taken for `url`'s user and server.
-    pub fn of(&self, url: &str) -> Option<&Secret> {
-        let (Some(user), after) = iscsi_userinfo(url)? else { return None };
-        let key = format!("{user}@{}", after.split_once('/').map_or(after, |(h, _)| h));
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, p)| p)
-    }
-}
-
-/// The user an `iscsi://USER@...` URL names.
-pub fn user(url: &str) -> Option<String> {
-    let userinfo = iscsi_userinfo(url)?.0?;
-    Some(percent_decode(userinfo.split(['%', ':']).next().unwrap_or(userinfo))).filter(|u| !u.is_empty())
-}
-
-/// An `iscsi://` URL's userinfo (`USER[%PASSWORD]`, if any) and what follows it
-/// (`HOST[:PORT]/IQN/LUN`). The userinfo ends at the URL's last `@` (an IQN holds none), so a
-/// password with an unencoded `/` or `?` is still read as the password, never as the host.
-fn iscsi_userinfo(url: &str) -> Option<(Option<&str>, &str)> {
-    let rest = url.strip_prefix("iscsi://")?;
-    Some(rest.rsplit_once('@').map_or((None, rest), |(u, after)| (Some(u), after)))
 }
 
 /// `host[:port]` (an IPv6 address in brackets) as its first resolved address.
@@ -216,33 +177,5 @@ mod tests {
         let e = iscsi::locate("iscsi://127.0.0.1/iqn.x/lun").unwrap_err();
         assert!(e.to_string().contains("LUN 'lun' is not a number") && e.exit_code() == 2, "{e}");
         assert!(nbd::locate("nbd+unix:///e").unwrap_err().to_string().contains("socket"));
-    }
-
-    #[test]
-    fn passwords_are_taken_out_of_urls_and_kept_for_the_login() {
-        let mut s = Secrets::default();
-        let u = s.take("iscsi://alice%p%40ss@127.0.0.1:3261/iqn.2026-11.x:y/1");
-        assert_eq!(u, "iscsi://alice@127.0.0.1:3261/iqn.2026-11.x:y/1");
-        assert_eq!(s.of(&u).map(Secret::expose), Some("p@ss"));
-        assert_eq!(user(&u).as_deref(), Some("alice"));
-        // Taken once: the URL without it stays as it is, and so does the secret.
-        assert_eq!(s.take(&u), u);
-        assert_eq!(s.of(&u).map(Secret::expose), Some("p@ss"));
-        assert_eq!(s.of("iscsi://bob@127.0.0.1:3261/iqn.2026-11.x:y/1"), None);
-        // A value, not a store of the process: another job's secrets are its own.
-        assert_eq!(Secrets::default().of(&u), None);
-        assert_eq!(s.take("nbd://alice%x@h/e"), "nbd://alice%x@h/e");
-        assert_eq!(iscsi::locate(&u).unwrap().server, "127.0.0.1:3261");
-        // A password holding an unencoded '/', '?' or '@', and the URI's USER:PASSWORD form.
-        let u = s.take("iscsi://carol%a/b?c@d@127.0.0.1:3262/iqn.2026-11.x:y/2");
-        assert_eq!(u, "iscsi://carol@127.0.0.1:3262/iqn.2026-11.x:y/2");
-        assert_eq!((user(&u).as_deref(), s.of(&u).map(Secret::expose)), (Some("carol"), Some("a/b?c@d")));
-        let u = s.take("iscsi://dave:s3%2Fcret@127.0.0.1:3263/iqn.2026-11.x:y/0");
-        assert_eq!(u, "iscsi://dave@127.0.0.1:3263/iqn.2026-11.x:y/0");
-        assert_eq!((user(&u).as_deref(), s.of(&u).map(Secret::expose)), (Some("dave"), Some("s3/cret")));
-        let l = iscsi::locate("iscsi://erin%x/y@127.0.0.1:3264/iqn.2026-11.x:y/5").unwrap();
-        assert_eq!((l.server.as_str(), l.export.as_str(), l.lun), ("127.0.0.1:3264", "iqn.2026-11.x:y", Some(5)));
-        // Never shown: not in Debug.
-        assert!(!format!("{s:?}").contains("s3/cret") && format!("{s:?}").contains("***"));
     }
 }

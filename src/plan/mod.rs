@@ -16,6 +16,7 @@ use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
 use crate::managers::{self, Group, Manager};
+use crate::net::TargetName;
 use crate::placement;
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
@@ -69,13 +70,13 @@ impl Share {
             .iter()
             .map(|&i| {
                 let mut w = test.workers[i].clone();
-                w.targets = w.targets.iter().map(|t| fill(t)).collect();
+                w.targets = w.targets.iter().map(|t| t.map(fill)).collect();
                 w
             })
             .collect();
         let mut settings = test.settings.clone();
-        settings.allow_write = settings.allow_write.iter().map(|t| fill(t)).collect();
-        settings.allow_mounted_write = settings.allow_mounted_write.iter().map(|t| fill(t)).collect();
+        settings.allow_write = settings.allow_write.iter().map(|t| t.map(fill)).collect();
+        settings.allow_mounted_write = settings.allow_mounted_write.iter().map(|t| t.map(fill)).collect();
         settings.journal = settings.journal.as_ref().map(|j| fill(&j.to_string_lossy()).into());
         let workloads = test
             .workloads
@@ -320,7 +321,7 @@ fn create(mut p: Checked) -> Result<Checked> {
             let created = create_file(t, s.data, s.buffered)?;
             for run in &p.share.workloads {
                 for (wc, spec) in p.share.workers.iter().zip(&run.specs) {
-                    if wc.targets.contains(&t.path) {
+                    if wc.targets.iter().any(|n| *n == t.path) {
                         fit::check_spec(&created, wc, spec).map_err(|e| e.context(&wc.name))?;
                     }
                 }
@@ -390,10 +391,10 @@ pub struct WorkerPlan {
 /// Inspects targets, checks every workload against them and checks safety; writes nothing.
 fn check(share: Share) -> Result<Checked> {
     let s = &share.settings;
-    let mut paths: Vec<&str> = Vec::new();
+    let mut paths: Vec<&TargetName> = Vec::new();
     for w in &share.workers {
         for t in &w.targets {
-            if !paths.contains(&t.as_str()) {
+            if !paths.iter().any(|p| p.as_str() == t.as_str()) {
                 paths.push(t);
             }
         }
@@ -420,7 +421,7 @@ fn check(share: Share) -> Result<Checked> {
             }
         }
     }
-    check_resources(&share)?;
+    check_resources(&share, &targets)?;
     let replays = share
         .workers
         .iter()
@@ -521,9 +522,10 @@ fn launcher_binding(share: &Share) -> Option<String> {
     })
 }
 
-/// Checks that this manager can make its workers' threads and their I/O buffers before it
-/// tries: a test too large for the machine is one clear line, not a failed allocation.
-fn check_resources(share: &Share) -> Result<()> {
+/// Checks that this manager can make its workers' threads, their I/O buffers and random maps
+/// before it tries: a test too large for the machine is one clear line, not a failed
+/// allocation.
+fn check_resources(share: &Share, targets: &[TargetInfo]) -> Result<()> {
     let n = share.workers.len() as u64;
     // Half of what is left: io_uring's kernel workers count against the same limits.
     if let Some(left) = host::threads_left().map(|t| t / 2).filter(|&t| n > t) {
@@ -533,7 +535,7 @@ fn check_resources(share: &Share) -> Result<()> {
     }
     // Per worker on real targets, as the worker allocates them: a buffer per slot for reads
     // (and verified writes), and one write buffer with its 1 MiB window.
-    let mut bytes: u64 = 0;
+    let (mut bytes, mut maps) = (0u64, 0u64);
     for run in &share.workloads {
         let need: u64 = share
             .workers
@@ -545,16 +547,35 @@ fn check_resources(share: &Share) -> Result<()> {
                 slots.saturating_mul(spec.max_transfer()).saturating_add(spec.max_transfer() + (1 << 20))
             })
             .fold(0, u64::saturating_add);
-        bytes = bytes.max(need);
+        let mapped = share.workers.iter().zip(&run.specs).map(|(w, spec)| random_maps(w, spec, targets));
+        let mapped = mapped.fold(0, u64::saturating_add);
+        (bytes, maps) = (bytes.max(need.saturating_add(mapped)), maps.max(mapped));
     }
     if let Some(free) = host::memory_available().filter(|&m| bytes > m / 10 * 8) {
+        let what = if maps > 0 { "I/O buffers and random maps" } else { "I/O buffers" };
+        let maps = match maps {
+            0 => String::new(),
+            m => format!(" (the random maps {}: leave random_map out, or give smaller working sets)", human_size(m)),
+        };
         return Err(input(format!(
-            "the workers' I/O buffers need {}, more than the {} of memory available: give fewer outstanding I/Os, targets or workers",
+            "the workers' {what} need {}, more than the {} of memory available{maps}: give fewer outstanding I/Os, \
+             targets or workers",
             human_size(bytes),
             human_size(free)
         )));
     }
     Ok(())
+}
+
+/// The bytes of a worker's random maps for `spec` over its targets (none without
+/// `random_map`).
+fn random_maps(w: &Worker, spec: &AccessSpec, targets: &[TargetInfo]) -> u64 {
+    let map = |t: &TargetName| {
+        let info = find(targets, t);
+        let size = fit::working_set(info, w).map_or(0, |(_, size)| size);
+        crate::worker::random_map_bytes(spec, size, info.logical_block)
+    };
+    if spec.random_map { w.targets.iter().map(map).fold(0, u64::saturating_add) } else { 0 }
 }
 
 fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {
@@ -596,7 +617,7 @@ fn plan_workload(
                 .targets
                 .iter()
                 .map(|p| {
-                    let target = targets.iter().position(|t| &t.path == p).expect("inspected");
+                    let target = targets.iter().position(|t| *p == t.path).expect("inspected");
                     let (start, size) = fit::working_set(&targets[target], wc).expect("checked in prepare");
                     WorkingSet { target, start, size }
                 })

@@ -96,7 +96,7 @@ fn common_block(workers: &[Worker], runs: &[Workload]) -> Result<u64> {
     for r in runs {
         for (w, s) in workers.iter().zip(&r.specs).filter(|(w, _)| real(w)) {
             for l in s.lines.iter().filter(|l| l.share > 0) {
-                b = gcd(b, gcd(l.size, l.align.unwrap_or(l.size)));
+                b = gcd(b, gcd(gcd(l.size, l.largest()), l.align.unwrap_or(l.size)));
                 b = gcd(b, l.skip.unsigned_abs());
             }
             b = gcd(b, w.offset);
@@ -123,7 +123,7 @@ fn working_sets_apart(
     let sets: Vec<(usize, u64, u64)> = workers
         .iter()
         .enumerate()
-        .filter(|(_, w)| w.targets.contains(&t.path))
+        .filter(|(_, w)| w.targets.iter().any(|n| *n == t.path))
         .map(|(i, w)| working_set(t, w).map(|(s, n)| (i, s, s + n)))
         .collect::<Result<_>>()?;
     for (k, a) in sets.iter().enumerate() {

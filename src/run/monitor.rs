@@ -307,6 +307,11 @@ impl Monitor<'_> {
                     waited += 1;
                     std::thread::sleep(Duration::from_millis(1));
                 }
+                // A worker held off its CPU across the end has that wait counted once it runs
+                // again: its waits as it stopped issuing hold it, and none of its drain.
+                if let Some((waits, _)) = &mut bounds_at_end {
+                    *waits = self.ctl.live.iter().map(Live::cpu_waits).collect();
+                }
             }
             // The mark is stamped when the counters are read. A monitor woken late (a busy host)
             // reads that much more time's I/Os: stamped at the boundary, they made a nominal
@@ -399,7 +404,9 @@ impl Monitor<'_> {
         let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
         let in_flight: u64 = self.ctl.live.iter().map(|l| l.in_flight.load(Relaxed)).sum();
         let mut d = vec![sample.ios, sample.bytes, sample.response_ns, cpu_milli, u64::from(stop), in_flight];
-        d.extend(sample.latency.counts());
+        // Every rank sums the same length: the sample's histogram is trimmed to its last used
+        // bucket, which differs between managers (MPI_ERR_TRUNCATE otherwise).
+        d.extend(sample.latency.counts().chain(std::iter::repeat(0)).take(LIVE_BUCKETS));
         let counts = self.counters.counts();
         // A counted run ends at a different boundary on each manager: only timed runs meet.
         let (all, stopped, cpu_pct, counts) = if self.clock.timed() {

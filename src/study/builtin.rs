@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::config::{Limit, Measure, Precondition, Steady, Steps, StudyConfig, Value};
 use crate::error::{Result, input};
+use crate::net::TargetName;
 use crate::spec::{AccessSpec, SpecLine};
 
 /// Name and description of every built-in study.
@@ -38,7 +39,7 @@ pub const BUILTINS: [(&str, &str); 8] = [
 /// What a built-in study runs on: block studies take targets, file-system ones a directory.
 pub struct Given<'a> {
     /// `--target` paths.
-    pub targets: &'a [String],
+    pub targets: &'a [TargetName],
     /// `--dir`.
     pub dir: Option<&'a str>,
     /// `--total`.
@@ -233,13 +234,13 @@ pub fn builtin(name: &str, given: &Given) -> Result<Job> {
 mod tests {
     use super::*;
 
-    fn on(targets: &[String]) -> Given<'_> {
+    fn on(targets: &[TargetName]) -> Given<'_> {
         Given { targets, dir: None, total: None }
     }
 
     #[test]
     fn every_builtin_resolves_to_its_seeds_points() {
-        let targets = vec!["null".to_string(), "null".to_string()];
+        let targets = vec![TargetName::from("null"), "null".into()];
         for (name, _) in BUILTINS.iter().filter(|b| b.0 != "seed002-filesystem") {
             let t = if *name == "baseline" { &targets[..1] } else { &targets[..] };
             let c = builtin(name, &on(t)).unwrap();
@@ -270,7 +271,7 @@ mod tests {
         let fs = builtin("seed002-filesystem", &given).unwrap().fs.unwrap();
         assert_eq!((fs.threads, fs.total, fs.dir.as_str()), (vec![1, 2, 4, 8], Some(8 << 30), "/mnt"));
         assert!(builtin("seed002-filesystem", &on(&[])).unwrap_err().to_string().contains("--dir DIR"));
-        let targets = vec!["null".to_string()];
+        let targets = vec![TargetName::from("null")];
         assert!(builtin("seed002-filesystem", &on(&targets)).unwrap_err().to_string().contains("not --target"));
         let e = builtin("seed004-suite", &Given { dir: Some("/mnt"), ..on(&targets) }).unwrap_err().to_string();
         assert!(e.contains("--dir and --total go with seed002-filesystem"), "{e}");

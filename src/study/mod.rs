@@ -313,7 +313,12 @@ mod tests {
         let p = points(&base).unwrap();
         assert_eq!(p.len(), 4);
         let lists = |n: usize| -> Vec<Vec<String>> {
-            apply(&base, &p[n]).unwrap().workers.into_iter().map(|w| w.targets).collect()
+            apply(&base, &p[n])
+                .unwrap()
+                .workers
+                .iter()
+                .map(|w| w.targets.iter().map(|t| t.to_string()).collect())
+                .collect()
         };
         assert_eq!(lists(0), [vec!["a"]]);
         assert_eq!(lists(2), [vec!["a", "b"], vec!["c"]]);

@@ -105,7 +105,7 @@ impl<'a> Runner<'a> {
         group: &'a dyn Group,
     ) -> Runner<'a> {
         let study = config.study.clone().unwrap_or_default();
-        let mut job = config.without_secrets();
+        let mut job = config.clone();
         job.study = None;
         let doc = StudyDoc {
             schema: SCHEMA.into(),

@@ -24,6 +24,7 @@ use crate::data;
 use crate::engine::Target;
 use crate::engine::network::{Protocol, protocol_of, schemes};
 use crate::error::{Result, input, runtime};
+use crate::net::TargetName;
 use crate::placement;
 use crate::sysblock;
 use crate::verify::map::TargetFacts;
@@ -154,9 +155,9 @@ pub fn is_device(path: &Path) -> bool {
 }
 
 /// Learns what target `path` is (a path, `null`, or a network target's URL), writing nothing.
-pub fn inspect(path: &str, s: &TestSettings) -> Result<TargetInfo> {
+pub fn inspect(path: &TargetName, s: &TestSettings) -> Result<TargetInfo> {
     match protocol_of(path) {
-        Some(p) => network::inspect(p, path, s.connections, s.io_timeout, s.secrets.of(path)),
+        Some(p) => network::inspect(p, path, s.connections, s.io_timeout),
         // A URL of a scheme iogauge does not know (or one in capitals) is no file's path.
         None if path.contains("://") => Err(input(format!(
             "{path}: not a target iogauge reaches: give a block device, a file, null, or a URL of {} \
@@ -372,9 +373,9 @@ pub fn facts_of(info: &TargetInfo) -> Option<TargetFacts> {
 
 /// What target `path` (a path, or a network target's URL, whose server gets `timeout`) is
 /// now, for a verify map.
-pub fn facts_now(path: &str, timeout: std::time::Duration, secrets: &crate::net::Secrets) -> Result<TargetFacts> {
+pub fn facts_now(path: &TargetName, timeout: std::time::Duration) -> Result<TargetFacts> {
     if let Some(p) = protocol_of(path) {
-        let info = network::inspect(p, path, 1, timeout, secrets.of(path))?;
+        let info = network::inspect(p, path, 1, timeout)?;
         return network::facts(&info).ok_or_else(|| input(format!("target {path}: not a network target")));
     }
     facts(path).map_err(|e| input(format!("target {path}: {e}")))
@@ -410,9 +411,10 @@ fn cannot_open_device(path: &str, meta: &std::fs::Metadata, e: std::io::Error) -
 /// Reads target `path` for a check (`iogauge verify`): a file or device through
 /// `read_exact_at`, O_DIRECT so the storage is read and not a cached copy (tmpfs and the like
 /// refuse it: then without), or a network target over its protocol.
-pub fn read_for_check(path: &str, timeout: std::time::Duration, secrets: &crate::net::Secrets) -> Result<ReadAt> {
+pub fn read_for_check(path: &TargetName, timeout: std::time::Duration) -> Result<ReadAt> {
     if let Some(p) = protocol_of(path) {
-        let mut c = network::connect(p, path, secrets.of(path), timeout).map_err(|e| e.into_input())?;
+        let at = p.address(path)?;
+        let mut c = network::connect(p, &at, timeout).map_err(|e| e.into_input())?;
         return Ok(Box::new(move |buf, at| c.read_now(buf, at, timeout)));
     }
     use std::os::unix::fs::FileExt;

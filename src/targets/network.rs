@@ -13,7 +13,7 @@ use super::{Identity, TargetInfo, TargetKind, blkid};
 use crate::engine::Target;
 use crate::engine::network::{Connection, Protocol, protocol_of};
 use crate::error::{Error, Result, input, runtime};
-use crate::net::{Locator, Secret};
+use crate::net::{Address, TargetName};
 use crate::spec::AccessSpec;
 
 /// What a network target is and what its server said it can do.
@@ -44,26 +44,22 @@ pub struct Remote {
     pub multi_conn: bool,
     /// The export is read-only.
     pub read_only: bool,
-    /// The password the URL's user logs in with (iSCSI CHAP), taken out of the URL: for the
-    /// workers' connections, never written.
+    /// The target as its inspection read its name: what every later connection takes (its
+    /// server as resolved then, its user and password). Never written; None in a document
+    /// read back.
     #[serde(skip)]
-    pub password: Option<Secret>,
+    pub address: Option<Address>,
 }
 
-/// Learns what the network target `url` of protocol `p` is, over one connection made and
+/// Learns what the network target `name` of protocol `p` is, over one connection made and
 /// closed here, writing nothing.
-pub fn inspect(
-    p: &'static dyn Protocol,
-    url: &str,
-    connections: u32,
-    timeout: Duration,
-    password: Option<&Secret>,
-) -> Result<TargetInfo> {
-    let locator = p.locate(url)?;
-    let e = connect(p, url, password, timeout).map_err(Error::into_input)?.export(&locator);
+pub fn inspect(p: &'static dyn Protocol, name: &TargetName, connections: u32, timeout: Duration) -> Result<TargetInfo> {
+    let at = p.address(name)?;
+    let e = connect(p, &at, timeout).map_err(Error::into_input)?.export(&at.locator);
     if e.size == 0 {
-        return Err(input(format!("target {url}: the {} is empty (0 bytes)", p.noun())));
+        return Err(input(format!("target {name}: the {} is empty (0 bytes)", p.noun())));
     }
+    let locator = &at.locator;
     let remote = Remote {
         protocol: p.name().into(),
         server: locator.server.clone(),
@@ -76,12 +72,12 @@ pub fn inspect(
         can_fua: e.can_fua,
         multi_conn: e.multi_conn,
         read_only: e.read_only,
-        password: password.cloned(),
+        address: None,
     };
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (&locator, e.size).hash(&mut hasher);
+    (locator, e.size).hash(&mut hasher);
     Ok(TargetInfo {
-        path: url.into(),
+        path: name.to_string(),
         kind: TargetKind::Network(p),
         size: e.size,
         // Offsets and sizes are kept to 512-byte multiples, or the server's block.
@@ -93,31 +89,24 @@ pub fn inspect(
         created_by_iogauge: false,
         numa_node: None,
         identity: Some(Identity::Network(hasher.finish())),
-        network: Some(remote),
+        network: Some(Remote { address: Some(at), ..remote }),
     })
 }
 
-/// What the inspection found a network target to be: its protocol, what names it (as
-/// resolved then: a worker's open looks no name up again), and its password.
-fn inspected(info: &TargetInfo) -> Result<(&'static dyn Protocol, Locator, Option<&Secret>)> {
-    match (info.kind, &info.network) {
-        (TargetKind::Network(p), Some(r)) => {
-            let at = Locator { protocol: p.name(), server: r.server.clone(), export: r.export.clone(), lun: r.lun };
-            Ok((p, at, r.password.as_ref()))
-        }
-        _ => Err(runtime(format!("target {}: not a network target", info.path))),
+/// What the inspection found a network target to be: its protocol, and its address (as
+/// resolved then: a worker's connections look no name up again).
+fn inspected(info: &TargetInfo) -> Result<(&'static dyn Protocol, &Address)> {
+    match (info.kind, info.network.as_ref().and_then(|r| r.address.as_ref())) {
+        (TargetKind::Network(p), Some(at)) => Ok((p, at)),
+        _ => Err(runtime(format!("target {}: not a network target inspected", info.path))),
     }
 }
 
-/// One connection to `url` (an NBD connection, an iSCSI session logged in), or why not
-/// ("target URL: cannot connect: ...", a runtime error: the inspection makes it the user's).
-pub fn connect(
-    p: &dyn Protocol,
-    url: &str,
-    password: Option<&Secret>,
-    timeout: Duration,
-) -> Result<Box<dyn Connection>> {
-    p.connect(url, password, timeout).map_err(|e| e.context(format!("target {url}: cannot connect")))
+/// One connection to the target at `at` (an NBD connection, an iSCSI session logged in), or
+/// why not ("target URL: cannot connect: ...", a runtime error: the inspection makes it the
+/// user's).
+pub fn connect(p: &dyn Protocol, at: &Address, timeout: Duration) -> Result<Box<dyn Connection>> {
+    p.connect(at, timeout).map_err(|e| e.context(format!("target {at}: cannot connect")))
 }
 
 /// Whether the allowance `allowed` (a URL, as `--allow-write` gives it) names the network
@@ -155,8 +144,8 @@ pub fn check_ops(info: &TargetInfo, spec: &AccessSpec) -> Result<()> {
 /// the ends in memory, where every superblock and partition table has its magic.
 pub fn signatures(info: &TargetInfo, timeout: Duration) -> Result<Vec<String>> {
     const END: u64 = 1 << 20;
-    let (p, _, password) = inspected(info)?;
-    let mut h = connect(p, &info.path, password, timeout).map_err(Error::into_input)?;
+    let (p, at) = inspected(info)?;
+    let mut h = connect(p, at, timeout).map_err(Error::into_input)?;
     let copy = memfd().map_err(|e| runtime(format!("target {}: a copy of its ends in memory: {e}", info.path)))?;
     copy.set_len(info.size).map_err(|e| runtime(format!("target {}: {e}", info.path)))?;
     let head = END.min(info.size);
@@ -194,10 +183,10 @@ fn memfd() -> std::io::Result<std::fs::File> {
 pub fn open(info: &TargetInfo, timeout: Duration) -> Result<Target> {
     let n = info.network.as_ref().map_or(1, |r| r.connections.max(1));
     let mut conns = Vec::with_capacity(n as usize);
-    let (p, locator, password) = inspected(info)?;
+    let (p, at) = inspected(info)?;
     for _ in 0..n {
-        let c = connect(p, &info.path, password, timeout)?;
-        if c.export(&locator).size != info.size {
+        let c = connect(p, at, timeout)?;
+        if c.export(&at.locator).size != info.size {
             return Err(runtime(format!(
                 "target {} is no longer what iogauge checked (its size changed): nothing written",
                 info.path

@@ -22,6 +22,7 @@ use std::path::Path;
 
 use super::{Identity, TargetInfo, TargetKind, blkid, network};
 use crate::error::{Result, input};
+use crate::net::TargetName;
 use crate::sysblock;
 
 /// What makes a target unsafe to write, and which word allows it.
@@ -36,13 +37,13 @@ struct Findings {
 /// target's server gets `timeout` to answer.
 pub fn check_write(
     info: &TargetInfo,
-    allow_write: &[String],
-    allow_mounted_write: &[String],
+    allow_write: &[TargetName],
+    allow_mounted_write: &[TargetName],
     timeout: std::time::Duration,
 ) -> Result<()> {
     let Some(id) = info.identity else { return Ok(()) }; // the null target, or a file to create
     let allowed =
-        |list: &[String]| list.iter().any(|a| Identity::of_path(a).ok() == Some(id) || network::names(a, info));
+        |list: &[TargetName]| list.iter().any(|a| Identity::of_path(a).ok() == Some(id) || network::names(a, info));
     if allowed(allow_mounted_write) {
         return Ok(());
     }

@@ -2,9 +2,16 @@
 //! too (docs/ui.md lists them). Every call carries the token `iogauge ui` printed, in an
 //! `Authorization: Bearer TOKEN` header (or, for a link the browser opens, `?token=TOKEN`);
 //! without it the answer is 403 and nothing is done. A call from a page of another origin is
-//! refused too, token or not.
+//! refused too, token or not, and so is one whose `Host` is another site's (a DNS rebinding).
+//!
+//! A target's password, typed in its URL (or in a job the page loads), is taken out as the
+//! request is read: every answer names the target without it. The workbench keeps it, in
+//! memory, for the runs it starts that name that target ([`Api::remember`]).
 
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use hyper::header::{AUTHORIZATION, HOST, ORIGIN};
 use hyper::http::request::Parts;
@@ -20,9 +27,15 @@ use crate::error::{Error, Result, input};
 use crate::history::{self, Filter, History};
 use crate::http::{Handler, Reply, reply};
 use crate::import::{Format, Import, fio, icf};
+use crate::net::TargetName;
 
 /// The page: its markup, styles and script, inline.
 const PAGE: &str = include_str!("page.html");
+
+/// Targets inspected at once (`POST /api/targets/inspect`); one more is refused. An
+/// inspection of a server that does not answer holds a thread of the server's pool (4) for
+/// io_timeout: two leave two for every other call, Stop among them.
+const INSPECTIONS: usize = 2;
 
 /// What answers the workbench's requests.
 pub struct Api {
@@ -31,14 +44,105 @@ pub struct Api {
     runs: Runs,
     /// Every manager, by rank; this one (the lead) is the first.
     managers: Vec<ManagerView>,
+    /// The address it listens on: which `Host` a request may name.
+    listen: IpAddr,
+    /// Every target named with a password in a request, that password kept for the runs
+    /// started here that name the target without one ([`Api::remember`]).
+    passwords: Mutex<Vec<TargetName>>,
+    /// The last run started: its id and its job as the API shows it (without passwords).
+    shown: Mutex<Option<(u64, String)>>,
+    /// Targets being inspected now.
+    inspecting: AtomicUsize,
 }
 
 impl Api {
     /// The answers for the token `token`, the history `db` (None: the default one), runs made
-    /// by `maker`, showing `managers`.
-    pub fn new(token: String, db: Option<PathBuf>, maker: Maker, managers: Vec<ManagerView>) -> Api {
+    /// by `maker`, showing `managers`, listening on `listen`.
+    pub fn new(token: String, db: Option<PathBuf>, maker: Maker, managers: Vec<ManagerView>, listen: IpAddr) -> Api {
         let runs = Runs::new(maker, db.clone());
-        Api { token, db, runs, managers }
+        let (passwords, shown, inspecting) = (Mutex::default(), Mutex::default(), AtomicUsize::new(0));
+        Api { token, db, runs, managers, listen, passwords, shown, inspecting }
+    }
+
+    /// Keeps the passwords `names` carry, each for its target's name (a later one for the
+    /// same name replaces it).
+    fn remember<'a>(&self, names: impl IntoIterator<Item = &'a TargetName>) {
+        let mut kept = lock(&self.passwords);
+        for n in names.into_iter().filter(|n| n.secret().is_some()) {
+            kept.retain(|k| k.as_str() != n.as_str());
+            kept.push(n.clone());
+        }
+    }
+
+    /// `job`'s targets, each with the password kept for its name if its URL gave none: the
+    /// job a run started here logs in with.
+    fn with_passwords(&self, mut job: Job) -> Job {
+        let kept = lock(&self.passwords);
+        for t in job.workers.iter_mut().flat_map(|w| w.targets.iter_mut()) {
+            *t = kept.iter().fold(std::mem::take(t), |t, k| t.or_secret_of(k));
+        }
+        job
+    }
+
+    /// `POST /api/targets/inspect`: what the target typed is, as the page lists it (without
+    /// the password its URL may carry, kept for the runs that name it).
+    fn inspect(&self, body: &[u8]) -> Answer {
+        #[derive(Deserialize)]
+        struct Ask {
+            path: TargetName,
+        }
+        let name = parse::<Ask>(body)?.path;
+        let _place = self.inspection()?;
+        let offered = topology::inspect(&name)?;
+        self.remember([&name]);
+        json(&offered)
+    }
+
+    /// `POST /api/runs`: starts the job given as TOML, logging in with the passwords its URLs
+    /// or earlier requests gave for its targets.
+    fn start(&self, body: &[u8]) -> Answer {
+        #[derive(Deserialize)]
+        struct Start {
+            job: String,
+        }
+        let job = from_here(checked(&parse::<Start>(body)?.job)?)?;
+        self.remember(job.workers.iter().flat_map(|w| &w.targets));
+        let job = self.with_passwords(job);
+        let kind = if job.study.is_some() || job.fs.is_some() { Kind::Study } else { Kind::Run };
+        let mut shown = lock(&self.shown);
+        let id = self.runs.start(kind, toml_logging_in(&job)?).map_err(|e| match e {
+            Error::Input(m) => Failure::Status(StatusCode::CONFLICT, m),
+            e => e.into(),
+        })?;
+        *shown = Some((id, toml_of(&job)?));
+        Ok(with_status(StatusCode::ACCEPTED, json(&serde_json::json!({ "id": id, "kind": kind }))?))
+    }
+
+    /// `GET /api/runs/ID`: the run `id` (0: the current or last one) and its live lines after
+    /// `after`, its job as the API shows it (the text the run was handed holds the passwords
+    /// it logs in with).
+    fn state(&self, id: u64, after: u64) -> Answer {
+        let Some(mut s) = self.runs.state(id, after) else {
+            return Err(Failure::Status(StatusCode::NOT_FOUND, format!("no run {id}: start one with POST /api/runs")));
+        };
+        let shown = lock(&self.shown);
+        s.job = shown.as_ref().filter(|(i, _)| *i == s.id).map(|(_, text)| text.clone()).unwrap_or_default();
+        json(&s)
+    }
+
+    /// A place among the [`INSPECTIONS`] in flight, given back on drop; refused beyond.
+    fn inspection(&self) -> std::result::Result<Inspection<'_>, Failure> {
+        if self.inspecting.fetch_add(1, Ordering::SeqCst) >= INSPECTIONS {
+            self.inspecting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Failure::Status(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "{INSPECTIONS} targets are being inspected (a server that does not answer takes up to \
+                     io_timeout): try again when one has answered"
+                ),
+            ));
+        }
+        Ok(Inspection(&self.inspecting))
     }
 
     /// The targets manager `rank` offers: this host's as they are now, another's as it
@@ -102,15 +206,11 @@ impl Api {
                     .collect::<Vec<_>>(),
             ),
             (&Method::GET, ["api", "targets"]) => {
-                json(&self.targets_of(query(head, "rank").map_or(Ok(0), |r| number(&r))? as u32)?)
+                let rank = query(head, "rank").map_or(Ok(0), |r| number(&r))?;
+                let rank = u32::try_from(rank).map_err(|_| input(format!("rank {rank}: no such manager")))?;
+                json(&self.targets_of(rank)?)
             }
-            (&Method::POST, ["api", "targets", "inspect"]) => {
-                #[derive(Deserialize)]
-                struct Ask {
-                    path: String,
-                }
-                json(&topology::inspect(&parse::<Ask>(body)?.path)?)
-            }
+            (&Method::POST, ["api", "targets", "inspect"]) => self.inspect(body),
             (&Method::GET, ["api", "specs"]) => json(&crate::spec::builtin()),
             (&Method::POST, ["api", "specs", "file"]) => {
                 #[derive(Deserialize)]
@@ -133,11 +233,12 @@ impl Api {
                 #[derive(Deserialize)]
                 struct On {
                     #[serde(default)]
-                    targets: Vec<String>,
+                    targets: Vec<TargetName>,
                     dir: Option<String>,
                     total: Option<u64>,
                 }
                 let on: On = parse(body)?;
+                self.remember(&on.targets);
                 let given =
                     crate::study::builtin::Given { targets: &on.targets, dir: on.dir.as_deref(), total: on.total };
                 job_answer(crate::study::builtin::builtin(name, &given)?)
@@ -147,36 +248,20 @@ impl Api {
                 struct Build {
                     job: Job,
                 }
-                job_answer(checked(&toml_of(&parse::<Build>(body)?.job)?)?)
+                let job = parse::<Build>(body)?.job;
+                self.remember(job.workers.iter().flat_map(|w| &w.targets));
+                job_answer(checked(&toml_of(&job)?)?)
             }
             (&Method::POST, ["api", "job", "read"]) => {
                 let f: File = parse(body)?;
-                job_answer(read(&f.name, &f.text)?)
+                let job = read(&f.name, &f.text)?;
+                self.remember(job.workers.iter().flat_map(|w| &w.targets));
+                job_answer(job)
             }
-            (&Method::POST, ["api", "runs"]) => {
-                #[derive(Deserialize)]
-                struct Start {
-                    job: String,
-                }
-                let text = parse::<Start>(body)?.job;
-                let job = checked(&text)?;
-                let kind = if job.study.is_some() || job.fs.is_some() { Kind::Study } else { Kind::Run };
-                let id = self.runs.start(kind, text).map_err(|e| match e {
-                    Error::Input(m) => Failure::Status(StatusCode::CONFLICT, m),
-                    e => e.into(),
-                })?;
-                Ok(with_status(StatusCode::ACCEPTED, json(&serde_json::json!({ "id": id, "kind": kind }))?))
-            }
+            (&Method::POST, ["api", "runs"]) => self.start(body),
             (&Method::GET, ["api", "runs", id]) => {
                 let id = if *id == "current" { 0 } else { number(id)? as u64 };
-                let after = query(head, "after").and_then(|a| a.parse().ok()).unwrap_or(0);
-                match self.runs.state(id, after) {
-                    Some(s) => json(&s),
-                    None => Err(Failure::Status(
-                        StatusCode::NOT_FOUND,
-                        format!("no run {id}: start one with POST /api/runs"),
-                    )),
-                }
+                self.state(id, query(head, "after").and_then(|a| a.parse().ok()).unwrap_or(0))
             }
             (&Method::POST, ["api", "runs", id, "stop"]) => match self.runs.stop(number(id)? as u64) {
                 true => Ok(with_status(StatusCode::ACCEPTED, json(&serde_json::json!({ "stopping": true }))?)),
@@ -225,6 +310,12 @@ impl Api {
 impl Handler for Api {
     fn respond(&self, head: &Parts, body: &[u8]) -> Reply {
         let path = head.uri.path();
+        if !self.named_host(head) {
+            return refused(
+                StatusCode::FORBIDDEN,
+                "a request for another host name (its Host header): open the address iogauge ui printed",
+            );
+        }
         if !same_origin(head) {
             return refused(StatusCode::FORBIDDEN, "a request from a page of another origin: refused");
         }
@@ -267,6 +358,27 @@ struct File {
 /// Equal, in a time that does not depend on where they first differ.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+impl Api {
+    /// Whether the request's `Host` names this workbench, as Jupyter checks it: `localhost` or
+    /// a loopback address where it listens on the loopback; elsewhere also any address, or
+    /// this host's name as `hostname` says it. A page of another site whose name a DNS server
+    /// points at this machine (a DNS rebinding) names that site, and is refused.
+    fn named_host(&self, head: &Parts) -> bool {
+        let Some(host) = head.headers.get(HOST).and_then(|v| v.to_str().ok()) else { return false };
+        // HOST[:PORT], an IPv6 address in brackets.
+        let name = match host.strip_prefix('[') {
+            Some(v6) => v6.split_once(']').map_or(v6, |(a, _)| a),
+            None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+        };
+        let ip = name.parse::<IpAddr>().ok();
+        let loopback = name.eq_ignore_ascii_case("localhost") || ip.is_some_and(|a| a.is_loopback());
+        if self.listen.is_loopback() {
+            return loopback;
+        }
+        loopback || ip.is_some() || name.eq_ignore_ascii_case(&crate::host::name())
+    }
 }
 
 /// A request with no `Origin`, or one naming the host it was sent to (the page's own calls).
@@ -312,13 +424,60 @@ impl From<Error> for Failure {
     }
 }
 
+/// An error's answer; a URL it quotes (a parser's message, say) loses its password.
 fn refused(status: StatusCode, why: &str) -> Reply {
+    let why = crate::net::without_passwords(why);
     reply(status, "application/json", serde_json::to_vec(&serde_json::json!({ "error": why })).expect("serialises"))
 }
 
-/// A job as TOML, as `iogauge convert` writes it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A target being inspected: its place among the [`INSPECTIONS`], given back on drop.
+struct Inspection<'a>(&'a AtomicUsize);
+
+impl Drop for Inspection<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A job as TOML, as `iogauge convert` writes it: its targets named without their passwords.
 fn toml_of(job: &Job) -> Result<String> {
-    toml::to_string(&job.without_secrets()).map_err(|e| input(format!("the job cannot be written as TOML: {e}")))
+    toml::to_string(job).map_err(|e| input(format!("the job cannot be written as TOML: {e}")))
+}
+
+/// A job as TOML for the run's own process, each target's password put back into its URL
+/// (that process takes it out again as it reads the job): handed to it on a pipe, never
+/// answered.
+fn toml_logging_in(job: &Job) -> Result<String> {
+    let bad = |e: &dyn std::fmt::Display| input(format!("the job cannot be written as TOML: {e}"));
+    let mut table = toml::Table::try_from(job).map_err(|e| bad(&e))?;
+    if let Some(toml::Value::Array(workers)) = table.get_mut("worker") {
+        for (w, entry) in job.workers.iter().zip(workers) {
+            if let Some(toml::Value::Array(targets)) = entry.get_mut("targets") {
+                for (t, v) in w.targets.iter().zip(targets) {
+                    *v = toml::Value::String(t.with_secret());
+                }
+            }
+        }
+    }
+    toml::to_string(&table).map_err(|e| bad(&e))
+}
+
+/// A job started from the page with the files it names by relative paths (a replayed trace,
+/// a `[storage]` baseline) found where the workbench runs, as its checks found them, not
+/// beside the run's job text, which has no directory of its own.
+fn from_here(mut job: Job) -> Result<Job> {
+    let here = std::env::current_dir().map_err(|e| input(format!("the workbench's working directory: {e}")))?;
+    for r in job.workers.iter_mut().filter_map(|w| w.replay.as_mut()) {
+        r.trace = here.join(r.trace.strip_prefix(".").unwrap_or(&r.trace));
+    }
+    if let Some(b) = job.storage.as_mut().and_then(|s| s.baseline.as_mut()) {
+        *b = here.join(&*b).display().to_string();
+    }
+    Ok(job)
 }
 
 /// Job-file text read and checked as `iogauge run` reads a job file.
@@ -326,10 +485,10 @@ fn checked(text: &str) -> Result<Job> {
     crate::job::parse(text, "job")
 }
 
-/// A job and its TOML.
+/// A job and its TOML, its targets named without their passwords.
 fn job_answer(job: Job) -> Answer {
     let toml = toml_of(&job)?;
-    json(&serde_json::json!({ "job": job.without_secrets(), "toml": toml }))
+    json(&serde_json::json!({ "job": job, "toml": toml }))
 }
 
 /// A job file as the user loaded it: iogauge's TOML, an Iometer `.icf` or a fio job file.

@@ -148,7 +148,7 @@ fn serve_lead(
     tick: &mut dyn FnMut(),
 ) -> Result<()> {
     let token = token()?;
-    let api = Arc::new(api::Api::new(token.clone(), o.db, maker, managers));
+    let api = Arc::new(api::Api::new(token.clone(), o.db, maker, managers, o.listen.ip()));
     let listener = Listener::bind("--listen", o.listen, Arc::clone(&api) as Arc<dyn http::Handler>)?;
     let at = listener.addr();
     http::start(vec![listener])?;

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::net::TargetName;
 use crate::targets::{self, TargetInfo, safety};
 
 /// One target the page offers.
@@ -96,9 +97,10 @@ fn devices() -> Vec<(String, bool)> {
     out
 }
 
-/// What a path the user typed (a file, a device, a network URL) is, as the page shows it: for
-/// anything but a block device, the refusal a write would meet, if any.
-pub fn inspect(path: &str) -> Result<Offered> {
+/// What a path the user typed (a file, a device, a network URL) is, as the page shows it (by
+/// its name, without the password its URL may carry): for anything but a block device, the
+/// refusal a write would meet, if any.
+pub fn inspect(path: &TargetName) -> Result<Offered> {
     let settings = crate::config::TestSettings::default();
     let info = targets::inspect(path, &settings)?;
     let kind = match info.kind {

@@ -26,6 +26,7 @@ mod drive;
 mod generator;
 pub mod io_log;
 mod law;
+mod random_map;
 mod state;
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -33,6 +34,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use control::{Control, Live, wake};
 use drive::Loop;
+pub use generator::random_map_bytes;
 use state::SetUp;
 pub use state::{WorkerJob, WorkerOutcome};
 

@@ -72,6 +72,12 @@ impl Tgtd {
         assert!(self.admin(&a), "tgtadm could not add LUN {lun} ({path})");
     }
 
+    /// Asks every initiator of the target to log in with CHAP as `user` with `password`.
+    pub(crate) fn chap(&self, user: &str, password: &str) {
+        assert!(self.admin(&["--op", "new", "--mode", "account", "--user", user, "--password", password]));
+        assert!(self.admin(&["--op", "bind", "--mode", "account", "--tid", "1", "--user", user]));
+    }
+
     pub(crate) fn url(&self, lun: u32) -> String {
         format!("iscsi://127.0.0.1:{}/{IQN}/{lun}", self.port)
     }
@@ -256,8 +262,7 @@ fn chap_passwords_log_in_and_appear_nowhere() {
     target.lun(1, &dev.dev, true);
     // A '/' the URL does not encode (nor '%' the URI form needs) is still the password's.
     let password = "Pw/4f0c2e91-nowhere";
-    assert!(target.admin(&["--op", "new", "--mode", "account", "--user", "alice", "--password", password]));
-    assert!(target.admin(&["--op", "bind", "--mode", "account", "--tid", "1", "--user", "alice"]));
+    target.chap("alice", password);
     let plain = target.url(1);
     let with_user = plain.replace("iscsi://", "iscsi://alice@");
     // No credentials, and a wrong password: one line each, saying what to give.
@@ -314,6 +319,20 @@ fn chap_passwords_log_in_and_appear_nowhere() {
     said += &String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.ends_with(":0")).collect::<String>();
     assert!(said.contains("alice@127.0.0.1"), "{said}");
     assert!(!said.contains(password) && !said.contains("4f0c2e91"), "the password appears: {said}");
+}
+
+/// An iSCSI LUN is read once (issue 85): its portal's name is looked up by the inspection, and
+/// no session of a worker looks it up again (each did).
+#[test]
+fn a_portals_name_is_looked_up_once_whatever_the_sessions() {
+    let dev = LoopDev::new(16 << 20);
+    let target = Tgtd::start();
+    target.lun(1, &dev.dev, true);
+    let url = target.url(1).replace("127.0.0.1", "localhost");
+    let one = network::name_lookups(&url, &["--connections", "1"]);
+    let eight = network::name_lookups(&url, &["--connections", "4", "--workers", "2"]);
+    assert!(one >= 1, "the name was looked up at the inspection ({one} opens of /etc/hosts)");
+    assert_eq!(eight, one, "2 workers x 4 sessions looked the name up {eight} times, 1 session {one}");
 }
 
 #[test]

@@ -98,15 +98,19 @@ fn every_connection_asked_for_is_opened() {
 #[test]
 fn latency_set_by_the_server_is_measured() {
     // Every read waits 5 ms in the server: no response time is shorter, and with 4 in flight
-    // Little's law holds whatever the machine's load adds.
+    // Little's law holds within the bounds of a counted run (`assert_littles_law`), whatever
+    // the machine's load adds.
     let server = Nbdkit::start(&["--filter=delay", "memory", "16M", "rdelay=5ms"]);
     let url = server.url();
-    let (out, doc) = run_json(&["run", "--target", &url, "--rw", "randread", "--qd", "4", "--ios", "400"]);
+    let logs = scratch("nbd-delay-logs");
+    let logs_arg = logs.to_str().unwrap();
+    let run = ["run", "--target", &url, "--rw", "randread", "--qd", "4", "--ios", "400", "--log-dir", logs_arg];
+    let (out, doc) = run_json(&run);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let t = &doc.unwrap()["results"][0]["totals"];
+    let doc = doc.unwrap();
+    let t = &doc["results"][0]["totals"];
     assert!(num(t, "min_response_ms") >= 5.0, "min {} ms", num(t, "min_response_ms"));
-    let in_flight = num(t, "iops") * num(t, "avg_response_ms") / 1000.0;
-    assert!((in_flight - 4.0).abs() < 4.0 * 0.05, "IOPS x response time = {in_flight}, not 4");
+    assert_littles_law(&doc, &logs, 4);
     assert_eq!(server.stop()("read").0, 400);
 }
 
@@ -226,6 +230,56 @@ fn unreachable_servers_are_one_line_each() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("cannot connect"), "{err}");
+}
+
+/// How many times iogauge looked a server's name up (opened /etc/hosts, where glibc finds
+/// `localhost`) in a counted read of `url` with `args`, watched by strace.
+pub(crate) fn name_lookups(url: &str, args: &[&str]) -> usize {
+    let dir = scratch("lookups");
+    let trace = dir.join("opens.trace");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat", "-o", trace.to_str().unwrap(), common::bin()])
+        .args(["run", "--target", url, "--rw", "randread", "--ios", "400", "--no-history", "-q"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read_to_string(&trace).unwrap().lines().filter(|l| l.contains("\"/etc/hosts\"")).count()
+}
+
+/// A network target is read once (issue 85): its server's name is looked up by the inspection,
+/// and no worker's connection looks it up again (each did, and could reach another server
+/// than the one inspected). Eight connections look up what one does.
+#[test]
+fn a_servers_name_is_looked_up_once_whatever_the_connections() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = scratch("nbd-tcp");
+    let pid = dir.join("pid");
+    let mut server = common::in_own_session(&mut Command::new("nbdkit"))
+        .args(["-f", "--exit-with-parent", "-i", "127.0.0.1", "-p", &port.to_string(), "-P"])
+        .arg(&pid)
+        .args(["memory", "64M"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !pid.exists() {
+        assert!(started.elapsed() < Duration::from_secs(20), "nbdkit did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let url = format!("nbd://localhost:{port}/");
+    let one = name_lookups(&url, &["--connections", "1"]);
+    let eight = name_lookups(&url, &["--connections", "4", "--workers", "2"]);
+    assert!(one >= 1, "the name was looked up at the inspection ({one} opens of /etc/hosts)");
+    assert_eq!(eight, one, "2 workers x 4 connections looked the name up {eight} times, 1 connection {one}");
+    // A password in an NBD URL (which has no login with one) is refused, and not shown.
+    let out = iogauge(&["run", "--target", &url.replace("localhost", "alice:Pq7secret@localhost"), "--ios", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no login with a password") && err.trim().lines().count() == 1, "{err}");
+    assert!(!err.contains("Pq7secret") && err.contains("alice@localhost"), "{err}");
+    let _ = server.kill();
+    let _ = server.wait();
 }
 
 /// Runs a 10 s read test on `url` and sends signal `fault` to its server (process `pid`) 1 s

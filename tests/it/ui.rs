@@ -67,21 +67,25 @@ impl Workbench {
         format!("{}/?token={}", self.base, self.token)
     }
 
-    /// A call with `headers` besides none: the status and the answer's JSON (or text).
-    fn raw(&self, method: &str, path: &str, body: Option<&Value>, headers: &[String]) -> (u16, Value) {
+    /// curl making a call with `headers` besides none, waiting at most `limit` seconds for
+    /// the answer, which it prints followed by a line of its status.
+    fn curl(&self, method: &str, path: &str, body: Option<&Value>, headers: &[String], limit: u32) -> Command {
         let mut c = Command::new("curl");
-        c.args(["-s", "-m", "20", "-X", method, "-w", "\n%{http_code}", &format!("{}{path}", self.base)]);
+        let limit = limit.to_string();
+        c.args(["-s", "-m", &limit, "-X", method, "-w", "\n%{http_code}", &format!("{}{path}", self.base)]);
         for h in headers {
             c.args(["-H", h]);
         }
         if let Some(b) = body {
             c.args(["-H", "Content-Type: application/json", "--data-binary", &b.to_string()]);
         }
-        let out = c.output().expect("curl runs (scripts/test installs it)");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
-        let v = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()));
-        (code.trim().parse().unwrap_or(0), v)
+        c
+    }
+
+    /// A call with `headers` besides none: the status and the answer's JSON (or text).
+    fn raw(&self, method: &str, path: &str, body: Option<&Value>, headers: &[String]) -> (u16, Value) {
+        let out = self.curl(method, path, body, headers, 20).output().expect("curl runs (scripts/test installs it)");
+        answer(&out.stdout)
     }
 
     /// A call with the token.
@@ -102,6 +106,14 @@ impl Workbench {
             std::thread::sleep(Duration::from_millis(200));
         }
     }
+}
+
+/// What curl printed of a call ([`Workbench::curl`]): its status and the answer's JSON (or text).
+fn answer(printed: &[u8]) -> (u16, Value) {
+    let text = String::from_utf8_lossy(printed).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    let v = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.into()));
+    (code.trim().parse().unwrap_or(0), v)
 }
 
 impl Drop for Workbench {
@@ -135,6 +147,15 @@ fn a_call_without_the_token_is_refused_and_changes_nothing() {
     // A page of another origin, even one that learnt the token, starts nothing.
     let foreign = [format!("Authorization: Bearer {}", wb.token), "Origin: http://evil.example".into()];
     assert_eq!(wb.raw("POST", "/api/runs", Some(&start), &foreign).0, 403);
+    // A page of another site whose name a DNS server points here (a DNS rebinding) sends that
+    // name as its Host: refused, token or not. The loopback's names are this workbench's.
+    let port = wb.base.rsplit(':').next().unwrap();
+    let token = format!("Authorization: Bearer {}", wb.token);
+    let (code, e) = wb.raw("POST", "/api/runs", Some(&start), &[token.clone(), format!("Host: evil.example:{port}")]);
+    assert!(code == 403 && e["error"].as_str().unwrap().contains("Host"), "{code} {e}");
+    for host in ["localhost", "127.0.0.1", "[::1]"] {
+        assert_eq!(wb.raw("GET", "/api/host", None, &[token.clone(), format!("Host: {host}:{port}")]).0, 200, "{host}");
+    }
     // Nothing was started, nothing saved, no file written beside it.
     assert_eq!(wb.call("GET", "/api/runs/current", None).0, 404);
     let (code, list) = wb.call("GET", "/api/history", None);
@@ -868,4 +889,145 @@ fn a_seeds_study_is_set_up_from_the_page_without_a_job_file() {
     assert_eq!(searches.len(), 9, "one search per specification of seed 001");
     assert!(searches.iter().all(|s| s["answer"].as_str().unwrap().contains("IOPS")), "{searches:?}");
     assert_eq!(doc["config"]["test"]["time"], "200ms");
+}
+
+/// A target typed in the page with its CHAP password in the URL (issue 82, case 8): the page
+/// and every answer name it without the password, a wrong one is refused in a line that holds
+/// neither, and the run started from the page logs in with it, writing the LUN's file. A job
+/// holding the password, loaded or posted by a script, is answered without it too
+/// (`GET /api/runs/ID` showed the job as posted).
+#[test]
+fn a_typed_targets_password_logs_in_and_is_answered_nowhere() {
+    let dir = scratch("ui-secrets-lun");
+    let file = dir.join("lun.img");
+    std::fs::File::create(&file).unwrap().set_len(8 << 20).unwrap();
+    let target = crate::iscsi::Tgtd::start();
+    target.lun(1, file.to_str().unwrap(), false);
+    let (password, core) = crate::secrets::password();
+    target.chap("alice", &password);
+    let url = target.url(1).replace("iscsi://", &format!("iscsi://alice%{password}@"));
+    let shown = target.url(1).replace("iscsi://", "iscsi://alice@");
+    let wb = Workbench::start("ui-secrets");
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-secrets"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    // A wrong password: refused, the page saying why without either password.
+    b.eval(&type_into("other-target", &url.replace(&core, "zzWrong9")));
+    b.eval(&click("#add-target"));
+    b.until(&format!("{}.includes('Authentication failure')", text("error")), Duration::from_secs(30));
+    let said = b.eval(&text("error")).to_string();
+    assert!(!said.contains("zzWrong9") && !said.contains(&core), "{said}");
+    // The right one: the worker's target is named without it, and the run logs in with it.
+    b.eval(&type_into("other-target", &url));
+    b.eval(&click("#add-target"));
+    // Added once its box is drawn ticked (the refusal above named it already).
+    let added = format!("document.querySelector('#targets input[data-path=\"{shown}\"]')");
+    b.until(&format!("{added} !== null && {added}.checked"), Duration::from_secs(30));
+    b.eval(&click("#targets input[data-path=\"null\"]"));
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval(
+        "(() => { const l = document.getElementById('spec-list'); l.value = 'streaming-write-4k'; return true; })()",
+    );
+    b.eval(&click("#run-list button"));
+    b.eval(&click("#spec-add-run"));
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval(&type_into("t-ios", "2048"));
+    b.eval(&click("#t-verify"));
+    b.eval(&click("#start"));
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(60));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 0"), "{}", b.eval(&text("messages")));
+    let hid: i64 = b.eval(&text("final")).as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
+    let (_, doc) = wb.call("GET", &format!("/api/history/{hid}"), None);
+    assert_eq!(doc["target_info"][0]["path"], shown.as_str(), "{}", doc["config"]);
+    assert_eq!(num(&doc["results"][0]["totals"], "write_ios"), 2048.0, "{}", doc["config"]);
+    // One sequential pass of verified writes landed in the LUN's file: logged in.
+    common::assert_stamped_in_order(&std::fs::read(&file).unwrap());
+    let page = b.eval("document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((i) => i.value).join(' ')");
+    assert!(page.as_str().unwrap().contains(&shown), "the page names the target");
+    // A job holding the password, loaded as a file and posted by a script.
+    let job =
+        format!("[test]\nios = 100\nrun = [\"random-read-4k\"]\n[[worker]]\noutstanding = 2\ntargets = [\"{url}\"]\n");
+    let mut answers = vec![page];
+    answers.push(wb.call("POST", "/api/job/read", Some(&json!({ "name": "j.toml", "text": job }))).1);
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+    assert_eq!(code, 202, "{started}");
+    let run = wb.ended(started["id"].as_u64().unwrap(), Duration::from_secs(60));
+    assert_eq!(run["exit_status"], 0, "{run}");
+    assert!(run["job"].as_str().unwrap().contains(&shown), "{run}");
+    answers.push(run.clone());
+    let (_, list) = wb.call("GET", "/api/history", None);
+    for entry in list.as_array().unwrap() {
+        let id = entry["id"].as_i64().unwrap();
+        answers.push(wb.call("GET", &format!("/api/history/{id}"), None).1);
+        answers.push(wb.call("GET", &format!("/api/history/{id}/job"), None).1);
+    }
+    answers.push(list);
+    let answers = Value::Array(answers).to_string();
+    assert!(!answers.contains(&core), "the password is in an answer: {answers}");
+    let files = crate::secrets::files_holding(&wb.dir, &core);
+    assert!(files.is_empty(), "the password is in {files:?}");
+}
+
+/// Targets being inspected hold up none of the workbench's other calls (issue 82: four
+/// inspections of a server that never answers held every thread that answers, Stop's call
+/// too, for io_timeout, 30 s). Two are in flight at most; more are refused at once, saying
+/// why, and a run is stopped while the two wait.
+#[test]
+fn inspections_of_a_silent_server_hold_up_no_other_call() {
+    // Takes connections (the kernel does, for the backlog) and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ask = json!({ "path": format!("nbd://{}/", silent.local_addr().unwrap()) });
+    let wb = Workbench::start("ui-inspections");
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": NULL_JOB })));
+    assert_eq!(code, 202, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    let token = [format!("Authorization: Bearer {}", wb.token)];
+    let mut asked: Vec<Child> = (0..4)
+        .map(|_| {
+            wb.curl("POST", "/api/targets/inspect", Some(&ask), &token, 60).stdout(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    // Two answered at once, refused; two still waiting for the server.
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut refused = Vec::new();
+    while refused.len() < 2 {
+        assert!(Instant::now() < until, "no inspection was refused: every one waits for the server");
+        if let Some(i) = asked.iter_mut().position(|c| c.try_wait().unwrap().is_some()) {
+            refused.push(answer(&asked.remove(i).wait_with_output().unwrap().stdout));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (code, e) in &refused {
+        assert!(*code == 503 && e["error"].as_str().unwrap().contains("being inspected"), "{code} {e}");
+    }
+    // Meanwhile the run is stopped, and ends as a stopped run does.
+    assert_eq!(wb.call("POST", &format!("/api/runs/{id}/stop"), None).0, 202);
+    assert_eq!(wb.ended(id, Duration::from_secs(60))["exit_status"], 130);
+    for c in &mut asked {
+        assert!(c.try_wait().unwrap().is_none(), "an inspection of the silent server ended before its io_timeout");
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+/// A job started from the page names its files relative to the workbench's working
+/// directory, where the workbench's own checks found them (issue 82: the run, reading its job
+/// from /dev/stdin, looked for them under /dev). Exact on the null target: every I/O of the
+/// trace replayed.
+#[test]
+fn a_jobs_relative_paths_are_the_workbenchs_working_directorys() {
+    let wb = Workbench::start("ui-relative");
+    let mut trace = String::from("fio version 3 iolog\n0 f add\n0 f open\n");
+    for i in 0..100u64 {
+        trace += &format!("{} f read {} 4096\n", i * 200, i * 4096);
+    }
+    std::fs::write(wb.dir.join("t.iolog"), trace).unwrap();
+    let job = "[[worker]]\ntargets = [\"null\"]\nreplay = { trace = \"t.iolog\" }\n";
+    let (code, started) = wb.call("POST", "/api/runs", Some(&json!({ "job": job })));
+    assert_eq!(code, 202, "{started}");
+    let end = wb.ended(started["id"].as_u64().unwrap(), Duration::from_secs(60));
+    assert_eq!(end["exit_status"], 0, "{end}");
+    let (_, doc) = wb.call("GET", &format!("/api/history/{}", end["history_id"]), None);
+    assert_eq!(num(&doc["results"][0]["totals"], "read_ios"), 100.0, "{}", doc["results"][0]["totals"]);
+    let trace = doc["config"]["worker"][0]["replay"]["trace"].as_str().unwrap();
+    assert_eq!(Path::new(trace), wb.dir.join("t.iolog").canonicalize().unwrap());
 }

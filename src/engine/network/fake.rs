@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::{Connection, Export, Pending, Protocol};
 use crate::engine::Io;
 use crate::error::{Result, input, runtime};
-use crate::net::{Locator, Secret};
+use crate::net::{Address, Locator};
 
 /// I/Os every fake connection has completed (the tests' exact count).
 static COMPLETED: AtomicU64 = AtomicU64::new(0);
@@ -42,8 +42,8 @@ impl Protocol for Fake {
         Ok(Locator { protocol: "fake", server: server.into(), export: export.into(), lun: None })
     }
 
-    fn connect(&self, url: &str, _: Option<&Secret>, _: Duration) -> Result<Box<dyn Connection>> {
-        if self.locate(url)?.server == "down" {
+    fn connect(&self, at: &Address, _: Duration) -> Result<Box<dyn Connection>> {
+        if at.locator.server == "down" {
             return Err(runtime("connection refused"));
         }
         // An eventfd whose counter is never read stays readable: every poll returns at once.
@@ -54,7 +54,7 @@ impl Protocol for Fake {
         }
         // SAFETY: fd is ours alone.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(Box::new(FakeConnection { fd, read_only: url.ends_with("/ro"), queued: RefCell::default() }))
+        Ok(Box::new(FakeConnection { fd, read_only: at.locator.export == "ro", queued: RefCell::default() }))
     }
 }
 

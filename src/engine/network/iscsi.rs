@@ -10,7 +10,7 @@ use super::{Connection, Export, Pending, Protocol};
 use crate::engine::Io;
 use crate::error::Result;
 use crate::net::iscsi::{self, Session, Task, finish};
-use crate::net::{Locator, Secret};
+use crate::net::{Address, Locator};
 use crate::stats::Op;
 
 /// iSCSI, through libiscsi.
@@ -37,8 +37,8 @@ impl Protocol for Iscsi {
         iscsi::locate(url)
     }
 
-    fn connect(&self, url: &str, password: Option<&Secret>, timeout: Duration) -> Result<Box<dyn Connection>> {
-        Ok(Box::new(Session::connect(url, password, timeout)?))
+    fn connect(&self, at: &Address, timeout: Duration) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(Session::connect(at, timeout)?))
     }
 }
 

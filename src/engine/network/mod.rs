@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::{Completion, Engine, Io};
 use crate::error::Result;
-use crate::net::{Deadline, Locator, Secret, poll};
+use crate::net::{Address, Deadline, Locator, TargetName, poll};
 
 #[cfg(test)]
 mod fake;
@@ -42,9 +42,14 @@ pub trait Protocol: Sync {
     fn speaker(&self) -> &'static str;
     /// What `url` names, however spelt (the server resolved): input errors.
     fn locate(&self, url: &str) -> Result<Locator>;
-    /// One connection to `url`'s target, logged in with `password` where the protocol has
+    /// The target `name` names, read once (its server resolved) for every connection to it:
+    /// input errors.
+    fn address(&self, name: &TargetName) -> Result<Address> {
+        Ok(Address { locator: self.locate(name)?, user: name.user(), name: name.clone() })
+    }
+    /// One connection to the target at `at`, logged in as its user where the protocol has
     /// logins, giving up after `timeout`: runtime errors (the caller says whose).
-    fn connect(&self, url: &str, password: Option<&Secret>, timeout: Duration) -> Result<Box<dyn Connection>>;
+    fn connect(&self, at: &Address, timeout: Duration) -> Result<Box<dyn Connection>>;
 }
 
 /// The protocol whose scheme `url` has, if iogauge reaches it.

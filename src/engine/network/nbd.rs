@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use super::{Connection, Export, Pending, Protocol};
 use crate::engine::Io;
-use crate::error::Result;
+use crate::error::{Result, input};
 use crate::net::nbd::{self, Callback, FLAG_FUA, Handle};
-use crate::net::{Locator, Secret};
+use crate::net::{Address, Locator, TargetName};
 use crate::stats::Op;
 
 /// NBD, through libnbd.
@@ -36,10 +36,34 @@ impl Protocol for Nbd {
         nbd::locate(url)
     }
 
-    /// NBD has no login of its own (TLS keys are libnbd's URI parameters): `password` unused.
-    fn connect(&self, url: &str, _password: Option<&Secret>, timeout: Duration) -> Result<Box<dyn Connection>> {
-        Ok(Box::new(Handle::connect(url, timeout)?))
+    /// NBD has no login with a password (TLS keys are libnbd's URI parameters): a URL that
+    /// gave one is refused, rather than the password silently dropped.
+    fn address(&self, name: &TargetName) -> Result<Address> {
+        if name.secret().is_some() {
+            return Err(input(format!(
+                "target {name}: NBD has no login with a password: leave it out of the URL (libnbd's TLS keys \
+                 are its URI's tls-psk-file parameter)"
+            )));
+        }
+        Ok(Address { locator: self.locate(name)?, user: name.user(), name: name.clone() })
     }
+
+    fn connect(&self, at: &Address, timeout: Duration) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(Handle::connect(&resolved(at), timeout)?))
+    }
+}
+
+/// The URI libnbd connects to for `at`: its name's, the host of an `nbd://` URL replaced by
+/// the address the inspection resolved it to, so that no connection looks the name up again
+/// nor reaches another server the name has come to mean. An `nbds://` URL keeps its host name,
+/// which TLS checks the server's certificate against (each connection resolves it; the size
+/// check of `targets::network::open` stands guard); a socket's path needs no lookup.
+fn resolved(at: &Address) -> String {
+    let url = at.name.as_str();
+    let Some(rest) = url.strip_prefix("nbd://") else { return url.to_string() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = rest[..end].rfind('@').map_or(0, |at| at + 1);
+    format!("nbd://{}{}{}", &rest[..host], at.locator.server, &rest[end..])
 }
 
 /// libnbd's completion callback: the command's slot ended with `*error` (0: its length).
@@ -102,6 +126,30 @@ impl Connection for Handle {
                 // is the server's business).
                 Op::Flush => self.flush(done),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_reaches_the_address_resolved_at_the_inspection() {
+        let at = |url: &str, server: &str| Address {
+            name: TargetName::read(url),
+            locator: Locator { protocol: "nbd", server: server.into(), export: "e".into(), lun: None },
+            user: None,
+        };
+        let cases = [
+            ("nbd://disks.example/e?tls=off", "192.0.2.7:10809", "nbd://192.0.2.7:10809/e?tls=off"),
+            ("nbd://alice@disks.example:10900", "[2001:db8::7]:10900", "nbd://alice@[2001:db8::7]:10900"),
+            // TLS checks the certificate against the name; a socket has no name to look up.
+            ("nbds://disks.example/e", "192.0.2.7:10809", "nbds://disks.example/e"),
+            ("nbd+unix:///e?socket=/run/s.sock", "unix:/run/s.sock", "nbd+unix:///e?socket=/run/s.sock"),
+        ];
+        for (url, server, uri) in cases {
+            assert_eq!(resolved(&at(url, server)), uri, "{url}");
         }
     }
 }
