@@ -379,7 +379,7 @@ fn rate(w: &WorkerConfig) -> String {
 fn workers_cpus(workers: &[WorkerConfig]) -> String {
     let of = |w: &WorkerConfig| match w.cpus.is_empty() {
         true => "any".to_string(),
-        false => crate::placement::cpu_list(&w.cpus),
+        false => crate::host::placement::cpu_list(&w.cpus),
     };
     let lists: Vec<String> = workers.iter().map(of).collect();
     match lists.as_slice() {

@@ -100,6 +100,18 @@ pub fn runtime(msg: impl Into<String>) -> Error {
     Error::Runtime(msg.into())
 }
 
+/// Why a JSON text does not read, quoting nothing of it: serde's words where the text is no
+/// JSON (they say where, never what), but not where a value is of another type (they quote
+/// the value, and a file that is none of iogauge's may hold anything).
+pub fn unquoted(e: &serde_json::Error) -> String {
+    match e.classify() {
+        serde_json::error::Category::Data => {
+            format!("not the JSON object it should be at line {} column {}", e.line(), e.column())
+        }
+        _ => e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,9 +122,9 @@ pub fn path_of(db: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// The default database: `history.sqlite` in the [data directory](crate::dirs::data).
+/// The default database: `history.sqlite` in the [data directory](crate::host::dirs::data).
 pub fn default_path() -> Option<PathBuf> {
-    Some(crate::dirs::data()?.join("history.sqlite"))
+    Some(crate::host::dirs::data()?.join("history.sqlite"))
 }
 
 fn unix_s(t: SystemTime) -> f64 {

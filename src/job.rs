@@ -138,7 +138,7 @@ fn resolve_located(job: Job, text: &str, name: &str) -> Result<Job> {
 
 /// Fills the drive figures a `[storage]` section leaves out from a baseline study document
 /// (`iogauge study baseline --json FILE`): its measured medians.
-fn fill_from_baseline(storage: &mut crate::model::Storage, text: &[u8]) -> Result<()> {
+fn fill_from_baseline(storage: &mut crate::config::storage::Storage, text: &[u8]) -> Result<()> {
     let doc: StudyDoc =
         serde_json::from_slice(text).map_err(|e| input(format!("not an iogauge study document: {e}")))?;
     let s = &doc.points.first().ok_or_else(|| input("the study has no points"))?.summary;

@@ -8,12 +8,12 @@ use clap::{Args, Parser, Subcommand};
 
 use super::workload::SpecFlags;
 use super::{history, verify};
+use crate::cli::profile;
 use crate::config::{CpusPolicy, FsConfig, FsTest, Job, StudyConfig, Test, TestSettingFlags, WorkerConfig};
 use crate::error::{Result, Unreadable, input};
 use crate::import::Import;
 use crate::job;
 use crate::net::TargetName;
-use crate::profile;
 use crate::spec::Distribution;
 use crate::units::{parse_duration, parse_size};
 
@@ -134,7 +134,7 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether the command drives I/O and so runs in a session of its own (crate::session).
+    /// Whether the command drives I/O and so runs in a session of its own (crate::host::session).
     pub fn tests_storage(&self) -> bool {
         matches!(
             self,
@@ -298,7 +298,7 @@ impl WorkerFlags {
             rate_mbps: self.rate_mbps,
             cpus: match &self.cpus {
                 Some(list) => {
-                    crate::placement::parse_cpu_list(list).map_err(|e| input(format!("--cpus {list}: {e}")))?
+                    crate::host::placement::parse_cpu_list(list).map_err(|e| input(format!("--cpus {list}: {e}")))?
                 }
                 None => Vec::new(),
             },

@@ -5,6 +5,7 @@ mod exports;
 mod fs;
 mod history;
 mod interrupt;
+pub(crate) mod profile;
 mod trace;
 mod verify;
 mod workload;

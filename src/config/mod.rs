@@ -18,8 +18,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::storage::Storage;
 use crate::error::Unreadable;
-use crate::model::Storage;
 use crate::net::TargetName;
 use crate::spec::AccessSpec;
 pub use crate::trace::replay::{Fit, Replay, Speed};
@@ -27,6 +27,7 @@ use crate::units::serde_size;
 
 mod fs;
 mod settings;
+pub(crate) mod storage;
 mod study;
 mod test;
 

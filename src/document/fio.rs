@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::cpu::CpuUsage;
+use crate::host::cpu::CpuUsage;
 use crate::result::{ManagerResult, Metrics, ResultDoc, TargetResult, Totals, WorkerResult};
 use crate::stats::{DirStats, Histogram, IoStats, Op};
 use crate::targets::{TargetInfo, TargetKind};

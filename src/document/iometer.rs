@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::cpu::{CpuShare, CpuUsage};
+use crate::host::cpu::{CpuShare, CpuUsage};
 use crate::result::{ManagerResult, Metrics, ResultDoc, TargetResult, Totals, WorkerResult, WorkloadResult};
 use crate::stats::{DirStats, IoStats};
 use crate::targets::{TargetInfo, TargetKind};

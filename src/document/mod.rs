@@ -29,10 +29,10 @@ pub struct Workload {
 /// Reads a file the user named as a document: a file or a pipe, never a device.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
     let name = path.display();
-    if crate::targets::is_device(path) {
+    if crate::host::files::is_device(path) {
         return Err(input(format!("{name} is a device, not a document: give a JSON file")));
     }
-    crate::targets::inputs::reading(path);
+    crate::host::inputs::reading(path);
     std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))
 }
 
@@ -120,7 +120,7 @@ impl Document {
                 return Ok(Document::Run(Box::new(fio::result(&v, name).map_err(input)?)));
             }
         }
-        let head: Head = serde_json::from_slice(json).map_err(|e| not(&unquoted(&e)))?;
+        let head: Head = serde_json::from_slice(json).map_err(|e| not(&crate::error::unquoted(&e)))?;
         let schema = head.schema.ok_or_else(|| not(&"no `schema` field"))?;
         if crate::result::READ.contains(&schema.as_str()) {
             Ok(Document::Run(typed(json, name, &schema)?))
@@ -241,32 +241,6 @@ pub const ROOM_PER_BYTE: usize = 32;
 #[derive(Deserialize)]
 struct Head {
     schema: Option<String>,
-}
-
-/// Why a JSON text does not read, quoting nothing of it: serde's words where the text is no
-/// JSON (they say where, never what), but not where a value is of another type (they quote
-/// the value, and a file that is none of iogauge's may hold anything).
-pub(crate) fn unquoted(e: &serde_json::Error) -> String {
-    match e.classify() {
-        serde_json::error::Category::Data => {
-            format!("not the JSON object it should be at line {} column {}", e.line(), e.column())
-        }
-        _ => e.to_string(),
-    }
-}
-
-/// A JSON file of iogauge's own (a verify map's head, a journal's) that names its format in
-/// `schema`: refused without quoting it unless `schema` is `want`, then read as `T`, a field
-/// that does not read named by its path.
-pub(crate) fn own_json<T: serde::de::DeserializeOwned>(json: &[u8], want: &str) -> std::result::Result<T, String> {
-    let head: Head = serde_json::from_slice(json).map_err(|e| unquoted(&e))?;
-    if head.schema.as_deref() != Some(want) {
-        return Err(format!("its `schema` is not {want}"));
-    }
-    let mut de = serde_json::Deserializer::from_slice(json);
-    let v = serde_path_to_error::deserialize(&mut de).map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
-    de.end().map_err(|e| e.to_string())?;
-    Ok(v)
 }
 
 /// A document of a schema iogauge reads, refused with the path of the field that does not read.

@@ -141,7 +141,7 @@ impl Guard {
                 )));
             }
         }
-        if let Some(read) = here.file.and_then(crate::targets::inputs::read_as) {
+        if let Some(read) = here.file.and_then(crate::host::inputs::read_as) {
             return Err(input(format!(
                 "{flag} {shown} is {}, which this command reads: give another file for the output",
                 read.display()

@@ -10,14 +10,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{Replay, Test, TestSettings, Worker, Workload};
-use crate::cpu_groups::WorkerGroups;
-use crate::cpu_latency;
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
+use crate::host::cpu_groups::WorkerGroups;
+use crate::host::cpu_latency;
+use crate::host::placement;
 use crate::managers::{self, Group, Manager};
 use crate::net::TargetName;
-use crate::placement;
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
 use crate::targets::{self, TargetInfo, TargetKind, fit, safety};
@@ -288,10 +288,10 @@ fn create(mut p: Checked) -> Result<Checked> {
     // First: a host that refuses the hold is refused before anything is created.
     p.cpus_awake = p.share.settings.cpu_latency.map(cpu_latency::Hold::new).transpose()?;
     // Before the workers start: they take this thread's nice value with them.
-    p.share.settings.nice.map(crate::session::nice).transpose()?;
+    p.share.settings.nice.map(crate::host::session::nice).transpose()?;
     // Where the kernel groups the test's CPU time, each worker in a group of its own: in one,
     // workers on io-wq keep other groups off the CPUs (cpu_groups.rs).
-    if crate::session::autogroup() != "off" {
+    if crate::host::session::autogroup() != "off" {
         p.worker_groups = WorkerGroups::make(p.share.workers.len(), p.share.settings.nice.unwrap_or(0));
     }
     let s = &p.share.settings;
@@ -573,7 +573,7 @@ fn random_maps(w: &Worker, spec: &AccessSpec, targets: &[TargetInfo]) -> u64 {
     let map = |t: &TargetName| {
         let info = find(targets, t);
         let size = fit::working_set(info, w).map_or(0, |(_, size)| size);
-        crate::worker::random_map_bytes(spec, size, info.logical_block)
+        crate::spec::random_map::random_map_bytes(spec, size, info.logical_block)
     };
     if spec.random_map { w.targets.iter().map(map).fold(0, u64::saturating_add) } else { 0 }
 }

@@ -109,7 +109,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         managers: prep.managers().to_vec(),
         read_from: None,
     };
-    doc.warnings.extend(crate::findings::warnings(&doc));
+    doc.warnings.extend(crate::result::warnings::warnings(&doc));
     Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })
 }
 

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant, SystemTime};
 use super::device_time::{self, DeviceCount};
 use super::snapshot::{Count, Counters, Phase, Snapshot};
 use crate::config::TestSettings;
-use crate::cpu::{self, CpuSnapshot, CpuWaits};
+use crate::host::cpu::{self, CpuSnapshot, CpuWaits};
+use crate::host::stops::Stops;
 use crate::managers::Group;
 use crate::result::{DeviceTime, Interval, WorkloadResult, percentiles_of};
 use crate::stats::Histogram;
 use crate::stats::histogram::LIVE_BUCKETS;
-use crate::stops::Stops;
 use crate::worker::{Control, Live};
 
 /// What a running test tells the outside, and the one thing it asks of it (ripgrep's `Sink`):
@@ -356,7 +356,7 @@ impl Monitor<'_> {
             if last {
                 self.stop_at(m.at_ns);
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
-                let stops = crate::stops::since(self.epoch, start.at_ns, m.at_ns);
+                let stops = crate::host::stops::since(self.epoch, start.at_ns, m.at_ns);
                 return Window { start, end: m, intervals: intervals.into_vec(), started_at, stops };
             }
             prev = m;
@@ -472,7 +472,7 @@ impl Stalls {
             }
             // Asked only of a worker that looks stalled: the stops are read once, not every look.
             let continued = *since.get_or_insert_with(|| {
-                crate::stops::last_continued().map_or(0, |t| t.saturating_duration_since(epoch).as_nanos() as u64)
+                crate::host::stops::last_continued().map_or(0, |t| t.saturating_duration_since(epoch).as_nanos() as u64)
             });
             if now.saturating_sub((*at).max(continued)) >= self.limit_ns {
                 return true;

@@ -170,7 +170,7 @@ fn within_target(path: &str, blocks: u64, block_bytes: u64) -> std::result::Resu
     if crate::engine::network::protocol_of(path).is_some() {
         return Ok(());
     }
-    let size = crate::targets::existing_size(Path::new(path)).map_err(|e| format!("target {path}: {e}"))?;
+    let size = crate::host::files::existing_size(Path::new(path)).map_err(|e| format!("target {path}: {e}"))?;
     match blocks <= size.div_ceil(block_bytes) {
         true => Ok(()),
         false => Err(format!("target {path}: {blocks} blocks of {block_bytes} bytes, and it holds {size} bytes")),
@@ -184,7 +184,7 @@ pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
     let bad = |why: String| input(format!("journal {}: {why}", dir.display()));
     let head_file = dir.join("journal.json");
     let text = read_regular(&head_file, MAX_HEAD).map_err(|e| bad(format!("journal.json: {e}")))?;
-    let head: JournalHead = crate::document::own_json(&text, SCHEMA).map_err(|e| bad(format!("journal.json: {e}")))?;
+    let head: JournalHead = super::own_json(&text, SCHEMA).map_err(|e| bad(format!("journal.json: {e}")))?;
     let mut all = 0u64;
     for (path, blocks) in &head.targets {
         super::map::check_geometry(head.block_bytes, *blocks, head.runs.len())

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering:
 use std::sync::{Barrier, OnceLock};
 use std::time::Instant;
 
-use crate::cpu;
+use crate::host::cpu;
 use crate::stats::{LiveHistogram, Op};
 
 /// A worker's running totals (all completions, ramp-up included), for the live line and the

@@ -538,7 +538,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
 /// Whether the test's process was stopped (Ctrl-Z, SIGSTOP) between two times (ns from `epoch`).
 #[cold]
 fn stopped_meanwhile(epoch: Instant, from_ns: u64, to_ns: u64) -> bool {
-    crate::stops::since(epoch, from_ns, to_ns) != crate::stops::Stops::default()
+    crate::host::stops::since(epoch, from_ns, to_ns) != crate::host::stops::Stops::default()
 }
 
 /// A failed I/O (or one that came back after more than io_timeout: ETIMEDOUT): counted on its

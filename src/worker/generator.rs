@@ -9,10 +9,10 @@
 //! chosen apart (`special`), so the plain one pays a branch for them.
 
 use super::law::Law;
-use super::random_map::RandomMap;
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
-use crate::spec::{AccessSpec, SpecLine};
+use crate::spec::AccessSpec;
+use crate::spec::random_map::{RandomMap, mapped, places};
 use crate::stats::Op;
 use crate::targets::TargetInfo;
 
@@ -121,27 +121,6 @@ pub(super) struct Generator {
     targets: Vec<TargetState>,
     /// Where random I/Os may land, per (target, line).
     placements: Vec<Placement>,
-}
-
-/// A line's random places in a working set of `size` bytes on a target of logical blocks of
-/// `lbs` bytes: how many, and the bytes between them (its `align`, by default its transfer
-/// size rounded up to the logical block).
-fn places(l: &SpecLine, size: u64, lbs: u64) -> (u64, u64) {
-    let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
-    ((size - l.size) / align + 1, align)
-}
-
-/// The bytes the random maps of `spec` take on one target of logical blocks of `lbs` bytes
-/// with a working set of `size` bytes (none without `random_map`): about a bit per place.
-pub fn random_map_bytes(spec: &AccessSpec, size: u64, lbs: u64) -> u64 {
-    let mapped = spec.lines.iter().filter(|l| mapped(spec, l) && l.size <= size);
-    mapped.map(|l| RandomMap::bytes_for(places(l, size, lbs).0)).sum()
-}
-
-/// Whether a line's random I/Os take their places through a random map: asked by the
-/// specification, on a uniform law.
-fn mapped(spec: &AccessSpec, l: &SpecLine) -> bool {
-    spec.random_map && l.random > 0 && l.distribution.is_uniform()
 }
 
 /// Scales a percentage to a threshold over 32 random bits.

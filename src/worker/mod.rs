@@ -26,7 +26,6 @@ mod drive;
 mod generator;
 pub mod io_log;
 mod law;
-mod random_map;
 mod state;
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -34,13 +33,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use control::{Control, Live, wake};
 use drive::Loop;
-pub use generator::random_map_bytes;
 use state::SetUp;
 pub use state::{WorkerJob, WorkerOutcome};
 
 use crate::engine;
 use crate::error::runtime;
-use crate::placement;
+use crate::host::placement;
 use crate::trace::replay::Replayer;
 
 /// Runs a worker to the end of the test. Meets the main thread at the barrier twice whatever

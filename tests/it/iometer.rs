@@ -323,7 +323,7 @@ fn latency_bin(column: &str, m: &Value) -> Option<f64> {
             buckets.push((b[0].as_u64().unwrap() as u32, b[1].as_u64().unwrap()));
         }
     }
-    let all = iogauge::stats::Histogram::from_sparse(&buckets);
+    let all = iogauge::stats::Histogram::from_sparse(&buckets).unwrap();
     let within = all.buckets().filter(|&(lo, hi, _)| {
         let mid_us = (lo + (hi - lo) / 2) as f64 / 1e3;
         mid_us >= lo_us && mid_us < hi_us

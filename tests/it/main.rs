@@ -24,6 +24,7 @@ mod icf;
 mod interrupt;
 mod iometer;
 mod iscsi;
+mod layers;
 mod live;
 // Real Open MPI jobs: built with `--features mpi` (scripts/test does).
 #[cfg(feature = "mpi")]

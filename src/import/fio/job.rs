@@ -381,7 +381,7 @@ impl FioJob {
         let files = self.targets(0);
         let sizes: Vec<_> = match self.engine {
             Engine::Null | Engine::Nbd | Engine::Libiscsi => Vec::new(),
-            _ => files.iter().map(|f| crate::targets::existing_size(Path::new(f)).ok()).collect(),
+            _ => files.iter().map(|f| crate::host::files::existing_size(Path::new(f)).ok()).collect(),
         };
         let real = match sizes.as_slice() {
             [Some(real), rest @ ..] if rest.iter().all(|s| *s == Some(*real)) && *real > 0 => *real,
@@ -625,7 +625,7 @@ impl FioJob {
         if matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi) {
             return None;
         }
-        let size = |f: TargetName| crate::targets::existing_size(f.as_ref()).ok();
+        let size = |f: TargetName| crate::host::files::existing_size(f.as_ref()).ok();
         self.targets(copy).into_iter().map(|f| Some(size(f)?.saturating_sub(self.offset_of(copy)))).collect()
     }
 

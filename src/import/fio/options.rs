@@ -712,7 +712,7 @@ pub(super) static OPTIONS: &[Row] = &[
     Row {
         names: &["cpus_allowed"],
         take: Take::Set(|j, g| {
-            j.cpus = crate::placement::parse_cpu_list(g.value)?;
+            j.cpus = crate::host::placement::parse_cpu_list(g.value)?;
             Ok(())
         }),
     },

@@ -9,11 +9,13 @@
 //! that is not, so it reads at most two words a level: 4 levels for 16 M places, whatever
 //! the map holds.
 
+use super::{AccessSpec, SpecLine};
+
 /// Bits per word.
 const BITS: u64 = 64;
 
 /// The places a pass has taken, of `0..count`.
-pub(super) struct RandomMap {
+pub(crate) struct RandomMap {
     /// Level 0 first; the last level is one word. Bits past the end of a level are set, so
     /// they are never free and a word of the last places can be full.
     levels: Vec<Vec<u64>>,
@@ -26,7 +28,7 @@ pub(super) struct RandomMap {
 }
 
 impl RandomMap {
-    pub(super) fn new(count: u64) -> RandomMap {
+    pub(crate) fn new(count: u64) -> RandomMap {
         let mut map = RandomMap {
             levels: Vec::new(),
             count,
@@ -47,7 +49,7 @@ impl RandomMap {
     }
 
     /// Bytes the map of `count` places takes (about 1.016 bits a place).
-    pub(super) fn bytes_for(count: u64) -> u64 {
+    pub(crate) fn bytes_for(count: u64) -> u64 {
         let (mut bits, mut words) = (count.max(1), 0);
         loop {
             words += bits.div_ceil(BITS);
@@ -76,7 +78,7 @@ impl RandomMap {
     /// The place a random I/O drawn at `place` takes: `place` if free this pass, else the
     /// next free one after it, round to the start; a full map starts a new pass first.
     #[inline]
-    pub(super) fn take(&mut self, place: u64) -> u64 {
+    pub(crate) fn take(&mut self, place: u64) -> u64 {
         if self.taken == self.count {
             self.clear();
         }
@@ -138,6 +140,27 @@ impl RandomMap {
         }
         Some(bit)
     }
+}
+
+/// A line's random places in a working set of `size` bytes on a target of logical blocks of
+/// `lbs` bytes: how many, and the bytes between them (its `align`, by default its transfer
+/// size rounded up to the logical block).
+pub(crate) fn places(l: &SpecLine, size: u64, lbs: u64) -> (u64, u64) {
+    let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
+    ((size - l.size) / align + 1, align)
+}
+
+/// The bytes the random maps of `spec` take on one target of logical blocks of `lbs` bytes
+/// with a working set of `size` bytes (none without `random_map`): about a bit per place.
+pub fn random_map_bytes(spec: &AccessSpec, size: u64, lbs: u64) -> u64 {
+    let mapped = spec.lines.iter().filter(|l| mapped(spec, l) && l.size <= size);
+    mapped.map(|l| RandomMap::bytes_for(places(l, size, lbs).0)).sum()
+}
+
+/// Whether a line's random I/Os take their places through a random map: asked by the
+/// specification, on a uniform law.
+pub(crate) fn mapped(spec: &AccessSpec, l: &SpecLine) -> bool {
+    spec.random_map && l.random > 0 && l.distribution.is_uniform()
 }
 
 #[cfg(test)]

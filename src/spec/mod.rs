@@ -1,13 +1,16 @@
 //! Access specifications, as Iometer defines them, and the built-in ones taken from the seeds.
-//! A line's `distribution` (where its random offsets fall) is `crate::distribution`.
+//! A line's `distribution` (where its random offsets fall) is `crate::spec::distribution`.
 //!
 //! A specification is a list of lines; each I/O picks a line with probability `share` %, then is
 //! a read with probability `read` %, a trim with `trim` %, a flush with `flush` % and else a
 //! write, and random (else sequential) with probability `random` %.
 
+pub mod distribution;
+pub(crate) mod random_map;
+
 use serde::{Deserialize, Serialize};
 
-pub use crate::distribution::{Distribution, Zone};
+pub use crate::spec::distribution::{Distribution, Zone};
 
 use crate::error::{Result, input};
 use crate::units::{format_size, serde_size};
