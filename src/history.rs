@@ -163,6 +163,17 @@ fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> crate::error::Error + '_ {
     move |e| runtime(format!("history database {}: {e}", path.display()))
 }
 
+/// Refuses a `--db` that is there and no regular file: SQLite would write its pages onto a
+/// device (or into a pipe) as into a file. The workbench asks at its start, before it serves.
+pub fn check_path(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            Err(input(format!("--db {}: not a regular file; give a file for the history database", path.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl History {
     /// Opens the database at `path` to save into, creating the file (in a directory that must
     /// exist: a mistyped `--db` makes no directories) and migrating it.
@@ -204,13 +215,7 @@ impl History {
     }
 
     fn open_file(path: &Path) -> Result<History> {
-        // SQLite would write its pages onto a device (or into a pipe) as into a file.
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-            return Err(input(format!(
-                "--db {}: not a regular file; give a file for the history database",
-                path.display()
-            )));
-        }
+        check_path(path)?;
         let cannot = |e: rusqlite::Error| input(format!("cannot open history database {}: {e}", path.display()));
         let mut conn = Connection::open(path).map_err(cannot)?;
         // Another iogauge may be saving (a study and a run side by side): wait for it.

@@ -324,6 +324,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Distil(a) => trace::distil(&a),
         Command::Ui { listen, db } => {
             let listen = crate::http::parse_addr("--listen", &listen)?;
+            db.as_deref().map(crate::history::check_path).transpose()?;
             interrupt::stop_on_interrupt();
             let group = managers::join(crate::config::TestSettings::default().sync_timeout)?;
             let ranks = crate::ui::InProcess { run: &page_run, stop: interrupt::request };

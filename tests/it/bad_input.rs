@@ -58,6 +58,8 @@ fn flags() {
     rejected(&["run", "--spec", "OLPT-8k"], "did you mean 'oltp-8k'");
     rejected(&["run", "--spec", "random-read-3000"], "multiple of 512");
     rejected(&["run", "--bs", "4K:60,64K:30"], "--bs 4K:60,64K:30: line shares sum to 90 %");
+    // A history that is a device is refused as the workbench starts, not by each run it starts.
+    rejected(&["ui", "--listen", "127.0.0.1:0", "--db", "/dev/null"], "--db /dev/null: not a regular file");
     rejected(&["run", "--bs", "4k,64k"], "READ,WRITE form is not supported");
     rejected(&["run", "--rw", "randread", "--read", "70"], "use --rw randrw");
     rejected(&["run", "--rw", "sequential"], "use read, write, randread");
