@@ -35,8 +35,9 @@ pub struct DbFlag {
 /// Rows under each workload in a table or report.
 #[derive(Args, Debug, Default)]
 pub struct DetailFlag {
-    /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows).
-    #[arg(long, value_name = "workers|targets")]
+    /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows;
+    /// all: both).
+    #[arg(long, value_name = "workers|targets|all")]
     pub detail: Option<Detail>,
 }
 

@@ -367,6 +367,8 @@ pub enum Detail {
     Workers,
     /// A row per target.
     Targets,
+    /// A row per worker, then a row per target.
+    All,
 }
 
 impl std::str::FromStr for Detail {
@@ -376,7 +378,8 @@ impl std::str::FromStr for Detail {
             "totals" => Ok(Detail::Totals),
             "workers" | "worker" => Ok(Detail::Workers),
             "targets" | "target" | "disks" => Ok(Detail::Targets),
-            _ => Err(Unreadable(format!("--detail {s}: use workers or targets"))),
+            "all" => Ok(Detail::All),
+            _ => Err(Unreadable(format!("--detail {s}: use workers, targets or all"))),
         }
     }
 }
@@ -407,6 +410,7 @@ impl WorkloadResult {
             Detail::Totals => Vec::new(),
             Detail::Workers => self.workers.iter().map(|w| (ranked(w.manager, &w.name), &w.metrics)).collect(),
             Detail::Targets => self.targets.iter().map(|t| (ranked(t.manager, &t.path), &t.metrics)).collect(),
+            Detail::All => [Detail::Workers, Detail::Targets].into_iter().flat_map(|d| self.parts(d)).collect(),
         }
     }
 }
