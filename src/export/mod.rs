@@ -13,7 +13,8 @@ pub mod table;
 
 use std::path::PathBuf;
 
-use crate::error::Result;
+use crate::document::Document;
+use crate::error::{Result, Unreadable};
 use crate::result::ResultDoc;
 use crate::study::doc::StudyDoc;
 use output::{Output, OutputDir};
@@ -143,4 +144,64 @@ impl ExportManager {
 fn write(o: &mut Output, e: &dyn Exporter, doc: &StudyDoc) -> Result<()> {
     let Export::Bytes(bytes) = e.study(doc) else { unreachable!("a file is asked of one document") };
     o.write(&bytes, e.what())
+}
+
+/// The formats a saved document is written back out in (`iogauge export --format`, the
+/// workbench's downloads), each by the exporter its run's flag writes with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The JSON document, byte for byte as `--json` wrote it.
+    #[default]
+    Json,
+    /// `--csv`'s file.
+    Csv,
+    /// Iometer's results file, as `--iometer-csv` writes it.
+    IometerCsv,
+}
+
+impl std::str::FromStr for Format {
+    type Err = Unreadable;
+    fn from_str(s: &str) -> std::result::Result<Format, Unreadable> {
+        match s {
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            "iometer-csv" | "iometer" => Ok(Format::IometerCsv),
+            _ => Err(Unreadable(format!("--format {s}: use json, csv or iometer-csv"))),
+        }
+    }
+}
+
+impl Format {
+    /// The name of the file a download of history entry `id` in this format is saved as.
+    pub fn file_name(self, id: i64) -> String {
+        match self {
+            Format::Json => format!("iogauge-{id}.json"),
+            Format::Csv => format!("iogauge-{id}.csv"),
+            Format::IometerCsv => format!("iogauge-{id}-iometer.csv"),
+        }
+    }
+
+    /// Its media type.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Csv | Format::IometerCsv => "text/csv; charset=utf-8",
+        }
+    }
+
+    /// The history's entry `id` in this format.
+    pub fn of_entry(self, history: &crate::history::History, id: i64) -> Result<Vec<u8>> {
+        let exporter: Box<dyn Exporter> = match self {
+            Format::Json => return history.document_bytes(id),
+            Format::Csv => Box::new(csv::Csv),
+            Format::IometerCsv => Box::new(iometer::IometerCsv),
+        };
+        Ok(match history.document(id)? {
+            Document::Run(d) => exporter.run(&d),
+            Document::Study(d) => match exporter.study(&d) {
+                Export::Bytes(b) => b,
+                Export::Files(_) => unreachable!("the formats of a saved document are one file each"),
+            },
+        })
+    }
 }
