@@ -89,9 +89,7 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
         };
         results.push(super::foreign_workload(spec, secs, totals, workers));
     }
-    let started_at = v.get("timestamp_ms").and_then(Value::as_u64).map_or_else(String::new, |ms| {
-        humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)).to_string()
-    });
+    let started_at = started_at(v, &jobs);
     let mut warnings = vec!["fio's own figures, read from its output: fio does not measure the host's CPU".to_string()];
     if results.iter().any(|r| r.totals.metrics.percentiles_ms.is_empty() && r.totals.metrics.ios > 0) {
         warnings.push(
@@ -118,6 +116,17 @@ fn num(v: &Value, path: &[&str]) -> f64 {
 }
 
 /// The job's longest direction's run time (fio's `runtime`, ms), in seconds.
+/// When fio started: its `timestamp_ms` is when it wrote its output, at the end, so the start
+/// is that less its longest job's `elapsed` (seconds, ramp-up included; its runtime where an
+/// older fio gives none). Empty where fio gives no time.
+fn started_at(v: &Value, jobs: &[&Value]) -> String {
+    let Some(end_ms) = v.get("timestamp_ms").and_then(Value::as_u64) else { return String::new() };
+    let elapsed = |j: &&Value| j.get("elapsed").and_then(Value::as_f64).unwrap_or_else(|| runtime_s(j).ceil());
+    let took_ms = (jobs.iter().map(elapsed).fold(0.0, f64::max) * 1000.0) as u64;
+    let start = std::time::UNIX_EPOCH + std::time::Duration::from_millis(end_ms.saturating_sub(took_ms));
+    humantime::format_rfc3339_millis(start).to_string()
+}
+
 fn runtime_s(j: &Value) -> f64 {
     DIRECTIONS.iter().map(|d| num(j, &[d, "runtime"])).fold(0.0, f64::max) / 1000.0
 }
