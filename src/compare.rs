@@ -202,9 +202,9 @@ const UNSAID_KEYS: &[&str] = &[
     "io_timeout",
 ];
 
-/// `[test]` keys that name a directory (the journal's, the logs'): whether one is given changes
-/// what each I/O costs, which one does not.
-const DIRECTORY_KEYS: &[&str] = &["journal", "log_dir"];
+/// `[test]` keys that name a directory or a file (the journal's, the logs', the iolog): whether
+/// one is given changes what each I/O costs, which one does not.
+const DIRECTORY_KEYS: &[&str] = &["journal", "log_dir", "iolog"];
 
 /// The settings of a document's runs that change its figures, each with its distinct values.
 fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
@@ -296,7 +296,7 @@ fn rate(w: &WorkerConfig) -> String {
 fn workers_cpus(workers: &[WorkerConfig]) -> String {
     let of = |w: &WorkerConfig| match w.cpus.is_empty() {
         true => "any".to_string(),
-        false => crate::placement::cpu_list(&w.cpus),
+        false => crate::host::placement::cpu_list(&w.cpus),
     };
     let lists: Vec<String> = workers.iter().map(of).collect();
     match lists.as_slice() {

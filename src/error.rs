@@ -52,7 +52,8 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Input(m) | Error::Runtime(m) => f.write_str(m),
+            // Said on one line and safe for a terminal, whatever a file it quotes held.
+            Error::Input(m) | Error::Runtime(m) => f.write_str(&crate::format::visible(m)),
             Error::Stopped => f.write_str("stopped by the user"),
         }
     }
@@ -97,6 +98,18 @@ pub fn input(msg: impl Into<String>) -> Error {
 /// Makes a runtime error from anything printable.
 pub fn runtime(msg: impl Into<String>) -> Error {
     Error::Runtime(msg.into())
+}
+
+/// Why a JSON text does not read, quoting nothing of it: serde's words where the text is no
+/// JSON (they say where, never what), but not where a value is of another type (they quote
+/// the value, and a file that is none of iogauge's may hold anything).
+pub fn unquoted(e: &serde_json::Error) -> String {
+    match e.classify() {
+        serde_json::error::Category::Data => {
+            format!("not the JSON object it should be at line {} column {}", e.line(), e.column())
+        }
+        _ => e.to_string(),
+    }
 }
 
 #[cfg(test)]

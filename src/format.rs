@@ -15,6 +15,19 @@ pub fn thousands(v: f64) -> String {
     out
 }
 
+/// Text from a file as a terminal may be given it: each control character (an escape
+/// sequence's ESC, a bell, a newline that would split a one-line message) written out as Rust
+/// writes it (`\u{1b}`, `\n`), everything else as it is.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+        .collect::<String>()
+        .into()
+}
+
 /// A response time in ms: 3 decimals under 1 ms, 2 above; `-` for none.
 pub fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(

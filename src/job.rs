@@ -59,9 +59,10 @@ pub fn parse_specs(text: &str, name: &str) -> Result<Vec<crate::spec::AccessSpec
     if specs.is_empty() {
         return Err(input(format!("{name}: no access specifications in it")));
     }
-    for (i, s) in specs.iter().enumerate() {
+    let mut names = std::collections::HashSet::new();
+    for s in &specs {
         s.validate().map_err(|e| e.context(name))?;
-        if specs[..i].iter().any(|o| o.name == s.name) {
+        if !names.insert(s.name.as_str()) {
             return Err(input(format!("{name}: two specifications named '{}': give each its own name", s.name)));
         }
     }
@@ -137,7 +138,7 @@ fn resolve_located(job: Job, text: &str, name: &str) -> Result<Job> {
 
 /// Fills the drive figures a `[storage]` section leaves out from a baseline study document
 /// (`iogauge study baseline --json FILE`): its measured medians.
-fn fill_from_baseline(storage: &mut crate::model::Storage, text: &[u8]) -> Result<()> {
+fn fill_from_baseline(storage: &mut crate::config::storage::Storage, text: &[u8]) -> Result<()> {
     let doc: StudyDoc =
         serde_json::from_slice(text).map_err(|e| input(format!("not an iogauge study document: {e}")))?;
     let s = &doc.points.first().ok_or_else(|| input("the study has no points"))?.summary;

@@ -55,7 +55,7 @@ fn main() {
     };
     // Under MPI the launcher tracks the processes it started: they stay as they are.
     if cli.command.tests_storage() && iogauge::managers::launched_rank().is_none() {
-        if let Err(e) = iogauge::session::apart() {
+        if let Err(e) = iogauge::host::session::apart() {
             iogauge::say!("{e}");
             std::process::exit(e.exit_code());
         }

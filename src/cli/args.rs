@@ -8,12 +8,12 @@ use clap::{Args, Parser, Subcommand};
 
 use super::workload::SpecFlags;
 use super::{history, verify};
+use crate::cli::profile;
 use crate::config::{CpusPolicy, FsConfig, FsTest, Job, StudyConfig, Test, TestSettingFlags, WorkerConfig};
 use crate::error::{Result, Unreadable, input};
 use crate::import::Import;
 use crate::job;
 use crate::net::TargetName;
-use crate::profile;
 use crate::spec::Distribution;
 use crate::units::{parse_duration, parse_size};
 
@@ -138,7 +138,7 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether the command drives I/O and so runs in a session of its own (crate::session).
+    /// Whether the command drives I/O and so runs in a session of its own (crate::host::session).
     pub fn tests_storage(&self) -> bool {
         matches!(
             self,
@@ -197,6 +197,9 @@ pub fn fio_flag_hint(arg: &str) -> Option<&'static str> {
         "buffer_compress_percentage" | "dedupe_percentage" => "use --data compress:PCT,dedupe:PCT",
         "continue_on_error" => "use --on-error continue",
         "random_distribution" => "use --distribution LAW",
+        "norandommap" => {
+            "random offsets repeat by default (Iometer's draws); --random-map takes each block once per pass (fio's default)"
+        }
         "write_lat_log" | "write_bw_log" | "write_iops_log" => "use --log-dir DIR (every log, named by worker)",
         "log_avg_msec" => "use --log-avg MS",
         "allow_mounted_write" => "use --allow-mounted-write DEV",
@@ -223,6 +226,10 @@ pub struct SettingFlags {
     /// (zoned:80/20:20/80), for every specification the test runs (each renamed NAME@LAW).
     #[arg(long, value_name = "LAW")]
     pub distribution: Option<Distribution>,
+    /// Random I/Os take each block of the working set once per pass, as fio's by default (its
+    /// random map), for every specification the test runs (each renamed NAME@random-map).
+    #[arg(long)]
+    pub random_map: bool,
 }
 
 /// How workers and targets are laid out (flags form only).
@@ -295,7 +302,7 @@ impl WorkerFlags {
             rate_mbps: self.rate_mbps,
             cpus: match &self.cpus {
                 Some(list) => {
-                    crate::placement::parse_cpu_list(list).map_err(|e| input(format!("--cpus {list}: {e}")))?
+                    crate::host::placement::parse_cpu_list(list).map_err(|e| input(format!("--cpus {list}: {e}")))?
                 }
                 None => Vec::new(),
             },
@@ -658,21 +665,27 @@ impl SettingFlags {
             return Err(input("--ios and --bytes both end the test: give one"));
         }
         f.apply(&mut c.test);
+        // Each name's description: files of many specifications are added in linear time.
+        let mut had: std::collections::HashMap<String, String> =
+            c.specs.iter().map(|s| (s.name.clone(), s.description.clone())).collect();
         for file in &self.spec_file {
             for spec in crate::job::load_specs(file)? {
-                if let Some(had) = c.specs.iter().find(|s| s.name == spec.name) {
+                if let Some(description) = had.get(&spec.name) {
                     return Err(input(format!(
-                        "--spec-file {}: a specification named '{}' is there already ({}): give each its own name",
+                        "--spec-file {}: a specification named '{}' is there already ({description}): give each its own name",
                         file.display(),
                         spec.name,
-                        had.description
                     )));
                 }
+                had.insert(spec.name.clone(), spec.description.clone());
                 c.specs.push(spec);
             }
         }
         if let Some(law) = &self.distribution {
             c.set_distribution(law)?;
+        }
+        if self.random_map {
+            c.set_random_map()?;
         }
         Ok(())
     }

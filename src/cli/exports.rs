@@ -96,7 +96,7 @@ impl Outputs {
         // Said even when an output failed: the result is in the history.
         self.saver.announce("run");
         self.live.end(&interrupt::requested);
-        written
+        self.saver.after(written)
     }
 
     /// Writes a finished (or stopped) study's outputs; `extra` goes under its table.
@@ -115,7 +115,7 @@ impl Outputs {
             say!("{why}; the {} point(s) before it are kept", doc.points.len());
         }
         self.live.end(&interrupt::requested);
-        written
+        self.saver.after(written)
     }
 }
 

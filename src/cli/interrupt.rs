@@ -75,5 +75,5 @@ pub(super) fn stop_on_interrupt() {
     }
     // A stop (Ctrl-Z) is timed, for the result to say (here for a test in the caller's session
     // or under MPI; one in a session of its own times them from its start, session.rs).
-    crate::stops::time_stops();
+    crate::host::stops::time_stops();
 }

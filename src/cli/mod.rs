@@ -5,6 +5,7 @@ mod exports;
 mod fs;
 mod history;
 mod interrupt;
+pub(crate) mod profile;
 mod trace;
 mod verify;
 mod workload;
@@ -128,9 +129,15 @@ pub fn study(a: &StudyArgs) -> Result<i32> {
         )));
     }
     if job.fs.is_some() {
-        if a.settings.distribution.is_some() {
+        if let Some(flag) = a
+            .settings
+            .distribution
+            .as_ref()
+            .map(|_| "--distribution")
+            .or(a.settings.random_map.then_some("--random-map"))
+        {
             return Err(input(format!(
-                "--distribution places random offsets on block targets; {name} is a file-system study, which has none"
+                "{flag} places random offsets on block targets; {name} is a file-system study, which has none"
             )));
         }
         if let Some(r) = a.repeat {

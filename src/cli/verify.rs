@@ -152,7 +152,7 @@ fn same_target(m: &BlockMap, file: &std::path::Path, timeout: std::time::Duratio
 }
 
 fn data_dir() -> Result<PathBuf> {
-    crate::dirs::data().ok_or_else(|| input("neither XDG_DATA_HOME nor HOME is set: give --map FILE"))
+    crate::host::dirs::data().ok_or_else(|| input("neither XDG_DATA_HOME nor HOME is set: give --map FILE"))
 }
 
 /// Saves the maps a verified test left, each where `iogauge verify --target` looks for it. A
@@ -161,8 +161,8 @@ pub fn save_maps(maps: &[BlockMap]) -> Result<()> {
     if maps.is_empty() {
         return Ok(());
     }
-    let dir =
-        crate::dirs::data().ok_or_else(|| runtime("verify maps not saved: neither XDG_DATA_HOME nor HOME is set"))?;
+    let dir = crate::host::dirs::data()
+        .ok_or_else(|| runtime("verify maps not saved: neither XDG_DATA_HOME nor HOME is set"))?;
     for m in maps {
         let file = map::default_file(&dir, &m.path);
         m.save(&file).map_err(|e| runtime(format!("verify map of {} not saved to {}: {e}", m.path, file.display())))?;

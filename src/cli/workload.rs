@@ -123,6 +123,7 @@ impl SpecFlags {
             description: "from the command line".into(),
             lines,
             sequential_per_direction: per_direction,
+            random_map: false,
         };
         spec.validate().map_err(|e| {
             let e = e.to_string();

@@ -18,8 +18,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::storage::Storage;
 use crate::error::Unreadable;
-use crate::model::Storage;
 use crate::net::TargetName;
 use crate::spec::AccessSpec;
 pub use crate::trace::replay::{Fit, Replay, Speed};
@@ -27,6 +27,7 @@ use crate::units::serde_size;
 
 mod fs;
 mod settings;
+pub(crate) mod storage;
 mod study;
 mod test;
 
@@ -66,6 +67,18 @@ impl Job {
     /// Every specification the job runs (its run list's and its workers' own) with its random
     /// offsets following `law`: each a new inline `[[spec]]` named for it (`--distribution`).
     pub fn set_distribution(&mut self, law: &crate::spec::Distribution) -> crate::error::Result<()> {
+        self.derive_specs(|spec| spec.with_distribution(law))
+    }
+
+    /// Every specification the job runs with fio's random map (`--random-map`), named for it.
+    pub fn set_random_map(&mut self) -> crate::error::Result<()> {
+        self.derive_specs(AccessSpec::with_random_map)
+    }
+
+    /// Every specification the job runs (its run list's and its workers' own) replaced by
+    /// `derive` of it: a new inline `[[spec]]` under the name `derive` gives it, where the
+    /// name changes.
+    fn derive_specs(&mut self, derive: impl Fn(&AccessSpec) -> AccessSpec) -> crate::error::Result<()> {
         let mut renamed: Vec<(String, String)> = Vec::new();
         let names = self.test.run.iter().chain(self.workers.iter().filter_map(|w| w.spec.as_ref()));
         for name in names.cloned().collect::<Vec<_>>() {
@@ -76,9 +89,11 @@ impl Job {
                 Some(s) => s.clone(),
                 None => crate::spec::find_builtin(&name)?,
             };
-            let skewed = spec.with_distribution(law);
-            renamed.push((name, skewed.name.clone()));
-            self.specs.push(skewed);
+            let derived = derive(&spec);
+            if derived.name != name {
+                renamed.push((name, derived.name.clone()));
+                self.specs.push(derived);
+            }
         }
         let rename = |name: &mut String| {
             if let Some((_, new)) = renamed.iter().find(|(old, _)| old == name) {
@@ -203,6 +218,10 @@ fn one() -> u32 {
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Arrivals, ConfigError, Content, DataPattern, OnError, Seg, is_one, is_zero, test::at};
+use super::{Arrivals, ConfigError, Content, DataPattern, OnError, Seg, is_one, is_true, is_zero, test::at};
 use crate::engine::EngineKind;
 use crate::net::TargetName;
 use crate::units::{parse_duration, parse_size, serde_duration, serde_size};
@@ -431,6 +431,29 @@ settings! {
     #[serde(skip_serializing_if = "is_zero")]
     log_avg_ms: u64 = 0, "0",
         flag(long = "log-avg", value_name = "MS", requires = "log_dir") Option<u64> => set;
+
+    /// With `log_dir`: each line gives its I/O's offset, fio 3's `time, value, ddir, bs,
+    /// offset, prio` (fio's `log_offset=1`); false, fio 3's `time, value, ddir, bs, prio`
+    /// (fio's default, `log_offset=0`). The priority is 0: iogauge issues every I/O at its
+    /// thread's.
+    #[serde(skip_serializing_if = "is_true")]
+    log_offsets: bool = true, "true",
+        flag(long, value_name = "0|1", requires = "log_dir", value_parser = clap::builder::BoolishValueParser::new()) Option<bool> => set;
+
+    /// With `log_dir`: every worker's lines in one file of each kind, `NAME_lat.log`,
+    /// `NAME_clat.log`... (fio's `per_job_logs=0` with `write_lat_log=NAME`), each worker's
+    /// after the one before, workload after workload; else a file per worker and workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_name: Option<String> = None, "none",
+        flag(long, value_name = "NAME", requires = "log_dir") Option<String> => some,
+        check |n| n.as_ref().is_some_and(|n| n.is_empty() || n.contains('/')) => ("log_name = {:?}: give a file name, without a directory (log_dir is the directory)", n.as_deref().unwrap_or_default());
+
+    /// Write every I/O the test issues into this file as fio's iolog (version 3, fio's
+    /// `write_iolog`), in the order issued, every worker's and workload's, times in µs from
+    /// the test's start: fio's `read_iolog` replays it, and so does a worker's `replay`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iolog: Option<PathBuf> = None, "none",
+        flag(long, value_name = "FILE") Option<PathBuf> => some;
 }
 
 impl TestSettings {

@@ -179,9 +179,11 @@ impl Test {
             ));
         }
         check_settings(&job.test)?;
+        // Each name's first place: a library of many specifications is read in linear time.
+        let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, s) in job.specs.iter().enumerate() {
             s.validate().map_err(|m| at(vec![Seg::Key("spec"), Seg::Index(i)], m))?;
-            if let Some(j) = job.specs[..i].iter().position(|o| o.name == s.name) {
+            if let Some(&j) = first.get(s.name.as_str()) {
                 return Err(at(
                     vec![Seg::Key("spec"), Seg::Index(i), Seg::Key("name")],
                     format!(
@@ -191,6 +193,7 @@ impl Test {
                     ),
                 ));
             }
+            first.insert(&s.name, i);
         }
         if let Some(s) = &job.storage {
             s.validate().map_err(|m| at(vec![Seg::Key("storage")], m))?;

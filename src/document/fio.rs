@@ -6,90 +6,69 @@
 //! percentiles from json+'s histogram (`bins`) where present, else as fio printed them for a
 //! group of one job. fio does not measure the host's CPU: that figure is left empty.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
-use crate::cpu::CpuUsage;
+use crate::host::cpu::CpuUsage;
 use crate::result::{Metrics, ResultDoc, TargetResult, Totals, WorkerResult};
-use crate::stats::{DirStats, IoStats, Op};
+use crate::stats::{DirStats, Histogram, IoStats, Op};
 use crate::targets::{TargetInfo, TargetKind};
 
 /// fio's three directions, as its JSON names them.
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 
-/// fio's JSON output as a result document; `name` (the file) appears in errors.
+/// fio's JSON output as a result document; `name` (the file) appears in errors. Every job's
+/// figures are checked first ([`check_job`]); linear in the jobs.
 pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
     // fio --client writes its jobs under client_stats.
-    let jobs = v.get("jobs").or_else(|| v.get("client_stats")).and_then(Value::as_array);
+    let key = if v.get("jobs").is_some() { "jobs" } else { "client_stats" };
+    let jobs = v.get(key).and_then(Value::as_array);
     let jobs = jobs.filter(|j| !j.is_empty()).ok_or_else(|| format!("{name}: fio's output holds no jobs"))?;
+    for (k, j) in jobs.iter().enumerate() {
+        check_job(j).map_err(|e| format!("{name}: {key}[{k}] (job \"{}\") {e}", text(j, "jobname")))?;
+    }
     // A client's "All clients" summary repeats its jobs.
     let jobs: Vec<&Value> = jobs.iter().filter(|j| text(j, "jobname") != "All clients").collect();
     let mut groups: BTreeMap<u64, Vec<&Value>> = BTreeMap::new();
     for j in &jobs {
         groups.entry(j.get("groupid").and_then(Value::as_u64).unwrap_or(0)).or_default().push(j);
     }
-    let global = v.get("global options");
-    let option = |j: &Value, key: &str| {
-        let of = |o: Option<&Value>| o.and_then(|o| o.get(key)).and_then(Value::as_str).map(str::to_string);
-        of(j.get("job options")).or_else(|| of(global))
-    };
     let mut results = Vec::new();
     let mut target_info: Vec<TargetInfo> = Vec::new();
-    for jobs in groups.values() {
+    let mut known: HashSet<String> = HashSet::new();
+    for (group, jobs) in &groups {
         let mut names: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         for j in jobs {
-            if !names.contains(&text(j, "jobname")) {
+            if seen.insert(text(j, "jobname")) {
                 names.push(text(j, "jobname"));
             }
         }
         let spec = names.join("+");
-        let workers: Vec<WorkerResult> = jobs
-            .iter()
-            .map(|j| {
-                let engine = option(j, "ioengine").unwrap_or_else(|| "psync".into());
-                // fio's null engine is iogauge's null target; a job without a filename wrote
-                // files of its own name, which its output does not give.
-                let file = option(j, "filename").or_else(|| (engine == "null").then(|| "null".to_string()));
-                let metrics = figures(&[j], runtime_s(j));
-                let targets = file.map(|f| target(&f, metrics.clone()));
-                if let Some(t) = &targets {
-                    if !target_info.iter().any(|i| i.path == t.path) {
-                        let kind = match engine.as_str() {
-                            "null" => TargetKind::Null,
-                            _ if t.path.starts_with("/dev/") => TargetKind::Block,
-                            _ => TargetKind::File,
-                        };
-                        let direct = option(j, "direct").as_deref() == Some("1");
-                        target_info.push(super::foreign_target(&t.path, kind, direct, "fio's output"));
-                    }
-                }
-                WorkerResult {
-                    name: text(j, "jobname"),
-                    manager: 0,
-                    spec: spec.clone(),
-                    engine: Some(engine),
-                    outstanding: option(j, "iodepth").and_then(|d| d.parse().ok()).or(Some(1)),
-                    cpus: Vec::new(),
-                    numa_nodes: Vec::new(),
-                    waited_for_cpu_ms: None,
-                    cpu_waits: None,
-                    metrics,
-                    targets: targets.into_iter().collect(),
-                }
-            })
-            .collect();
+        let mut workers: Vec<WorkerResult> = Vec::new();
+        for j in jobs {
+            let (worker, info) =
+                worker(j, &options(v, j)).map_err(|e| format!("{name}: job \"{}\" {e}", text(j, "jobname")))?;
+            if let Some(info) = info.filter(|i| known.insert(i.path.clone())) {
+                target_info.push(info);
+            }
+            workers.push(worker);
+        }
         let secs = jobs.iter().map(|j| runtime_s(j)).fold(0.0, f64::max);
         let depth = |w: &WorkerResult| w.outstanding.unwrap_or(1) as u64;
         let totals = Totals {
-            metrics: figures(jobs, secs),
+            metrics: figures(jobs, secs).map_err(|e| format!("{name}: the jobs of group {group}: {e}"))?,
             outstanding: workers.iter().map(depth).sum(),
             // Not measured by fio: an empty usage, which the figures show as unknown.
             cpu: CpuUsage::default(),
         };
         results.push(super::foreign_workload(spec, secs, totals, workers));
     }
-    let started_at = started_at(v, &jobs);
+    let started_at = match v.get("timestamp_ms") {
+        None => String::new(),
+        Some(ms) => started(ms, &jobs).map_err(|e| format!("{name}: timestamp_ms {ms}: {e}"))?,
+    };
     let mut warnings = vec!["fio's own figures, read from its output: fio does not measure the host's CPU".to_string()];
     if results.iter().any(|r| r.totals.metrics.percentiles_ms.is_empty() && r.totals.metrics.ios > 0) {
         warnings.push(
@@ -106,6 +85,110 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
     Ok(super::foreign_doc(text(v, "fio version"), started_at, target_info, results, warnings, failed, read_from))
 }
 
+/// When fio started, as RFC 3339, where its `timestamp_ms` is a time before the year 9000.
+/// That is when fio wrote its output, at the end: the start is that less its longest job's
+/// `elapsed` (seconds, ramp-up included; its runtime where an older fio gives none).
+fn started(ms: &Value, jobs: &[&Value]) -> Result<String, String> {
+    let ms = ms.as_u64().ok_or("not a time in ms since 1970")?;
+    if ms / 1000 >= super::check::LATEST_START_S {
+        return Err("not a time before the year 9000".into());
+    }
+    let elapsed = |j: &&Value| j.get("elapsed").and_then(Value::as_f64).unwrap_or_else(|| runtime_s(j).ceil());
+    let took_ms = (jobs.iter().map(elapsed).fold(0.0, f64::max) * 1000.0) as u64;
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.saturating_sub(took_ms));
+    Ok(humantime::format_rfc3339_millis(at).to_string())
+}
+
+/// A job's option, from its own options or fio's global ones.
+fn options<'a>(v: &'a Value, j: &'a Value) -> impl Fn(&str) -> Option<String> + 'a {
+    let global = v.get("global options");
+    move |key: &str| {
+        let of = |o: Option<&Value>| o.and_then(|o| o.get(key)).and_then(Value::as_str).map(str::to_string);
+        of(j.get("job options")).or_else(|| of(global))
+    }
+}
+
+/// A job as a worker (its own name its specification's, as an imported fio job's), and its
+/// file as a target, if it names one.
+fn worker(j: &Value, option: &dyn Fn(&str) -> Option<String>) -> Result<(WorkerResult, Option<TargetInfo>), String> {
+    let engine = option("ioengine").unwrap_or_else(|| "psync".into());
+    // fio's null engine is iogauge's null target; a job without a filename wrote files of its
+    // own name, which its output does not give.
+    let file = option("filename").or_else(|| (engine == "null").then(|| "null".to_string()));
+    let metrics = figures(&[j], runtime_s(j))?;
+    let targets = file.map(|f| target(&f, metrics.clone()));
+    let info = targets.as_ref().map(|t| {
+        let kind = match engine.as_str() {
+            "null" => TargetKind::Null,
+            _ if t.path.starts_with("/dev/") => TargetKind::Block,
+            _ => TargetKind::File,
+        };
+        let direct = option("direct").as_deref() == Some("1");
+        super::foreign_target(&t.path, kind, direct, "fio's output")
+    });
+    let worker = WorkerResult {
+        name: text(j, "jobname"),
+        manager: 0,
+        spec: text(j, "jobname"),
+        engine: Some(engine),
+        outstanding: option("iodepth").and_then(|d| d.parse().ok()).or(Some(1)),
+        cpus: Vec::new(),
+        numa_nodes: Vec::new(),
+        waited_for_cpu_ms: None,
+        cpu_waits: None,
+        metrics,
+        targets: targets.into_iter().collect(),
+    };
+    Ok((worker, info))
+}
+
+/// What each direction of a job must hold to be read: counts, bytes, times and rates not
+/// negative; `lat_ns`'s min, mean and max in that order; printed percentiles rising; json+'s
+/// bins keyed by ns with whole counts.
+fn check_job(j: &Value) -> Result<(), String> {
+    for d in DIRECTIONS {
+        let Some(dir) = j.get(d) else { continue };
+        for field in ["total_ios", "io_bytes", "runtime", "iops", "bw_bytes"] {
+            if num(dir, &[field]) < 0.0 {
+                return Err(format!("{d}.{field}: {} is negative", num(dir, &[field])));
+            }
+        }
+        let lat = &dir["lat_ns"];
+        let (min, mean, max) = (num(lat, &["min"]), num(lat, &["mean"]), num(lat, &["max"]));
+        if num(dir, &["total_ios"]) > 0.0 && (min < 0.0 || min > mean || mean > max) {
+            return Err(format!("{d}.lat_ns: min {min}, mean {mean} and max {max} are not in that order"));
+        }
+        for which in ["lat_ns", "clat_ns"] {
+            let Some(dist) = dir.get(which) else { continue };
+            let at = format!("{d}.{which}");
+            if let Some(p) = dist.get("percentile").and_then(Value::as_object) {
+                let mut values: Vec<(f64, f64)> =
+                    p.iter().map(|(k, v)| (k.parse().unwrap_or(f64::NAN), v.as_f64().unwrap_or(f64::NAN))).collect();
+                values.sort_by(|a, b| a.0.total_cmp(&b.0));
+                if values.iter().any(|(k, v)| !(0.0..=100.0).contains(k) || v.is_nan() || *v < 0.0) {
+                    return Err(format!("{at}.percentile: a key is not a percentage or a value is not a time"));
+                }
+                if values.windows(2).any(|w| w[1].1 < w[0].1) {
+                    return Err(format!("{at}.percentile: the values fall as the percentages rise"));
+                }
+            }
+            bins(dist).map_err(|e| format!("{at}.bins: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// json+'s bins of a latency (`clat_ns.bins`: ns -> count) as a histogram, if it has them.
+fn bins(dist: &Value) -> Result<Option<Histogram>, String> {
+    let Some(bins) = dist.get("bins").and_then(Value::as_object) else { return Ok(None) };
+    let mut values = Vec::with_capacity(bins.len());
+    for (ns, count) in bins {
+        let ns = ns.parse::<u64>().map_err(|_| "a key is not a time in ns")?;
+        values.push((ns, count.as_u64().ok_or("a count is not a whole number")?));
+    }
+    Histogram::from_values(values).map(Some)
+}
+
 /// A string field, or "" (fio writes every field it has; a missing one is another tool's file).
 fn text(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
@@ -116,17 +199,6 @@ fn num(v: &Value, path: &[&str]) -> f64 {
 }
 
 /// The job's longest direction's run time (fio's `runtime`, ms), in seconds.
-/// When fio started: its `timestamp_ms` is when it wrote its output, at the end, so the start
-/// is that less its longest job's `elapsed` (seconds, ramp-up included; its runtime where an
-/// older fio gives none). Empty where fio gives no time.
-fn started_at(v: &Value, jobs: &[&Value]) -> String {
-    let Some(end_ms) = v.get("timestamp_ms").and_then(Value::as_u64) else { return String::new() };
-    let elapsed = |j: &&Value| j.get("elapsed").and_then(Value::as_f64).unwrap_or_else(|| runtime_s(j).ceil());
-    let took_ms = (jobs.iter().map(elapsed).fold(0.0, f64::max) * 1000.0) as u64;
-    let start = std::time::UNIX_EPOCH + std::time::Duration::from_millis(end_ms.saturating_sub(took_ms));
-    humantime::format_rfc3339_millis(start).to_string()
-}
-
 fn runtime_s(j: &Value) -> f64 {
     DIRECTIONS.iter().map(|d| num(j, &[d, "runtime"])).fold(0.0, f64::max) / 1000.0
 }
@@ -140,10 +212,11 @@ fn latency(d: &Value) -> (&Value, Option<&Value>) {
 }
 
 /// One direction of some jobs as iogauge's raw counters: counts, bytes, response times, and
-/// json+'s histogram where every job has one.
-fn dir_stats(jobs: &[&Value], d: &str) -> (DirStats, bool) {
+/// json+'s histogram where every job has one. Sums beyond 2^64 are refused.
+fn dir_stats(jobs: &[&Value], d: &str) -> Result<(DirStats, bool), String> {
     let mut s = DirStats { response_min_ns: u64::MAX, ..DirStats::default() };
     let mut binned = true;
+    let add = |a: u64, b: u64, what: &str| a.checked_add(b).ok_or(format!("{d}: the jobs' {what} sum beyond 2^64"));
     for j in jobs {
         let dir = &j[d];
         let n = num(dir, &["total_ios"]) as u64;
@@ -151,17 +224,17 @@ fn dir_stats(jobs: &[&Value], d: &str) -> (DirStats, bool) {
             continue;
         }
         let (lat, dist) = latency(dir);
-        s.ios += n;
-        s.bytes += num(dir, &["io_bytes"]) as u64;
-        s.response_sum_ns += (num(lat, &["mean"]) * n as f64) as u64;
-        s.response_min_ns = s.response_min_ns.min(num(lat, &["min"]) as u64);
-        s.response_max_ns = s.response_max_ns.max(num(lat, &["max"]) as u64);
-        match dist.and_then(|v| v.get("bins")).and_then(Value::as_object) {
-            Some(bins) => {
-                for (ns, count) in bins {
-                    s.histogram.record_n(ns.parse().unwrap_or(0), count.as_u64().unwrap_or(0));
-                }
-            }
+        let (min, max) = (num(lat, &["min"]) as u64, num(lat, &["max"]) as u64);
+        s.ios = add(s.ios, n, "I/Os")?;
+        s.bytes = add(s.bytes, num(dir, &["io_bytes"]) as u64, "bytes")?;
+        // The mean as fio printed it (6 decimals), kept within what its extremes allow.
+        let sum = (num(lat, &["mean"]) * n as f64) as u128;
+        let sum = sum.clamp(u128::from(n) * u128::from(min), u128::from(n) * u128::from(max));
+        s.response_sum_ns = add(s.response_sum_ns, u64::try_from(sum).unwrap_or(u64::MAX), "response times")?;
+        s.response_min_ns = s.response_min_ns.min(min);
+        s.response_max_ns = s.response_max_ns.max(max);
+        match dist.map(bins).transpose()?.flatten() {
+            Some(h) => s.histogram += &h,
             None => binned = false,
         }
     }
@@ -169,12 +242,13 @@ fn dir_stats(jobs: &[&Value], d: &str) -> (DirStats, bool) {
         s.response_min_ns = 0;
     }
     let binned = binned && s.ios > 0;
-    (s, binned)
+    Ok((s, binned))
 }
 
 /// fio's printed percentiles of one direction of one job, as iogauge's keys (`99.000000` is
-/// p99), in ms.
-fn printed_percentiles(j: &Value, d: &str) -> BTreeMap<String, f64> {
+/// p99), in ms, within `(lo, hi)`: the extremes of `lat_ns`, as json+'s are (`clat_ns`'s
+/// percentiles leave out the submission, and can lie under the smallest `lat_ns`).
+fn printed_percentiles(j: &Value, d: &str, (lo, hi): (f64, f64)) -> BTreeMap<String, f64> {
     let Some(p) = latency(&j[d]).1.and_then(|v| v.get("percentile")).and_then(Value::as_object) else {
         return BTreeMap::new();
     };
@@ -182,7 +256,7 @@ fn printed_percentiles(j: &Value, d: &str) -> BTreeMap<String, f64> {
         .iter()
         .filter_map(|(key, q)| {
             let (_, ns) = p.iter().find(|(k, _)| k.parse::<f64>().is_ok_and(|k| (k - q * 100.0).abs() < 1e-6))?;
-            Some((key.to_string(), ns.as_f64()? / 1e6))
+            Some((key.to_string(), (ns.as_f64()? / 1e6).clamp(lo, hi)))
         })
         .collect()
 }
@@ -190,11 +264,11 @@ fn printed_percentiles(j: &Value, d: &str) -> BTreeMap<String, f64> {
 /// The figures of some of a group's jobs (one job, or the whole group), over `secs`: iogauge's
 /// computation from the raw counters, then fio's own rates (fio divides each job's I/Os by
 /// that job's own run time) and percentiles where no histogram was written.
-fn figures(jobs: &[&Value], secs: f64) -> Metrics {
+fn figures(jobs: &[&Value], secs: f64) -> Result<Metrics, String> {
     let mut raw = IoStats::default();
     let mut binned = [false; 3];
     for (k, d) in DIRECTIONS.iter().enumerate() {
-        let (s, b) = dir_stats(jobs, d);
+        let (s, b) = dir_stats(jobs, d)?;
         binned[k] = b;
         *raw.of_mut([Op::Read, Op::Write, Op::Trim][k]) = s;
     }
@@ -209,7 +283,11 @@ fn figures(jobs: &[&Value], secs: f64) -> Metrics {
     (m.mbps, m.mibps) = (m.read_mbps + m.write_mbps, m.read_mibps + m.write_mibps);
     // Without json+'s histogram, percentiles are fio's printed ones: a job's, per direction.
     let one = jobs.len() == 1;
-    let printed = |k: usize, d| if binned[k] || !one { None } else { Some(printed_percentiles(jobs[0], d)) };
+    let printed = |k: usize, d| {
+        let extremes = raw.of([Op::Read, Op::Write, Op::Trim][k]);
+        let within = (extremes.response_min_ns as f64 / 1e6, extremes.response_max_ns as f64 / 1e6);
+        if binned[k] || !one { None } else { Some(printed_percentiles(jobs[0], d, within)) }
+    };
     for (k, (d, slot)) in DIRECTIONS
         .iter()
         .zip([&mut m.read_percentiles_ms, &mut m.write_percentiles_ms, &mut m.trim_percentiles_ms])
@@ -227,7 +305,7 @@ fn figures(jobs: &[&Value], secs: f64) -> Metrics {
             _ => BTreeMap::new(),
         };
     }
-    m
+    Ok(m)
 }
 
 /// A job's file as a target of its worker, with the job's figures.

@@ -2,8 +2,10 @@
 //! `schema`. Compare, report and history take either, and read its workloads alike; other
 //! tools' results (fio's JSON, Iometer's results file) are read as result documents.
 
+mod check;
 mod fio;
 mod iometer;
+mod visible;
 
 use serde::Deserialize;
 
@@ -15,10 +17,10 @@ use crate::targets::{TargetInfo, TargetKind};
 /// Reads a file the user named as a document: a file or a pipe, never a device.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
     let name = path.display();
-    if crate::targets::is_device(path) {
+    if crate::host::files::is_device(path) {
         return Err(input(format!("{name} is a device, not a document: give a JSON file")));
     }
-    crate::targets::inputs::reading(path);
+    crate::host::inputs::reading(path);
     std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))
 }
 
@@ -67,41 +69,55 @@ impl Document {
         out
     }
 
-    /// Parses a document's JSON; `name` (a path or a history id) appears in the error.
+    /// Parses a document (iogauge's JSON, fio's, Iometer's results file); `name` (a path or a
+    /// history id) appears in the error. What is read is bounded ([`check`]): a histogram
+    /// within its layout and the histograms together within [`ROOM_BASE`] and [`ROOM_PER_BYTE`]
+    /// times the text, times, figures and indexes as they must be, each refusal naming the field;
+    /// strings are made printable ([`visible`]). Linear in the text's size.
     pub fn parse(bytes: &[u8], name: &str) -> Result<Document> {
-        #[derive(Deserialize)]
-        struct Head {
-            schema: Option<String>,
+        let room = ROOM_BASE.saturating_add(bytes.len().saturating_mul(ROOM_PER_BYTE));
+        let doc = crate::stats::histogram::with_room(room, || Document::parse_any(bytes, name))?;
+        match &doc {
+            Document::Run(d) => check::run(d, ""),
+            Document::Study(d) => check::study(d),
         }
+        .map_err(|e| input(format!("{name}: {e}")))?;
+        Ok(doc)
+    }
+
+    fn parse_any(bytes: &[u8], name: &str) -> Result<Document> {
         if iometer::is_iometer(bytes) {
             return Ok(Document::Run(Box::new(iometer::result(bytes, name).map_err(input)?)));
         }
+        let text = visible::json(bytes);
         // fio prints notes before its JSON when a job warns: the JSON starts at the first '{'.
-        let json = bytes.iter().position(|&b| b == b'{').map_or(bytes, |i| &bytes[i..]);
+        let json = text.iter().position(|&b| b == b'{').map_or(&text[..], |i| &text[i..]);
         let not = |e: &dyn std::fmt::Display| {
             input(format!(
                 "{name} is not an iogauge result or study document, fio's JSON output or Iometer's results file: {e}"
             ))
         };
-        // fio's `--output-format=json,normal` prints its text after the JSON: the first value.
-        let first = || serde_json::Deserializer::from_slice(json).into_iter::<serde_json::Value>().next();
         // fio writes "fio version" first: iogauge's own documents are not parsed twice.
-        let fio = json.windows(13).take(64).any(|w| w == b"\"fio version\"");
-        if let (true, Some(Ok(v))) = (fio, first()) {
-            return Ok(Document::Run(Box::new(fio::result(&v, name).map_err(input)?)));
+        if json.windows(13).take(64).any(|w| w == b"\"fio version\"") {
+            // fio's `--output-format=json,normal` prints its text after the JSON: the first value.
+            let first = serde_json::Deserializer::from_slice(json).into_iter::<serde_json::Value>().next();
+            if let Some(Ok(v)) = first {
+                return Ok(Document::Run(Box::new(fio::result(&v, name).map_err(input)?)));
+            }
         }
-        let head: Head = serde_json::from_slice(json).map_err(|e| not(&e))?;
-        let head = head.schema.ok_or_else(|| not(&"no `schema` field"))?;
-        let bad = |e: serde_json::Error| input(format!("{name}: not a valid {head} document: {e}"));
-        let schema = head.as_str();
-        if crate::result::READ.contains(&schema) {
-            Ok(Document::Run(serde_json::from_slice(bytes).map_err(bad)?))
-        } else if crate::study::doc::READ.contains(&schema) {
-            Ok(Document::Study(serde_json::from_slice(bytes).map_err(bad)?))
-        } else {
+        let head: Head = serde_json::from_slice(json).map_err(|e| not(&crate::error::unquoted(&e)))?;
+        let schema = head.schema.ok_or_else(|| not(&"no `schema` field"))?;
+        if crate::result::READ.contains(&schema.as_str()) {
+            Ok(Document::Run(typed(json, name, &schema)?))
+        } else if crate::study::doc::READ.contains(&schema.as_str()) {
+            Ok(Document::Study(typed(json, name, &schema)?))
+        } else if schema.starts_with("iogauge.") {
             Err(input(format!(
                 "{name}: unknown schema '{schema}': give iogauge.result/1 or /2, or iogauge.study/1 or /2 documents"
             )))
+        } else {
+            // Not quoted: a file that is none of these may hold anything.
+            Err(not(&"its `schema` is not iogauge's"))
         }
     }
 
@@ -145,31 +161,19 @@ impl Document {
 
     /// The access specifications run, in order, each once.
     pub fn specs(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
         let all = match self {
             Document::Run(d) => d.results.iter().map(|r| r.spec.clone()).collect::<Vec<_>>(),
             Document::Study(d) => d.points.iter().flat_map(|p| p.summary.iter().map(|s| s.spec.clone())).collect(),
         };
-        for s in all {
-            if !out.contains(&s) {
-                out.push(s);
-            }
-        }
-        out
+        once(all)
     }
 
     /// The targets used, in order, each once.
     pub fn targets(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
         let runs = self.runs();
         // A file-system test's target is its directory.
         let dirs = runs.iter().filter_map(|r| Some(r.config.fs.as_ref()?.dir.clone()));
-        for t in runs.iter().flat_map(|r| &r.target_info).map(|t| t.path.clone()).chain(dirs) {
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        }
-        out
+        once(runs.iter().flat_map(|r| &r.target_info).map(|t| t.path.clone()).chain(dirs))
     }
 
     /// Another tool's results it was read from (fio's JSON, Iometer's results file), if any.
@@ -203,6 +207,37 @@ impl Document {
             Document::Study(_) => "study",
         }
     }
+}
+
+/// Names in order, each once (in linear time: a document may name many).
+fn once(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    names.into_iter().filter(|n| seen.insert(n.clone())).collect()
+}
+
+/// What the histograms of a document may take in memory: [`ROOM_BASE`] bytes, and
+/// [`ROOM_PER_BYTE`] for each byte of its text (each non-empty histogram is held whole up to
+/// its last bucket: a real document's take about its own size).
+pub const ROOM_BASE: usize = 64 << 20;
+/// See [`ROOM_BASE`].
+pub const ROOM_PER_BYTE: usize = 32;
+
+/// The one field every iogauge document has.
+#[derive(Deserialize)]
+struct Head {
+    schema: Option<String>,
+}
+
+/// A document of a schema iogauge reads, refused with the path of the field that does not read.
+fn typed<T: serde::de::DeserializeOwned>(json: &[u8], name: &str, schema: &str) -> Result<Box<T>> {
+    let bad = |e: &dyn std::fmt::Display| input(format!("{name}: not a valid {schema} document: {e}"));
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let doc = serde_path_to_error::deserialize(&mut de).map_err(|e| match e.path().to_string().as_str() {
+        "." => bad(e.inner()),
+        path => bad(&format!("{path}: {}", e.inner())),
+    })?;
+    de.end().map_err(|e| bad(&e))?;
+    Ok(Box::new(doc))
 }
 
 /// A target as another tool's results name it: its name, its kind and whether it was opened

@@ -165,7 +165,7 @@ fn coarse_now() -> Duration {
 /// kernel refuses: before 5.14).
 pub fn run_on(ring: &IoUring, cpus: &[u32]) {
     if !cpus.is_empty() {
-        let _ = ring.submitter().register_iowq_aff(&crate::cpu::cpu_set(cpus));
+        let _ = ring.submitter().register_iowq_aff(&crate::host::cpu::cpu_set(cpus));
     }
 }
 

@@ -23,8 +23,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Unreadable;
+use crate::host::sysblock;
 use crate::stats::Op;
-use crate::sysblock;
 
 /// Which I/O engine the workers use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

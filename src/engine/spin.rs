@@ -21,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cpu::CpuWaits;
+use crate::host::cpu::CpuWaits;
 
 /// How long a wait looks before it sleeps: a few wake-ups' cost on a virtual machine.
 const BUDGET: Duration = Duration::from_micros(10);

@@ -11,7 +11,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::config::{StudyConfig, TargetsIn};
-use crate::cpu::CpuShare;
+use crate::host::cpu::CpuShare;
 use crate::result::{ManagerResult, Metrics, ResultDoc, TargetResult, Totals, WorkloadResult};
 use crate::study::doc::StudyDoc;
 

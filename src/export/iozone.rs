@@ -4,8 +4,8 @@
 //! (`--iozone-csv`), and in the report.
 
 use crate::config::FS_TESTS;
-use crate::cpu::MIN_WINDOW_S;
 use crate::format::{grid, thousands};
+use crate::host::cpu::MIN_WINDOW_S;
 use crate::result::FsFigures;
 use crate::study::doc::StudyDoc;
 use crate::study::stats::Spread;

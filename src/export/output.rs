@@ -141,7 +141,7 @@ impl Guard {
                 )));
             }
         }
-        if let Some(read) = here.file.and_then(crate::targets::inputs::read_as) {
+        if let Some(read) = here.file.and_then(crate::host::inputs::read_as) {
             return Err(input(format!(
                 "{flag} {shown} is {}, which this command reads: give another file for the output",
                 read.display()
@@ -278,8 +278,8 @@ impl Output {
     }
 
     /// Writes `bytes` as the whole output (again, replacing it, on a later call). Stdout or a
-    /// pipe whose reader went away takes nothing more, which is said once and is no failure:
-    /// the results are in the history and the other outputs.
+    /// pipe whose reader went away (`| head`) takes nothing more, quietly, as other tools end
+    /// there; no failure: the results are in the history and the other outputs.
     pub fn write(&mut self, bytes: &[u8], what: &str) -> Result<()> {
         let failed = |e: std::io::Error| runtime(format!("writing {what}: {e}"));
         let written = match self {
@@ -288,10 +288,7 @@ impl Output {
             Output::Whole { .. } => return self.stream(what, |w| w.write_all(bytes).map_err(failed)),
         };
         match written {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                reader_gone(what);
-                Ok(())
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             r => r.map_err(failed),
         }
     }
@@ -328,15 +325,6 @@ impl Output {
 /// How many first bytes tell a file of an output directory as one iogauge wrote: a chart's
 /// `<svg xmlns=... class="chart`, not another tool's SVG.
 const KIND_BYTES: usize = 48;
-
-/// Says, once for the process, that an output's reader went away (EPIPE: SIGPIPE is ignored
-/// while a test runs).
-fn reader_gone(what: &str) {
-    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        say!("warning: {what}: its reader went away (a broken pipe); nothing more is written there, the rest is");
-    }
-}
 
 /// A directory of files, each replaced whole through a temporary file beside it.
 pub struct OutputDir(PathBuf, String);

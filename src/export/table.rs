@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use crate::config::Measure;
-use crate::findings;
 use crate::format::{grid, opt_ms, thousands};
+use crate::result::warnings;
 use crate::result::{Detail, Dir, DirFigures, ResultDoc, WorkerResult, WorkloadResult};
 use crate::study::doc::{SteadyRow, StudyDoc, workload_of};
 
@@ -95,7 +95,7 @@ fn set_up(doc: &ResultDoc, out: &mut String) {
         }
         let _ = writeln!(out, "CPU %: the whole host's (Iometer's figure); own %: iogauge's part of it");
         if doc.results.iter().any(|r| !r.cpu_measured()) {
-            let s = crate::cpu::MIN_WINDOW_S;
+            let s = crate::host::cpu::MIN_WINDOW_S;
             let _ = writeln!(out, "-: a window under {s} s, too short for the kernel's 10 ms CPU ticks");
         }
         if r.managers.len() > 1 {
@@ -121,9 +121,9 @@ fn set_up(doc: &ResultDoc, out: &mut String) {
 fn in_flight(doc: &ResultDoc, out: &mut String) {
     for r in &doc.results {
         // An open loop keeps in flight what its rate needs; a closed one should keep all.
-        if let Some(p) = findings::pace(doc, r) {
+        if let Some(p) = warnings::pace(doc, r) {
             let _ = writeln!(out, "{}: {}", r.spec, p.describe());
-        } else if let Some((mean, asked)) = findings::in_flight(r) {
+        } else if let Some((mean, asked)) = warnings::in_flight(r) {
             let psync = r.workers.iter().any(WorkerResult::one_io_at_a_time);
             let why = if psync { ": psync does one I/O at a time per worker" } else { "" };
             let _ = writeln!(out, "{}: {mean:.1} of {asked} I/Os in flight on average (IOPS x avg ms){why}", r.spec);

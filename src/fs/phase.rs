@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::{Duration, SystemTime};
 
 use super::thread::{self, Outcome, Work};
-use crate::cpu::{self, CpuUsage};
+use crate::host::cpu::{self, CpuUsage};
 use crate::result::{FirstError, FsFigures, ManagerResult, Metrics, Totals, WorkerResult, WorkloadResult, errno_text};
 use crate::run::{Observer, Watched, run_threads, timestamp};
 use crate::stats::{IoStats, Op};

@@ -83,7 +83,7 @@ fn open(path: &PathBuf, w: &Work) -> std::io::Result<File> {
 /// stonewall, which the first to finish sets.
 pub(super) fn run(index: usize, w: &Work, lane: Lane, first_done_ns: &AtomicU64) -> Outcome {
     let mut buf = AlignedBuf::new(w.record as usize);
-    crate::data::fill(buf.as_mut_slice(), Content::Random, w.seed);
+    crate::content::fill(buf.as_mut_slice(), Content::Random, w.seed);
     let mut rng = Rng::new(w.seed, index as u64);
     let records = w.file_bytes / w.record;
     let Lane { live, stop, epoch } = lane;

@@ -19,6 +19,9 @@ use crate::spec::{AccessSpec, SpecLine};
 /// reads older ones another way).
 const OLDEST: u64 = 19980521;
 
+/// A file whose first line is not Iometer's: said without quoting it (it may be anything).
+const NOT_ICF: &str = "the first line is not Iometer's version line (Version 1.1.0): not an Iometer configuration";
+
 /// Iometer's name of the specification that does nothing.
 const IDLE: &str = "Idle";
 
@@ -200,12 +203,15 @@ fn test_setup(lines: &mut Lines) -> Result<Setup> {
     }
 }
 
+/// The access specifications; a name given twice is the later one's, in its place (each
+/// name's slot found at once: linear in the file).
 fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>> {
-    let mut specs: Vec<AccessSpec> = Vec::new();
+    let mut specs: Vec<Option<AccessSpec>> = Vec::new();
+    let mut slot: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     loop {
         let key = lines.key("an access specification or 'END access specifications")?;
         if is(key, "'END access specifications") {
-            return Ok(specs);
+            return Ok(specs.into_iter().flatten().collect());
         }
         if !is(key, "'Access specification name,default assignment") {
             return Err(lines.err(format!("unknown key {key} among the access specifications")));
@@ -239,8 +245,10 @@ fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>> {
             });
         }
         spec.validate().map_err(|e| lines.err(e))?;
-        specs.retain(|s| s.name != spec.name);
-        specs.push(spec);
+        if let Some(earlier) = slot.insert(spec.name.clone(), specs.len()) {
+            specs[earlier] = None;
+        }
+        specs.push(Some(spec));
     }
 }
 
@@ -414,7 +422,7 @@ fn steps(c: Cycling, end: u32, what: &str) -> Result<Steps> {
 pub fn spec_library(text: &str, name: &str) -> Result<Vec<AccessSpec>> {
     let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };
     let first = lines.next().unwrap_or("");
-    version(first).ok_or_else(|| lines.err(format!("\"{first}\": expected Iometer's version line")))?;
+    version(first).ok_or_else(|| lines.err(NOT_ICF))?;
     while let Some(l) = lines.next() {
         if l.to_ascii_uppercase().starts_with("'ACCESS SPECIFICATIONS") {
             return access_specs(&mut lines);
@@ -429,7 +437,7 @@ pub fn spec_library(text: &str, name: &str) -> Result<Vec<AccessSpec>> {
 pub fn parse(text: &str, name: &str, import: &Import) -> Result<(Job, Vec<String>)> {
     let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };
     let first = lines.next().unwrap_or("");
-    let v = version(first).ok_or_else(|| lines.err(format!("\"{first}\": expected Iometer's version line")))?;
+    let v = version(first).ok_or_else(|| lines.err(NOT_ICF))?;
     if v < OLDEST {
         return Err(lines.err(format!("{first}: Iometer configurations older than 1998.05.21 are not read")));
     }

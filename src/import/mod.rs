@@ -27,10 +27,10 @@ pub fn read_text(path: &Path, regular: bool) -> crate::error::Result<String> {
     if meta.is_dir() {
         return Err(input("a directory: give a job file"));
     }
-    if crate::targets::is_device(path) {
+    if crate::host::files::is_device(path) {
         return Err(input("a device: give a job file"));
     }
-    crate::targets::inputs::reading(path);
+    crate::host::inputs::reading(path);
     let mut bytes = Vec::new();
     let f = std::fs::File::open(path).map_err(why)?;
     f.take(MAX_JOB_BYTES + 1).read_to_end(&mut bytes).map_err(why)?;

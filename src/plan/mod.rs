@@ -10,14 +10,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{Replay, Test, TestSettings, Worker, Workload};
-use crate::cpu_groups::WorkerGroups;
-use crate::cpu_latency;
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
+use crate::host::cpu_groups::WorkerGroups;
+use crate::host::cpu_latency;
+use crate::host::placement;
 use crate::managers::{self, Group, Manager};
 use crate::net::TargetName;
-use crate::placement;
 use crate::result::ManagerInfo;
 use crate::spec::AccessSpec;
 use crate::targets::{self, TargetInfo, TargetKind, fit, safety};
@@ -288,10 +288,10 @@ fn create(mut p: Checked) -> Result<Checked> {
     // First: a host that refuses the hold is refused before anything is created.
     p.cpus_awake = p.share.settings.cpu_latency.map(cpu_latency::Hold::new).transpose()?;
     // Before the workers start: they take this thread's nice value with them.
-    p.share.settings.nice.map(crate::session::nice).transpose()?;
+    p.share.settings.nice.map(crate::host::session::nice).transpose()?;
     // Where the kernel groups the test's CPU time, each worker in a group of its own: in one,
     // workers on io-wq keep other groups off the CPUs (cpu_groups.rs).
-    if crate::session::autogroup() != "off" {
+    if crate::host::session::autogroup() != "off" {
         p.worker_groups = WorkerGroups::make(p.share.workers.len(), p.share.settings.nice.unwrap_or(0));
     }
     let s = &p.share.settings;
@@ -421,7 +421,7 @@ fn check(share: Share) -> Result<Checked> {
             }
         }
     }
-    check_resources(&share)?;
+    check_resources(&share, &targets)?;
     let replays = share
         .workers
         .iter()
@@ -522,9 +522,10 @@ fn launcher_binding(share: &Share) -> Option<String> {
     })
 }
 
-/// Checks that this manager can make its workers' threads and their I/O buffers before it
-/// tries: a test too large for the machine is one clear line, not a failed allocation.
-fn check_resources(share: &Share) -> Result<()> {
+/// Checks that this manager can make its workers' threads, their I/O buffers and random maps
+/// before it tries: a test too large for the machine is one clear line, not a failed
+/// allocation.
+fn check_resources(share: &Share, targets: &[TargetInfo]) -> Result<()> {
     let n = share.workers.len() as u64;
     // Half of what is left: io_uring's kernel workers count against the same limits.
     if let Some(left) = host::threads_left().map(|t| t / 2).filter(|&t| n > t) {
@@ -534,7 +535,7 @@ fn check_resources(share: &Share) -> Result<()> {
     }
     // Per worker on real targets, as the worker allocates them: a buffer per slot for reads
     // (and verified writes), and one write buffer with its 1 MiB window.
-    let mut bytes: u64 = 0;
+    let (mut bytes, mut maps) = (0u64, 0u64);
     for run in &share.workloads {
         let need: u64 = share
             .workers
@@ -546,16 +547,35 @@ fn check_resources(share: &Share) -> Result<()> {
                 slots.saturating_mul(spec.max_transfer()).saturating_add(spec.max_transfer() + (1 << 20))
             })
             .fold(0, u64::saturating_add);
-        bytes = bytes.max(need);
+        let mapped = share.workers.iter().zip(&run.specs).map(|(w, spec)| random_maps(w, spec, targets));
+        let mapped = mapped.fold(0, u64::saturating_add);
+        (bytes, maps) = (bytes.max(need.saturating_add(mapped)), maps.max(mapped));
     }
     if let Some(free) = host::memory_available().filter(|&m| bytes > m / 10 * 8) {
+        let what = if maps > 0 { "I/O buffers and random maps" } else { "I/O buffers" };
+        let maps = match maps {
+            0 => String::new(),
+            m => format!(" (the random maps {}: leave random_map out, or give smaller working sets)", human_size(m)),
+        };
         return Err(input(format!(
-            "the workers' I/O buffers need {}, more than the {} of memory available: give fewer outstanding I/Os, targets or workers",
+            "the workers' {what} need {}, more than the {} of memory available{maps}: give fewer outstanding I/Os, \
+             targets or workers",
             human_size(bytes),
             human_size(free)
         )));
     }
     Ok(())
+}
+
+/// The bytes of a worker's random maps for `spec` over its targets (none without
+/// `random_map`).
+fn random_maps(w: &Worker, spec: &AccessSpec, targets: &[TargetInfo]) -> u64 {
+    let map = |t: &TargetName| {
+        let info = find(targets, t);
+        let size = fit::working_set(info, w).map_or(0, |(_, size)| size);
+        crate::spec::random_map::random_map_bytes(spec, size, info.logical_block)
+    };
+    if spec.random_map { w.targets.iter().map(map).fold(0, u64::saturating_add) } else { 0 }
 }
 
 fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {

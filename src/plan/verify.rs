@@ -96,7 +96,7 @@ fn common_block(workers: &[Worker], runs: &[Workload]) -> Result<u64> {
     for r in runs {
         for (w, s) in workers.iter().zip(&r.specs).filter(|(w, _)| real(w)) {
             for l in s.lines.iter().filter(|l| l.share > 0) {
-                b = gcd(b, gcd(l.size, l.align.unwrap_or(l.size)));
+                b = gcd(b, gcd(gcd(l.size, l.largest()), l.align.unwrap_or(l.size)));
                 b = gcd(b, l.skip.unsigned_abs());
             }
             b = gcd(b, w.offset);

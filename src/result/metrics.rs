@@ -277,3 +277,100 @@ impl Metrics {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads of 150, 200 and 600 µs (4 KiB), a write of 1 ms (1 MiB), a trim of 2 ms (1 MiB
+    /// given back), a flush of 100 µs; a failed read, two short writes; over 2 s.
+    fn known() -> IoStats {
+        let mut raw = IoStats::default();
+        [150_000, 200_000, 600_000].into_iter().for_each(|ns| raw.read.record(4096, ns));
+        raw.write.record(1 << 20, 1_000_000);
+        raw.trim.record(1 << 20, 2_000_000);
+        raw.flush.record(0, 100_000);
+        raw.record_error(Op::Read, libc::EIO);
+        raw.record_error(Op::Write, 0);
+        raw.record_error(Op::Write, 0);
+        raw
+    }
+
+    /// Every count, rate and response time of a known set of I/Os, worked out by hand.
+    #[test]
+    fn every_figure_of_a_known_set() {
+        let m = Metrics::new(&known(), 2.0);
+        let (r, w, t) = (12288.0, 1048576.0, 1048576.0);
+        assert_eq!((m.ios, m.read_ios, m.write_ios, m.trim_ios, m.flush_ios), (6, 3, 1, 1, 1));
+        assert_eq!((m.bytes, m.read_bytes, m.write_bytes, m.trim_bytes), (12288 + 1048576, 12288, 1048576, 1048576));
+        assert_eq!((m.iops, m.read_iops, m.write_iops, m.trim_iops, m.flush_iops), (3.0, 1.5, 0.5, 0.5, 0.5));
+        assert_eq!((m.mbps, m.read_mbps, m.write_mbps, m.trim_mbps), ((r + w) / 2e6, r / 2e6, w / 2e6, t / 2e6));
+        let mib = 2.0 * 1048576.0;
+        assert_eq!((m.mibps, m.read_mibps, m.write_mibps, m.trim_mibps), ((r + w) / mib, r / mib, w / mib, t / mib));
+        assert_eq!(m.avg_response_ms, Some(4_050_000.0 / 6.0 / 1e6));
+        let avgs = (m.avg_read_response_ms, m.avg_write_response_ms, m.avg_trim_response_ms, m.avg_flush_response_ms);
+        assert_eq!(avgs, (Some(950_000.0 / 3.0 / 1e6), Some(1.0), Some(2.0), Some(0.1)));
+        assert_eq!((m.min_response_ms, m.max_response_ms), (Some(0.1), Some(2.0)));
+        let maxima = (m.max_read_response_ms, m.max_write_response_ms, m.max_trim_response_ms, m.max_flush_response_ms);
+        assert_eq!(maxima, (Some(0.6), Some(1.0), Some(2.0), Some(0.1)));
+        assert_eq!((m.errors, m.read_errors, m.write_errors, m.trim_errors, m.flush_errors), (3, 1, 2, 0, 0));
+        let kinds: Vec<(i32, &str, u64)> = m.error_kinds.iter().map(|k| (k.errno, k.text.as_str(), k.count)).collect();
+        assert_eq!(kinds, [(0, "short transfer", 2), (libc::EIO, "Input/output error (os error 5)", 1)]);
+        assert_eq!(m.raw, known());
+        // Nothing over no time: no rate, no division by zero.
+        let none = Metrics::new(&IoStats::default(), 0.0);
+        assert_eq!((none.iops, none.mbps, none.avg_response_ms, none.max_response_ms), (0.0, 0.0, None, None));
+        assert!(none.percentiles_ms.is_empty());
+    }
+
+    /// Percentiles are the histogram's, clamped to the direction's own fastest and slowest: a
+    /// bucket's midpoint lies above the write's one response (1 ms) and below the flush's
+    /// (100 µs), each then its sample exactly; the slowest read's above it.
+    #[test]
+    fn percentiles_are_clamped_to_each_directions_extremes() {
+        let m = Metrics::new(&known(), 2.0);
+        let keys: Vec<&str> = PERCENTILES.iter().map(|p| p.0).collect();
+        for (p, v) in [(&m.write_percentiles_ms, 1.0), (&m.flush_percentiles_ms, 0.1), (&m.trim_percentiles_ms, 2.0)] {
+            assert_eq!(p.keys().map(String::as_str).collect::<Vec<_>>(), keys);
+            assert!(p.values().all(|&x| x == v), "{p:?}: all {v}");
+        }
+        assert_eq!(m.read_percentiles_ms["p99.999"], 0.6, "the slowest read, not its bucket's midpoint");
+        assert!((m.read_percentiles_ms["p50"] - 0.2).abs() <= 0.2 / 128.0, "{:?}", m.read_percentiles_ms);
+        assert_eq!(m.percentiles_ms["p99.999"], 2.0);
+        assert!(Metrics::new(&IoStats::default(), 1.0).read_percentiles_ms.is_empty());
+    }
+
+    /// A table's rows under the totals: every operation there is, unless the one is reads or
+    /// writes alone; each row's figures are its own operation's.
+    #[test]
+    fn the_operations_and_their_figures() {
+        let m = Metrics::new(&known(), 2.0);
+        assert_eq!(m.ops(), Op::ALL);
+        let mut reads = IoStats::default();
+        reads.read.record(4096, 1000);
+        assert_eq!(Metrics::new(&reads, 1.0).ops(), []);
+        let mut trims = IoStats::default();
+        trims.trim.record(4096, 1000);
+        assert_eq!(Metrics::new(&trims, 1.0).ops(), [Op::Trim]);
+        for (d, iops, errors) in [(Dir::All, 3.0, 3), (Dir::Only(Op::Read), 1.5, 1), (Dir::Only(Op::Write), 0.5, 2)] {
+            let f = m.of(d);
+            assert_eq!((f.iops, f.errors), (iops, errors));
+        }
+        let w = m.of(Dir::Only(Op::Write));
+        assert_eq!(
+            (w.mbps, w.mibps, w.avg_response_ms, w.max_response_ms),
+            (m.write_mbps, m.write_mibps, Some(1.0), Some(1.0))
+        );
+        let t = m.of(Dir::Only(Op::Trim));
+        assert_eq!(
+            (t.iops, t.mbps, t.max_response_ms, t.percentiles_ms),
+            (0.5, m.trim_mbps, Some(2.0), &m.trim_percentiles_ms)
+        );
+        let f = m.of(Dir::Only(Op::Flush));
+        assert_eq!(
+            (f.iops, f.mbps, f.avg_response_ms, f.percentiles_ms),
+            (0.5, 0.0, Some(0.1), &m.flush_percentiles_ms)
+        );
+        assert!(errno_text(libc::ETIMEDOUT).contains("io_timeout"));
+    }
+}

@@ -9,15 +9,16 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Job;
-use crate::cpu::CpuUsage;
 use crate::error::Unreadable;
 use crate::host::HostInfo;
+use crate::host::cpu::CpuUsage;
 use crate::stats::{Histogram, IoStats, Op};
 use crate::targets::TargetInfo;
 use crate::verify::block::VerifyResult;
 
 mod metrics;
 mod series;
+pub(crate) mod warnings;
 
 use metrics::ms;
 pub use metrics::{Dir, DirFigures, ErrorKind, Metrics, errno_text, percentiles_of};
@@ -386,9 +387,9 @@ impl std::str::FromStr for Detail {
 
 impl WorkloadResult {
     /// Whether the recorded window is long enough for CPU figures
-    /// ([`crate::cpu::MIN_WINDOW_S`]).
+    /// ([`crate::host::cpu::MIN_WINDOW_S`]).
     pub fn cpu_measured(&self) -> bool {
-        self.duration_s >= crate::cpu::MIN_WINDOW_S
+        self.duration_s >= crate::host::cpu::MIN_WINDOW_S
     }
 
     /// A result table's CPU %, own % and IOPS/CPU%: `-` each over a window too short for them.

@@ -3,8 +3,8 @@
 //! workers measured. A response time holds the device's time and the host's (the tool's loop,
 //! thread hand-overs, a woken CPU); the kernel's counts hold the first alone.
 
+use crate::host::sysblock;
 use crate::result::DeviceTime;
-use crate::sysblock;
 
 /// A block device's counters at one instant: reads, writes and discards together.
 #[derive(Debug, Clone, Copy)]

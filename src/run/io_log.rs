@@ -1,17 +1,24 @@
-//! The writers of `--log-dir`: each worker's completions as fio writes its logs
-//! (`write_lat_log`, `write_bw_log`, `write_iops_log`), so fio's plotting tools read them.
-//! Lines are `time_ms, value, ddir, bs, offset` (ddir 0 read, 1 write, 2 trim; flushes are
-//! not logged, as fio logs no syncs): with `--log-avg 0`
-//! one per I/O (value: its latency in ns, 1 I/O, its KiB/s = bs / latency), else one per
-//! direction and window (the mean latency, I/Os per second, KiB/s; bs and offset 0), times
-//! from the start of recording. Each file is written beside its name and renamed when whole.
+//! The writers of `--log-dir` and `--iolog`. Each worker's completions as fio writes its logs
+//! (`write_lat_log`, `write_bw_log`, `write_iops_log`), so fio's plotting tools read them:
+//! lines are fio 3's `time_ms, value, ddir, bs, offset, prio` (`log_offsets`, fio's
+//! `log_offset=1`) or `time_ms, value, ddir, bs, prio` (ddir 0 read, 1 write, 2 trim; flushes
+//! are not logged, as fio logs no syncs; the priority 0), with `--log-avg 0` one per I/O
+//! (value: its latency in ns, 1 I/O, its KiB/s = bs / latency), else one per direction and
+//! window (the mean latency, I/Os per second, KiB/s; bs and offset 0), times from the start of
+//! recording. Each file is written beside its name and renamed when whole; with `log_name`,
+//! every worker's files are then gathered into one of each kind (fio's `per_job_logs=0`).
+//! And every I/O issued as fio's iolog v3 (`write_iolog`): each worker's in the order issued,
+//! then every worker's merged by time into one file at the end of the test.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use crate::error::{Result, runtime};
 use crate::stats::Op;
@@ -22,29 +29,42 @@ use crate::worker::io_log::{Entry, LogChunks};
 /// times an I/O from submission: fio's lat; it has no separate submission latency).
 const KINDS: [&str; 4] = ["lat", "clat", "bw", "iops"];
 
+/// What a worker's writer writes.
+pub(super) struct Outputs {
+    /// fio's logs: the directory, the file names' stem and workload number, ms per window
+    /// (0: a line per I/O), and whether lines give offsets.
+    pub(super) logs: Option<(PathBuf, String, usize, u64, bool)>,
+    /// The worker's part of the test's iolog: its file, its targets' paths, and when the test
+    /// started (the iolog's times count from it).
+    pub(super) iolog: Option<(PathBuf, Vec<String>, Instant)>,
+}
+
 /// One open log file per kind, each beside its final name until it is whole.
 struct Files {
     out: Vec<(BufWriter<File>, PathBuf, PathBuf)>,
+    offsets: bool,
 }
 
 impl Files {
-    fn create(dir: &Path, stem: &str, number: usize) -> std::io::Result<Files> {
+    fn create(dir: &Path, stem: &str, number: usize, offsets: bool) -> std::io::Result<Files> {
         let out = KINDS
             .iter()
             .map(|k| {
-                let name = format!("{stem}_{k}.{number}.log");
-                let path = dir.join(&name);
-                let tmp = dir.join(format!(".{name}.iogauge-{}.tmp", std::process::id()));
+                let path = dir.join(log_name(stem, k, number));
+                let tmp = beside(&path);
                 Ok((BufWriter::new(File::create(&tmp)?), tmp, path))
             })
             .collect::<std::io::Result<_>>()?;
-        Ok(Files { out })
+        Ok(Files { out, offsets })
     }
 
     /// One line in every file: its value of `values` (lat, clat, bw, iops).
     fn line(&mut self, ms: u64, values: [u64; 4], op: Op, bs: u32, offset: u64) -> std::io::Result<()> {
         for ((f, _, _), v) in self.out.iter_mut().zip(values) {
-            writeln!(f, "{ms}, {v}, {}, {bs}, {offset}", op as u8)?;
+            match self.offsets {
+                true => writeln!(f, "{ms}, {v}, {}, {bs}, {offset}, 0", op as u8)?,
+                false => writeln!(f, "{ms}, {v}, {}, {bs}, 0", op as u8)?,
+            }
         }
         Ok(())
     }
@@ -58,6 +78,17 @@ impl Files {
     }
 }
 
+/// A log's file name, as fio names a job's: `STEM_KIND.NUMBER.log`.
+fn log_name(stem: &str, kind: &str, number: usize) -> String {
+    format!("{stem}_{kind}.{number}.log")
+}
+
+/// Where a file is written before it is whole: beside `path`, hidden.
+fn beside(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().to_string());
+    path.with_file_name(format!(".{name}.iogauge-{}.tmp", std::process::id()))
+}
+
 /// The operations logged, by fio's ddir (its index here).
 const LOGGED: [Op; 3] = [Op::Read, Op::Write, Op::Trim];
 
@@ -69,76 +100,223 @@ struct Window {
     response_ns: u64,
 }
 
-/// Writes one worker's log from its chunks until the worker is done; the error, if any, names
-/// the file.
-fn write(chunks: LogChunks, dir: &Path, stem: &str, number: usize, avg_ns: u64, ctl: &Control) -> Result<()> {
-    let fail = |e: std::io::Error| runtime(format!("writing the I/O log {}: {e}", dir.join(stem).display()));
-    let mut files = Files::create(dir, stem, number).map_err(fail)?;
-    let (mut window, mut sums) = (0u64, [Window::default(); 3]);
-    // A window's line: its mean latency, I/Os and KiB per second, at its end.
-    let flush = |files: &mut Files, window: u64, sums: &mut [Window; 3]| -> std::io::Result<()> {
-        let secs = avg_ns as f64 / 1e9;
-        for (dir, w) in sums.iter().enumerate().filter(|(_, w)| w.ios > 0) {
+/// One worker's fio logs, fed completion by completion.
+struct Logs {
+    files: Files,
+    avg_ns: u64,
+    window: u64,
+    sums: [Window; 3],
+}
+
+impl Logs {
+    fn entry(&mut self, e: &Entry) -> std::io::Result<()> {
+        let Entry { at_ns, response_ns, offset, len, op, .. } = *e;
+        if op == Op::Flush {
+            return Ok(());
+        }
+        if self.avg_ns == 0 {
+            let kib_per_s = len as u64 * 1_000_000_000 / 1024 / response_ns.max(1);
+            return self.files.line(at_ns / 1_000_000, [response_ns, response_ns, kib_per_s, 1], op, len, offset);
+        }
+        while at_ns / self.avg_ns > self.window {
+            self.flush()?;
+        }
+        let w = &mut self.sums[op as usize];
+        (w.ios, w.bytes, w.response_ns) = (w.ios + 1, w.bytes + len as u64, w.response_ns + response_ns);
+        Ok(())
+    }
+
+    /// The current window's lines: its mean latency, I/Os and KiB per second, at its end.
+    fn flush(&mut self) -> std::io::Result<()> {
+        let secs = self.avg_ns as f64 / 1e9;
+        for (dir, w) in self.sums.iter().enumerate().filter(|(_, w)| w.ios > 0) {
             let lat = w.response_ns / w.ios;
             let values = [lat, lat, (w.bytes as f64 / 1024.0 / secs) as u64, (w.ios as f64 / secs).round() as u64];
-            files.line((window + 1) * avg_ns / 1_000_000, values, LOGGED[dir], 0, 0)?;
+            self.files.line((self.window + 1) * self.avg_ns / 1_000_000, values, LOGGED[dir], 0, 0)?;
         }
-        *sums = [Window::default(); 3];
+        (self.sums, self.window) = ([Window::default(); 3], self.window + 1);
         Ok(())
+    }
+
+    /// The windows to the end of recording (known once the worker is done; a test that ends
+    /// on a count ends at its last completion); one cut short is left out, as its rate would
+    /// read low.
+    fn finish(mut self, ctl: &Control, last_ns: u64) -> std::io::Result<()> {
+        if self.avg_ns > 0 {
+            let (start, end) = (ctl.record_start_ns.load(Relaxed), ctl.record_end_ns.load(Relaxed));
+            let recorded = if end == u64::MAX { last_ns } else { end.saturating_sub(start) };
+            while (self.window + 1) * self.avg_ns <= recorded {
+                self.flush()?;
+            }
+        }
+        self.files.finish()
+    }
+}
+
+/// Completions in flight at once beyond which one still waited for is written out of order:
+/// an I/O that stays in flight while this many others complete after it was issued.
+const REORDER: usize = 1 << 16;
+
+/// An I/O not yet written to the iolog: its issue time, its arrival (ties in the order
+/// completed), offset, bytes, target and operation.
+type Pending = (u64, u64, u64, u32, u16, u8);
+
+/// One worker's part of the iolog: its I/Os in the order issued (by their issue times, from
+/// completions at most [`REORDER`] apart), times in µs from the test's start.
+struct Iolog {
+    out: BufWriter<File>,
+    targets: Vec<String>,
+    /// ns from the test's start to this workload's start of recording (set with the first
+    /// completion: the epoch is set before any).
+    base_ns: Option<u64>,
+    started: Instant,
+    pending: BinaryHeap<Reverse<Pending>>,
+    seen: u64,
+}
+
+impl Iolog {
+    fn entry(&mut self, e: &Entry, ctl: &Control) -> std::io::Result<()> {
+        let base = *self.base_ns.get_or_insert_with(|| {
+            let epoch = ctl.epoch.get().map_or(0, |t| t.duration_since(self.started).as_nanos() as u64);
+            epoch + ctl.record_start_ns.load(Relaxed)
+        });
+        let issued = (base + e.at_ns).saturating_sub(e.response_ns);
+        self.pending.push(Reverse((issued, self.seen, e.offset, e.len, e.target, e.op as u8)));
+        self.seen += 1;
+        while self.pending.len() > REORDER {
+            self.write_first()?;
+        }
+        Ok(())
+    }
+
+    /// The first I/O issued of those waiting, as fio's `log_io_u` writes one.
+    fn write_first(&mut self) -> std::io::Result<()> {
+        let Some(Reverse((issued, _, offset, len, target, op))) = self.pending.pop() else { return Ok(()) };
+        let action = ["read", "write", "trim", "sync"][op as usize];
+        let file = &self.targets[target as usize];
+        writeln!(self.out, "{} {file} {action} {offset} {len}", issued / 1000)
+    }
+
+    fn finish(mut self) -> std::io::Result<()> {
+        while !self.pending.is_empty() {
+            self.write_first()?;
+        }
+        self.out.into_inner().map_err(|e| e.into_error())?.sync_all()
+    }
+}
+
+/// Writes one worker's logs from its chunks until the worker is done; the error, if any, names
+/// the file.
+fn write(chunks: LogChunks, out: Outputs, ctl: &Control) -> Result<()> {
+    let named = match (&out.logs, &out.iolog) {
+        (Some((dir, stem, ..)), _) => dir.join(stem),
+        (None, Some((part, ..))) => part.clone(),
+        (None, None) => PathBuf::new(),
+    };
+    let fail = |e: std::io::Error| runtime(format!("writing the I/O log {}: {e}", named.display()));
+    let mut logs = match out.logs {
+        Some((dir, stem, number, avg_ns, offsets)) => {
+            let files = Files::create(&dir, &stem, number, offsets).map_err(fail)?;
+            Some(Logs { files, avg_ns, window: 0, sums: [Window::default(); 3] })
+        }
+        None => None,
+    };
+    let mut iolog = match out.iolog {
+        Some((part, targets, started)) => {
+            let out = BufWriter::new(File::create(&part).map_err(fail)?);
+            Some(Iolog { out, targets, base_ns: None, started, pending: BinaryHeap::new(), seen: 0 })
+        }
+        None => None,
     };
     let mut last_ns = 0;
     for chunk in chunks.full.iter() {
         for e in &chunk {
             last_ns = e.at_ns;
-            let Entry { at_ns, response_ns, offset, len, op } = *e;
-            if op == Op::Flush {
-                continue;
+            if let Some(l) = &mut logs {
+                l.entry(e).map_err(fail)?;
             }
-            if avg_ns == 0 {
-                let kib_per_s = len as u64 * 1_000_000_000 / 1024 / response_ns.max(1);
-                files
-                    .line(at_ns / 1_000_000, [response_ns, response_ns, kib_per_s, 1], op, len, offset)
-                    .map_err(fail)?;
-                continue;
+            if let Some(l) = &mut iolog {
+                l.entry(e, ctl).map_err(fail)?;
             }
-            while at_ns / avg_ns > window {
-                flush(&mut files, window, &mut sums).map_err(fail)?;
-                window += 1;
-            }
-            let w = &mut sums[op as usize];
-            (w.ios, w.bytes, w.response_ns) = (w.ios + 1, w.bytes + len as u64, w.response_ns + response_ns);
         }
         let mut chunk = chunk;
         chunk.clear();
         let _ = chunks.spare.try_send(chunk);
     }
-    // The windows to the end of recording (known once the worker is done; a test that ends
-    // on a count ends at its last completion); one cut short is left out, as its rate would
-    // read low.
-    if avg_ns > 0 {
-        let (start, end) = (ctl.record_start_ns.load(Relaxed), ctl.record_end_ns.load(Relaxed));
-        let recorded = if end == u64::MAX { last_ns } else { end.saturating_sub(start) };
-        while (window + 1) * avg_ns <= recorded {
-            flush(&mut files, window, &mut sums).map_err(fail)?;
-            window += 1;
-        }
+    if let Some(l) = logs {
+        l.finish(ctl, last_ns).map_err(fail)?;
     }
-    files.finish().map_err(fail)
+    iolog.map_or(Ok(()), Iolog::finish).map_err(fail)
 }
 
-/// Starts the writer of a worker's log in workload `number` (from 1), named as fio names a
-/// job's: `DIR/NAME_{lat,clat,bw,iops}.NUMBER.log`, the worker's name with spaces and slashes
-/// made `_`.
-pub(super) fn start(
-    chunks: LogChunks,
-    dir: PathBuf,
-    worker: &str,
-    number: usize,
-    avg_ns: u64,
-    ctl: Arc<Control>,
-) -> std::io::Result<JoinHandle<Result<()>>> {
-    let stem: String = worker.chars().map(|c| if c.is_whitespace() || c == '/' { '_' } else { c }).collect();
-    std::thread::Builder::new()
-        .name("iogauge-log".into())
-        .spawn(move || write(chunks, &dir, &stem, number, avg_ns, &ctl))
+/// Starts the writer of a worker's logs (fio's, named by the worker's name with spaces and
+/// slashes made `_` and the workload's number from 1, `DIR/NAME_{lat,clat,bw,iops}.N.log`;
+/// and its part of the iolog).
+pub(super) fn start(chunks: LogChunks, out: Outputs, ctl: Arc<Control>) -> std::io::Result<JoinHandle<Result<()>>> {
+    std::thread::Builder::new().name("iogauge-log".into()).spawn(move || write(chunks, out, &ctl))
+}
+
+/// A worker's name as a log file's stem: spaces and slashes made `_`.
+pub(super) fn stem(worker: &str) -> String {
+    worker.chars().map(|c| if c.is_whitespace() || c == '/' { '_' } else { c }).collect()
+}
+
+/// Gathers workload `number`'s log files of every worker (`stems`, in order) into one of each
+/// kind, `DIR/NAME_KIND.log` (fio's `per_job_logs=0`): made afresh by the first workload,
+/// the next ones' appended.
+pub(super) fn gather(dir: &Path, name: &str, stems: &[String], number: usize) -> std::io::Result<()> {
+    for kind in KINDS {
+        let path = dir.join(format!("{name}_{kind}.log"));
+        let mut all = std::fs::OpenOptions::new()
+            .create(true)
+            .append(number > 1)
+            .write(true)
+            .truncate(number == 1)
+            .open(&path)?;
+        for stem in stems {
+            let part = dir.join(log_name(stem, kind, number));
+            std::io::copy(&mut File::open(&part)?, &mut all)?;
+            std::fs::remove_file(part)?;
+        }
+    }
+    Ok(())
+}
+
+/// The test's iolog at `path` from every worker's `parts` (each in the order issued) merged by
+/// time: fio's version line, each target added and opened, every I/O, each target closed.
+pub(super) fn merge_iolog(path: &Path, parts: &[PathBuf], targets: &[String]) -> std::io::Result<()> {
+    let tmp = beside(path);
+    let mut out = BufWriter::new(File::create(&tmp)?);
+    writeln!(out, "fio version 3 iolog")?;
+    for action in ["add", "open"] {
+        for t in targets {
+            writeln!(out, "0 {t} {action}")?;
+        }
+    }
+    let mut lines: Vec<std::io::Lines<BufReader<File>>> =
+        parts.iter().map(|p| Ok(BufReader::new(File::open(p)?).lines())).collect::<std::io::Result<_>>()?;
+    // The next line of each part, by its time: the earliest written first.
+    let time = |l: &str| l.split(' ').next().and_then(|t| t.parse::<u64>().ok()).unwrap_or(0);
+    let mut next = BinaryHeap::new();
+    for (i, part) in lines.iter_mut().enumerate() {
+        if let Some(l) = part.next().transpose()? {
+            next.push(Reverse((time(&l), i, l)));
+        }
+    }
+    let mut last = 0;
+    while let Some(Reverse((t, i, l))) = next.pop() {
+        writeln!(out, "{l}")?;
+        last = t;
+        if let Some(l) = lines[i].next().transpose()? {
+            next.push(Reverse((time(&l), i, l)));
+        }
+    }
+    for t in targets {
+        writeln!(out, "{last} {t} close")?;
+    }
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    for p in parts {
+        std::fs::remove_file(p)?;
+    }
+    std::fs::rename(tmp, path)
 }

@@ -56,8 +56,10 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         .verify_block()
         .map(|block| Verification::new(block, prep.targets(), prep.plans(), prep.share().settings.journal.clone()));
     let mut failed = None;
+    let mut iolog = Vec::new();
     for r in 0..prep.plans().len() {
-        let mine = run_workload(prep, group, r, observer, verification.as_mut());
+        let logs = LogRun { started: t0, iolog_parts: &mut iolog };
+        let mine = run_workload(prep, group, r, observer, verification.as_mut(), logs);
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = (!settings.counted()).then_some(settings.sync_timeout);
         let parts = match managers::agree(group, mine, "the end of the run", timeout) {
@@ -81,6 +83,12 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
             break;
         }
     }
+    if let Some(path) = &settings.iolog {
+        // A log that fails is said, and the results are kept: they do not depend on it.
+        if let Err(e) = io_log::merge_iolog(path, &iolog, &iolog_targets(prep)) {
+            say!("warning: writing the iolog {}: {e}", path.display());
+        }
+    }
     if results.is_empty() {
         // Nothing was measured: nothing to write or save.
         return Err(Error::Stopped);
@@ -101,7 +109,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         managers: prep.managers().to_vec(),
         read_from: None,
     };
-    doc.warnings.extend(crate::findings::warnings(&doc));
+    doc.warnings.extend(crate::result::warnings::warnings(&doc));
     Ok(Tested { doc, maps: verification.map_or_else(Vec::new, |v| v.maps()) })
 }
 
@@ -153,6 +161,26 @@ pub fn held_targets() -> Vec<String> {
     held
 }
 
+/// Every target of this manager's workers once, in the order the workers name them: the files
+/// of the test's iolog.
+fn iolog_targets(prep: &Prepared) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for ws in prep.plans().iter().flatten().flat_map(|p| &p.targets) {
+        let path = &prep.targets()[ws.target].path;
+        if !paths.contains(path) {
+            paths.push(path.clone());
+        }
+    }
+    paths
+}
+
+/// What the workloads' log writers share: when the test started, and the iolog's parts
+/// written so far.
+struct LogRun<'a> {
+    started: Instant,
+    iolog_parts: &'a mut Vec<std::path::PathBuf>,
+}
+
 /// Runs workload `r` on this manager and returns its part of the result.
 fn run_workload(
     prep: &Prepared,
@@ -160,6 +188,7 @@ fn run_workload(
     r: usize,
     observer: &mut dyn Observer,
     mut verification: Option<&mut Verification>,
+    log_run: LogRun,
 ) -> Result<WorkloadResult> {
     let plans = &prep.plans()[r];
     let n = plans.len();
@@ -168,7 +197,7 @@ fn run_workload(
     // The recorded window is set at the start, before any worker runs.
     let ctl = Arc::new(Control::new(live, u64::MAX, u64::MAX));
     let spec = prep.share().workloads[r].name.as_str();
-    let (logs, writers) = start_logs(prep, plans, r, &ctl)?;
+    let (logs, writers) = start_logs(prep, plans, r, &ctl, log_run)?;
     let (handles, outcomes) = spawn_workers(prep, plans, verification.as_deref_mut(), logs, &ctl)?;
     ctl.barrier.wait();
     // Each worker's thread to its CPU group before its first I/O, so that the io-wq threads it
@@ -231,9 +260,18 @@ fn run_workload(
     };
     let outcomes = collect(prep, plans, &ctl.live, handles, outcomes);
     // A log that failed is said, and the results are kept: they do not depend on it.
+    let mut logged = true;
     for w in writers {
         if let Some(e) = w.join().ok().and_then(std::result::Result::err) {
             say!("warning: {e}");
+            logged = false;
+        }
+    }
+    let s = &prep.share().settings;
+    if let (Some(dir), Some(name), true) = (&s.log_dir, &s.log_name, logged) {
+        let stems: Vec<String> = plans.iter().map(|p| io_log::stem(&p.name)).collect();
+        if let Err(e) = io_log::gather(dir, name, &stems, r + 1) {
+            say!("warning: gathering the I/O logs into {}: {e}", dir.join(name).display());
         }
     }
     if let Some(v) = verification {
@@ -268,18 +306,38 @@ fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -
 /// Each worker's outcome as it hands it back, with its index.
 type Outcomes = mpsc::Receiver<(usize, WorkerOutcome)>;
 
-/// With `--log-dir`: each worker's log, and the threads writing them.
+/// With `--log-dir` or `--iolog`: each worker's log, and the threads writing them.
 type Logs = (Vec<Option<worker::io_log::IoLog>>, Vec<JoinHandle<Result<()>>>);
 
-/// Starts a writer per worker of workload `workload` when the test has a `log_dir`.
-fn start_logs(prep: &Prepared, plans: &[WorkerPlan], workload: usize, ctl: &Arc<Control>) -> Result<Logs> {
+/// Starts a writer per worker of workload `workload` when the test has a `log_dir` or an
+/// `iolog` (whose part for each worker goes beside it, named in `log_run`).
+fn start_logs(
+    prep: &Prepared,
+    plans: &[WorkerPlan],
+    workload: usize,
+    ctl: &Arc<Control>,
+    log_run: LogRun,
+) -> Result<Logs> {
     let s = &prep.share().settings;
-    let Some(dir) = &s.log_dir else { return Ok((Vec::new(), Vec::new())) };
+    if s.log_dir.is_none() && s.iolog.is_none() {
+        return Ok((Vec::new(), Vec::new()));
+    }
     let (mut logs, mut writers) = (Vec::new(), Vec::new());
-    for plan in plans {
+    for (i, plan) in plans.iter().enumerate() {
         let (log, chunks) = worker::io_log::channel();
-        let avg_ns = s.log_avg_ms * 1_000_000;
-        let writer = io_log::start(chunks, dir.clone(), &plan.name, workload + 1, avg_ns, Arc::clone(ctl))
+        let logs_of = |dir: &std::path::PathBuf| {
+            let avg_ns = s.log_avg_ms * 1_000_000;
+            (dir.clone(), io_log::stem(&plan.name), workload + 1, avg_ns, s.log_offsets)
+        };
+        let iolog_of = |path: &std::path::PathBuf| {
+            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().to_string());
+            let part = path.with_file_name(format!(".{name}.{workload}-{i}.iogauge-{}.part", std::process::id()));
+            log_run.iolog_parts.push(part.clone());
+            let targets = plan.targets.iter().map(|ws| prep.targets()[ws.target].path.clone()).collect();
+            (part, targets, log_run.started)
+        };
+        let out = io_log::Outputs { logs: s.log_dir.as_ref().map(logs_of), iolog: s.iolog.as_ref().map(iolog_of) };
+        let writer = io_log::start(chunks, out, Arc::clone(ctl))
             .map_err(|e| runtime(format!("cannot start the I/O log's writer: {e}")))?;
         logs.push(Some(log));
         writers.push(writer);

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant, SystemTime};
 use super::device_time::{self, DeviceCount};
 use super::snapshot::{Count, Counters, Phase, Snapshot};
 use crate::config::TestSettings;
-use crate::cpu::{self, CpuSnapshot, CpuWaits};
+use crate::host::cpu::{self, CpuSnapshot, CpuWaits};
+use crate::host::stops::Stops;
 use crate::managers::Group;
 use crate::result::{DeviceTime, Interval, WorkloadResult, percentiles_of};
 use crate::stats::Histogram;
 use crate::stats::histogram::LIVE_BUCKETS;
-use crate::stops::Stops;
 use crate::worker::{Control, Live};
 
 /// What a running test tells the outside, and the one thing it asks of it (ripgrep's `Sink`):
@@ -307,6 +307,11 @@ impl Monitor<'_> {
                     waited += 1;
                     std::thread::sleep(Duration::from_millis(1));
                 }
+                // A worker held off its CPU across the end has that wait counted once it runs
+                // again: its waits as it stopped issuing hold it, and none of its drain.
+                if let Some((waits, _)) = &mut bounds_at_end {
+                    *waits = self.ctl.live.iter().map(Live::cpu_waits).collect();
+                }
             }
             // The mark is stamped when the counters are read. A monitor woken late (a busy host)
             // reads that much more time's I/Os: stamped at the boundary, they made a nominal
@@ -351,7 +356,7 @@ impl Monitor<'_> {
             if last {
                 self.stop_at(m.at_ns);
                 let (_, start, started_at) = rec.unwrap_or_else(|| (0, m.clone(), SystemTime::now()));
-                let stops = crate::stops::since(self.epoch, start.at_ns, m.at_ns);
+                let stops = crate::host::stops::since(self.epoch, start.at_ns, m.at_ns);
                 return Window { start, end: m, intervals: intervals.into_vec(), started_at, stops };
             }
             prev = m;
@@ -399,7 +404,9 @@ impl Monitor<'_> {
         let cpu_milli = (sample.cpu_pct * 1000.0) as u64;
         let in_flight: u64 = self.ctl.live.iter().map(|l| l.in_flight.load(Relaxed)).sum();
         let mut d = vec![sample.ios, sample.bytes, sample.response_ns, cpu_milli, u64::from(stop), in_flight];
-        d.extend(sample.latency.counts());
+        // Every rank sums the same length: the sample's histogram is trimmed to its last used
+        // bucket, which differs between managers (MPI_ERR_TRUNCATE otherwise).
+        d.extend(sample.latency.counts().chain(std::iter::repeat(0)).take(LIVE_BUCKETS));
         let counts = self.counters.counts();
         // A counted run ends at a different boundary on each manager: only timed runs meet.
         let (all, stopped, cpu_pct, counts) = if self.clock.timed() {
@@ -465,7 +472,7 @@ impl Stalls {
             }
             // Asked only of a worker that looks stalled: the stops are read once, not every look.
             let continued = *since.get_or_insert_with(|| {
-                crate::stops::last_continued().map_or(0, |t| t.saturating_duration_since(epoch).as_nanos() as u64)
+                crate::host::stops::last_continued().map_or(0, |t| t.saturating_duration_since(epoch).as_nanos() as u64)
             });
             if now.saturating_sub((*at).max(continued)) >= self.limit_ns {
                 return true;

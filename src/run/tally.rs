@@ -3,7 +3,7 @@
 
 use super::monitor::{Clock, Window, reconciled};
 use super::{timestamp, unix_ns};
-use crate::cpu;
+use crate::host::cpu;
 use crate::plan::{Prepared, WorkerPlan};
 use crate::result::{
     FirstError, Lateness, ManagerResult, Metrics, ReplayResult, TargetResult, Totals, WorkerResult, WorkloadResult,
@@ -131,7 +131,7 @@ impl Ended<'_> {
                 engine: Some(o.engine.clone()),
                 outstanding: Some(plan.outstanding),
                 cpus: o.cpus.clone(),
-                numa_nodes: crate::placement::nodes_of_cpus(&o.cpus),
+                numa_nodes: crate::host::placement::nodes_of_cpus(&o.cpus),
                 waited_for_cpu_ms: waited.map(|w| w.ns as f64 / 1e6),
                 cpu_waits: waited.map(|w| w.times),
                 metrics: Metrics::new(&wsum, secs),

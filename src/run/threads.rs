@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::monitor::{self, Clock, Monitor, Observer};
 use super::snapshot::Counters;
-use crate::cpu::{CpuSnapshot, CpuWaits};
+use crate::host::cpu::{CpuSnapshot, CpuWaits};
 use crate::managers::Solo;
 use crate::result::Interval;
 use crate::worker::{Control, Live};
@@ -37,7 +37,7 @@ pub struct Watched {
     /// Each thread's waits for a CPU, where the kernel counts them.
     pub cpu_waits: Vec<Option<CpuWaits>>,
     /// The process's stops while the threads ran (Ctrl-Z, SIGSTOP).
-    pub stops: crate::stops::Stops,
+    pub stops: crate::host::stops::Stops,
 }
 
 /// Runs one thread per entry of `threads` (its name, and the label its counts carry as their

@@ -115,18 +115,65 @@ impl Histogram {
         })
     }
 
-    /// Rebuilds a histogram from [`Histogram::to_sparse`].
-    pub fn from_sparse(buckets: &[(u32, u64)]) -> Self {
-        let mut h = Histogram::default();
-        for &(i, c) in buckets {
-            let i = i as usize;
-            if i >= h.counts.len() {
-                h.counts.resize(i + 1, 0);
-            }
-            h.counts[i] += c;
-            h.total += c;
+    /// Rebuilds a histogram from [`Histogram::to_sparse`], or another tool's buckets: each
+    /// index within the layout ([`BUCKETS`]: a u64 of ns has no bucket beyond), the counts
+    /// summing within a u64, and the buckets within what [`with_room`] leaves, if it was given.
+    pub fn from_sparse(buckets: &[(u32, u64)]) -> Result<Self, String> {
+        let last = buckets.iter().map(|&(i, _)| i as usize).max();
+        if let Some(i) = last.filter(|&i| i >= BUCKETS) {
+            return Err(format!("histogram bucket {i}: the layout has {BUCKETS} (0 to {})", BUCKETS - 1));
         }
-        h
+        take_room(last.map_or(0, |i| i + 1))?;
+        let mut h = Histogram { counts: vec![0; last.map_or(0, |i| i + 1)], total: 0 };
+        for &(i, c) in buckets {
+            h.counts[i as usize] += c;
+            h.total = h.total.checked_add(c).ok_or("histogram counts sum beyond 2^64")?;
+        }
+        Ok(h)
+    }
+}
+
+impl Histogram {
+    /// A histogram of values and their counts (another tool's bins, fio's json+), bounded as
+    /// [`Histogram::from_sparse`] bounds it.
+    pub fn from_values(values: impl IntoIterator<Item = (u64, u64)>) -> Result<Self, String> {
+        let buckets: Vec<(u32, u64)> = values.into_iter().map(|(v, n)| (index(v) as u32, n)).collect();
+        Histogram::from_sparse(&buckets)
+    }
+}
+
+/// Buckets in the layout: the one holding `u64::MAX` (shift 57, top bits 127) is the last.
+pub const BUCKETS: usize = (u64::BITS as usize - 7) * SUB + 2 * SUB;
+
+thread_local! {
+    /// Buckets the histograms being read may still take, and the bound in bytes, where a
+    /// reader set one.
+    static ROOM: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `read` with the histograms it rebuilds ([`Histogram::from_sparse`]) taking at most
+/// `bytes` of memory together: a histogram is held whole up to its last bucket (30 KiB at
+/// most), so a document of many one-bucket histograms far out would ask for many times its
+/// own size. (serde hands a `Deserialize` no context: the bound travels beside it.)
+pub fn with_room<T>(bytes: usize, read: impl FnOnce() -> T) -> T {
+    let before = ROOM.replace(Some((bytes / std::mem::size_of::<u64>(), bytes)));
+    let out = read();
+    ROOM.set(before);
+    out
+}
+
+/// Takes room for `buckets` from what [`with_room`] left, if it set a bound.
+fn take_room(buckets: usize) -> Result<(), String> {
+    match ROOM.get() {
+        Some((left, bytes)) if buckets > left => Err(format!(
+            "its histograms would take over {} MiB of memory, more than a file of its size may ask for",
+            bytes >> 20
+        )),
+        Some((left, bytes)) => {
+            ROOM.set(Some((left - buckets, bytes)));
+            Ok(())
+        }
+        None => Ok(()),
     }
 }
 
@@ -215,7 +262,7 @@ impl<'de> Deserialize<'de> for Histogram {
         if s.layout != LAYOUT {
             return Err(serde::de::Error::custom(format!("histogram layout '{}' is not '{LAYOUT}'", s.layout)));
         }
-        Ok(Histogram::from_sparse(&s.buckets))
+        Histogram::from_sparse(&s.buckets).map_err(serde::de::Error::custom)
     }
 }
 
@@ -235,6 +282,24 @@ mod tests {
             assert_eq!(index(hi), i);
             prev_hi = Some(hi);
         }
+    }
+
+    #[test]
+    fn the_layout_ends_at_u64_max_and_readers_keep_within_it() {
+        assert_eq!(index(u64::MAX), BUCKETS - 1);
+        assert_eq!(bounds(BUCKETS - 1).1, u64::MAX);
+        let e = Histogram::from_sparse(&[(BUCKETS as u32, 1)]).unwrap_err();
+        assert!(e.contains("bucket 3776") && e.contains("0 to 3775"), "{e}");
+        assert!(Histogram::from_sparse(&[(u32::MAX, 5)]).is_err());
+        assert!(Histogram::from_sparse(&[(1, u64::MAX), (2, 1)]).unwrap_err().contains("2^64"));
+        let h = Histogram::from_sparse(&[(BUCKETS as u32 - 1, 2), (3, 1)]).unwrap();
+        assert_eq!((h.total(), h.quantile(1.0).map(|v| v > 1 << 63)), (3, Some(true)));
+        // Room for two histograms up to bucket 99: the third is refused, and the bound ends
+        // with the reading.
+        let far = [(99, 1)];
+        let third = with_room(2 * 100 * 8, || [0; 3].map(|_| Histogram::from_sparse(&far).is_ok()));
+        assert_eq!(third, [true, true, false]);
+        assert!(Histogram::from_sparse(&far).is_ok());
     }
 
     #[test]
@@ -261,7 +326,7 @@ mod tests {
         for q in [0.5, 0.9, 0.99, 0.999] {
             assert_eq!(a.quantile(q), all.quantile(q));
         }
-        let back = Histogram::from_sparse(&a.to_sparse());
+        let back = Histogram::from_sparse(&a.to_sparse()).unwrap();
         assert_eq!(back, a);
     }
 
@@ -276,5 +341,112 @@ mod tests {
         assert_eq!(h.quantile(1.0), Some(100));
         assert_eq!(Histogram::default().quantile(0.5), None);
         assert_eq!(h.count_between(0, 51), 50);
+    }
+
+    /// The quantile is the sample of rank ceil(q x n), the nearest rank (fio's too), on counts
+    /// where q x n is not whole, where one rank low (floor for ceiling) gives a smaller sample:
+    /// the p99 of 150 samples is the 149th (148.5 rounded up), the p99.99 of 1,000 the
+    /// maximum (999.9). Each sample is the midpoint of a bucket of its own, so the histogram
+    /// gives it back exactly; ranks are counted in integers, apart from the code's floats.
+    #[test]
+    fn quantiles_are_the_samples_of_the_nearest_rank() {
+        // q as parts in 100,000: p50 .. p99.999.
+        let qs = [50_000u64, 90_000, 95_000, 99_000, 99_900, 99_990, 99_999];
+        for n in [7u64, 150, 333, 999, 1000, 1001, 1500] {
+            // Every second bucket from 0 on: distinct buckets, exact below 128, spread above.
+            let samples: Vec<u64> = (0..n as usize).map(|k| bounds(2 * k)).map(|(lo, hi)| lo + (hi - lo) / 2).collect();
+            let mut h = Histogram::default();
+            // Recorded out of order: the ranks are the histogram's, not the recording's.
+            for k in (0..n as usize).map(|k| (k * 7919) % n as usize) {
+                h.record(samples[k]);
+            }
+            for q in qs {
+                let rank = (q * n).div_ceil(100_000).max(1);
+                let want = samples[rank as usize - 1];
+                assert_eq!(
+                    h.quantile(q as f64 / 100_000.0),
+                    Some(want),
+                    "q {q}/100000 of {n}: the sample of rank {rank}"
+                );
+            }
+        }
+        // The cases named: p99 of 150 is the 149th sample, p99.99 of 1,000 the largest.
+        let mid = |i: usize| bounds(i).0 + (bounds(i).1 - bounds(i).0) / 2;
+        let mut h = Histogram::default();
+        (0..150).for_each(|i| h.record(mid(i)));
+        assert_eq!(h.quantile(0.99), Some(mid(148)));
+        let mut h = Histogram::default();
+        (1..=1000).for_each(|v| h.record(v * 1000));
+        let largest = bounds(index(1_000_000));
+        assert_eq!(h.quantile(0.9999), Some(largest.0 + (largest.1 - largest.0) / 2));
+        assert_ne!(h.quantile(0.9999), h.quantile(0.999), "the 999th sample is in a bucket below the 1000th");
+    }
+
+    /// `buckets` gives each non-empty bucket's bounds and count, in order; `count_between`
+    /// counts a bucket where its midpoint falls, in buckets wider than one value too (the
+    /// Iometer file's latency bins).
+    #[test]
+    fn buckets_and_counts_between_by_midpoint() {
+        let mut h = Histogram::default();
+        [5, 5, 1000, 1_000_000].into_iter().for_each(|v| h.record(v));
+        let (wide, wider) = (bounds(index(1000)), bounds(index(1_000_000)));
+        assert_eq!(h.buckets().collect::<Vec<_>>(), [(5, 5, 2), (wide.0, wide.1, 1), (wider.0, wider.1, 1)]);
+        for (lo, hi) in [wide, wider] {
+            let mid = lo + (hi - lo) / 2;
+            assert!(lo < mid && mid < hi, "a bucket of several values");
+            assert_eq!(h.count_between(mid, mid + 1), 1, "counted at its midpoint");
+            assert_eq!(h.count_between(lo, mid) + h.count_between(mid + 1, hi + 1), 0, "nowhere else");
+        }
+        assert_eq!((h.count_between(5, 6), h.count_between(0, u64::MAX)), (2, 4));
+    }
+
+    /// A live histogram counts each value in the bucket a histogram does, over its whole range
+    /// (2^40 ns), and anything longer in its last bucket; what it adds to a sum is its counts.
+    #[test]
+    fn a_live_histogram_counts_as_a_histogram_does() {
+        let (live, mut plain) = (LiveHistogram::default(), Histogram::default());
+        for v in [0, 1, 127, 128, 5_000, 1_000_000, 3_000_000_000, (1 << 40) - 1] {
+            live.record(v);
+            live.record(v);
+            plain.record_n(v, 2);
+        }
+        let mut counts = vec![1; LIVE_BUCKETS];
+        live.add_to(&mut counts);
+        let added: Vec<u64> = counts.iter().map(|c| c - 1).collect();
+        assert_eq!(
+            Histogram::from_counts(added),
+            Histogram::from_counts(plain.counts().chain(std::iter::repeat(0)).take(LIVE_BUCKETS).collect())
+        );
+        assert_eq!(index((1 << 40) - 1), LIVE_BUCKETS - 1, "its last bucket is 2^40 ns's");
+        live.record(u64::MAX);
+        let mut counts = vec![0; LIVE_BUCKETS];
+        live.add_to(&mut counts);
+        assert_eq!(counts[LIVE_BUCKETS - 1], 3, "an hour and more counts in the last bucket");
+    }
+
+    /// Merging adds every bucket, whichever histogram is the longer: a longer one into a
+    /// shorter (the shorter grows) and a shorter into a longer, checked bucket by bucket.
+    #[test]
+    fn a_merge_adds_every_bucket_whichever_is_longer() {
+        let histogram = |values: &[u64]| {
+            let mut h = Histogram::default();
+            values.iter().for_each(|&v| h.record(v));
+            h
+        };
+        let short = histogram(&[1, 5, 5, 127, 300]);
+        let long = histogram(&[0, 5, 128, 300, 70_000, 70_000, 1 << 30]);
+        for (into, from) in [(&short, &long), (&long, &short)] {
+            let mut merged = into.clone();
+            merged += from;
+            let len = into.counts.len().max(from.counts.len());
+            assert_eq!(merged.counts.len(), len);
+            for i in 0..len {
+                let count = |h: &Histogram| h.counts.get(i).copied().unwrap_or(0);
+                assert_eq!(count(&merged), count(into) + count(from), "bucket {i}");
+            }
+            assert_eq!(merged.total(), 12);
+            assert_eq!(merged.total(), merged.counts().sum::<u64>());
+            assert_eq!(merged.quantile(1.0), long.quantile(1.0), "the longest bucket kept");
+        }
     }
 }

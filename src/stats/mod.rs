@@ -206,4 +206,29 @@ mod tests {
         empty += &a;
         assert_eq!(empty.read.response_min_ns, 300);
     }
+
+    /// The fastest and slowest response are the samples', whatever the order they come in and
+    /// whichever side of a merge holds them; merging nothing changes neither.
+    #[test]
+    fn min_and_max_whatever_the_order() {
+        let of = |responses: &[u64]| {
+            let mut d = DirStats::default();
+            responses.iter().for_each(|&r| d.record(512, r));
+            d
+        };
+        assert_eq!(of(&[500, 300, 900, 200]).response_min_ns, 200, "recorded falling");
+        let (fast, slow) = (of(&[100, 150]), of(&[300, 900]));
+        for (mut into, from) in [(fast.clone(), &slow), (slow.clone(), &fast)] {
+            into += from;
+            assert_eq!((into.response_min_ns, into.response_max_ns), (100, 900));
+        }
+        let mut kept = slow.clone();
+        kept += &DirStats::default();
+        assert_eq!(kept, slow, "an empty side changes nothing");
+    }
+
+    #[test]
+    fn an_operation_is_read_or_write_as_asked() {
+        assert_eq!((Op::data(false), Op::data(true)), (Op::Read, Op::Write));
+    }
 }

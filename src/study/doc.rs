@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Point;
 use super::stats::Spread;
+use crate::config::storage::Storage;
 use crate::config::{Job, Measure, Precondition, Steady, StudyConfig};
-use crate::model::Storage;
 use crate::result::{Headline, ResultDoc};
 use crate::spec::SpecLine;
 

@@ -186,12 +186,12 @@ impl<'a> Runner<'a> {
         };
         // A busy host, and a worker it held off the CPU, are said once for the whole study,
         // over every run so far.
-        let here = crate::findings::of_host(&run.results, &run.host, &run.config);
+        let here = crate::result::warnings::of_host(&run.results, &run.host, &run.config);
         for w in run.warnings.iter().filter(|w| !here.contains(w)) {
             self.warn(w.clone());
         }
         let all = self.doc.points.iter().flat_map(|p| &p.runs).chain([&run]).flat_map(|r| &r.results);
-        let all = crate::findings::of_host(all, &run.host, &run.config);
+        let all = crate::result::warnings::of_host(all, &run.host, &run.config);
         if all != self.host_findings {
             self.doc.warnings.retain(|w| !self.host_findings.contains(w));
             self.doc.warnings.extend(all.clone());

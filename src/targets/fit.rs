@@ -55,10 +55,10 @@ pub fn check_spec(info: &TargetInfo, wc: &Worker, spec: &AccessSpec) -> Result<(
     let lbs = info.logical_block;
     for (i, l) in spec.lines.iter().enumerate() {
         let at = format!("access specification '{}' line {}", spec.name, i + 1);
-        if info.direct && l.size % lbs != 0 {
+        if let Some(size) = [l.size, l.largest()].into_iter().find(|s| info.direct && s % lbs != 0) {
             return Err(input(format!(
                 "{at}: transfer size {} is not a multiple of {}'s logical block size {lbs} (O_DIRECT); use a multiple of {}",
-                human_size(l.size),
+                human_size(size),
                 info.path,
                 human_size(lbs)
             )));

@@ -7,7 +7,6 @@
 
 mod blkid;
 pub mod fit;
-pub mod inputs;
 pub mod network;
 pub mod safety;
 
@@ -20,13 +19,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{DataPattern, TestSettings};
-use crate::data;
+use crate::content;
 use crate::engine::Target;
 use crate::engine::network::{Protocol, protocol_of, schemes};
 use crate::error::{Result, input, runtime};
+use crate::host::{files, placement, sysblock};
 use crate::net::TargetName;
-use crate::placement;
-use crate::sysblock;
 use crate::verify::map::TargetFacts;
 
 /// The extended attribute that marks a file iogauge created (and so may overwrite).
@@ -147,13 +145,6 @@ pub fn names_one(word: &Path) -> bool {
     }
 }
 
-/// Whether `path` is a device, block or character: never a file to read to its end (a disk
-/// would be read whole into memory, /dev/zero forever).
-pub fn is_device(path: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device() || m.file_type().is_char_device())
-}
-
 /// Learns what target `path` is (a path, `null`, or a network target's URL), writing nothing.
 pub fn inspect(path: &TargetName, s: &TestSettings) -> Result<TargetInfo> {
     match protocol_of(path) {
@@ -196,7 +187,7 @@ pub fn inspect_local(path: &str, file_size: u64, buffered: bool) -> Result<Targe
     let ft = meta.file_type();
     if ft.is_block_device() {
         let f = File::open(path).map_err(|e| input(cannot_open_device(path, &meta, e)))?;
-        let (size, logical_block) = block_geometry(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
+        let (size, logical_block) = files::block_geometry(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
         // What was opened, which is what the geometry describes.
         let identity = Identity::of(&f).map_err(|e| runtime(format!("target {path}: {e}")))?;
         let Identity::Device(rdev) = identity else {
@@ -258,37 +249,6 @@ fn missing(path: &str, file_size: u64, buffered: bool) -> Result<TargetInfo> {
         identity: None,
     })
 }
-
-/// The size of an existing block device or regular file (a block device is opened read-only,
-/// and only asked its size). What fio takes as a job's size when it gives none.
-pub fn existing_size(path: &std::path::Path) -> std::io::Result<u64> {
-    let meta = std::fs::metadata(path)?;
-    if meta.file_type().is_block_device() {
-        return Ok(block_geometry(&File::open(path)?)?.0);
-    }
-    match meta.is_file() {
-        true => Ok(meta.len()),
-        false => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "neither a block device nor a file")),
-    }
-}
-
-/// Size and logical block size of a block device.
-fn block_geometry(f: &File) -> std::io::Result<(u64, u64)> {
-    let mut size: u64 = 0;
-    let mut lbs: libc::c_int = 0;
-    // SAFETY: both ioctls write one integer of the given type through the pointer.
-    unsafe {
-        if libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) != 0
-            || libc::ioctl(f.as_raw_fd(), libc::BLKSSZGET, &mut lbs) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok((size, lbs.max(512) as u64))
-}
-
-/// `_IOR(0x12, 114, size_t)`: not exported by the libc crate.
-const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 
 /// A human name for block device `rdev`: its model, or what backs a loop, zram or dm device.
 pub fn device_model(rdev: u64) -> String {
@@ -439,7 +399,7 @@ pub fn facts(path: &str) -> std::io::Result<TargetFacts> {
         .find_map(|f| sysblock::read(rdev, f))
         .or_else(|| backing.as_ref().map(|b| format!("loop over {b}")));
     let inode = backing.and_then(|b| std::fs::metadata(b).ok()).map(|m| (m.dev(), m.ino()));
-    let (size, _) = block_geometry(&f)?;
+    let (size, _) = files::block_geometry(&f)?;
     let device = Some(format!("{}:{}", libc::major(rdev), libc::minor(rdev)));
     Ok(TargetFacts { device, inode, size, serial })
 }
@@ -496,7 +456,7 @@ pub fn prepare(
     let fail = |what: &str, e: std::io::Error| runtime(format!("creating test file {path}: {what}: {e}"));
     let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| fail("create", e))?;
     let mut chunk = vec![0u8; 1 << 20];
-    data::fill(&mut chunk, pattern.content, 0x5eed);
+    content::fill(&mut chunk, pattern.content, 0x5eed);
     let mut left = info.size;
     while left > 0 {
         let n = left.min(chunk.len() as u64) as usize;

@@ -22,8 +22,8 @@ use std::path::Path;
 
 use super::{Identity, TargetInfo, TargetKind, blkid, network};
 use crate::error::{Result, input};
+use crate::host::sysblock;
 use crate::net::TargetName;
-use crate::sysblock;
 
 /// What makes a target unsafe to write, and which word allows it.
 struct Findings {

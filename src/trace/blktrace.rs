@@ -130,7 +130,7 @@ struct CpuFile {
 
 impl CpuFile {
     fn open(path: &Path) -> Result<CpuFile> {
-        crate::targets::inputs::reading(path);
+        crate::host::inputs::reading(path);
         let file =
             File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
         let mut f = CpuFile {

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use super::pairing::{Completion, Pairing};
 use super::{CAPTURE_COLUMNS, CAPTURE_MAGIC};
 use crate::error::{Error, Result};
+use crate::host::sysblock;
 use crate::stats::Op;
-use crate::sysblock;
 
 /// Each CPU's ring buffer in the instance (KiB): 16 MiB holds about 100,000 events, a second
 /// of a fast device's requests should the reader fall behind.

@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Reader, Summary, TraceIo};
-use crate::distribution::{Distribution, Zone};
 use crate::error::{Error, Result, input};
+use crate::spec::distribution::{Distribution, Zone};
 use crate::spec::{AccessSpec, SpecLine, percent_shares};
 use crate::stats::Op;
 use crate::units::human_size;

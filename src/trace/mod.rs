@@ -129,10 +129,10 @@ impl Reader {
     /// Opens a trace and learns its format: blktrace's files from their names and first bytes
     /// ([`blktrace::files`]), a text trace from its first line.
     pub(crate) fn open(path: &Path) -> Result<Reader> {
-        if crate::targets::is_device(path) {
+        if crate::host::files::is_device(path) {
             let p = path.display();
             // A block device's requests are what `capture` records; a character device has none.
-            return Err(Error::Input(match crate::targets::names_one(path) {
+            return Err(Error::Input(match crate::host::files::is_block_device(path) {
                 true => format!(
                     "{p} is a block device, not a trace: record one with iogauge capture --device {p} --output FILE"
                 ),
@@ -188,7 +188,7 @@ pub(crate) struct Lines {
 
 impl Lines {
     pub(crate) fn open(path: &Path) -> Result<Lines> {
-        crate::targets::inputs::reading(path);
+        crate::host::inputs::reading(path);
         let file =
             File::open(path).map_err(|e| Error::Input(format!("{}: cannot open the trace: {e}", path.display())))?;
         Ok(Lines { path: path.to_owned(), lines: BufReader::with_capacity(1 << 16, file), line: String::new(), no: 0 })

@@ -25,9 +25,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, runtime};
+use crate::host::placement;
 use crate::http::{self, Listener};
 use crate::managers::{self, Group};
-use crate::placement;
 pub use run::Kind;
 use run::{Maker, Queued};
 

@@ -73,7 +73,7 @@ fn block(point: Option<String>, r: &WorkloadResult) -> Block {
         None => r.spec.clone(),
     };
     let cpu = &r.totals.cpu;
-    let measured = r.cpu_measured() && *cpu != crate::cpu::CpuUsage::default();
+    let measured = r.cpu_measured() && *cpu != crate::host::cpu::CpuUsage::default();
     let mut rows = vec![Row {
         cpu_pct: measured.then_some(cpu.all.utilization_pct),
         cpu_us_per_io: measured.then_some(cpu.own_us_per_io),

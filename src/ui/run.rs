@@ -234,7 +234,7 @@ impl Runs {
             for var in crate::managers::launcher_vars() {
                 cmd.env_remove(var);
             }
-            let host = crate::cpu::cpu_set(&crate::placement::online_cpus());
+            let host = crate::host::cpu::cpu_set(&crate::host::placement::online_cpus());
             // SAFETY: sched_setaffinity is async-signal-safe and reads the set, made before the
             // fork and moved into the closure.
             unsafe {

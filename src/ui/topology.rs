@@ -47,7 +47,7 @@ impl ManagerView {
         ManagerView {
             rank: group.me().rank,
             host: group.me().host.clone(),
-            cpus: crate::placement::usable_cpus().len(),
+            cpus: crate::host::placement::usable_cpus().len(),
             targets: offered(),
         }
     }

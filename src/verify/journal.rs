@@ -144,20 +144,60 @@ pub struct Replayed {
     pub in_flight: Vec<u64>,
 }
 
+/// The most `journal.json` is read for: its runs are at most [`super::map::MAX_RUNS`], its
+/// targets a test's.
+const MAX_HEAD: u64 = 1 << 20;
+
+/// A file of the journal, a regular file of at most `most` bytes (never a device or a FIFO
+/// put in its place, read to no end).
+fn read_regular(file: &Path, most: u64) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = File::open(file).map_err(|e| e.to_string())?;
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    f.take(most.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    match bytes.len() as u64 > most {
+        true => Err(format!("larger than {most} bytes: not a journal's")),
+        false => Ok(bytes),
+    }
+}
+
+/// A target of `blocks` blocks of `block_bytes` is what the journal says: a file or device
+/// that holds them (a network target is checked when it is read).
+fn within_target(path: &str, blocks: u64, block_bytes: u64) -> std::result::Result<(), String> {
+    if crate::engine::network::protocol_of(path).is_some() {
+        return Ok(());
+    }
+    let size = crate::host::files::existing_size(Path::new(path)).map_err(|e| format!("target {path}: {e}"))?;
+    match blocks <= size.div_ceil(block_bytes) {
+        true => Ok(()),
+        false => Err(format!("target {path}: {blocks} blocks of {block_bytes} bytes, and it holds {size} bytes")),
+    }
+}
+
 /// Reads a journal directory back.
 pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
     // A journal that cannot be read back is the user's to fix (the wrong directory, a copy
     // cut short): bad input.
     let bad = |why: String| input(format!("journal {}: {why}", dir.display()));
     let head_file = dir.join("journal.json");
-    let text = std::fs::read(&head_file).map_err(|e| bad(format!("cannot read journal.json: {e}")))?;
-    let head: JournalHead = serde_json::from_slice(&text).map_err(|e| bad(format!("journal.json: {e}")))?;
-    if head.schema != SCHEMA {
-        return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
-    }
-    for (_, blocks) in &head.targets {
+    let text = read_regular(&head_file, MAX_HEAD).map_err(|e| bad(format!("journal.json: {e}")))?;
+    let head: JournalHead = super::own_json(&text, SCHEMA).map_err(|e| bad(format!("journal.json: {e}")))?;
+    let mut all = 0u64;
+    for (path, blocks) in &head.targets {
         super::map::check_geometry(head.block_bytes, *blocks, head.runs.len())
             .map_err(|e| e.context(format!("journal {}: journal.json", dir.display())))?;
+        all = all.saturating_add(*blocks);
+        within_target(path, *blocks, head.block_bytes).map_err(|e| bad(format!("journal.json: {e}")))?;
+    }
+    // Each block costs 16 bytes here (its last write, one in flight): the bound of one map.
+    if all > super::map::MAX_BLOCKS {
+        return Err(bad(format!(
+            "journal.json: {all} blocks in all: a journal holds at most {}",
+            super::map::MAX_BLOCKS
+        )));
     }
     let mut out: Vec<Replayed> = head
         .targets
@@ -180,7 +220,7 @@ pub fn replay(dir: &Path) -> Result<Vec<Replayed>> {
         .collect();
     files.sort();
     for f in files {
-        let bytes = std::fs::read(&f).map_err(|e| bad(format!("{}: {e}", f.display())))?;
+        let bytes = read_regular(&f, u64::MAX).map_err(|e| bad(format!("{}: {e}", f.display())))?;
         // A record cut short by the crash is ignored: its write was never issued.
         for r in bytes.chunks_exact(RECORD) {
             let target = u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")) as usize;

@@ -183,10 +183,8 @@ impl BlockMap {
         let mut r = BufReader::new(f);
         let mut line = String::new();
         (&mut r).take(MAX_HEAD).read_line(&mut line).map_err(|e| bad(e.to_string()))?;
-        let head: MapHead = serde_json::from_str(&line).map_err(|e| bad(format!("not a verify map ({e})")))?;
-        if head.schema != SCHEMA {
-            return Err(bad(format!("format {} is not {SCHEMA}", head.schema)));
-        }
+        let head: MapHead =
+            super::own_json(line.trim_end().as_bytes(), SCHEMA).map_err(|e| bad(format!("not a verify map ({e})")))?;
         check_geometry(head.block_bytes, head.blocks, head.runs.len())
             .map_err(|e| e.context(format!("verify map {}", file.display())))?;
         let mut raw = Vec::new();
@@ -237,7 +235,7 @@ pub fn default_file(data_dir: &Path, target: &str) -> PathBuf {
 /// before would call every block written since stale, even if this test is killed or its own
 /// map cannot be saved.
 pub fn forget(target: &str) -> Result<()> {
-    let Some(dir) = crate::dirs::data() else { return Ok(()) };
+    let Some(dir) = crate::host::dirs::data() else { return Ok(()) };
     let file = default_file(&dir, target);
     match std::fs::remove_file(&file) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {

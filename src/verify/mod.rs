@@ -81,3 +81,22 @@ pub fn check_target(
     }
     Ok(out)
 }
+
+/// A JSON file of iogauge's own (a verify map's head, a journal's) that names its format in
+/// `schema`: refused without quoting it unless `schema` is `want`, then read as `T`, a field
+/// that does not read named by its path.
+pub(crate) fn own_json<T: serde::de::DeserializeOwned>(json: &[u8], want: &str) -> std::result::Result<T, String> {
+    /// The one field each of them has.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        schema: Option<String>,
+    }
+    let head: Head = serde_json::from_slice(json).map_err(|e| crate::error::unquoted(&e))?;
+    if head.schema.as_deref() != Some(want) {
+        return Err(format!("its `schema` is not {want}"));
+    }
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let v = serde_path_to_error::deserialize(&mut de).map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(v)
+}

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering:
 use std::sync::{Barrier, OnceLock};
 use std::time::Instant;
 
-use crate::cpu;
+use crate::host::cpu;
 use crate::stats::{LiveHistogram, Op};
 
 /// A worker's running totals (all completions, ramp-up included), for the live line and the
@@ -33,6 +33,10 @@ pub struct Live {
     tid: AtomicU32,
     /// Those waits as the thread ended: its /proc entry goes with it.
     ended_cpu_waits: OnceLock<cpu::CpuWaits>,
+    /// Those waits as the thread first ran after it stopped issuing (recording's end, a stop,
+    /// its count done): a wait for a CPU that spans the end is counted by the kernel only once
+    /// the thread runs again, after the monitor's look at the end.
+    last_issue_cpu_waits: OnceLock<cpu::CpuWaits>,
     /// Per target and operation (`[target][op]`): what the result will count, as it is
     /// counted (recorded I/Os and bytes; errors whenever they happen), so a live total never
     /// exceeds the final one.
@@ -63,9 +67,21 @@ impl Live {
         }
     }
 
-    /// Its thread's waits for a CPU so far: None before it started, or where the kernel keeps
-    /// no count.
+    /// Called by the thread it counts once it has stopped issuing; the first call counts.
+    pub fn thread_stopped_issuing(&self) {
+        if self.last_issue_cpu_waits.get().is_none() {
+            if let Some(w) = cpu::CpuWaits::of_thread(self.tid()) {
+                let _ = self.last_issue_cpu_waits.set(w);
+            }
+        }
+    }
+
+    /// Its thread's waits for a CPU so far, or to when it stopped issuing once it has: None
+    /// before it started, or where the kernel keeps no count.
     pub fn cpu_waits(&self) -> Option<cpu::CpuWaits> {
+        if let Some(w) = self.last_issue_cpu_waits.get() {
+            return Some(*w);
+        }
         let ended = || self.ended_cpu_waits.get().copied();
         let tid = self.tid();
         // A thread that ends between the two looks has left its count behind.

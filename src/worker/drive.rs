@@ -249,6 +249,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             }
             if self.in_flight == 0 {
                 if !self.issuing {
+                    self.live.thread_stopped_issuing();
                     break;
                 }
                 self.wait_for_next_issue();
@@ -454,6 +455,9 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         if self.issuing {
             return Some((reap, timeout));
         }
+        if self.drain_deadline.is_none() {
+            self.live.thread_stopped_issuing();
+        }
         let deadline = *self.drain_deadline.get_or_insert(self.now + self.job.io_timeout.as_nanos() as u64);
         if self.ctl.give_up.load(Relaxed) {
             return None;
@@ -501,7 +505,8 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                     LiveCount::bump(&live.bytes, m.len as u64);
                     if let Some(log) = &mut self.s.log {
                         let (at_ns, response_ns, offset, len, op) = (now - start_ns, response, m.offset, m.len, m.op);
-                        log.push(io_log::Entry { at_ns, response_ns, offset, len, op });
+                        let target = m.target as u16;
+                        log.push(io_log::Entry { at_ns, response_ns, offset, len, target, op });
                     }
                 }
                 self.total_ios += 1;
@@ -533,7 +538,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
 /// Whether the test's process was stopped (Ctrl-Z, SIGSTOP) between two times (ns from `epoch`).
 #[cold]
 fn stopped_meanwhile(epoch: Instant, from_ns: u64, to_ns: u64) -> bool {
-    crate::stops::since(epoch, from_ns, to_ns) != crate::stops::Stops::default()
+    crate::host::stops::since(epoch, from_ns, to_ns) != crate::host::stops::Stops::default()
 }
 
 /// A failed I/O (or one that came back after more than io_timeout: ETIMEDOUT): counted on its

@@ -3,21 +3,25 @@
 //! offset, random (uniform over the line's aligned places in the working set) or sequential
 //! (where the last I/O on the target ended, random or not, as in Iometer and fio, plus the
 //! line's `skip`). A line with `seek_every` N draws random-or-sequential for the first I/O of
-//! each run of N; the rest continue sequentially after it. A line of reads and writes alone,
-//! uniform and without runs, takes the plain path; any other is chosen apart (`special`), so
-//! the plain one pays a branch for them.
+//! each run of N; the rest continue sequentially after it. A specification with
+//! `random_map` takes each place of a uniform line once per pass ([`RandomMap`]). A line of
+//! reads and writes alone, uniform, without runs or a map, takes the plain path; any other is
+//! chosen apart (`special`), so the plain one pays a branch for them.
 
 use super::law::Law;
 use crate::plan::WorkerPlan;
 use crate::rng::Rng;
 use crate::spec::AccessSpec;
+use crate::spec::random_map::{RandomMap, mapped, places};
 use crate::stats::Op;
 use crate::targets::TargetInfo;
 
 /// One line of the spec, precomputed for the hot path.
 pub(super) struct Line {
-    /// Transfer size (bytes).
+    /// Transfer size (bytes): of a line of sizes drawn in a range, the size of its last I/O.
     pub(super) size: u32,
+    /// Sizes drawn between these two, as fio's `bsrange` (`size_max`).
+    range: Option<(u32, u32)>,
     /// A read when the low 32 random bits are below this...
     read_below: u64,
     /// ...else a trim below this, a flush below `flush_below`, else a write.
@@ -37,8 +41,8 @@ pub(super) struct Line {
     pub(super) burst: u32,
     /// I/Os per run; 1: every I/O drawn.
     seek_every: u32,
-    /// Runs, a skewed law, trims or flushes: the I/O is chosen apart from the plain path
-    /// (`special`).
+    /// Runs, a skewed law, a random map, a range of sizes, trims or flushes: the I/O is chosen
+    /// apart from the plain path (`special`).
     special: bool,
     /// Bytes between a sequential I/O's end and the next one's start.
     skip: i64,
@@ -101,6 +105,9 @@ struct Placement {
     until_draw: u32,
     /// Which place a random I/O takes.
     law: Law,
+    /// The places this pass has taken, where the specification keeps fio's random map and
+    /// the law is uniform (a skewed law repeats places by design; fio drops its map for one).
+    map: Option<RandomMap>,
     /// The offset of a trim whose write comes next (`write_trimmed`).
     trimmed: Option<u64>,
 }
@@ -134,6 +141,7 @@ impl Generator {
                 let ops = l.trim > 0 || l.flush > 0 || l.flush_every > 0;
                 Line {
                     size: l.size as u32,
+                    range: l.size_max.map(|max| (l.size as u32, max as u32)),
                     read_below: pct_below(l.read),
                     trim_below: pct_below(l.read + l.trim),
                     flush_below: pct_below(l.read + l.trim + l.flush),
@@ -145,7 +153,11 @@ impl Generator {
                     delay_ns: l.delay_ms as u64 * 1_000_000,
                     burst: l.burst,
                     seek_every: l.seek_every,
-                    special: ops || l.seek_every > 1 || !l.distribution.is_uniform(),
+                    special: ops
+                        || l.seek_every > 1
+                        || !l.distribution.is_uniform()
+                        || mapped(spec, l)
+                        || l.size_max.is_some(),
                     skip: l.skip,
                 }
             })
@@ -153,11 +165,10 @@ impl Generator {
         let mut placements = Vec::new();
         for (ws, info) in plan.targets.iter().zip(infos) {
             for l in &spec.lines {
-                let lbs = info.logical_block;
-                let align = l.align.unwrap_or(l.size.div_ceil(lbs) * lbs);
-                let count = (ws.size - l.size) / align + 1;
+                let (count, align) = places(l, ws.size, info.logical_block);
                 let law = Law::new(&l.distribution, count, seed ^ placements.len() as u64);
-                placements.push(Placement { count, align, until_draw: 1, law, trimmed: None });
+                let map = mapped(spec, l).then(|| RandomMap::new(count));
+                placements.push(Placement { count, align, until_draw: 1, law, map, trimmed: None });
             }
         }
         let targets = plan
@@ -235,14 +246,42 @@ impl Generator {
             _ => {}
         }
         let write_trimmed = op == Op::Trim && l.write_trimmed;
+        let range = l.range;
+        if let Some((min, _)) = range {
+            // Placed as its smallest size is, then sized to fit.
+            self.lines[li].size = min;
+        }
         let offset = self.offset(target, li, op, drawn);
+        if let Some((min, max)) = range {
+            self.lines[li].size = self.size_in_range(target, li, op, offset, min, max);
+        }
         if write_trimmed {
             self.placements[target * self.lines.len() + li].trimmed = Some(offset);
         }
         (li, op, offset)
     }
 
-    /// The offset of a special line's I/O: runs of `seek_every`, holes, a skewed law.
+    /// The size of an I/O of a line of sizes drawn in a range, at `offset`, as fio's
+    /// `get_next_buflen` draws one: `min` plus a uniform share of `max`, rounded down to a
+    /// multiple of `min`, at most `max`, drawn again until the I/O ends inside the working set
+    /// (the smallest always does). The next sequential I/O follows it.
+    #[cold]
+    fn size_in_range(&mut self, target: usize, li: usize, op: Op, offset: u64, min: u32, max: u32) -> u32 {
+        let t = &mut self.targets[target];
+        let len = loop {
+            let share = ((max as u128 * (self.rng.next_u64() >> 11) as u128) >> 53) as u32;
+            let len = (min + share) / min * min;
+            let len = len.min(max);
+            if offset + len as u64 <= t.end {
+                break len;
+            }
+        };
+        t.follow(op, offset, len as u64, self.lines[li].skip);
+        len
+    }
+
+    /// The offset of a special line's I/O: runs of `seek_every`, holes, a skewed law, the
+    /// random map.
     #[inline(always)]
     fn offset(&mut self, target: usize, li: usize, op: Op, drawn: bool) -> u64 {
         let l = &self.lines[li];
@@ -254,7 +293,12 @@ impl Generator {
             return t.next_sequential(op, l.size as u64, l.skip);
         }
         p.until_draw = l.seek_every;
-        let o = t.start + p.law.draw(&mut self.rng, p.count) * p.align;
+        let place = p.law.draw(&mut self.rng, p.count);
+        let place = match &mut p.map {
+            Some(map) => map.take(place),
+            None => place,
+        };
+        let o = t.start + place * p.align;
         t.follow(op, o, l.size as u64, l.skip);
         o
     }
@@ -393,6 +437,73 @@ mod tests {
 
     fn one_line(line: SpecLine) -> AccessSpec {
         AccessSpec { name: "t".into(), lines: vec![line], ..Default::default() }
+    }
+
+    /// With `random_map`, each target's random I/Os take each of its places once per pass, pass
+    /// after pass, whatever the order the targets are used in; without, places repeat within a
+    /// pass (Iometer's draws: 1,000 draws over 1,000 places take about 632 of them).
+    #[test]
+    fn a_random_map_takes_each_place_once_per_pass_on_each_target() {
+        let (start, size, places) = (8192, 4096 * 1000, 1000);
+        for random_map in [true, false] {
+            let spec = AccessSpec { random_map, ..one_line(SpecLine::new(4096, 100, 70, 100)) };
+            let mut g = with_lines(spec, start, size, 512, 2);
+            for pass in 0..3 {
+                let (mut seen, mut n) = ([vec![false; places], vec![false; places]], [0; 2]);
+                for i in 0..2 * places {
+                    // Three on one target, three on the other, until each had its pass.
+                    let t = if n[0] == places {
+                        1
+                    } else if n[1] == places {
+                        0
+                    } else {
+                        (i / 3) % 2
+                    };
+                    n[t] += 1;
+                    let (_, _, off) = g.next(t);
+                    assert!(off >= start && off + 4096 <= start + size && (off - start) % 4096 == 0);
+                    seen[t][((off - start) / 4096) as usize] = true;
+                }
+                let taken = seen.iter().map(|s| s.iter().filter(|&&x| x).count()).sum::<usize>();
+                if random_map {
+                    assert_eq!(taken, 2 * places, "pass {pass}: every place of both targets once");
+                } else {
+                    // Expected 1264 of 2000 places, sd about 15: 1,800 is over 30 sd away.
+                    assert!(taken < 1800, "pass {pass}: {taken} of 2000 places taken without a map");
+                }
+            }
+        }
+    }
+
+    /// A line of sizes in a range draws them as fio's bsrange does: `min + U x max` rounded
+    /// down to a multiple of `min`, at most `max`. For 4 KiB to 10 KiB that is 4 KiB and 8 KiB
+    /// with 40 % each and 10 KiB with 20 %; every I/O inside the working set, a sequential one
+    /// right after the one before.
+    #[test]
+    fn sizes_in_a_range_are_drawn_as_fios_bsrange() {
+        let (start, size) = (4096, 1 << 20);
+        for random in [100, 0] {
+            let line = SpecLine { size_max: Some(10240), ..SpecLine::new(4096, 100, 100, random) };
+            let mut g = with_lines(one_line(line), start, size, 512, 1);
+            let (n, mut count, mut next) = (200_000, [0u32; 3], start);
+            for _ in 0..n {
+                let (li, _, off) = g.next(0);
+                let len = g.lines[li].size as u64;
+                assert!(off >= start && off + len <= start + size, "{off} + {len}");
+                assert!(random == 100 || off == next || off == start, "sequential: {off} after {next}");
+                next = off + len;
+                count[match len {
+                    4096 => 0,
+                    8192 => 1,
+                    10240 => 2,
+                    _ => panic!("{len} bytes: not a size of the range"),
+                }] += 1;
+            }
+            // Binomial, sd at most 224 of 200,000: 2,000 off is about 9 sd.
+            for (c, want) in count.iter().zip([0.4, 0.4, 0.2]) {
+                assert!((*c as f64 - want * n as f64).abs() < 2000.0, "random {random}: {count:?}");
+            }
+        }
     }
 
     #[test]

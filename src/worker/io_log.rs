@@ -1,4 +1,4 @@
-//! A worker's log of every completed I/O (`--log-dir`): entries go into a chunk on the I/O
+//! A worker's log of every completed I/O (`--log-dir`, `--iolog`): entries go into a chunk on the I/O
 //! path, and whole chunks go to a writer thread (run::io_log) that formats them, so the hot
 //! loop neither formats, writes nor allocates per I/O (chunks come back to be reused).
 
@@ -24,6 +24,8 @@ pub struct Entry {
     pub offset: u64,
     /// Bytes.
     pub len: u32,
+    /// Its target, of the worker's (at most 65,536: MAX_SLOTS_PER_WORKER).
+    pub target: u16,
     /// What it did.
     pub op: Op,
 }

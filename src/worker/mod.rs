@@ -38,7 +38,7 @@ pub use state::{WorkerJob, WorkerOutcome};
 
 use crate::engine;
 use crate::error::runtime;
-use crate::placement;
+use crate::host::placement;
 use crate::trace::replay::Replayer;
 
 /// Runs a worker to the end of the test. Meets the main thread at the barrier twice whatever

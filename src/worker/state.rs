@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::generator::Generator;
 use super::io_log;
 use crate::config::{Arrivals, DataPattern};
-use crate::data;
+use crate::content;
 use crate::engine::{self, AlignedBuf, EngineKind};
 use crate::error::{Error, Result, runtime};
 use crate::plan::WorkerPlan;
@@ -115,7 +115,7 @@ pub(super) struct SetUp {
     pub(super) read_buf: Option<AlignedBuf>,
     pub(super) write_buf: Option<AlignedBuf>,
     /// What each write's blocks hold (None: alike by design, or no write buffer).
-    pub(super) blocks: Option<data::Blocks>,
+    pub(super) blocks: Option<content::Blocks>,
     pub(super) max_size: usize,
     pub(super) meta: Vec<SlotMeta>,
     pub(super) stats: Vec<IoStats>,
@@ -140,16 +140,16 @@ impl SetUp {
         // even for a test without reads.
         let read_buf = (!null && (reads || checker.is_some())).then(|| AlignedBuf::new(slots * max_size));
         // A write's data is in its slot's own part of the write buffer, made its blocks
-        // (`data::Blocks`) when issued, while no other I/O uses it; blocks alike by design
+        // (`content::Blocks`) when issued, while no other I/O uses it; blocks alike by design
         // (a repeated byte, zeros) are filled in once. Every run's blocks are its own, on every
         // worker and rank: a store that dedupes must not find them written before.
         let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let salt = unix ^ (u64::from(std::process::id()) << 40) ^ ((job.index as u64) << 20);
-        let blocks = (!null && writes).then(|| data::Blocks::new(job.data, salt)).flatten();
+        let blocks = (!null && writes).then(|| content::Blocks::new(job.data, salt)).flatten();
         let write_buf = (!null && writes).then(|| {
             let mut b = AlignedBuf::new(slots * max_size);
             if blocks.is_none() {
-                data::fill(b.as_mut_slice(), job.data.content, job.seed);
+                content::fill(b.as_mut_slice(), job.data.content, job.seed);
             }
             b
         });

@@ -44,6 +44,12 @@ fn eio_stops_the_test_at_the_first_failed_io() {
     assert!(num(r, "totals/errors") >= 1.0 && num(r, "totals/ios") > 0.0);
     assert_eq!(r["targets"][0]["error_kinds"][0]["errno"], 5);
     assert!(num(r, "duration_s") < 10.0);
+    let table = String::from_utf8(ok_in(&dir, &["show", "1", "--db", "h.sqlite"]).stdout).unwrap();
+    let said = format!(
+        "stopped at the first failed I/O: Input/output error (os error 5) reading {} at offset {at}",
+        fs.disk()
+    );
+    assert!(table.contains(&said), "{table}");
     validate_result(&dir.join("out.json")).unwrap();
     let list = ok_in(&dir, &["history", "--json", "--db", "h.sqlite"]);
     let list: Value = serde_json::from_slice(&list.stdout).unwrap();
@@ -75,18 +81,8 @@ fn eio_with_continue_is_counted_and_the_test_goes_on() {
 #[test]
 fn enospc_on_a_full_filesystem() {
     let dir = scratch("enospc");
-    let fs = dir.join("fs");
-    std::fs::create_dir(&fs).unwrap();
-    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=8M", "tmpfs"]).arg(&fs).status().unwrap();
-    assert!(ok.success());
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(fs.clone());
-    let file = fs.join("sparse.tst");
+    let fs = Tmpfs::mount("8M");
+    let file = fs.0.join("sparse.tst");
     std::fs::File::create(&file).unwrap().set_len(64 * MIB).unwrap();
     let f = file.to_str().unwrap();
     let args = ["run", "--target", f, "--allow-write", f, "--spec", "random-write-4k", "--ramp", "0s", "--time", "1s"];
@@ -98,6 +94,15 @@ fn enospc_on_a_full_filesystem() {
     assert_eq!(target["error_kinds"][0]["errno"], 28, "{}", target["error_kinds"]);
     assert!(num(target, "write_errors") > 0.0 && num(target, "write_ios") > 0.0);
     assert_eq!(doc["results"][0]["first_error"]["errno"], 28);
+    // The table says which I/O failed first, a write, where.
+    let at = doc["results"][0]["first_error"]["offset"].as_u64().unwrap();
+    let table = String::from_utf8(ok_in(&dir, &["show", "1", "--db", "h.sqlite"]).stdout).unwrap();
+    assert!(
+        table.contains(&format!(
+            "the first failed I/O: No space left on device (os error 28) writing {f} at offset {at}"
+        )),
+        "{table}"
+    );
 }
 
 /// A target that disappears (its filesystem's server killed mid-run): the failed I/Os say so

@@ -4,7 +4,8 @@
 //! files are ours, modelled on fio's examples/ (fio-rand-read, fio-seq-write, fio-rand-RW,
 //! aio-read, ssd-test) and on the options of its HOWTO. Jobs that mix transfer sizes say
 //! `norandommap`: fio's random map (each block once per pass) cuts an I/O short where the
-//! blocks after its offset were done already, which changes fio's sizes; iogauge has no map.
+//! blocks after its offset were done already, which changes fio's sizes; iogauge's map keeps
+//! the sizes asked (said when it imports such a job).
 
 use crate::common;
 
@@ -206,7 +207,18 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     let dir = scratch("fio-bad");
     let base = "[global]\nioengine=null\nnumber_ios=100\n";
     for (body, says) in [
-        ("[a]\nrw=randread\nfadvise_hint=0\n", "option fadvise_hint in [a] is not supported"),
+        ("[a]\nrw=randread\nnot_fios=0\n", "j.fio:6: option not_fios in [a] is not one of fio's options"),
+        // fio's options iogauge refuses: the file, the line, the option as written and why.
+        ("[a]\nexitall\n", "j.fio:5: exitall in [a]: iogauge ends a workload when every worker has done its part"),
+        ("[a]\nfadvise_hint=1\n", "j.fio:5: fadvise_hint=1: iogauge gives the kernel no hint of a file's use"),
+        (
+            "[a]\nread_iolog=t.log\n",
+            "j.fio:5: read_iolog=t.log in [a]: iogauge replays a fio iolog as a worker's trace",
+        ),
+        // A job that only reads cannot be verified as fio verifies it (fio checks what an
+        // earlier fio job wrote): the verify line, not a flag the user never gave.
+        ("[a]\nrw=read\nverify=md5\n", "j.fio:6: verify=md5: [a] only reads"),
+        ("[a]\nbsrange=8k-4k\n", "bsrange=8k-4k: give MIN-MAX"),
         ("[a]\nioengine=rbd\n", "ioengine=rbd"),
         ("[a]\nrw=randread:0\n", "give the I/Os per new random offset"),
         ("[a]\nrw=write:4x\n", "fio reads \"x\" as no unit (4 bytes there)"),
@@ -217,7 +229,7 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\nbs=1.5k\n", "fio takes no fraction in a size (it reads 1.5k as 1 byte)"),
         ("[a]\nsize=0x10k\n", "ignores the \"k\" after it (16 bytes there)"),
         ("[a]\nkb_base=1023\n", "kb_base=1023: give 1024"),
-        ("[a]\nbs=4KiB\n", "bs: 4000 bytes as fio reads it (under kb_base=1024 k, m, g are powers of 1024"),
+        ("[a]\nbs=4KiB\n", "bs=4KiB: 4000 bytes as fio reads it (under kb_base=1024 k, m, g are powers of 1024"),
         ("[a]\nbssplit=4k/50:4k/50\nkb_base=1000\n", "4000 bytes as fio reads it"),
         ("[a]\nbs=4000\n", "multiple of 512 bytes"),
         ("[a]\nnumber_ios=${NOT_SET_ANYWHERE}\n", "NOT_SET_ANYWHERE"),
@@ -228,7 +240,7 @@ fn what_is_outside_the_subset_is_one_clear_line() {
         ("[a]\ncpumask=0\n", "no CPU in the mask"),
         ("[a]\ncpus_allowed_policy=spread\n", "give shared or split"),
         ("[a]\nrw=randrw\npercentage_random=30,40\n", "iogauge draws one share for reads and writes: give one"),
-        ("[a]\nfilesize=1m-8m\n", "filesize: 1m-8m: a range of sizes: iogauge makes every file one size"),
+        ("[a]\nfilesize=1m-8m\n", "filesize=1m-8m: a range of sizes: iogauge makes every file one size"),
         ("[a]\n[b]\nwait_for=nope\n", "wait_for=nope: no job named nope before [b]"),
         ("[a]\n[b]\nwait_for=b\n", "wait_for=b: no job named b before [b]"),
         // fio's engine and job options away from their defaults: what iogauge does instead.
@@ -263,12 +275,12 @@ fn what_is_outside_the_subset_is_one_clear_line() {
     let doc = json(&["run", dir.join("cap.fio").to_str().unwrap()]);
     assert!(num(&doc, "results/0/totals/ios") == 5000.0 && num(&doc, "results/0/duration_s") < 1.0);
     // --ignore-unknown runs without the option, with a warning naming it.
-    std::fs::write(dir.join("j.fio"), format!("{base}[a]\nrw=randread\nfadvise_hint=0\n")).unwrap();
+    std::fs::write(dir.join("j.fio"), format!("{base}[a]\nrw=randread\nexitall\n")).unwrap();
     let out = iogauge_in(&dir, &["run", "j.fio", "--ignore-unknown", "-q", "--no-history"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("warning: j.fio:6: option fadvise_hint is not supported: ignored in [a] (--ignore-unknown)")
+            .contains("warning: j.fio:6: option exitall is not supported: ignored in [a] (--ignore-unknown)")
     );
     // Once per option, however many jobs it reaches (fio's 1mbs_clients.fio has 32); fio's
     // reporting options and a description are no reason to refuse a job, and its rate
@@ -277,7 +289,7 @@ fn what_is_outside_the_subset_is_one_clear_line() {
                     disable_clat=1\nrate_process=poisson\nrate=4m\ndescription=a library of clients\n"
         .to_string();
     for i in 0..32 {
-        many += &format!("[client{i}]\n{}", if i < 30 { "fadvise_hint=0\n" } else { "" });
+        many += &format!("[client{i}]\n{}", if i < 30 { "exitall\n" } else { "" });
     }
     std::fs::write(dir.join("many.fio"), many).unwrap();
     let out = iogauge_in(&dir, &["convert", "many.fio", "--ignore-unknown"]);
@@ -315,6 +327,8 @@ fn fios_defaults_named_change_nothing() {
     let (plain, said) = convert("");
     assert_eq!(said, "");
     let defaults = "hipri=0\nsqthread_poll=0\nsqthread_poll_cpu=1\nforce_async=0\nuncached=0\nstartdelay=0s\n\
+                    fadvise_hint=0\nlockfile=none\nio_submit_mode=inline\nzonemode=none\nrandrepeat=0\n\
+                    allrandrepeat=1\nfile_service_type=roundrobin\nthinktime_blocks_type=complete\n\
                     end_fsync=0\nallow_mounted_write=0\nnonvectored=1\noverwrite=1\n";
     assert_eq!(convert(defaults), (plain.clone(), String::new()));
     let (job, said) = convert("stats=1\nbwavgtime=500\niopsavgtime=500\nsignificant_figures=6\nclocksource=cpu\n");
@@ -498,7 +512,8 @@ fn jobs_bounded_by_size_move_what_fio_moves() {
 /// Sizes as shares of the file (`size=50%`, `io_size`, `offset`, `offset_increment`) move
 /// what fio moves, from where fio starts: a share of the device's size, each start rounded up
 /// to the transfer size, each part rounded down to it and ending at the device's end. The
-/// device's size (30 MiB and 12 KiB) makes no share round. Counted from fio's own JSON; the
+/// device's size (30 MiB and 12 KiB) makes no share round. Sizes in plain bytes too
+/// (`size=1048576`, `offset=8192`). Counted from fio's own JSON; the
 /// offsets of both tools' per-I/O logs, one I/O at a time, I/O by I/O.
 #[test]
 fn shares_of_the_file_move_what_fio_moves() {
@@ -512,6 +527,14 @@ fn shares_of_the_file_move_what_fio_moves() {
         ("copies", "rw=write\nbs=1m\nnumjobs=3\noffset_increment=33%\nsize=33%\ngroup_reporting", false),
         // The second copy's part ends at the device's end: half of what the first moves.
         ("copies-to-the-end", "rw=read\nbs=1m\nnumjobs=2\noffset_increment=50%\nsize=100%\ngroup_reporting", false),
+        // Plain bytes, no unit: read as KiB, the offset would be 8 MiB and the size 1 GiB.
+        ("bytes", "rw=read\nbs=4096\noffset=8192\nsize=1048576", true),
+        ("bytes-io_size", "rw=randread\nbs=4096\noffset=8192\nsize=1048576\nio_size=262144\nnorandommap", false),
+        (
+            "bytes-copies",
+            "rw=write\nbs=65536\nnumjobs=2\noffset_increment=4194304\nsize=2097152\ngroup_reporting",
+            false,
+        ),
     ] {
         let (theirs, ours_dir) = (dir.join(format!("fio-{name}")), dir.join(format!("iogauge-{name}")));
         for d in [&theirs, &ours_dir] {
@@ -835,4 +858,317 @@ fn data_seed_and_errors_read_as_fio_means_them() {
     let doc = json(&["run", dir.join("s.fio").to_str().unwrap()]);
     assert_eq!(doc["config"]["test"]["seed"], 4242);
     assert_eq!(doc["config"]["test"]["on_error"], "continue");
+}
+
+/// fio's random map (its default): a random job bounded by its size touches each block once,
+/// in fio and in iogauge, from each tool's per-I/O log (fio's t/jobs/t0020.fio: 256 offsets in
+/// 256 I/Os over 1 MiB); with `norandommap` both draw with repeats (about 162 of the 256
+/// blocks: the expected count, sd about 6, so under 230 is over 10 sd from a map's 256).
+#[test]
+fn a_random_job_bounded_by_its_size_touches_each_block_once() {
+    let dir = scratch("fio-random-map");
+    for (extra, once) in [("", true), ("norandommap\n", false)] {
+        for tool in ["fio", "iogauge"] {
+            let logs = dir.join(format!("{tool}{}", extra.trim()));
+            std::fs::create_dir_all(&logs).unwrap();
+            let job = format!(
+                "; as fio's t/jobs/t0020.fio\n[test]\nioengine=null\nfilesize=1M\nrw=randread\nwrite_lat_log={}/test\n\
+                 log_offset=1\n{extra}",
+                logs.display()
+            );
+            std::fs::write(logs.join("j.fio"), job).unwrap();
+            if tool == "fio" {
+                fio(&dir, &logs.join("j.fio"), "");
+            } else {
+                ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "-q", "--no-history"]);
+            }
+            let offsets = logged_offsets(&logs);
+            let mut distinct = offsets.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(offsets.len(), 256, "{tool} {extra}: I/Os");
+            if once {
+                assert_eq!(distinct.len(), 256, "{tool}: each block once");
+            } else {
+                assert!(distinct.len() < 230, "{tool} with norandommap: {} blocks of 256", distinct.len());
+            }
+        }
+    }
+}
+
+/// A job whose size is no whole number of its transfers issues what fio issues, per direction,
+/// at fio's offsets: on a file larger than the size, fio issues the transfer that crosses it
+/// (`size=1000k bs=64k rw=read`: 16 reads; `rw=read:12k`: 14), on a file just as large it does
+/// not (15); a random job with fio's random map takes each whole block once (15), without it
+/// (`norandommap`) it crosses the size (16). From fio's JSON and both tools' per-I/O logs, one
+/// I/O at a time, on the same file.
+#[test]
+fn the_transfer_that_crosses_the_size_is_fios() {
+    let dir = scratch("fio-last-transfer");
+    let file = dir.join("f");
+    for (file_size, rw, fios) in [
+        (4 << 20, "read", 16),
+        (4 << 20, "write", 16),
+        (4 << 20, "read:12k", 14),
+        (4 << 20, "write:12k", 14),
+        (4 << 20, "rw", 16),
+        (4 << 20, "randread", 15),
+        (4 << 20, "randread\nnorandommap", 16),
+        (1000 << 10, "read", 15),
+        (1000 << 10, "read:12k", 13),
+    ] {
+        let mut offsets = Vec::new();
+        let mut counts = Vec::new();
+        for tool in ["fio", "iogauge"] {
+            std::fs::write(&file, vec![1u8; file_size]).unwrap();
+            let logs = dir.join(format!("{tool}-{}-{file_size}", rw.replace(['\n', ':'], "-")));
+            std::fs::create_dir_all(&logs).unwrap();
+            let job = format!(
+                "[a]\nfilename={}\nsize=1000k\nbs=64k\nrw={rw}\nioengine=psync\nwrite_lat_log={}/a\nlog_offset=1\n",
+                file.display(),
+                logs.display()
+            );
+            std::fs::write(logs.join("j.fio"), job).unwrap();
+            let ios = if tool == "fio" {
+                let doc = fio(&dir, &logs.join("j.fio"), "");
+                ["read", "write"].map(|d| num(&doc["jobs"][0][d], "total_ios"))
+            } else {
+                let file = file.to_str().unwrap();
+                let out =
+                    ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "--allow-write", file, "--json", "-"]);
+                let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+                ["read", "write"].map(|d| num(&doc["results"][0]["totals"], &format!("{d}_ios")))
+            };
+            counts.push(ios);
+            offsets.push(logged_offsets(&logs));
+        }
+        let what = format!("rw={rw} on a file of {file_size} bytes");
+        assert_eq!(counts[0][0] + counts[0][1], fios as f64, "{what}: fio's I/Os");
+        // A mix's directions are drawn at random, in each tool with its own seed.
+        let total = |c: [f64; 2]| if rw == "rw" { [c[0] + c[1], 0.0] } else { c };
+        assert_eq!(total(counts[0]), total(counts[1]), "{what}: reads and writes, fio's then iogauge's");
+        if !rw.starts_with("rand") && rw != "rw" {
+            assert_eq!(offsets[0], offsets[1], "{what}: offsets, fio's then iogauge's");
+        }
+        let mut distinct = offsets[1].clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if rw == "randread" {
+            assert_eq!(distinct.len(), 15, "{what}: each whole block once");
+        }
+    }
+    // fio's t/jobs/t0007 on a device larger than its size: a read at each 1.5 MiB step that
+    // starts under 128 MiB, the last at 127.5 MiB crossing it: 86 reads (85 on a file of
+    // just 128 MiB).
+    let lo = LoopDev::new(160 << 20);
+    let job = dir.join("t0007.fio");
+    std::fs::write(&job, "[foo]\nfilename=${DEV}\nsize=128mb\nrw=read:512k\nbs=1m\nnorandommap\ndirect=1\n").unwrap();
+    let theirs = num(&fio(&dir, &job, &lo.dev)["jobs"][0]["read"], "total_ios");
+    let ours = num(&ours(&dir, &job, &lo.dev)["results"][0]["totals"], "read_ios");
+    assert_eq!((theirs, ours), (86.0, 86.0), "t0007's reads, fio's then iogauge's");
+}
+
+/// Every option of the fio installed (`fio --cmdhelp=all`, and the options of the engines
+/// iogauge runs, `fio --enghelp=ENGINE`) and each alias fio gives it (`fio --cmdhelp=NAME`) is
+/// a row of the importer's: a job that gives it is read, said or refused with its reason,
+/// never taken for an option fio does not have.
+#[test]
+fn options_are_fios() {
+    let fio_says = |args: &[&str]| {
+        let out = Command::new("fio").args(args).output().expect("fio is installed (scripts/test installs it)");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let mut names: Vec<String> = Vec::new();
+    let listed = |text: &str| -> Vec<String> {
+        let names = text.lines().filter_map(|l| l.split_once(':').map(|(n, _)| n.trim().to_string()));
+        names.filter(|n| !n.is_empty() && !n.contains(' ')).collect()
+    };
+    names.extend(listed(&fio_says(&["--cmdhelp=all"])));
+    assert!(names.len() > 200, "fio --cmdhelp=all listed {} options", names.len());
+    for engine in ["io_uring", "libaio", "pvsync2", "nbd"] {
+        names.extend(listed(&fio_says(&[&format!("--enghelp={engine}")])));
+    }
+    let aliases: Vec<String> = names
+        .iter()
+        .filter_map(|n| {
+            fio_says(&[&format!("--cmdhelp={n}")])
+                .lines()
+                .find_map(|l| Some(l.split_once("alias:")?.1.trim().to_string()))
+        })
+        .collect();
+    names.extend(aliases);
+    names.sort();
+    names.dedup();
+    let dir = scratch("fio-options");
+    let mut unknown = Vec::new();
+    for name in &names {
+        std::fs::write(dir.join("j.fio"), format!("[a]\nioengine=null\nnumber_ios=1\n{name}=1\n")).unwrap();
+        let out = iogauge_in(&dir, &["convert", "j.fio"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("is not one of fio's options") || err.contains("not a fio option") {
+            unknown.push(name.clone());
+        }
+    }
+    assert!(unknown.is_empty(), "fio's options without a row: {unknown:?}");
+}
+
+/// The I/Os of a fio log of one job (`time, value, ddir, bs, offset, prio`, fio's
+/// `log_offset=1`): (direction, size, offset), in the log's order.
+fn logged_ios(log: &Path) -> Vec<(u64, u64, u64)> {
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let field = |l: &str, i: usize| l.split(',').nth(i).unwrap().trim().parse::<u64>().unwrap();
+    text.lines().map(|l| (field(l, 2), field(l, 3), field(l, 4))).collect()
+}
+
+/// `--iolog FILE` writes every I/O issued as fio's iolog (version 3), which fio's `read_iolog`
+/// replays: fio replaying iogauge's iolog of a mix of random reads and writes on a file does
+/// the same I/Os, one by one in the same order, as iogauge's per-I/O log says it did (one I/O
+/// at a time, so issue and completion orders agree).
+#[test]
+fn fio_replays_iogauges_iolog() {
+    let dir = scratch("fio-iolog");
+    let file = dir.join("t.dat");
+    std::fs::write(&file, vec![7u8; 8 << 20]).unwrap();
+    let f = file.to_str().unwrap();
+    let args = ["run", "--target", f, "--spec", "oltp-4k", "--ios", "600", "--iolog", "io.log", "--log-dir", "ours"];
+    ok_in(&dir, &[&args[..], &["--allow-write", f, "--buffered", "-q", "--no-history"]].concat());
+    let iolog = std::fs::read_to_string(dir.join("io.log")).unwrap();
+    assert!(iolog.starts_with(&format!("fio version 3 iolog\n0 {f} add\n0 {f} open\n")), "{iolog}");
+    std::fs::create_dir_all(dir.join("theirs")).unwrap();
+    std::fs::write(
+        dir.join("r.fio"),
+        "[r]\nread_iolog=io.log\nioengine=psync\nreplay_no_stall=1\nwrite_lat_log=theirs/r\nlog_offset=1\n",
+    )
+    .unwrap();
+    let out = Command::new("fio").arg("r.fio").current_dir(&dir).output().unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let ours = logged_ios(&dir.join("ours/worker_1_lat.1.log"));
+    assert_eq!(ours.len(), 600);
+    assert!(ours.iter().any(|io| io.0 == 1) && ours.iter().any(|io| io.0 == 0), "reads and writes");
+    assert_eq!(logged_ios(&dir.join("theirs/r_lat.1.log")), ours, "fio's replay, then iogauge's I/Os");
+}
+
+/// fio's log columns as `log_offset` says (fio 3.33: `time, value, ddir, bs, prio`, or with
+/// `log_offset=1` the offset before the priority), and `per_job_logs=0` (every job's lines in
+/// one file named by the prefix alone, as fio's t/jobs/t0020.fio writes `test_bw.log`): the same
+/// files and columns in both tools, for two jobs.
+#[test]
+fn logs_have_fios_columns_and_names() {
+    let dir = scratch("fio-log-columns");
+    for (options, files) in [
+        ("", vec!["x_lat.1.log", "x_lat.2.log"]),
+        ("log_offset=1\n", vec!["x_lat.1.log", "x_lat.2.log"]),
+        ("per_job_logs=0\nlog_offset=1\n", vec!["x_lat.log"]),
+    ] {
+        let mut layouts = Vec::new();
+        for tool in ["fio", "iogauge"] {
+            let logs = dir.join(format!("{tool}-{}", options.replace(['\n', '='], "-")));
+            std::fs::create_dir_all(&logs).unwrap();
+            let job = format!(
+                "[global]\nioengine=null\nrw=read\nbs=4k\nsize=64k\nwrite_lat_log={}/x\n{options}[x.1]\n[x.2]\n",
+                logs.display()
+            );
+            std::fs::write(logs.join("j.fio"), job).unwrap();
+            if tool == "fio" {
+                fio(&dir, &logs.join("j.fio"), "");
+            } else {
+                ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "-q", "--no-history"]);
+            }
+            // iogauge names a log by its worker, fio by the job's number: each file's lines.
+            let mut names: Vec<String> = std::fs::read_dir(&logs)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .filter(|n| n.contains("_lat."))
+                .collect();
+            names.sort();
+            let texts: Vec<String> = names.iter().map(|n| std::fs::read_to_string(logs.join(n)).unwrap()).collect();
+            let columns: Vec<usize> = texts.iter().flat_map(|t| t.lines().map(|l| l.split(',').count())).collect();
+            let offsets: Vec<u64> = texts
+                .iter()
+                .flat_map(|t| t.lines().map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap()))
+                .collect();
+            layouts.push((names.len(), columns, offsets));
+        }
+        assert_eq!(layouts[0].0, files.len(), "{options}: fio's files");
+        assert_eq!(
+            layouts[0], layouts[1],
+            "{options}: files, columns of every line and column 5, fio's then iogauge's"
+        );
+    }
+}
+
+/// fio's examples/basic-verify.fio on a 32 MiB device: fio writes every 4 KiB block once (its
+/// random map) and then reads each back and checks it (`do_verify`, its default). iogauge does
+/// the same: a workload of random writes touching each of the 8,192 blocks once, then a
+/// workload reading each back in order, every block checked, none mismatched; fio's counts the
+/// same. With `do_verify=0`, the writes alone in both.
+#[test]
+fn a_verify_job_writes_every_block_and_reads_each_back() {
+    let lo = LoopDev::new(32 << 20);
+    let dir = scratch("fio-basic-verify");
+    let job = "; examples/basic-verify.fio\n[write-and-verify]\nrw=randwrite\nbs=4k\ndirect=1\nioengine=libaio\n\
+               iodepth=16\nverify=crc32c\nfilename=${DEV}\nwrite_lat_log=logs/w\nlog_offset=1\n";
+    for (extra, reads) in [("", 8192.0), ("do_verify=0\n", 0.0)] {
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        std::fs::write(dir.join("v.fio"), format!("{job}{extra}")).unwrap();
+        let theirs = &fio(&dir, &dir.join("v.fio"), &lo.dev)["jobs"][0];
+        let counts = |d: &str| num(&theirs[d], "total_ios");
+        assert_eq!((counts("write"), counts("read")), (8192.0, reads), "{extra}: fio's writes and reads");
+        std::fs::remove_dir_all(dir.join("logs")).unwrap();
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        let doc = ours(&dir, &dir.join("v.fio"), &lo.dev);
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(num(&results[0]["totals"], "write_ios"), 8192.0, "{extra}: iogauge's writes");
+        let mut written = logged_offsets(&dir.join("logs"));
+        written.sort_unstable();
+        written.dedup();
+        assert_eq!(written.len(), 8192, "{extra}: every block written once");
+        if reads > 0.0 {
+            let back = &results[1];
+            assert_eq!(num(&back["totals"], "read_ios"), 8192.0, "iogauge's read-back");
+            assert_eq!(num(back, "verify/checked_blocks"), 8192.0, "every block checked");
+            assert_eq!(num(back, "verify/mismatches"), 0.0);
+        } else {
+            assert_eq!(results.len(), 1, "no read-back with do_verify=0");
+        }
+    }
+}
+
+/// fio's bsrange: each size drawn as fio draws it, the same shares in both tools (from each
+/// tool's per-I/O log, 20,000 reads on the null engine): 4k-16k, every multiple of 4 KiB a
+/// quarter; 4k-10k, 4 KiB and 8 KiB 40 % each and 10 KiB 20 %. Two binomial shares of 20,000
+/// draws differ by 0.0049 sd at most: 0.03 is over 6 sd.
+#[test]
+fn bsrange_draws_sizes_as_fio_draws_them() {
+    let dir = scratch("fio-bsrange");
+    for range in ["4k-16k", "4k-10k"] {
+        let mut shares = Vec::new();
+        for tool in ["fio", "iogauge"] {
+            let logs = dir.join(format!("{tool}-{range}"));
+            std::fs::create_dir_all(&logs).unwrap();
+            let job = format!(
+                "[a]\nioengine=null\nrw=randread\nbsrange={range}\nsize=1g\nnumber_ios=20000\nnorandommap\n\
+                 write_lat_log={}/a\nlog_offset=1\n",
+                logs.display()
+            );
+            std::fs::write(logs.join("j.fio"), job).unwrap();
+            if tool == "fio" {
+                fio(&dir, &logs.join("j.fio"), "");
+            } else {
+                ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "-q", "--no-history"]);
+            }
+            let ios = logged_ios(&logs.join("a_lat.1.log"));
+            assert_eq!(ios.len(), 20000, "{tool} {range}");
+            let mut by_size = std::collections::BTreeMap::new();
+            for (_, bs, _) in &ios {
+                *by_size.entry(*bs).or_insert(0.0) += 1.0 / ios.len() as f64;
+            }
+            shares.push(by_size);
+        }
+        let sizes = |m: &std::collections::BTreeMap<u64, f64>| m.keys().copied().collect::<Vec<_>>();
+        assert_eq!(sizes(&shares[0]), sizes(&shares[1]), "{range}: the sizes, fio's then iogauge's");
+        for (bs, f) in &shares[0] {
+            assert!((f - shares[1][bs]).abs() < 0.03, "{range}: {bs} bytes: fio {f}, iogauge {}", shares[1][bs]);
+        }
+    }
 }

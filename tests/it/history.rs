@@ -279,7 +279,101 @@ fn a_new_database_opened_by_many_at_once() {
             let out = output_of(c);
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         }
+        // Every run's row is there: a save that failed and said so in a warning passed
+        // before, with its row lost.
+        assert_eq!(history(&dir, &db, &[]).len(), 6, "round {round}: a row per run");
     }
+}
+
+/// Waits until the run `child` has ended its workers (its save comes next), or has exited.
+fn wait_past_the_run(child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && !worker_stats(child.id()).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the run's workers did not end within 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Runs that end while another program holds the database locked (sqlite3 in a transaction of
+/// its own, as a user's query or a backup may) wait for the lock and save, every one of them:
+/// the rows are counted. The runs open the database (and start their workers) first; then
+/// sqlite3 takes the lock, each run is stopped as Ctrl-C stops it (so each ends, and saves,
+/// only after the lock is held, however slow the host), and the lock is held until every run
+/// has ended its workers, and 2 s more.
+#[test]
+fn saves_wait_for_a_locked_database() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let dir = scratch("history-locked");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    ok_in(&dir, &["run", "--target", "null", "--ios", "10", "--db", d, "-q"]);
+    let run = ["run", "--target", "null", "--rate-iops", "500", "--ramp", "0s", "--time", "60s", "--db", d, "-q"];
+    let mut runs: Vec<_> =
+        (0..4).map(|_| command_in(&dir, &run).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()).collect();
+    runs.iter_mut().for_each(wait_for_workers);
+    let mut holder =
+        std::process::Command::new("sqlite3").arg(&db).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut sql = holder.stdin.take().unwrap();
+    sql.write_all(b"BEGIN EXCLUSIVE;\n.print locked\n").unwrap();
+    let mut said = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap()).read_line(&mut said).unwrap();
+    assert_eq!(said.trim(), "locked", "sqlite3 holds the database");
+    for r in &runs {
+        // SAFETY: signalling a child of this test.
+        unsafe { libc::kill(r.id() as i32, libc::SIGINT) };
+    }
+    runs.iter_mut().for_each(wait_past_the_run);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    sql.write_all(b"COMMIT;\n").unwrap();
+    drop(sql);
+    assert!(holder.wait().unwrap().success());
+    for r in runs {
+        let out = output_of(r);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.code() == Some(130) && !err.contains("not saved"), "{err}");
+    }
+    let saved = history(&dir, &db, &[]);
+    assert_eq!(saved.len(), 5, "the first run and the four that waited: {saved:?}");
+    assert_eq!(saved.iter().filter(|e| e["interrupted"] == true).count(), 4);
+}
+
+/// A save that fails once the database is open (here its file system fills up during the
+/// run) fails the command, exit 1, with one line after every other output is written; the
+/// database keeps what it had.
+#[test]
+fn a_failed_save_fails_the_command_after_its_outputs() {
+    let dir = scratch("history-full");
+    let fs = Tmpfs::mount("2M");
+    let db = fs.0.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    ok_in(&dir, &["run", "--target", "null", "--ios", "10", "--db", d, "-q"]);
+    let run = ["run", "--target", "null", "--rate-iops", "500", "--ramp", "0s", "--time", "1s", "--db", d];
+    let mut child = command_in(&dir, &[&run[..], &["--json", "r.json", "--csv", "r.csv"]].concat())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The database is open once the workers run: then its file system fills.
+    wait_for_workers(&mut child);
+    let fill = fs.0.join("fill");
+    let filled = std::fs::write(&fill, vec![0u8; 2 << 20]);
+    assert!(filled.is_err_and(|e| e.raw_os_error() == Some(libc::ENOSPC)), "the tmpfs is full");
+    let out = output_of(child);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // Beside a warning a loaded host may give (other work on the host), one line of failure.
+    let ours: Vec<&str> =
+        err.lines().filter(|l| l.starts_with("iogauge:") && !l.starts_with("iogauge: warning:")).collect();
+    assert_eq!(ours.len(), 1, "{err}");
+    assert!(ours[0].starts_with("iogauge: not saved to the history: ") && ours[0].contains(d), "{err}");
+    assert_eq!(err.lines().last(), Some(ours[0]), "said last, after the outputs: {err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("IOPS"), "the table is printed");
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    assert!(num(&doc, "results/0/totals/ios") > 0.0);
+    assert_eq!(std::fs::read_to_string(dir.join("r.csv")).unwrap().lines().count(), 2, "the CSV is written");
+    std::fs::remove_file(&fill).unwrap();
+    assert_eq!(history(&dir, &db, &[]).len(), 1, "the database keeps the first run alone");
 }
 
 /// Documents an earlier iogauge wrote (`iogauge.result/1`, `iogauge.study/1`: its file-system

@@ -249,3 +249,255 @@ repeat = 2
         assert!((row[0] - iops).abs() < 1e-6, "{} vs {iops}", row[0]);
     }
 }
+
+/// A figure of Iometer's results file, by the header's name, as the document holds it for the
+/// row's I/Os (`m`: a `Metrics` of the document, `window_s` the recorded window); None for a
+/// column that is not an I/O figure.
+fn io_figure(column: &str, m: &Value, window_s: f64) -> Option<f64> {
+    // A response time of no I/O is null in the document, 0 in Iometer's file.
+    let ms = |k: &str| m[k].as_f64().unwrap_or(0.0);
+    let raw = |d: &str, k: &str| num(&m["raw"][d], k);
+    Some(match column {
+        "IOps" | "Transactions per Second" => num(m, "iops"),
+        "Read IOps" => num(m, "read_iops"),
+        "Write IOps" => num(m, "write_iops"),
+        "MiBps (Binary)" => num(m, "mibps"),
+        "Read MiBps (Binary)" => num(m, "read_mibps"),
+        "Write MiBps (Binary)" => num(m, "write_mibps"),
+        "MBps (Decimal)" => num(m, "mbps"),
+        "Read MBps (Decimal)" => num(m, "read_mbps"),
+        "Write MBps (Decimal)" => num(m, "write_mbps"),
+        "Average Response Time" | "Average Transaction Time" => ms("avg_response_ms"),
+        "Average Read Response Time" => ms("avg_read_response_ms"),
+        "Average Write Response Time" => ms("avg_write_response_ms"),
+        "Maximum Response Time" | "Maximum Transaction Time" => ms("max_response_ms"),
+        "Maximum Read Response Time" => ms("max_read_response_ms"),
+        "Maximum Write Response Time" => ms("max_write_response_ms"),
+        "Errors" => num(m, "errors"),
+        "Read Errors" => num(m, "read_errors"),
+        "Write Errors" => num(m, "write_errors"),
+        "Bytes Read" => num(m, "read_bytes"),
+        "Bytes Written" => num(m, "write_bytes"),
+        "Read I/Os" => num(m, "read_ios"),
+        "Write I/Os" => num(m, "write_ios"),
+        "Connections per Second" | "Average Connection Time" | "Maximum Connection Time" | "Connections" => 0.0,
+        // A disk worker's: Iometer's "ambiguous".
+        "Transactions per Connection" => -1.0,
+        "Total Raw Read Response Time" => raw("read", "response_sum_ns"),
+        "Total Raw Write Response Time" => raw("write", "response_sum_ns"),
+        "Total Raw Transaction Time" => raw("read", "response_sum_ns") + raw("write", "response_sum_ns"),
+        "Maximum Raw Read Response Time" => raw("read", "response_max_ns"),
+        "Maximum Raw Write Response Time" => raw("write", "response_max_ns"),
+        "Maximum Raw Transaction Time" => raw("read", "response_max_ns").max(raw("write", "response_max_ns")),
+        "Total Raw Connection Time" | "Maximum Raw Connection Time" => 0.0,
+        // Timer ticks at Processor Speed (iogauge's: 10^9 a second, nanoseconds).
+        "Total Raw Run Time" => (window_s * 1e9).round(),
+        _ => latency_bin(column, m)?,
+    })
+}
+
+/// The I/Os of one of Iometer's latency bins, named `0.5 to 1 mS` or ` >= 10 s`, from the
+/// document's histograms (every operation's): each bucket counted where its midpoint falls.
+/// The bin's edges are read from its name, apart from iogauge's own list of them.
+fn latency_bin(column: &str, m: &Value) -> Option<f64> {
+    let us = |v: &str, unit: &str| -> f64 {
+        let scale = match unit {
+            "uS" => 1.0,
+            "mS" => 1e3,
+            "S" | "s" => 1e6,
+            u => panic!("unit {u} in {column:?}"),
+        };
+        v.parse::<f64>().unwrap() * scale
+    };
+    let (lo_us, hi_us) = match column.trim().strip_prefix(">= ") {
+        Some(lo) => (us(lo.split(' ').next()?, lo.split(' ').nth(1)?), f64::INFINITY),
+        None => {
+            let (lo, hi) = column.split_once(" to ")?;
+            let (hi, unit) = hi.split_once(' ')?;
+            (us(lo, unit), us(hi, unit))
+        }
+    };
+    let mut buckets = Vec::new();
+    for op in ["read", "write", "trim", "flush"] {
+        for b in m["raw"][op]["histogram"]["buckets"].as_array().into_iter().flatten() {
+            buckets.push((b[0].as_u64().unwrap() as u32, b[1].as_u64().unwrap()));
+        }
+    }
+    let all = iogauge::stats::Histogram::from_sparse(&buckets).unwrap();
+    let within = all.buckets().filter(|&(lo, hi, _)| {
+        let mid_us = (lo + (hi - lo) / 2) as f64 / 1e3;
+        mid_us >= lo_us && mid_us < hi_us
+    });
+    Some(within.map(|(_, _, c)| c as f64).sum())
+}
+
+/// `Starting Sector`, `Maximum Size` (512-byte sectors) and `Queue Depth` of `targets`, each
+/// where they all agree, else -1 (Iometer's "ambiguous").
+fn geometry(column: &str, targets: &[&Value]) -> Option<f64> {
+    let of = |f: &dyn Fn(&Value) -> f64| {
+        let first = f(targets[0]);
+        if targets.iter().all(|t| f(t) == first) { first } else { -1.0 }
+    };
+    Some(match column {
+        "Starting Sector" => of(&|t| (num(t, "start_offset") / 512.0).floor()),
+        "Maximum Size" => of(&|t| (num(t, "working_set_bytes") / 512.0).floor()),
+        "Queue Depth" => of(&|t| num(t, "outstanding")),
+        _ => return None,
+    })
+}
+
+/// The host's CPU columns of a row from the document's `cpu` (a `CpuUsage`, or one CPU's
+/// share of it); None for another column.
+fn cpu_figure(column: &str, cpu: &Value) -> Option<f64> {
+    Some(match column {
+        "% CPU Utilization" => num(cpu, "utilization_pct"),
+        "% User Time" => num(cpu, "user_pct"),
+        "% Privileged Time" => num(cpu, "system_pct"),
+        "% DPC Time" => num(cpu, "softirq_pct"),
+        "% Interrupt Time" => num(cpu, "irq_pct"),
+        _ => return None,
+    })
+}
+
+/// What a row's column holds, by the header's name (None: left empty, as Iometer leaves it).
+type Column<'a> = Box<dyn Fn(&str) -> Option<f64> + 'a>;
+
+/// One row of the file as the document says it should be: its type, name and specification,
+/// and each column's value.
+struct Expected<'a> {
+    kind: &'static str,
+    name: String,
+    spec: String,
+    value: Column<'a>,
+}
+
+/// The targets of `workers`, in order.
+fn targets_of<'a>(workers: &[&'a Value]) -> Vec<&'a Value> {
+    workers.iter().flat_map(|w| w["targets"].as_array().unwrap().iter()).collect()
+}
+
+/// An ALL or MANAGER row's columns: its counts (`managers` None on a MANAGER row), the host's
+/// columns from `totals`, the geometry of `targets` and the I/O figures.
+fn host_row<'a>(
+    counts: (Option<f64>, usize),
+    totals: &'a Value,
+    targets: Vec<&'a Value>,
+    window: f64,
+    raw: bool,
+) -> Column<'a> {
+    let (managers, workers) = (counts.0, counts.1 as f64);
+    let disks = targets.len() as f64;
+    let cpu = &totals["cpu"];
+    Box::new(move |c| match c {
+        "# Managers" => managers,
+        "# Workers" => Some(workers),
+        "# Disks" => Some(disks),
+        "Interrupts per Second" => Some(num(cpu, "interrupts_per_sec")),
+        "CPU Effectiveness" => Some(num(cpu, "effectiveness")),
+        "Packets/Second" | "Packet Errors" | "Segments Retransmitted/Second" => Some(0.0),
+        // The ALL row has no raw times and no timer speed (Iometer's ManagerList.cpp).
+        c if !raw && (c.starts_with("Total Raw") || c.starts_with("Maximum Raw") || c == "Processor Speed") => None,
+        "Processor Speed" => Some(1e9),
+        c => cpu_figure(c, cpu).or_else(|| geometry(c, &targets)).or_else(|| io_figure(c, totals, window)),
+    })
+}
+
+/// A WORKER or DISK row's columns: `of` its I/O figures, `targets` its geometry.
+fn io_row<'a>(of: &'a Value, targets: Vec<&'a Value>, disks: Option<f64>, window: f64) -> Column<'a> {
+    Box::new(move |c| match c {
+        "# Disks" => disks,
+        "Processor Speed" => Some(1e9),
+        c => geometry(c, &targets).or_else(|| io_figure(c, of, window)),
+    })
+}
+
+/// A manager's rows: its own, its CPUs', then each of its workers' and their targets'.
+fn manager_rows<'a>(r: &'a Value, m: &'a Value, rows: &mut Vec<Expected<'a>>) {
+    let (window, spec) = (num(r, "duration_s"), r["spec"].as_str().unwrap());
+    let mine: Vec<&Value> = r["workers"].as_array().unwrap().iter().filter(|w| w["manager"] == m["rank"]).collect();
+    let (name, totals) = (m["host"].as_str().unwrap().to_string(), &m["totals"]);
+    let value = host_row((None, mine.len()), totals, targets_of(&mine), window, true);
+    rows.push(Expected { kind: "MANAGER", name, spec: spec.into(), value });
+    let interrupts = totals["cpu"]["per_cpu_interrupts_per_sec"].as_array().unwrap();
+    for (i, cpu) in totals["cpu"]["per_cpu"].as_array().unwrap().iter().enumerate() {
+        let value: Column = Box::new(move |c| match c {
+            "Processor Speed" => Some(1e9),
+            "Interrupts per Second" => Some(interrupts[i].as_f64().unwrap()),
+            c => cpu_figure(c, cpu),
+        });
+        rows.push(Expected { kind: "PROCESSOR", name: format!("CPU {i}"), spec: String::new(), value });
+    }
+    for w in mine {
+        let targets = targets_of(&[w]);
+        let (name, spec) = (w["name"].as_str().unwrap().into(), w["spec"].as_str().unwrap().into());
+        let value = io_row(w, targets.clone(), Some(targets.len() as f64), window);
+        rows.push(Expected { kind: "WORKER", name, spec, value });
+        for d in targets {
+            let value = io_row(d, vec![d], None, window);
+            rows.push(Expected { kind: "DISK", name: d["path"].as_str().unwrap().into(), spec: String::new(), value });
+        }
+    }
+}
+
+/// The rows of `r` (a result of the document) in Iometer's order: ALL, then each manager with
+/// its CPUs, its workers and their targets.
+fn expected_rows(r: &Value) -> Vec<Expected<'_>> {
+    let workers: Vec<&Value> = r["workers"].as_array().unwrap().iter().collect();
+    let managers = r["managers"].as_array().unwrap();
+    let counts = (Some(managers.len() as f64), workers.len());
+    let value = host_row(counts, &r["totals"], targets_of(&workers), num(r, "duration_s"), false);
+    let spec = r["spec"].as_str().unwrap().to_string();
+    let mut rows = vec![Expected { kind: "ALL", name: "All".into(), spec, value }];
+    for m in managers {
+        manager_rows(r, m, &mut rows);
+    }
+    rows
+}
+
+/// Every value of iogauge's Iometer file, read back by the header's names as Iometer's readers
+/// do, is the result document's: each row type's every column, read and write apart (a mixed
+/// workload, so no read column equals its write column), the raw times, the geometry, the
+/// host's CPU and each CPU's, and the latency bins from the document's histograms. A cell the
+/// document has nothing for is empty. Decimals are Iometer's six places.
+#[test]
+fn every_value_of_the_file_is_the_documents() {
+    let dir = scratch("iometer-values");
+    let args = ["run", "--target", "null", "--workers", "2", "--spec", "oltp-8k", "--spec", "file-server"];
+    ok_in(&dir, &[&args[..], &["--ios", "30000", "--iometer-csv", "r.csv", "--json", "r.json", "-q"]].concat());
+    let text = std::fs::read_to_string(dir.join("r.csv")).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let groups: Vec<usize> = (0..lines.len()).filter(|&i| lines[i] == "'Results").collect();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(groups.len(), results.len(), "a 'Results group per workload");
+    let mut differ = 0;
+    for (&g, r) in groups.iter().zip(results) {
+        let header: Vec<&str> = lines[g + 1].trim_start_matches('\'').split(',').collect();
+        let rows: Vec<Vec<&str>> =
+            lines[g + 2..].iter().take_while(|l| !l.starts_with('\'')).map(|l| l.split(',').collect()).collect();
+        let expected = expected_rows(r);
+        let kinds = |v: Vec<&str>| v.join(" ");
+        assert_eq!(
+            kinds(rows.iter().map(|r| r[0]).collect()),
+            kinds(expected.iter().map(|e| e.kind).collect()),
+            "the rows, in Iometer's order"
+        );
+        for (row, want) in rows.iter().zip(&expected) {
+            assert_eq!((row[1], row[2]), (want.name.as_str(), want.spec.as_str()), "a {} row's names", want.kind);
+            for (col, cell) in row.iter().enumerate().skip(3) {
+                let at = format!("{} row {:?}, column {:?}: {cell:?}", want.kind, want.name, header[col]);
+                match (want.value)(header[col]) {
+                    None => assert_eq!(*cell, "", "{at}: empty where the document has nothing"),
+                    Some(v) => {
+                        let read: f64 = cell.parse().unwrap_or_else(|_| panic!("{at}: not a number"));
+                        // Six decimals: within half a millionth, and the float's own digits.
+                        assert!((read - v).abs() <= 5e-7 + v.abs() * 1e-15, "{at}: the document says {v}");
+                    }
+                }
+            }
+            let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+            differ += usize::from(row[col("Read MBps (Decimal)")] != row[col("Write MBps (Decimal)")]);
+        }
+    }
+    assert!(differ >= 8, "read and write columns differ in every I/O row ({differ})");
+}

@@ -24,6 +24,7 @@ mod icf;
 mod interrupt;
 mod iometer;
 mod iscsi;
+mod layers;
 mod live;
 // Real Open MPI jobs: built with `--features mpi` (scripts/test does).
 #[cfg(feature = "mpi")]
@@ -35,6 +36,7 @@ mod outputs;
 mod package;
 mod placement;
 mod promises;
+mod readers;
 mod report;
 mod resolution;
 mod safety;

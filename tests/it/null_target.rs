@@ -64,8 +64,9 @@ fn timed_run_records_its_window() {
     assert_eq!(num(r, "duration_s"), 1.0);
     assert_eq!(num(r, "ramp_s"), 0.2);
     let iv = r["intervals"].as_array().unwrap();
-    assert_eq!(iv.len(), 4, "{iv:?}");
-    assert!((num(&iv[3], "t_s") - 1.0).abs() < 0.05);
+    // Four of 250 ms, unless the monitor woke late (a longer interval, and then fewer): they
+    // tile the window, to its end, whatever the host did.
+    assert!((1..=4).contains(&assert_intervals_tile(r)), "{iv:?}");
     // Rates are counts over the window.
     assert!((num(r, "totals/iops") - num(r, "totals/ios")).abs() < 1.0);
     // The samples add up to the totals: none counts the I/Os drained after the window.
@@ -222,10 +223,22 @@ targets = ["null"]
     )
     .unwrap();
     let doc = json(&["run", job.to_str().unwrap()]);
-    let iops = num(&doc, "results/0/totals/iops");
-    // Never faster than the pace (one burst more at the window's edge at most); slower only
-    // when the machine held the worker up for more than a delay (a busy CI host: 184).
-    assert!(iops <= 200.0 * 1.02 && iops > 200.0 * 0.8, "{iops} IOPS: the pace is 200");
+    let r = &doc["results"][0];
+    let (ios, window) = (num(r, "totals/ios"), num(r, "duration_s"));
+    // Bursts start 20 ms apart, each counted from when it was due (worker/drive.rs), and the
+    // null target completes a burst as it is issued. A burst woken late keeps the schedule
+    // unless it is a whole delay late: the schedule then starts again from it, losing that
+    // lateness. The worker is late only when it does not run: waiting for a CPU (the kernel's
+    // run delay, workers[].waited_for_cpu_ms, a wait across the end included) or its CPU the
+    // hypervisor's (at most the host's steal time over all its CPUs). So the window holds at
+    // most one burst a delay and one more at its edge, and at least one a delay of the window
+    // less that held time, less one at each edge (a busy CI host once counted 184 IOPS).
+    let cpu = &r["totals"]["cpu"];
+    let steal_s = num(cpu, "steal_pct") / 100.0 * window * cpu["per_cpu"].as_array().unwrap().len() as f64;
+    let held_s = num(&r["workers"][0], "waited_for_cpu_ms") / 1e3 + steal_s;
+    let bursts = |s: f64| (s / 0.020).floor();
+    let (lo, hi) = (4.0 * (bursts(window - held_s) - 2.0), 4.0 * (bursts(window) + 1.0));
+    assert!(lo <= ios && ios <= hi, "{ios} I/Os in {window} s, not in [{lo}, {hi}] (held {held_s:.3} s)");
 }
 
 #[test]
@@ -274,4 +287,52 @@ fn csv_means_the_same_on_run_and_study() {
         let iops: f64 = row[col("iops_median")].parse().unwrap();
         assert_eq!(iops, result["totals"]["iops"].as_f64().unwrap());
     }
+}
+
+/// Every percentile of the document is the nearest-rank quantile (the sample of rank
+/// ceil(q x n), as fio takes it) of the I/Os the per-I/O log holds, as the histogram gives it
+/// back: the midpoint of that sample's bucket, clamped to the fastest and slowest response.
+/// Counts where q x n is not whole (the p99 of 150 is the 149th, the p99.99 of 1,000 the
+/// largest): a rank one low gives the sample below, in another bucket wherever the two are
+/// more than a bucket (1/64) apart, as a null target's tail is.
+#[test]
+fn percentiles_are_the_exact_quantiles_of_the_logged_ios() {
+    let dir = scratch("percentiles");
+    for n in ["150", "333", "1000"] {
+        let args = ["run", "--target", "null", "--spec", "oltp-8k", "--ios", n, "--log-dir", n, "--json", "r.json"];
+        ok_in(&dir, &[&args[..], &["-q", "--no-history"]].concat());
+        let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+        let t = &doc["results"][0]["totals"];
+        // Lines: completion ms, response ns, direction (0 read, 1 write), size, offset.
+        let log = std::fs::read_to_string(dir.join(n).join("worker_1_lat.1.log")).unwrap();
+        let ios: Vec<(u64, u64)> = log
+            .lines()
+            .map(|l| {
+                let f: Vec<u64> = l.split(", ").map(|v| v.parse().unwrap()).collect();
+                (f[2], f[1])
+            })
+            .collect();
+        assert_eq!(ios.len().to_string(), n, "a line per I/O");
+        for (key, dir) in
+            [("percentiles_ms", None), ("read_percentiles_ms", Some(0)), ("write_percentiles_ms", Some(1))]
+        {
+            let mut ns: Vec<u64> = ios.iter().filter(|io| dir.is_none_or(|d| io.0 == d)).map(|io| io.1).collect();
+            ns.sort_unstable();
+            for (name, value) in t[key].as_object().unwrap() {
+                // "p99.9" is 99,900 parts in 100,000: the rank in integers, apart from floats.
+                let parts = (name[1..].parse::<f64>().unwrap() * 1000.0).round() as u64;
+                let rank = (parts * ns.len() as u64).div_ceil(100_000).max(1) as usize;
+                let want = bucket_midpoint(ns[rank - 1]).clamp(ns[0], ns[ns.len() - 1]) as f64 / 1e6;
+                assert_eq!(value.as_f64().unwrap(), want, "{key} {name} of {}: the sample of rank {rank}", ns.len());
+            }
+        }
+    }
+}
+
+/// The midpoint of the histogram bucket that holds `ns` (the document's histogram layout).
+fn bucket_midpoint(ns: u64) -> u64 {
+    let mut one = iogauge::stats::Histogram::default();
+    one.record(ns);
+    let (lo, hi, _) = one.buckets().next().unwrap();
+    lo + (hi - lo) / 2
 }

@@ -431,6 +431,27 @@ fn a_mounted_filesystem_needs_allow_mounted_write() {
     assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A filesystem mounted read-only is mounted all the same: writing to its device under it
+/// corrupts what the kernel caches and what it reads next, so --allow-write does not cover it
+/// (as with read-write: only --allow-mounted-write), and the device keeps every byte.
+#[test]
+fn a_read_only_mount_needs_allow_mounted_write() {
+    let l = LoopDev::new(64 << 20);
+    let mnt = scratch("mnt-ro");
+    sh(&format!("mkfs.ext4 -q -F {} && mount -o ro {0} {}", l.dev, mnt.display()));
+    let before = digest(&l.file);
+    let args = ["run", "--target", &l.dev, "--allow-write", &l.dev, "--spec", "random-write-4k", "--ios", "200", "-q"];
+    let out = iogauge(&args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let same = digest(&l.file) == before;
+    sh(&format!("umount {}", mnt.display()));
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("mounted at {}", mnt.display())), "{err}");
+    assert!(err.contains(&format!("--allow-mounted-write {}", l.dev)), "{err}");
+    assert!(same, "a refused test wrote under a read-only mounted filesystem");
+}
+
 /// A study checks every point's targets before its first I/O: a target cycle whose second
 /// point reaches a device with a filesystem is refused before the blank device of the first
 /// point is written.

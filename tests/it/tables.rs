@@ -116,6 +116,46 @@ fn own_cpu_is_on_the_hosts_scale() {
     assert!(own > 0.0 && own <= num(cpu, "utilization_pct") + 2.0, "{cpu}");
 }
 
+/// /proc/stat's line for all CPUs: (every field's ticks summed, idle + iowait ticks).
+fn host_ticks() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let f: Vec<f64> =
+        stat.lines().next().unwrap().split_whitespace().skip(1).take(8).map(|v| v.parse().unwrap()).collect();
+    (f.iter().sum(), f[3] + f[4])
+}
+
+/// The host's CPU % is the host's, as /proc/stat counts it around the run (read here, before
+/// the command starts and after it ends), not iogauge's own: a thread of this test spins on
+/// every CPU, so the CPUs are never idle and the host is busy while iogauge (a paced run) takes
+/// a few % of them. The document's busy share over its window W (all CPUs, in ticks) is what
+/// was not idle: 1 - idle_W / max(ticked_W, W x HZ x CPUs). The window lies inside the span this
+/// test reads, so idle_W <= idle_around, and the share is at least 1 - idle_around / (W x HZ x
+/// CPUs), whatever else runs on the host; the slack is /proc/stat's rounding, a tick of the
+/// idle and iowait fields at each of the four readings. W is the span the document's counters
+/// cover: its own CPU seconds over its own share of the CPUs.
+#[test]
+fn the_hosts_cpu_is_what_proc_stat_counts_around_the_run() {
+    // SAFETY: sysconf reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let cpus = online_cpus();
+    let burners = Burners::start(cpus);
+    let (started, before) = (std::time::Instant::now(), host_ticks());
+    let doc = json(&["run", "--target", "null", "--rate-iops", "1000", "--time", "2s", "--ramp", "0s", "--no-history"]);
+    let (after, around_s) = (host_ticks(), started.elapsed().as_secs_f64());
+    drop(burners);
+    let cpu = &doc["results"][0]["totals"]["cpu"];
+    let (host, own) = (num(cpu, "utilization_pct"), num(cpu, "own_pct"));
+    let window_ticks = num(cpu, "own_cpu_s") / (own / 100.0 * cpus as f64) * hz * cpus as f64;
+    let idle_around = after.1 - before.1;
+    let lowest = 100.0 * (1.0 - (idle_around + 8.0) / window_ticks);
+    let said = format!(
+        "host {host} %, own {own} %; around the run ({around_s:.3} s): {idle_around} idle ticks of {}",
+        after.0 - before.0
+    );
+    assert!(lowest > own, "the CPUs were idle although a thread spun on each: {said}");
+    assert!(host >= lowest && host <= 100.0, "the host's busy share is at least {lowest} %: {said}");
+}
+
 /// On a bursty load (a file at 16 outstanding: the worker sleeps and wakes for every few
 /// completions) a tickless kernel's ticks miss busy time between idle periods, and a share of
 /// /proc/stat's fields put the host at 17.5 % where iogauge alone used 20.6 % (2-CPU VM). The

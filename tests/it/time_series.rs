@@ -94,13 +94,7 @@ fn interval_histograms_add_up_to_the_run() {
     // One per 250 ms, each ending where the monitor read it: a monitor woken late reads a
     // longer one, and one woken past the end (a loaded pass: 7 intervals) makes the last one
     // longer still. Wherever they end, they tile the recorded time, with no gap and no overlap.
-    assert!((1..=8).contains(&intervals.len()), "{} intervals", intervals.len());
-    let mut tiled = 0.0;
-    for iv in intervals {
-        tiled += num(iv, "duration_s");
-        assert!((num(iv, "t_s") - tiled).abs() < 1e-6, "an interval ending at {} after {tiled} s", iv["t_s"]);
-    }
-    assert!((tiled - num(r, "duration_s")).abs() < 1e-6, "{tiled} s of intervals in a run of {}", r["duration_s"]);
+    assert!((1..=8).contains(&assert_intervals_tile(r)), "{} intervals", intervals.len());
     let all: u64 = intervals.iter().map(histogram_total).sum();
     let ios = r["totals"]["ios"].as_u64().unwrap();
     // The samples come from the workers' running counts, which start at the epoch as
@@ -159,4 +153,59 @@ fn a_long_run_keeps_a_bounded_series_that_adds_up() {
     assert!((tiled - num(r, "duration_s")).abs() < 1e-6);
     let all: u64 = intervals.iter().map(histogram_total).sum();
     assert_eq!(all, r["totals"]["ios"].as_u64().unwrap());
+}
+
+/// An interval that spans the whole recorded window holds exactly the run's I/Os: its
+/// histogram is the totals' (reads and writes added), bucket by bucket, and its percentiles
+/// the totals' (which are clamped to the exact fastest and slowest response, where an
+/// interval's, knowing no extremes, are not: clamped here the same way). A monitor whose live
+/// histograms counted each response a bucket up kept every count and moved every percentile.
+#[test]
+fn an_interval_spanning_the_window_has_the_totals_percentiles() {
+    let doc = json(&[
+        "run",
+        "--target",
+        "null",
+        "--workers",
+        "2",
+        "--spec",
+        "oltp-8k",
+        "--ramp",
+        "0s",
+        "--time",
+        "1s",
+        "--interval",
+        "10s",
+        "--no-history",
+    ]);
+    let r = &doc["results"][0];
+    let intervals = r["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 1, "an interval longer than the run is one sample of all of it: {intervals:?}");
+    let iv = &intervals[0];
+    assert!((num(iv, "duration_s") - num(r, "duration_s")).abs() < 1e-9, "it spans the window");
+    let t = &r["totals"];
+    let mut totals = std::collections::BTreeMap::<u64, u64>::new();
+    for d in ["read", "write"] {
+        for b in t["raw"][d]["histogram"]["buckets"].as_array().unwrap() {
+            *totals.entry(b[0].as_u64().unwrap()).or_default() += b[1].as_u64().unwrap();
+        }
+    }
+    let interval: std::collections::BTreeMap<u64, u64> = iv["histogram"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b[0].as_u64().unwrap(), b[1].as_u64().unwrap()))
+        .collect();
+    let differs = totals.keys().chain(interval.keys()).find(|k| totals.get(k) != interval.get(k));
+    if let Some(b) = differs {
+        panic!("bucket {b}: the interval holds {:?}, the totals {:?}", interval.get(b), totals.get(b));
+    }
+    let (fastest, slowest) = (num(t, "min_response_ms"), num(t, "max_response_ms"));
+    let want = t["percentiles_ms"].as_object().unwrap();
+    let got = iv["percentiles_ms"].as_object().unwrap();
+    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+    for (k, v) in want {
+        let mine = got[k].as_f64().unwrap().clamp(fastest, slowest);
+        assert_eq!(mine, v.as_f64().unwrap(), "{k}: the interval's {} ms, the totals' {v} ms", got[k]);
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::common::*;
 
@@ -150,12 +150,18 @@ fn capture_sees_a_device_without_requests_and_a_partitions_own_offsets() {
         })
         .unwrap();
     assert!(sfdisk.success());
-    assert!(Command::new("partx").args(["-a", &disk.dev]).status().unwrap().code().is_some());
+    // partx adds the table's partition to the kernel (and fails, saying so, where the kernel
+    // has it already): either way the kernel then holds partition 1 where the table puts it,
+    // and its device node follows (devtmpfs).
+    let partx = Command::new("partx").args(["-a", &disk.dev]).output().unwrap();
+    let sys = format!("/sys/block/{0}/{0}p1", disk.name());
+    let geometry = |f: &str| std::fs::read_to_string(format!("{sys}/{f}")).ok().map(|v| v.trim().to_string());
+    let said = String::from_utf8_lossy(&partx.stderr);
+    assert_eq!((geometry("start"), geometry("size")), (Some("2048".into()), Some("65536".into())), "partx: {said}");
     let part = format!("{}p1", disk.dev);
-    for _ in 0..100 {
-        if Path::new(&part).exists() {
-            break;
-        }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !Path::new(&part).exists() {
+        assert!(Instant::now() < deadline, "no {part} within 10 s of the kernel's partition");
         std::thread::sleep(Duration::from_millis(20));
     }
     let capture = start_capture(&dir, &part, "part.csv");

@@ -294,13 +294,38 @@ fn lfsr_takes_every_block_once_per_pass() {
     let job = dir.join("l.fio");
     let text = format!(
         "[l]\nioengine=null\nrw=randrw\nbs=4k\nsize=4m\nnumber_ios=3072\nrandom_generator=lfsr\n\
-         write_lat_log={}/l\n",
+         write_lat_log={}/l\nlog_offset=1\n",
         logs.display()
     );
     std::fs::write(&job, text).unwrap();
     let doc = json(&["run", job.to_str().unwrap(), "--no-history"]);
     assert_eq!(doc["config"]["spec"][0]["lines"][0]["distribution"], "lfsr");
     each_pass_covers(&logged_offsets(&logs), 1024, 3);
+}
+
+/// `--random-map` (fio's default): uniform draws, each 4 KiB place once per pass, pass after
+/// pass, on every specification the test runs, named for it.
+#[test]
+fn the_random_map_takes_every_block_once_per_pass() {
+    let logs = scratch("random-map").join("logs");
+    let doc = json(&[
+        "run",
+        "--target",
+        "null",
+        "--spec",
+        "oltp-4k",
+        "--random-map",
+        "--ios",
+        "4096",
+        "--working-set",
+        "4M",
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--no-history",
+    ]);
+    assert_eq!(doc["results"][0]["spec"], "oltp-4k@random-map");
+    assert_eq!(doc["config"]["spec"][0]["random_map"], true);
+    each_pass_covers(&logged_offsets(&logs), 1024, 4);
 }
 
 #[test]
@@ -336,7 +361,7 @@ fn skewed_offsets_follow_their_law() {
     let job = dir.join("z.fio");
     let text = format!(
         "[z]\nioengine=null\nrw=randread\nbs=4k\nsize=4m\nnumber_ios=1000000\nrandom_distribution=zipf:1.2\n\
-         write_lat_log={}/z\n",
+         write_lat_log={}/z\nlog_offset=1\n",
         logs.display()
     );
     std::fs::write(&job, text).unwrap();

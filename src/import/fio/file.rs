@@ -66,18 +66,16 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
             sections(&text, &path, depth + 1, into)?;
             continue;
         }
-        let Some(section) = into.last_mut() else {
-            return Err(format!("{at}: option \"{line}\" outside of a [section]"));
-        };
-        let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(expand(v.trim(), &at)?)),
-            None => (line, None),
-        };
-        // Not quoted: an include of a file that is no job file (a password file) must not
-        // print its lines.
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        let (key, value) = line.split_once('=').map_or((line, None), |(k, v)| (k.trim(), Some(v.trim())));
+        // A line is quoted only once it reads as an option: a file that is no job file (a
+        // password file, included or named by mistake) must not have its lines printed.
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(format!("{at}: not a fio option (a name, or name=value)"));
         }
+        let Some(section) = into.last_mut() else {
+            return Err(format!("{at}: option {key} outside of a [section]"));
+        };
+        let value = value.map(|v| expand(v, &at)).transpose()?;
         section.opts.push(Opt { key: key.to_ascii_lowercase(), value, at });
     }
     Ok(())

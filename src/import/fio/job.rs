@@ -3,34 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::file::{Opt, Section, split_filenames};
-use super::values::{Units, cpu_mask, flag, one_byte_pattern, pattern_with, range, sectors, time, whole_number};
+use super::file::{Opt, Section};
+use super::options::{self, Given, Take};
+use super::values::{Units, pattern_with};
 use crate::config::{Content, DataPattern};
 use crate::import::Import;
 use crate::net::TargetName;
 use crate::spec::{AccessSpec, Distribution, SpecLine};
-
-/// fio's options that iogauge takes at fio's default only (0, off), and why it does nothing
-/// else.
-const AT_FIO_DEFAULT: &[(&str, &str)] = &[
-    ("hipri", "iogauge waits for completions and does not poll the device for them (IORING_SETUP_IOPOLL)"),
-    (
-        "sqthread_poll",
-        "each worker submits on its own thread; a kernel thread polling its ring would take a CPU beside it",
-    ),
-    (
-        "force_async",
-        "iogauge hands an I/O to io-wq only where the target cannot take it without blocking \
-         (--io-wq-threads N lets more threads serve them)",
-    ),
-    ("uncached", "iogauge's buffered I/O keeps what it reads and writes in the page cache"),
-    ("startdelay", "every worker starts with the test"),
-    ("end_fsync", "iogauge does not flush at the test's end (fsync=N flushes every N writes)"),
-    (
-        "allow_mounted_write",
-        "leave to write a mounted device is given on iogauge's command line only, by name: --allow-mounted-write DEV",
-    ),
-];
 
 /// One job's options, as fio reads them.
 #[derive(Debug, Clone)]
@@ -41,6 +20,18 @@ pub(super) struct FioJob {
     pub(super) random: u32,
     /// Sizes with their % of I/Os, for reads and for writes (fio's `bs=R,W`).
     pub(super) sizes: [Vec<(u64, u32)>; 2],
+    /// `bsrange=MIN-MAX`: the largest size of reads and of writes, each drawn between its
+    /// one size in `sizes` and this, as fio draws them.
+    pub(super) size_max: Option<[u64; 2]>,
+    /// Where and how the sizes were given (`FILE:LINE: bssplit=...`), for what is said of them.
+    pub(super) sizes_at: String,
+    /// `rw` as written, and where: read once every option is (with `rwmixread`).
+    pub(super) rw: Option<(String, String)>,
+    /// `rwmixread`, `rwmixwrite`: the mix of a pattern that reads and writes.
+    pub(super) mix_read: Option<u32>,
+    pub(super) mix_write: Option<u32>,
+    /// `filesize`: each file's size (read once the files are known).
+    pub(super) filesize: Option<u64>,
     pub(super) iodepth: u32,
     pub(super) numjobs: u32,
     pub(super) runtime: Option<Duration>,
@@ -58,7 +49,7 @@ pub(super) struct FioJob {
     pub(super) size_share: Option<(u64, u64)>,
     /// Sizes written as shares of each file (`size=50%`), resolved once the job's files
     /// are known: (option, share, where written).
-    shares: Vec<(String, u64, String)>,
+    pub(super) shares: Vec<(String, u64, String)>,
     pub(super) io_size: Option<u64>,
     pub(super) number_ios: Option<u64>,
     pub(super) filenames: Vec<String>,
@@ -91,9 +82,20 @@ pub(super) struct FioJob {
     pub(super) fsync: bool,
     /// `sync=1|sync|dsync`: every write stable when it completes.
     pub(super) fua: bool,
-    pub(super) verify: bool,
-    /// `write_*_log`: where the logs go.
+    /// `verify` (other than 0): where and how it was given.
+    pub(super) verify: Option<String>,
+    /// `do_verify`: a verify job reads back what it wrote once it has written it (fio's
+    /// default).
+    pub(super) do_verify: bool,
+    /// `write_*_log`: where the logs go, and the prefix's name.
     pub(super) log_dir: Option<PathBuf>,
+    pub(super) log_name: Option<String>,
+    /// `per_job_logs`: a log file of each kind per job (fio's default), else one for all.
+    pub(super) per_job_logs: bool,
+    /// `log_offset`: the logs give each I/O's offset (fio's column 5).
+    pub(super) log_offset: bool,
+    /// `write_iolog`: the file of every I/O issued, fio's iolog v3.
+    pub(super) write_iolog: Option<PathBuf>,
     /// `buffer_compress_percentage` and `dedupe_percentage`: what written blocks hold.
     pub(super) data: DataPattern,
     /// `log_avg_msec`.
@@ -156,7 +158,7 @@ pub(super) enum Engine {
 
 impl Engine {
     /// What iogauge runs for fio's `ioengine`.
-    fn of(name: &str) -> Result<Engine, String> {
+    pub(super) fn of(name: &str) -> Result<Engine, String> {
         match name.to_ascii_lowercase().as_str() {
             "io_uring" | "libaio" | "posixaio" => Ok(Engine::Async),
             "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => Ok(Engine::Sync),
@@ -180,6 +182,12 @@ impl FioJob {
             read: 100,
             random: 0,
             sizes: [vec![(4096, 100)], vec![(4096, 100)]],
+            size_max: None,
+            sizes_at: section.at.clone(),
+            rw: None,
+            mix_read: None,
+            mix_write: None,
+            filesize: None,
             iodepth: 1,
             numjobs: 1,
             runtime: None,
@@ -213,8 +221,13 @@ impl FioJob {
             flush_every: 0,
             fsync: false,
             fua: false,
-            verify: false,
+            verify: None,
+            do_verify: true,
             log_dir: None,
+            log_name: None,
+            per_job_logs: true,
+            log_offset: false,
+            write_iolog: None,
             data: Content::Random.into(),
             log_avg_ms: 0,
             submit_batch: 1,
@@ -240,10 +253,11 @@ impl FioJob {
         }
     }
 
-    /// Applies the options in order (a later one wins); `rwmixread` and `rw` are read after
-    /// the rest, as fio settles a mix whatever the order.
-    /// Options skipped under `--ignore-unknown` go to `ignored`; fio's reporting options,
-    /// which change nothing here, to `notes` (each said once for the whole file).
+    /// Applies the options in order (a later one wins), each by its row of fio's options
+    /// ([`options::OPTIONS`]); `kb_base` is read first and `rw`, `rwmixread`, `rwmixwrite`
+    /// and `filesize` last, as fio settles them whatever their order. Options skipped under
+    /// `--ignore-unknown` go to `ignored`; fio's reporting options, which change nothing here,
+    /// to `notes` (each said once for the whole file).
     pub(super) fn apply(
         &mut self,
         opts: &[Opt],
@@ -251,300 +265,74 @@ impl FioJob {
         ignored: &mut Vec<(String, String)>,
         notes: &mut Vec<String>,
     ) -> Result<(), String> {
-        let (mut rw, mut mix_read, mut mix_write, mut filesize) = (None, None, None, None);
         // fio reads a section's kb_base before its sizes, wherever it is written.
         if let Some(o) = opts.iter().rev().find(|o| o.key == "kb_base") {
-            self.kb_base = match o.value.as_deref().unwrap_or("").trim() {
+            self.kb_base = match o.value.as_deref().unwrap_or("") {
                 "1024" => 1024,
                 "1000" => 1000,
                 v => return Err(format!("{}: kb_base={v}: give 1024 (fio's default) or 1000", o.at)),
             };
         }
-        let kb_base = self.kb_base;
         for o in opts {
-            let v = o.value.as_deref().unwrap_or("");
-            let bad = |e: String| format!("{}: {}: {e}", o.at, o.key);
-            let num = |v: &str| whole_number(v).ok_or_else(|| format!("{}: {}={v}: give a whole number", o.at, o.key));
-            // Fresh for each option: a transfer size's check and the warning ask of its own.
-            let units = Units::new(kb_base);
-            let size = |v: &str| units.size(v).map_err(bad);
-            // A size that may be a share of each file: a later value, in bytes or not, replaces
-            // an earlier share.
-            let shareable = match o.key.as_str() {
-                "io_limit" => Some("io_size"),
-                k @ ("size" | "io_size" | "offset" | "offset_increment") => Some(k),
-                _ => None,
-            };
-            if let Some(key) = shareable {
-                self.shares.retain(|(k, _, _)| k != key);
-            }
-            let share = shareable.and(v.trim().strip_suffix('%'));
-            match o.key.as_str() {
-                // A share of each file's size, taken once the files are known.
-                _ if share.is_some() => {
-                    let pct = share.and_then(whole_number).filter(|p| (1..=100).contains(p));
-                    let pct = pct.ok_or_else(|| bad(format!("{v}: give a share of the file of 1% to 100%")))?;
-                    self.shares.push((shareable.unwrap_or_default().to_string(), pct, o.at.clone()));
-                }
-                "name" => self.name = v.to_string(),
-                "rw" | "readwrite" => rw = Some((v.to_string(), o.at.clone())),
-                // fio's default; `identical` repeats the last offset between seeks.
-                "rw_sequencer" if v.eq_ignore_ascii_case("sequential") => {}
-                "rw_sequencer" => {
-                    return Err(format!(
-                        "{}: rw_sequencer={v}: iogauge continues sequentially between seeks (fio's sequential); \
-                         remove it",
-                        o.at
-                    ));
-                }
-                // One share for every direction (fio's R,W,T as one value where they agree).
-                "percentage_random" => {
-                    let shares =
-                        v.split(',').map(|p| whole_number(p).filter(|p| *p <= 100)).collect::<Option<Vec<_>>>();
-                    self.percentage_random = match shares.as_deref() {
-                        Some([p, rest @ ..]) if rest.iter().all(|r| r == p) => Some(*p as u32),
-                        Some(_) => {
-                            return Err(bad(format!("{v}: iogauge draws one share for reads and writes: give one")));
-                        }
-                        None => return Err(bad(format!("{v}: give a share of 0 to 100"))),
-                    }
-                }
-                "rwmixread" => mix_read = Some(num(v)?.min(100) as u32),
-                "rwmixwrite" => mix_write = Some(num(v)?.min(100) as u32),
-                "bs" | "blocksize" => self.sizes = sectors(v, &units, false).map_err(bad)?,
-                "bssplit" => self.sizes = sectors(v, &units, true).map_err(bad)?,
-                "bsrange" | "blocksize_range" => {
-                    let [r, w] = sectors(&v.replace('-', "/0:"), &units, true).map_err(bad)?;
-                    self.sizes = [range(&r).map_err(bad)?, range(&w).map_err(bad)?];
-                }
-                "iodepth" => self.iodepth = num(v)?.clamp(1, u32::MAX as u64) as u32,
-                "numjobs" => {
-                    self.numjobs = match num(v)? {
-                        n @ 1..=4096 => n as u32,
-                        n => return Err(format!("{}: numjobs={n}: give 1 to 4096 jobs", o.at)),
-                    }
-                }
-                "runtime" | "timeout" => self.runtime = Some(time(v, Duration::from_secs(1)).map_err(bad)?),
-                "ramp_time" => self.ramp = time(v, Duration::from_secs(1)).map_err(bad)?,
-                "time_based" => self.time_based = flag(o)?,
-                "size" => self.size = Some(size(v)?),
-                // Each file's size: with no `size`, the job's region is all of its files, as fio's.
-                "filesize" if v.contains(['-', ':']) => {
-                    return Err(bad(format!("{v}: a range of sizes: iogauge makes every file one size, give one")));
-                }
-                "filesize" => filesize = Some(size(v)?),
-                "offset" => self.offset = size(v)?,
-                "offset_increment" => self.offset_increment = size(v)?,
-                "io_size" | "io_limit" => self.io_size = Some(size(v)?),
-                "number_ios" => self.number_ios = Some(num(v)?),
-                "filename" => self.filenames = split_filenames(v),
-                "nrfiles" | "nr_files" => {
-                    self.nrfiles = match num(v)? {
-                        n @ 1..=4096 => n as u32,
-                        n => return Err(format!("{}: {}={n}: give 1 to 4096 files", o.at, o.key)),
-                    }
-                }
-                "uri" => self.uri = Some(v.to_string()),
-                "directory" => self.directory = Some(v.to_string()),
-                "direct" => self.direct = flag(o)?,
-                "buffered" => self.direct = !flag(o)?,
-                "ioengine" => {
-                    self.engine = Engine::of(v).map_err(|e| format!("{}: ioengine={v}: {e}", o.at))?;
-                    self.engine_name = v.trim().to_ascii_lowercase();
-                }
-                "rate_iops" => {
-                    if v.contains(',') {
-                        return Err(format!("{}: rate_iops={v}: one rate for reads and writes together", o.at));
-                    }
-                    self.rate_iops = Some(num(v)? as f64);
-                }
-                // fio's `rate`: bytes per second (its sizes' suffixes, 1m = 1 MiB/s).
-                "rate" => {
-                    if v.contains(',') {
-                        return Err(format!("{}: rate={v}: one rate for reads and writes together", o.at));
-                    }
-                    self.rate_mbps = Some(size(v)? as f64 / 1e6);
-                }
-                "thinktime" => self.thinktime = time(v, Duration::from_micros(1)).map_err(bad)?,
-                "thinktime_blocks" => self.thinktime_blocks = num(v)?.clamp(1, u32::MAX as u64) as u32,
-                "random_distribution" => {
-                    self.distribution = v.parse::<crate::distribution::Distribution>().map_err(|e| bad(e.into()))?
-                }
-                "random_generator" => {
-                    self.lfsr = match v.trim() {
-                        "lfsr" => true,
-                        "tausworthe" | "tausworthe64" => false,
-                        _ => return Err(bad(format!("{v}: give lfsr, tausworthe or tausworthe64"))),
-                    }
-                }
-                "fsync" | "fdatasync" => {
-                    (self.flush_every, self.fsync) = (num(v)?.min(u32::MAX as u64) as u32, o.key == "fsync");
-                }
-                // O_SYNC / O_DSYNC: each write stable when it completes, as RWF_DSYNC makes it.
-                "sync" => {
-                    self.fua = match v.trim() {
-                        "" | "1" | "sync" | "dsync" => true,
-                        "0" | "none" => false,
-                        _ => return Err(format!("{}: sync={v}: give 0, 1, none, sync or dsync", o.at)),
-                    }
-                }
-                "verify" => self.verify = !matches!(v, "0" | "null" | ""),
-                "buffer_compress_percentage" => {
-                    self.data.content = match num(v)? {
-                        0 => Content::Random,
-                        p @ 1..=100 => Content::Compressible(p as u8),
-                        _ => return Err(bad("give 0 to 100".into())),
-                    }
-                }
-                "dedupe_percentage" => {
-                    self.data.dedupe_pct =
-                        num(v)?.try_into().ok().filter(|p| *p <= 100).ok_or_else(|| bad("give 0 to 100".into()))?
-                }
-                // iogauge makes every written block afresh (data::Blocks): as fio's refilled buffers.
-                "refill_buffers" | "scramble_buffers" => {}
-                // fio's logs: iogauge writes lat, clat, bw and iops together, named by worker,
-                // in the directory of the prefix.
-                "write_lat_log" | "write_bw_log" | "write_iops_log" => {
-                    let dir = Path::new(v).parent().filter(|p| !p.as_os_str().is_empty());
-                    self.log_dir = Some(dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
-                }
-                "log_avg_msec" => self.log_avg_ms = num(v)?,
-                // fio's 0 polls without waiting; iogauge waits for at least one.
-                "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
-                    self.completion_batch = num(v)?.clamp(1, u32::MAX as u64) as u32
-                }
-                "iodepth_batch_submit" | "iodepth_batch" => self.submit_batch = num(v)?.min(u32::MAX as u64) as u32,
-                // iogauge's logs always give each I/O's offset.
-                "log_offset" => {}
-                "stonewall" | "wait_for_previous" => self.stonewall = flag(o)?,
-                "new_group" => self.new_group = flag(o)?,
-                "wait_for" => self.wait_for = Some((v.trim().to_string(), o.at.clone())),
-                // Reporting and process model: no bearing on what runs (iogauge reports the
-                // group's totals and each worker anyway). How fio's loop hands its buffers to
-                // the kernel (one or a vector), and whether it writes a file it creates before
-                // its test: iogauge reads and writes fixed buffers, and writes every file it
-                // creates in full before its test (fio's `overwrite=1`). Where a polling thread
-                // would run, with the polling refused below.
-                "group_reporting" | "thread" | "threads" | "nonvectored" | "overwrite" | "sqthread_poll_cpu" => {}
-                // Options whose fio default is what iogauge does, and nothing else it does:
-                // refused otherwise, with what iogauge does instead (skipped, as an unknown
-                // option is, under --ignore-unknown).
-                key if AT_FIO_DEFAULT.iter().any(|(k, _)| *k == key) || key == "ioscheduler" => {
-                    let off = v.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
-                    if o.value.is_some() && (off.parse::<f64>() == Ok(0.0) || v.trim() == "false") {
-                        continue;
-                    }
-                    let given = o.value.as_deref().map_or(o.key.clone(), |v| format!("{}={}", o.key, v.trim()));
-                    let why = match AT_FIO_DEFAULT.iter().find(|(k, _)| *k == key) {
-                        Some((_, why)) => format!("{why}; remove it"),
-                        None => format!(
-                            "iogauge leaves each device's scheduler as it finds it: set it before the test \
-                             (echo {} > /sys/block/DEV/queue/scheduler) and remove the option",
-                            v.trim()
-                        ),
-                    };
-                    if !import.ignore_unknown {
-                        return Err(format!("{}: {given}: {why}", o.at));
-                    }
-                    ignored.push((o.key.clone(), o.at.clone()));
-                }
-                // What fio measures and prints: iogauge times every I/O (its clock costs ~20 ns
-                // an I/O, docs/performance.md) and gives every percentile anyway.
-                "gtod_reduce"
-                | "disable_lat"
-                | "disable_clat"
-                | "disable_slat"
-                | "disable_bw"
-                | "clat_percentiles"
-                | "lat_percentiles"
-                | "percentile_list"
-                | "slat_percentiles"
-                | "significant_figures"
-                | "bwavgtime"
-                | "iopsavgtime"
-                | "stats"
-                | "clocksource"
-                | "unit_base"
-                | "unified_rw_reporting" => {
-                    if !notes.contains(&o.key) {
-                        notes.push(o.key.clone());
-                    }
-                }
-                "description" => self.description = Some(v.to_string()),
-                "blockalign" | "ba" => {
-                    if v.contains(',') {
-                        return Err(format!("{}: {}={v}: one alignment for reads and writes together", o.at, o.key));
-                    }
-                    self.align = Some(size(v)?);
-                }
-                "loops" => self.loops = num(v)?.max(1),
-                "rate_process" => {
-                    self.poisson = match v.trim() {
-                        "linear" => false,
-                        "poisson" => true,
-                        _ => return Err(bad(format!("{v}: give linear or poisson"))),
-                    }
-                }
-                // What iogauge always does: uniform random offsets without a map of the blocks
-                // done, from a fixed seed (docs/interop.md: fio's default map differs).
-                "norandommap" => self.norandommap = flag(o)?,
-                "randrepeat" => {}
-                // What iogauge's io_uring engine does wherever the kernel allows, and a cap on
-                // the completions fio reaps in one call (iogauge reaps every one there is):
-                // fio's loop, not the I/O it asks for.
-                "registerfiles" | "fixedbufs" | "iodepth_batch_complete_max" => {}
-                // fio drops a buffered job's cached pages first whether it says so or not (its
-                // default); iogauge never does (docs/interop.md), and direct I/O skips the cache.
-                "invalidate" => {}
-                "randseed" => self.seed = Some(num(v)?),
-                // The range is the test's to check, as for iogauge's own key.
-                "nice" => {
-                    self.nice = Some(v.trim().parse().map_err(|_| format!("{}: nice={v}: give -20 to 19", o.at))?)
-                }
-                // Read before the loop: it applies to every size of the section.
-                "kb_base" => {}
-                "continue_on_error" => {
-                    self.continue_on_error = match v.trim() {
-                        "1" | "all" | "io" => true,
-                        "0" | "none" => false,
-                        _ => {
-                            return Err(bad(format!(
-                                "{v}: iogauge goes on after every kind of failed I/O or after none: give all or none"
-                            )));
-                        }
-                    }
-                }
-                // Every written block the same: all zeros, or one byte repeated.
-                "zero_buffers" => {
-                    if flag(o)? {
-                        self.data.content = Content::Repeat(0);
-                    }
-                }
-                "buffer_pattern" => self.data.content = Content::Repeat(one_byte_pattern(v).map_err(bad)?),
-                "cpus_allowed" => self.cpus = crate::placement::parse_cpu_list(v).map_err(bad)?,
-                "cpumask" => self.cpus = cpu_mask(v).map_err(bad)?,
-                "cpus_allowed_policy" => {
-                    self.cpus_split = match v.trim() {
-                        "shared" => false,
-                        "split" => true,
-                        _ => return Err(bad(format!("{v}: give shared or split"))),
-                    }
-                }
-                other => {
-                    if !import.ignore_unknown {
-                        return Err(format!(
-                            "{}: option {other} in [{}] is not supported: remove it, or give --ignore-unknown to run \
-                             without it",
-                            o.at, self.name
-                        ));
-                    }
-                    ignored.push((other.to_string(), o.at.clone()));
-                }
-            }
-            self.note_opposite(&units, || format!("{}: {}={}", o.at, o.key, v.trim()));
+            let value = o.value.as_deref().unwrap_or("");
+            let units = Units::new(self.kb_base);
+            let g = Given { key: &o.key, value, has_value: o.value.is_some(), at: &o.at, units };
+            self.take(&g, import, ignored, notes)?;
+            self.note_opposite(&g.units, || format!("{}: {}", g.at, g.shown()));
         }
-        if let Some((rw, at)) = rw {
-            let units = Units::new(kb_base);
+        self.settle()
+    }
+
+    /// Takes one option as its row says; an option refused (or that fio does not have) is
+    /// one line naming it, its value and where it is, unless `--ignore-unknown` skips it.
+    fn take(
+        &mut self,
+        g: &Given,
+        import: &Import,
+        ignored: &mut Vec<(String, String)>,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let refusal = match options::row(g.key).map(|r| &r.take) {
+            Some(Take::Set(set)) => {
+                // A value's own message starts with the value, which the line says already.
+                let prefix = format!("{}: ", g.value);
+                return set(self, g)
+                    .map_err(|e| format!("{}: {}: {}", g.at, g.shown(), e.strip_prefix(&prefix).unwrap_or(&e)));
+            }
+            Some(Take::Same(_)) => return Ok(()),
+            Some(Take::Report) => {
+                if !notes.iter().any(|n| n == g.key) {
+                    notes.push(g.key.to_string());
+                }
+                return Ok(());
+            }
+            Some(Take::AtDefault(default, _)) if g.is(default) => return Ok(()),
+            Some(Take::AtDefault(_, why)) => {
+                format!("{}: {}: {}; remove it", g.at, g.shown(), why.replace("{value}", g.value))
+            }
+            Some(Take::Refused(why)) => format!(
+                "{}: {} in [{}]: {why}; remove it, or give --ignore-unknown to run without it",
+                g.at,
+                g.shown(),
+                self.name
+            ),
+            None => format!(
+                "{}: option {} in [{}] is not one of fio's options: remove it, or give --ignore-unknown to run without it",
+                g.at, g.key, self.name
+            ),
+        };
+        if !import.ignore_unknown {
+            return Err(refusal);
+        }
+        ignored.push((g.key.to_string(), g.at.to_string()));
+        Ok(())
+    }
+
+    /// What fio settles once a section's options are all read: its pattern and mix, its files'
+    /// number and size, and the sizes given as shares of its files.
+    fn settle(&mut self) -> Result<(), String> {
+        if let Some((rw, at)) = self.rw.clone() {
+            let units = Units::new(self.kb_base);
             let hole = |n: &str| {
                 let bytes = units.size(n.trim_start_matches('-'))?;
                 let bytes = i64::try_from(bytes).map_err(|_| format!("{n}: too large a size"))?;
@@ -559,7 +347,7 @@ impl FioJob {
             }
             (self.trim, self.write_trimmed) = (p.trim, p.write_trimmed);
             // fio's mixes default to 50/50; rwmixwrite is the rest of rwmixread.
-            self.read = p.read.unwrap_or(mix_read.or(mix_write.map(|w| 100 - w)).unwrap_or(50));
+            self.read = p.read.unwrap_or(self.mix_read.or(self.mix_write.map(|w| 100 - w)).unwrap_or(50));
         }
         // fio takes the files named; nrfiles above their number changes nothing (fio's
         // add_job caps it), under it fio's choice among them is its own.
@@ -571,11 +359,16 @@ impl FioJob {
                 self.filenames.len()
             ));
         }
-        if let Some(each) = filesize {
+        if let Some(each) = self.filesize {
             let whole = each.saturating_mul(self.targets(0).len() as u64);
             self.size = Some(self.size.map_or(whole, |s| s.min(whole)));
         }
         self.take_shares()
+    }
+
+    /// Its transfer sizes, as `given` gives them (`bs`, `bssplit`), with no range between two.
+    pub(super) fn set_sizes(&mut self, sizes: [Vec<(u64, u32)>; 2], given: &Given) {
+        (self.sizes, self.size_max, self.sizes_at) = (sizes, None, format!("{}: {}", given.at, given.shown()));
     }
 
     /// Sizes written as shares of each file, in bytes, as fio takes them when the job starts
@@ -588,7 +381,7 @@ impl FioJob {
         let files = self.targets(0);
         let sizes: Vec<_> = match self.engine {
             Engine::Null | Engine::Nbd | Engine::Libiscsi => Vec::new(),
-            _ => files.iter().map(|f| crate::targets::existing_size(Path::new(f)).ok()).collect(),
+            _ => files.iter().map(|f| crate::host::files::existing_size(Path::new(f)).ok()).collect(),
         };
         let real = match sizes.as_slice() {
             [Some(real), rest @ ..] if rest.iter().all(|s| *s == Some(*real)) && *real > 0 => *real,
@@ -630,6 +423,15 @@ impl FioJob {
         self.random < 100 && !matches!(self.read, 0 | 100)
     }
 
+    /// Whether its random I/Os take each block once per pass, as fio's do by default (its
+    /// random map): not with `norandommap`, a skewed law or lfsr (fio drops the map for
+    /// them; lfsr takes each block once anyway), nor a `blockalign` other than the job's
+    /// smallest transfer (fio: "Any use of blockalign= turns off randommap").
+    pub(super) fn random_map(&self) -> bool {
+        let aligned = self.align.is_none_or(|a| a == self.smallest_transfer());
+        self.random > 0 && !self.norandommap && self.distribution.is_uniform() && !self.lfsr && aligned
+    }
+
     /// Where copy `copy` of the job starts in each file.
     pub(super) fn offset_of(&self, copy: u32) -> u64 {
         let raw = self.offset + copy as u64 * self.offset_increment;
@@ -640,14 +442,21 @@ impl FioJob {
     }
 
     /// The bytes every copy of a job bounded by its size moves, once: each copy's part of its
-    /// files as fio counts it ([`FioJob::covered`]); None where the job has no size and fio
+    /// files as fio counts it ([`FioJob::pass`]); None where the job has no size and fio
     /// would not take its files' (see [`FioJob::whole`]).
     pub(super) fn size_bytes(&self) -> Option<u64> {
-        if self.size_share.is_some() {
-            let files = self.targets(0).len() as u64;
-            return Some((0..self.numjobs).map(|c| self.covered(self.part(c) * files)).sum());
+        (0..self.numjobs).map(|c| Some(self.pass(self.part_of(c)?, c).0)).sum()
+    }
+
+    /// Copy `copy`'s part of each of its files: `size` over the files, its share of each
+    /// (`size=P%`), or without a size the whole of them from its offset on; None where the job
+    /// has no size and fio would not take its files'.
+    pub(super) fn part_of(&self, copy: u32) -> Option<u64> {
+        let files = self.targets(copy).len().max(1) as u64;
+        match self.size_share {
+            Some(_) => Some(self.part(copy)),
+            None => self.size.or_else(|| self.whole()).map(|s| s / files),
         }
-        self.size.or_else(|| self.whole()).map(|s| self.covered(s) * self.numjobs as u64)
     }
 
     /// With `size=P%`, copy `copy`'s part of each file: P % of it, rounded down to the job's
@@ -682,9 +491,11 @@ impl FioJob {
             ));
         }
         // fio flushes and syncs only what writes: a read job of a [global] with fsync=N has none.
+        // Reads' lines take the reads' range of sizes (bsrange=R,W), writes' the writes'.
         let line = |size, share, read: u32| {
             let writes = read + self.trim < 100 || self.write_trimmed;
             SpecLine {
+                size_max: self.size_max.map(|m| m[usize::from(read == 0)]),
                 delay_ms: (delay_ms / 1000) as u32,
                 burst: self.thinktime_blocks,
                 seek_every: self.seek_every,
@@ -703,7 +514,8 @@ impl FioJob {
                 ..SpecLine::new(size, share, read, self.random)
             }
         };
-        let lines: Vec<SpecLine> = if self.sizes[0] == self.sizes[1] || self.read == 100 || self.read == 0 {
+        let alike = self.sizes[0] == self.sizes[1] && self.size_max.is_none_or(|[r, w]| r == w);
+        let lines: Vec<SpecLine> = if alike || self.read == 100 || self.read == 0 {
             let sizes = if self.read == 0 { &self.sizes[1] } else { &self.sizes[0] };
             sizes.iter().map(|&(s, p)| line(s, p, self.read)).collect()
         } else {
@@ -727,7 +539,13 @@ impl FioJob {
         let taken = crate::spec::builtin().iter().any(|s| s.name == self.name);
         let name = if taken { format!("fio-{}", self.name) } else { self.name.clone() };
         let description = self.description.clone().unwrap_or_else(|| format!("fio job [{}]", self.name));
-        let spec = AccessSpec { name, description, lines, sequential_per_direction: self.mixes_directions() };
+        let spec = AccessSpec {
+            name,
+            description,
+            lines,
+            sequential_per_direction: self.mixes_directions(),
+            random_map: self.random_map(),
+        };
         spec.validate().map_err(|e| format!("{}: {e}", self.at))?;
         Ok(spec)
     }
@@ -761,40 +579,65 @@ impl FioJob {
         }
     }
 
-    /// The bytes a job of one transfer size bounded by `size` moves, as fio counts them: the
-    /// whole transfers that fit in each file's part (fio 3.33 and 3.42, 512,000-byte transfers
-    /// in 2 MiB: 4 for read, write, randread, randwrite and randrw), after each the hole of a
-    /// sequential job that skips one (`rw=read:512k`). Where fio crosses the size (5 there for
-    /// rw, randread:2 and a random job without its map of blocks done, `norandommap`), and for
-    /// a job of several sizes, `size` and the transfer that crosses it, as iogauge does.
-    pub(super) fn covered(&self, size: u64) -> u64 {
-        let [reads, writes] = &self.sizes;
-        let bs = match (self.read, reads.as_slice(), writes.as_slice()) {
-            (100, [(bs, _)], _) | (0, _, [(bs, _)]) => *bs,
-            (_, [(r, _)], [(w, _)]) if r == w => *r,
-            _ => return size,
-        };
-        let crosses = match self.random {
-            0 => !matches!(self.read, 0 | 100),
-            _ => self.norandommap || self.seek_every > 1,
-        };
-        if crosses || self.skip < 0 {
-            return size;
+    /// What fio does of copy `copy`'s `part` of each of its files, once: the bytes it moves over
+    /// all of them, and the working set on each that holds its I/Os (fio's `do_io`, whose loop
+    /// issues while the bytes issued are under the size, and `get_next_offset`). For a job of
+    /// one transfer size: sequential, an I/O at each step (transfer and hole) that starts
+    /// before the part's end where the file holds it whole, so on a file larger than the part
+    /// the last one crosses its end (`size=1000k bs=64k rw=read`: 16 reads), and on a file
+    /// just as large it is left out (15); one direction moves those I/Os, a mix of reads and
+    /// writes until the size is crossed. Random, with fio's random map or lfsr, each whole
+    /// block once; without (`norandommap`, a skewed law), or in runs (`randread:N`), until the
+    /// size is crossed. A job of several sizes, or going backwards, moves its part.
+    pub(super) fn pass(&self, part: u64, copy: u32) -> (u64, u64) {
+        let files = self.targets(copy).len().max(1) as u64;
+        let Some(bs) = self.one_size().filter(|_| self.skip >= 0) else { return (part * files, part) };
+        if self.random > 0 {
+            let once = (self.random_map() || self.lfsr && self.distribution.is_uniform()) && self.seek_every == 1;
+            return (if once { part / bs * bs } else { part } * files, part);
         }
-        let files = self.targets(0).len().max(1) as u64;
-        let part = size / files;
-        let fit = if part >= bs { (part - bs) / (bs + self.skip as u64) + 1 } else { 0 };
-        fit * bs * files
+        let step = bs + self.skip as u64;
+        let room = self.room(copy).unwrap_or(part).max(part);
+        let ios = part.div_ceil(step).min(if room >= bs { (room - bs) / step + 1 } else { 0 });
+        let reach = if ios > 0 { part.max((ios - 1) * step + bs) } else { part };
+        let bytes = if matches!(self.read, 0 | 100) { ios * bs } else { part };
+        (bytes * files, reach)
+    }
+
+    /// Copy `copy`'s working set on each file: its part, and past its end the transfer fio
+    /// issues across it ([`FioJob::pass`]).
+    pub(super) fn working_set(&self, copy: u32) -> u64 {
+        self.part_of(copy).map_or(0, |part| self.pass(part, copy).1)
+    }
+
+    /// Its one transfer size, if it has one for every I/O it does.
+    fn one_size(&self) -> Option<u64> {
+        match (self.read, self.sizes[0].as_slice(), self.sizes[1].as_slice()) {
+            (100, [(bs, _)], _) | (0, _, [(bs, _)]) => Some(*bs),
+            (_, [(r, _)], [(w, _)]) if r == w => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// The sizes of copy `copy`'s files or devices from its offset on, where each exists and
+    /// fio would take it (not the null engine's, nor a network target's).
+    fn rooms(&self, copy: u32) -> Option<Vec<u64>> {
+        if matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi) {
+            return None;
+        }
+        let size = |f: TargetName| crate::host::files::existing_size(f.as_ref()).ok();
+        self.targets(copy).into_iter().map(|f| Some(size(f)?.saturating_sub(self.offset_of(copy)))).collect()
+    }
+
+    /// The least of copy `copy`'s files' sizes from its offset on ([`FioJob::rooms`]).
+    fn room(&self, copy: u32) -> Option<u64> {
+        self.rooms(copy)?.into_iter().min()
     }
 
     /// What fio does without a size: the whole of each of the job's files or devices (from its
     /// offset on), when each exists; None otherwise.
     pub(super) fn whole(&self) -> Option<u64> {
-        if matches!(self.engine, Engine::Null | Engine::Nbd | Engine::Libiscsi) {
-            return None;
-        }
-        let sizes = self.targets(0).into_iter().map(|f| crate::targets::existing_size(Path::new(&f)).ok());
-        sizes.map(|s| s.map(|s| s.saturating_sub(self.offset_of(0)))).sum::<Option<u64>>().filter(|&b| b > 0)
+        Some(self.rooms(0)?.into_iter().sum::<u64>()).filter(|&b| b > 0)
     }
 
     /// Each copy's targets: the files named (`directory` in front of relative names), or fio's

@@ -12,6 +12,7 @@
 
 mod file;
 mod job;
+mod options;
 mod values;
 
 pub use values::{Pattern, pattern};
@@ -24,7 +25,7 @@ use super::Import;
 use crate::config::{Job, TestSettings, WorkerConfig};
 use crate::engine::EngineKind;
 use crate::net::TargetName;
-use crate::spec::AccessSpec;
+use crate::spec::{AccessSpec, SpecLine};
 
 /// Reads a fio job file into a job; returns it with the warnings of ignored options.
 pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<String>), String> {
@@ -108,13 +109,14 @@ fn differences(jobs: &[FioJob]) -> Vec<String> {
             j.at, j.name, j.engine_name, j.iodepth
         ));
     }
-    let mixed = |j: &FioJob| j.sizes.iter().any(|s| s.len() > 1);
-    if let Some(j) = first(&|j| j.random > 0 && mixed(j) && !j.norandommap) {
+    let mixed = |j: &FioJob| j.sizes.iter().any(|s| s.len() > 1) || j.size_max.is_some();
+    if let Some(j) = first(&|j| mixed(j) && j.random_map()) {
         said.push(format!(
-            "{}: [{}]: fio keeps a map of the blocks a random job has done and cuts an I/O short where the blocks \
-             after its offset are done, so its transfer sizes drift from bs/bssplit; iogauge draws offsets with \
-             repeats, as fio does with norandommap",
-            j.at, j.name
+            "{}: [{}]: several transfer sizes with fio's random map (norandommap=0): fio keeps one map of the \
+             smallest size's blocks and cuts an I/O short where the blocks after its offset are done, so its sizes \
+             drift from those asked; iogauge keeps a map of each size's places, taking each once per pass at the \
+             sizes asked (with norandommap both draw alike)",
+            j.sizes_at, j.name
         ));
     }
     if let Some(j) = jobs.iter().skip(1).find(|j| j.new_group && !(j.stonewall || j.waits)) {
@@ -133,11 +135,14 @@ fn differences(jobs: &[FioJob]) -> Vec<String> {
             j.name
         ));
     }
-    if let Some(j) = first(&|j| j.verify && j.read == 0) {
+    if let Some(j) = first(&|j| j.verify.is_some() && j.do_verify && j.read == 0).filter(|_| !reads_back(jobs)) {
         said.push(format!(
-            "{}: [{}]: fio reads back and checks what a verify job wrote once it has written it; iogauge checks the \
-             reads a test does and keeps a map of what it wrote: `iogauge verify --target TARGET` reads it back",
-            j.at, j.name
+            "{}: [{}]: with do_verify=1 (fio's default) fio reads back and checks what the job wrote once it has \
+             written it; iogauge runs that read-back for one group of jobs that only write, of one size, bounded \
+             by a size: here it checks the reads the test does and keeps a map of what it wrote, which `iogauge \
+             verify --target TARGET` reads back (do_verify=0 runs alike in both)",
+            j.verify.as_deref().unwrap_or(&j.at),
+            j.name
         ));
     }
     said
@@ -205,8 +210,13 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     settings(jobs, file, &mut job.test)?;
     let groups = groups(jobs);
     job.workers = workers(&groups[0], 0)?;
-    let (specs, run) = specifications(&groups, &job.workers)?;
-    if groups.len() > 1 {
+    let (mut specs, run) = specifications(&groups, &job.workers)?;
+    if reads_back(jobs) {
+        // fio's verify phase: once written, every block read back in order and checked.
+        let back = read_back(&run[0][0]);
+        job.test.run = vec![run[0][0].name.clone(), back.name.clone()];
+        specs.push(back);
+    } else if groups.len() > 1 {
         job.test.run = run.iter().map(|g| g[0].name.clone()).collect();
     } else {
         // One group: each job its own specification (workers of one job share it).
@@ -221,6 +231,28 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
     }
     job.specs = specs;
     Ok(job)
+}
+
+/// Whether iogauge runs fio's verify phase after the jobs' writes (`verify` with fio's default
+/// `do_verify=1`), as a workload of sequential reads of what was written, each checked: where
+/// the jobs are one group of one specification that only writes, of one transfer size, and
+/// end on their size or count (a time-based job's writes are not known beforehand).
+fn reads_back(jobs: &[FioJob]) -> bool {
+    let writes_only = |j: &FioJob| j.verify.is_some() && j.do_verify && j.read == 0 && j.trim == 0;
+    let alike = jobs.iter().all(|j| j.spec().ok().map(|s| s.lines) == jobs[0].spec().ok().map(|s| s.lines));
+    let one_size = jobs[0].size_max.is_none() && jobs[0].sizes[1].len() == 1;
+    groups(jobs).len() == 1 && jobs.iter().all(writes_only) && alike && one_size && !jobs[0].time_based
+}
+
+/// The read-back of `spec`'s writes: sequential reads of its size, from the working set's
+/// start, as fio's verify phase reads a job's blocks in order of offset.
+fn read_back(spec: &AccessSpec) -> AccessSpec {
+    AccessSpec {
+        name: format!("{}-verify", spec.name),
+        description: format!("fio's verify phase of {}: every block written read back and checked", spec.name),
+        lines: vec![SpecLine::new(spec.lines[0].size, 100, 100, 0)],
+        ..Default::default()
+    }
 }
 
 /// The jobs in groups: a stonewall starts one; each group after the first must be the same
@@ -239,23 +271,8 @@ fn groups(jobs: &[FioJob]) -> Vec<Vec<&FioJob>> {
 /// The `[test]` settings every job must share: direct, verify, logs, ramp, engine, and how
 /// the test ends.
 fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(), String> {
-    let name = file.display();
-    test.buffered = !same(jobs, "direct", |j| j.direct)?;
-    test.verify = same(jobs, "verify", |j| j.verify)?;
-    test.data = same(
-        jobs,
-        "written data (buffer_compress_percentage, dedupe_percentage, buffer_pattern, zero_buffers)",
-        |j| j.data,
-    )?;
-    if test.data.dedupe_pct > 0 && test.data.all_alike() {
-        return Err(format!(
-            "{name}: dedupe_percentage={} with every block alike already (buffer_compress_percentage=100, \
-             zero_buffers or buffer_pattern): remove one of them",
-            test.data.dedupe_pct
-        ));
-    }
-    test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
-    test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
+    data(jobs, file, test)?;
+    logs(jobs, test)?;
     // fio's 0 submits as many as the job's depth.
     test.submit_batch =
         same(jobs, "iodepth_batch_submit", |j| if j.submit_batch == 0 { j.iodepth } else { j.submit_batch })?;
@@ -275,57 +292,128 @@ fn settings(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(),
         true => EngineKind::Psync,
         false => EngineKind::IoUring,
     };
-    // How the test ends: fio runs `runtime` with time_based; without it, each job does its
-    // size (or io_size / number_ios) once, ending early at runtime.
-    let time_based = same(jobs, "time_based", |j| j.time_based)?;
-    let runtime = same(jobs, "runtime", |j| j.runtime)?;
-    if time_based {
-        test.time = runtime.ok_or_else(|| format!("{name}: time_based without runtime: give runtime"))?;
-    } else {
-        // Each group (between stonewalls) is a workload of its own, ending on its own jobs'
-        // count: the groups' counts must agree, since iogauge's is the test's.
-        let groups = groups(jobs);
-        let count = |g: &Vec<&FioJob>| {
-            // Each copy of a job does its count, `loops` times over.
-            let times = |j: &FioJob| j.numjobs as u64 * j.loops;
-            let ios = g.iter().map(|j| j.number_ios.map(|n| n * times(j))).sum::<Option<u64>>();
-            let bytes = g.iter().map(|j| match j.io_size {
-                Some(b) => Some(b * times(j)),
-                None => j.size_bytes().map(|b| b * j.loops),
-            });
-            (ios, bytes.sum::<Option<u64>>())
-        };
-        let (ios, bytes) = count(&groups[0]);
-        if let Some(g) = groups.iter().find(|g| count(g) != (ios, bytes)) {
-            return Err(format!(
-                "{}: the group [{}] starts does other I/O than the first group's (size, io_size or number_ios): \
-                 iogauge ends every workload on one count; give the groups the same",
-                g[0].at, g[0].name
-            ));
-        }
-        // A runtime without time_based caps a job that ends on its size.
-        match (ios, bytes, runtime) {
-            (Some(n), _, t) => (test.ios, test.max_time) = (Some(n), t),
-            (None, Some(b), t) => (test.bytes, test.max_time) = (Some(b), t),
-            (None, None, Some(t)) => test.time = t,
-            (None, None, None) => {
-                let j = groups[0].iter().find(|j| j.whole().is_none()).unwrap_or(&groups[0][0]);
-                return Err(format!(
-                    "{name}: [{}] has no size, io_size, number_ios or runtime, and {} is not an existing file or \
-                     device whose size fio would take: give size=",
-                    j.name,
-                    files(&j.targets(0))
-                ));
-            }
-        }
-    }
-    if !test.counted() && !test.ramp.is_zero() && !time_based {
-        return Err(format!("{name}: ramp_time needs time_based"));
-    }
+    ending(jobs, file, test)?;
     if let Some(s) = jobs.iter().filter_map(|j| j.size.map(|s| s / j.targets(0).len() as u64)).max() {
         test.file_size = s;
     }
     Ok(())
+}
+
+/// The last copy's start (`offset + (numjobs - 1) x offset_increment`, rounded up) within
+/// the largest file offset (2^63 bytes), where the offsets are computed: refused otherwise,
+/// rather than wrapped round to the file's start.
+fn reach(j: &FioJob) -> Result<(), String> {
+    let last = u64::from(j.numjobs.max(1) - 1);
+    let start = j.offset_increment.checked_mul(last).and_then(|o| o.checked_add(j.offset));
+    match start.and_then(|s| s.checked_add(j.offset_align)).filter(|&s| s <= i64::MAX as u64) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{}: offset={} and offset_increment={} start copy {last} beyond 2^63 bytes, the largest file offset: \
+             give smaller ones",
+            j.at, j.offset, j.offset_increment
+        )),
+    }
+}
+
+/// What the jobs write and whether it is checked: `direct`, `verify` (a job that writes, as
+/// iogauge checks the reads of a test that wrote them), the written data.
+fn data(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(), String> {
+    test.buffered = !same(jobs, "direct", |j| j.direct)?;
+    test.verify = same(jobs, "verify", |j| j.verify.is_some())?;
+    if let (true, Some(j)) = (test.verify, jobs.iter().find(|j| j.read == 100 && j.trim == 0)) {
+        if jobs.iter().all(|j| j.read == 100 && j.trim == 0) {
+            return Err(format!(
+                "{}: [{}] only reads: fio checks the blocks an earlier fio job wrote with verify headers, iogauge \
+                 checks the reads of a test that writes them: give the job writes (rw=randrw, or a writing job \
+                 before it), or check what an earlier iogauge test wrote with `iogauge verify --target TARGET`",
+                j.verify.as_deref().unwrap_or(&j.at),
+                j.name
+            ));
+        }
+    }
+    test.data = same(
+        jobs,
+        "written data (buffer_compress_percentage, dedupe_percentage, buffer_pattern, zero_buffers)",
+        |j| j.data,
+    )?;
+    if test.data.dedupe_pct > 0 && test.data.all_alike() {
+        return Err(format!(
+            "{}: dedupe_percentage={} with every block alike already (buffer_compress_percentage=100, \
+             zero_buffers or buffer_pattern): remove one of them",
+            file.display(),
+            test.data.dedupe_pct
+        ));
+    }
+    Ok(())
+}
+
+/// fio's logs: `write_*_log` (the prefix's directory; its name with `per_job_logs=0`),
+/// `log_avg_msec`, `log_offset`, and `write_iolog`.
+fn logs(jobs: &[FioJob], test: &mut TestSettings) -> Result<(), String> {
+    test.log_dir = same(jobs, "write_*_log", |j| j.log_dir.clone())?;
+    test.log_avg_ms = same(jobs, "log_avg_msec", |j| j.log_avg_ms)?;
+    if test.log_dir.is_some() {
+        test.log_offsets = same(jobs, "log_offset", |j| j.log_offset)?;
+        if !same(jobs, "per_job_logs", |j| j.per_job_logs)? {
+            test.log_name = same(jobs, "write_*_log", |j| j.log_name.clone())?;
+        }
+    }
+    test.iolog = same(jobs, "write_iolog", |j| j.write_iolog.clone())?;
+    Ok(())
+}
+
+/// How the test ends: fio runs `runtime` with time_based; without it, each job does its size
+/// (or io_size / number_ios) once, ending early at runtime.
+fn ending(jobs: &[FioJob], file: &Path, test: &mut TestSettings) -> Result<(), String> {
+    let time_based = same(jobs, "time_based", |j| j.time_based)?;
+    let runtime = same(jobs, "runtime", |j| j.runtime)?;
+    if time_based {
+        test.time = runtime.ok_or_else(|| format!("{}: time_based without runtime: give runtime", file.display()))?;
+        return Ok(());
+    }
+    // Each group (between stonewalls) is a workload of its own, ending on its own jobs'
+    // count: the groups' counts must agree, since iogauge's is the test's.
+    let groups = groups(jobs);
+    let (ios, bytes) = group_count(&groups[0]);
+    if let Some(g) = groups.iter().find(|g| group_count(g) != (ios, bytes)) {
+        return Err(format!(
+            "{}: the group [{}] starts does other I/O than the first group's (size, io_size or number_ios): \
+             iogauge ends every workload on one count; give the groups the same",
+            g[0].at, g[0].name
+        ));
+    }
+    // A runtime without time_based caps a job that ends on its size.
+    match (ios, bytes, runtime) {
+        (Some(n), _, t) => (test.ios, test.max_time) = (Some(n), t),
+        (None, Some(b), t) => (test.bytes, test.max_time) = (Some(b), t),
+        (None, None, Some(t)) => test.time = t,
+        (None, None, None) => {
+            let j = groups[0].iter().find(|j| j.whole().is_none()).unwrap_or(&groups[0][0]);
+            return Err(format!(
+                "{}: [{}] has no size, io_size, number_ios or runtime, and {} is not an existing file or device \
+                 whose size fio would take: give size=",
+                file.display(),
+                j.name,
+                files(&j.targets(0))
+            ));
+        }
+    }
+    if !test.counted() && !test.ramp.is_zero() {
+        return Err(format!("{}: ramp_time needs time_based", file.display()));
+    }
+    Ok(())
+}
+
+/// The I/Os (`number_ios`) or bytes (`io_size`, `size`) a group of jobs does: each copy of a
+/// job its count, `loops` times over.
+fn group_count(g: &[&FioJob]) -> (Option<u64>, Option<u64>) {
+    let times = |j: &FioJob| j.numjobs as u64 * j.loops;
+    let ios = g.iter().map(|j| j.number_ios.map(|n| n * times(j))).sum::<Option<u64>>();
+    let bytes = g.iter().map(|j| match j.io_size {
+        Some(b) => Some(b * times(j)),
+        None => j.size_bytes().map(|b| b * j.loops),
+    });
+    (ios, bytes.sum::<Option<u64>>())
 }
 
 /// The workers of one group of jobs, whose first thread is the file's `first_thread`: a job's
@@ -345,9 +433,10 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
                 j.at, j.iodepth
             ));
         }
+        reach(j)?;
         let base = WorkerConfig {
             outstanding: outstanding / files,
-            working_set: j.size.map(|s| s / files as u64),
+            working_set: j.size.map(|_| j.working_set(0)),
             offset: j.offset_of(0),
             rate_iops: j.rate_iops,
             rate_mbps: j.rate_mbps,
@@ -367,7 +456,7 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
                 let offset = j.offset_of(c);
                 let cpus = j.cpus_of(thread + c);
                 // A part of each file taken as a share ends at the file's end in each copy.
-                let working_set = if j.size_share.is_some() { Some(j.part(c)) } else { base.working_set };
+                let working_set = if j.size.is_some() { Some(j.working_set(c)) } else { base.working_set };
                 out.push(WorkerConfig { name, targets: j.targets(c), offset, cpus, working_set, ..base.clone() });
             }
         } else {

@@ -321,6 +321,25 @@ pub fn attach_loop(file: impl AsRef<std::ffi::OsStr>, options: &[&str]) -> Strin
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// A tmpfs of `size` (mount's `size=`, `8M`) on a scratch directory, unmounted (lazily) when
+/// dropped, however the test ends: a small file system to fill.
+pub struct Tmpfs(pub PathBuf);
+
+impl Tmpfs {
+    pub fn mount(size: &str) -> Tmpfs {
+        let dir = scratch("tmpfs");
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status();
+        assert!(ok.unwrap().success(), "mount a tmpfs on {}", dir.display());
+        Tmpfs(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
 /// A loop device over a file of `size` bytes; detached and removed on drop.
 pub struct LoopDev {
     /// /dev/loopN
@@ -430,6 +449,22 @@ pub fn num(v: &Value, path: &str) -> f64 {
         };
     }
     cur.as_f64().unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+}
+
+/// Asserts that the intervals of `result` (a result of a document) tile its recorded window,
+/// and returns how many there are: each ends where the ones before it add up to, the last at
+/// the window's end. A monitor woken late reads a longer interval, and one woken past the run's
+/// end reads the rest of it as one: how many there are is the host's, that they tile is not.
+pub fn assert_intervals_tile(result: &Value) -> usize {
+    let intervals = result["intervals"].as_array().unwrap();
+    let mut tiled = 0.0;
+    for iv in intervals {
+        tiled += num(iv, "duration_s");
+        assert!((num(iv, "t_s") - tiled).abs() < 1e-6, "an interval ending at {} after {tiled} s", iv["t_s"]);
+    }
+    let window = num(result, "duration_s");
+    assert!((tiled - window).abs() < 1e-6, "{tiled} s of intervals in a window of {window} s: {intervals:?}");
+    intervals.len()
 }
 
 /// Validates the result document at `path` against docs/result-schema.json (python3-jsonschema).

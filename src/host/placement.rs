@@ -69,7 +69,7 @@ pub fn thread_cpus() -> std::io::Result<Vec<u32>> {
 
 /// Restricts the calling thread to `cpus`.
 pub fn pin_thread(cpus: &[u32]) -> std::io::Result<()> {
-    let set = crate::cpu::cpu_set(cpus);
+    let set = crate::host::cpu::cpu_set(cpus);
     // SAFETY: sched_setaffinity reads the set it is given.
     if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
         return Err(std::io::Error::last_os_error());
@@ -105,7 +105,7 @@ pub fn nodes_of_cpus(cpus: &[u32]) -> Vec<u32> {
 /// several nodes, or one whose bus has no affinity (`-1`) there.
 pub fn node_of_device(rdev: u64) -> Option<u32> {
     let nodes = online_nodes();
-    let mut at: Option<PathBuf> = std::fs::canonicalize(crate::sysblock::dir(rdev)).ok();
+    let mut at: Option<PathBuf> = std::fs::canonicalize(crate::host::sysblock::dir(rdev)).ok();
     while let Some(dir) = at {
         if let Ok(text) = std::fs::read_to_string(dir.join("numa_node"))
             .or_else(|_| std::fs::read_to_string(dir.join("device/numa_node")))

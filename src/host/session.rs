@@ -33,8 +33,8 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
-use crate::cpu_groups;
 use crate::error::{Result, input};
+use crate::host::cpu_groups;
 
 /// Where the workers' CPU time was grouped, for the result document.
 static GROUPED: OnceLock<&'static str> = OnceLock::new();
@@ -202,7 +202,7 @@ fn fork_into_own_session() {
         }
         // A Ctrl-Z forwarded from now on is timed (stops.rs); nothing else is pending in a new
         // process: the child takes signals as the caller did.
-        crate::stops::time_stops();
+        crate::host::stops::time_stops();
         release();
         return;
     }

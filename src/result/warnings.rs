@@ -14,7 +14,7 @@ use crate::result::{Metrics, ResultDoc, WorkerResult, WorkloadResult};
 /// storage path's (and above iogauge's own).
 const BUSY_HOST_PCT: f64 = 20.0;
 /// The shortest window the host's CPUs are judged over for a warning: a 10 ms tick or a
-/// scheduler slice of other work is 0.5 % of it ([`crate::cpu::MIN_WINDOW_S`], shorter, is the
+/// scheduler slice of other work is 0.5 % of it ([`crate::host::cpu::MIN_WINDOW_S`], shorter, is the
 /// least over which a CPU % is shown at all).
 const CPU_WINDOW_S: f64 = 2.0;
 /// A rate-limited worker short of this share of its asked rate did not reach it.
@@ -419,7 +419,7 @@ fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, shared: 
         (true, false) => format!("every run of {names}"),
         _ => names,
     };
-    // Where the kernel shares CPU time between sessions first (crate::session), the caller's
+    // Where the kernel shares CPU time between sessions first (crate::host::session), the caller's
     // session's other work takes from the test's share; fio's jobs each lead a session.
     let session = if shared {
         "; the test shared the CPU time of the caller's session (host.autogroup: shared, as IOGAUGE_SESSION=shared \
@@ -447,7 +447,7 @@ fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, shared: 
 /// `utilization_pct`, short bursts between idle periods that no tick saw (interrupts, the CPUs'
 /// going to sleep and waking between I/Os: 13 % of a 2-CPU VM's time at one outstanding I/O on
 /// a loop device), is the test's price, not other work. In older documents the parts sum to it.
-fn other_work_pct(cpu: &crate::cpu::CpuUsage) -> f64 {
+fn other_work_pct(cpu: &crate::host::cpu::CpuUsage) -> f64 {
     let a = &cpu.all;
     let ticked = a.user_pct + a.system_pct + a.irq_pct + a.softirq_pct + a.steal_pct;
     (ticked - cpu.own_pct - cpu.kernel_threads_pct.unwrap_or(0.0)).max(0.0)
@@ -460,9 +460,9 @@ mod tests {
     #[test]
     fn the_kernels_threads_are_not_other_work() {
         let cpu = |busy: f64, own, kernel| {
-            let parts = crate::cpu::CpuShare { system_pct: busy - 10.7, softirq_pct: 10.7, ..Default::default() };
-            let all = crate::cpu::CpuShare { utilization_pct: busy, ..parts };
-            crate::cpu::CpuUsage { all, own_pct: own, kernel_threads_pct: kernel, ..Default::default() }
+            let parts = crate::host::cpu::CpuShare { system_pct: busy - 10.7, softirq_pct: 10.7, ..Default::default() };
+            let all = crate::host::cpu::CpuShare { utilization_pct: busy, ..parts };
+            crate::host::cpu::CpuUsage { all, own_pct: own, kernel_threads_pct: kernel, ..Default::default() }
         };
         // A loop device at 32 outstanding on an idle 2-CPU host: its kworkers' and ksoftirqd's
         // time is the storage path's (and /proc/stat's softirq time is theirs too).
@@ -481,12 +481,13 @@ mod tests {
     /// of their own), a busy host's warning says how fio's jobs run instead; elsewhere not.
     #[test]
     fn a_busy_host_names_the_callers_session_only_where_the_workers_shared_it() {
-        let mut doc: ResultDoc = serde_json::from_str(include_str!("../tests/fixtures/result-1-null.json")).unwrap();
+        let mut doc: ResultDoc = serde_json::from_str(include_str!("../../tests/fixtures/result-1-null.json")).unwrap();
         let r = &mut doc.results[0];
         r.duration_s = 2.0;
         // Two burners beside one worker: 80 % of the host's CPUs theirs.
-        let all = crate::cpu::CpuShare { utilization_pct: 100.0, user_pct: 100.0, ..Default::default() };
-        r.totals.cpu = crate::cpu::CpuUsage { all, own_pct: 20.0, kernel_threads_pct: Some(0.0), ..Default::default() };
+        let all = crate::host::cpu::CpuShare { utilization_pct: 100.0, user_pct: 100.0, ..Default::default() };
+        r.totals.cpu =
+            crate::host::cpu::CpuUsage { all, own_pct: 20.0, kernel_threads_pct: Some(0.0), ..Default::default() };
         let said = |autogroup: &str, worker_cgroups| {
             let host = HostInfo { autogroup: autogroup.into(), worker_cgroups, ..doc.host.clone() };
             let warned = of_host(&doc.results, &host, &doc.config);
@@ -514,7 +515,7 @@ mod tests {
         host_cpus: usize,
         config: &str,
     ) -> Option<String> {
-        let fixture = include_str!("../tests/fixtures/result-1-null.json");
+        let fixture = include_str!("../../tests/fixtures/result-1-null.json");
         let mut doc: ResultDoc = serde_json::from_str(fixture).unwrap();
         doc.config = toml::from_str(config).unwrap();
         let r = &mut doc.results[0];

@@ -1,13 +1,16 @@
 //! Access specifications, as Iometer defines them, and the built-in ones taken from the seeds.
-//! A line's `distribution` (where its random offsets fall) is `crate::distribution`.
+//! A line's `distribution` (where its random offsets fall) is `crate::spec::distribution`.
 //!
 //! A specification is a list of lines; each I/O picks a line with probability `share` %, then is
 //! a read with probability `read` %, a trim with `trim` %, a flush with `flush` % and else a
 //! write, and random (else sequential) with probability `random` %.
 
+pub mod distribution;
+pub(crate) mod random_map;
+
 use serde::{Deserialize, Serialize};
 
-pub use crate::distribution::{Distribution, Zone};
+pub use crate::spec::distribution::{Distribution, Zone};
 
 use crate::error::{Result, input};
 use crate::units::{format_size, serde_size};
@@ -28,6 +31,12 @@ pub struct SpecLine {
     /// Transfer size in bytes.
     #[serde(with = "serde_size")]
     pub size: u64,
+    /// With it, each I/O's size is drawn between `size` and this as fio's `bsrange` draws it:
+    /// `size` plus a uniform share of this, rounded down to a multiple of `size`, at most this
+    /// (every multiple of `size` up to it equally likely, and this itself with what is left);
+    /// redrawn until the I/O fits in the working set.
+    #[serde(default, with = "serde_size::option", skip_serializing_if = "Option::is_none")]
+    pub size_max: Option<u64>,
     /// Percentage of this specification's I/Os that use this line (Iometer's "% of size").
     #[serde(default = "hundred")]
     pub share: u32,
@@ -104,6 +113,7 @@ impl SpecLine {
     pub fn new(size: u64, share: u32, read: u32, random: u32) -> SpecLine {
         SpecLine {
             size,
+            size_max: None,
             share,
             read,
             trim: 0,
@@ -125,6 +135,11 @@ impl SpecLine {
     /// Percentage of writes: what reads, trims and flushes leave.
     pub fn write(&self) -> u32 {
         100u32.saturating_sub(self.read + self.trim + self.flush)
+    }
+
+    /// Its largest transfer: `size_max`, else `size`.
+    pub fn largest(&self) -> u64 {
+        self.size_max.unwrap_or(self.size)
     }
 
     /// Whether its I/Os move data (reads or writes), and so hold a buffer of its size; a line
@@ -201,6 +216,13 @@ pub struct AccessSpec {
     /// do (a place per direction), instead of the I/O before it, as Iometer's do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sequential_per_direction: bool,
+    /// Random I/Os take each place of the working set once per pass, as fio's do by default
+    /// (its random map): a draw on a place taken already this pass takes the next free one,
+    /// and a new pass starts when all are taken. Lines of the uniform law only (a skewed law
+    /// repeats places by design, and `lfsr` takes each once anyway); Iometer's draws, and
+    /// iogauge's by default, repeat places.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub random_map: bool,
 }
 
 impl AccessSpec {
@@ -219,6 +241,14 @@ impl AccessSpec {
         for (i, l) in self.lines.iter().enumerate() {
             let at = format!("access specification '{name}' line {}", i + 1);
             let max = if l.moves_data() { MAX_TRANSFER } else { MAX_DISCARD };
+            if let Some(m) = l.size_max.filter(|&m| m < l.size || m % 512 != 0 || m > MAX_TRANSFER) {
+                return Err(input(format!(
+                    "{at}: size_max {} must be a multiple of 512 bytes from the line's size {} to {}",
+                    crate::units::human_size(m),
+                    crate::units::human_size(l.size),
+                    crate::units::human_size(MAX_TRANSFER)
+                )));
+            }
             if !(MIN_TRANSFER..=max).contains(&l.size) || l.size % 512 != 0 {
                 let (size, most) = (crate::units::human_size(l.size), crate::units::human_size(max));
                 let what = if l.moves_data() { "" } else { " (of trims or flushes alone)" };
@@ -253,7 +283,7 @@ impl AccessSpec {
     /// Largest transfer size of any line that moves data: the size of each outstanding I/O's
     /// buffer (512 bytes when no line moves data).
     pub fn max_transfer(&self) -> u64 {
-        self.lines.iter().filter(|l| l.moves_data()).map(|l| l.size).max().unwrap_or(MIN_TRANSFER)
+        self.lines.iter().filter(|l| l.moves_data()).map(SpecLine::largest).max().unwrap_or(MIN_TRANSFER)
     }
 
     /// Whether any line changes what a target holds (writes or trims): the safety rules
@@ -290,12 +320,7 @@ impl AccessSpec {
             format!("{}@{}", self.name, size_name(size))
         };
         let lines = self.lines.iter().map(|l| SpecLine { size, ..l.clone() }).collect();
-        AccessSpec {
-            name,
-            lines,
-            description: self.description.clone(),
-            sequential_per_direction: self.sequential_per_direction,
-        }
+        AccessSpec { name, lines, ..self.clone() }
     }
 }
 
@@ -304,12 +329,16 @@ impl AccessSpec {
     /// (`oltp-8k@zipf:1.2`).
     pub fn with_distribution(&self, law: &Distribution) -> AccessSpec {
         let lines = self.lines.iter().map(|l| SpecLine { distribution: law.clone(), ..l.clone() }).collect();
-        AccessSpec {
-            name: format!("{}@{law}", self.name),
-            lines,
-            description: self.description.clone(),
-            sequential_per_direction: self.sequential_per_direction,
+        AccessSpec { name: format!("{}@{law}", self.name), lines, ..self.clone() }
+    }
+
+    /// The specification with fio's random map (`random_map`), named for it
+    /// (`oltp-8k@random-map`); itself where it has one.
+    pub fn with_random_map(&self) -> AccessSpec {
+        if self.random_map {
+            return self.clone();
         }
+        AccessSpec { name: format!("{}@random-map", self.name), random_map: true, ..self.clone() }
     }
 }
 

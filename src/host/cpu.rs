@@ -153,7 +153,7 @@ fn sleep_counters() -> &'static [PathBuf] {
 
 /// How many times, so far, a CPU of the host went to sleep: entered an idle state it must
 /// wake from (cpuidle's counts; 0 without cpuidle). Work sent to a sleeping CPU waits for its
-/// wake-up: at few outstanding I/Os, in the response times (crate::cpu_latency).
+/// wake-up: at few outstanding I/Os, in the response times (crate::host::cpu_latency).
 fn sleeps() -> u64 {
     sleep_counters().iter().filter_map(|f| std::fs::read_to_string(f).ok()?.trim().parse::<u64>().ok()).sum()
 }

@@ -1,4 +1,21 @@
-//! The host a test ran on, for the reproducibility of results.
+//! The machine and the process a test runs in: the host's description for the result
+//! (`HostInfo`, here), its CPUs (`cpu`: the host's time, the kernel's threads', a thread's
+//! waits; `cpu_latency`: CPUs held awake; `cpu_groups`: a CPU cgroup per worker; `placement`:
+//! CPUs and NUMA nodes), the test's session and nice value (`session`), its stops (`stops`:
+//! Ctrl-Z timed, SIGSTOP counted), what sysfs says of a block device (`sysblock`), what a path
+//! is (`files`: a device, a size), the files a command reads (`inputs`) and where iogauge
+//! keeps what outlives a run (`dirs`).
+
+pub(crate) mod cpu;
+pub(crate) mod cpu_groups;
+pub(crate) mod cpu_latency;
+pub(crate) mod dirs;
+pub(crate) mod files;
+pub(crate) mod inputs;
+pub(crate) mod placement;
+pub mod session;
+pub(crate) mod stops;
+pub(crate) mod sysblock;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,18 +36,18 @@ pub struct HostInfo {
     pub memory_bytes: u64,
     /// The device model behind each target of the test.
     pub devices: Vec<DeviceModel>,
-    /// Where the test's CPU time was grouped (crate::session): `own` session (the default),
+    /// Where the test's CPU time was grouped (crate::host::session): `own` session (the default),
     /// the caller's (`shared`), its CPU cgroup (`cgroup`: no autogroup applies), or `off` (no autogroups);
     /// empty in documents written before it was recorded.
     #[serde(default)]
     pub autogroup: String,
-    /// How idle CPUs sleep while the test runs ([`crate::cpu_latency::describe`]): `haltpoll
+    /// How idle CPUs sleep while the test runs ([`crate::host::cpu_latency::describe`]): `haltpoll
     /// (guest_halt_poll_ns 0), held to wake within 0 µs`; empty in documents written before it
     /// was recorded.
     #[serde(default)]
     pub cpu_idle: String,
     /// Whether each worker ran in a CPU cgroup of its own, its io-wq threads with it
-    /// ([`crate::cpu_groups`]); false in documents written before it was recorded.
+    /// ([`crate::host::cpu_groups`]); false in documents written before it was recorded.
     #[serde(default)]
     pub worker_cgroups: bool,
 }
@@ -107,8 +124,8 @@ pub fn current(devices: Vec<DeviceModel>) -> HostInfo {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes: mem_kib * 1024,
         devices,
-        autogroup: crate::session::autogroup().to_string(),
-        cpu_idle: crate::cpu_latency::describe(),
+        autogroup: crate::host::session::autogroup().to_string(),
+        cpu_idle: crate::host::cpu_latency::describe(),
         worker_cgroups: false,
     }
 }
