@@ -122,9 +122,9 @@ pub fn path_of(db: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// The default database: `history.sqlite` in the [data directory](crate::dirs::data).
+/// The default database: `history.sqlite` in the [data directory](crate::host::dirs::data).
 pub fn default_path() -> Option<PathBuf> {
-    Some(crate::dirs::data()?.join("history.sqlite"))
+    Some(crate::host::dirs::data()?.join("history.sqlite"))
 }
 
 fn unix_s(t: SystemTime) -> f64 {
@@ -335,16 +335,20 @@ impl History {
                     limit
                 ],
                 |r| {
+                    // Text as it may be printed, whoever wrote the database.
+                    let text = |i: usize| -> rusqlite::Result<String> {
+                        Ok(crate::format::visible(&r.get::<_, String>(i)?).into_owned())
+                    };
                     let list = |i: usize| -> rusqlite::Result<Vec<String>> {
-                        let text: String = r.get(i)?;
-                        Ok(serde_json::from_str(&text).unwrap_or_default())
+                        let names: Vec<String> = serde_json::from_str(&r.get::<_, String>(i)?).unwrap_or_default();
+                        Ok(names.iter().map(|n| crate::format::visible(n).into_owned()).collect())
                     };
                     Ok(Entry {
                         id: r.get(0)?,
-                        kind: r.get(1)?,
-                        started_at: r.get(2)?,
+                        kind: text(1)?,
+                        started_at: text(2)?,
                         duration_s: r.get(3)?,
-                        host: r.get(4)?,
+                        host: text(4)?,
                         results: r.get::<_, i64>(5)? as u64,
                         iops: r.get(6)?,
                         mbps: r.get(7)?,
@@ -371,6 +375,19 @@ impl History {
             return Ok(text.into_bytes());
         }
         Ok(parse(id, &text)?.to_bytes())
+    }
+
+    /// Entry `id` in `format` (`iogauge export --format`, the workbench's downloads): its JSON
+    /// as `--json` wrote it, or the file its run's `--csv` or `--iometer-csv` would have.
+    pub fn export(&self, id: i64, format: crate::export::Format) -> Result<Vec<u8>> {
+        let Some(exporter) = format.exporter() else { return self.document_bytes(id) };
+        Ok(match self.document(id)? {
+            Document::Run(d) => exporter.run(&d),
+            Document::Study(d) => match exporter.study(&d) {
+                crate::export::Export::Bytes(b) => b,
+                crate::export::Export::Files(_) => unreachable!("the formats of a saved document are one file each"),
+            },
+        })
     }
 
     /// Entry `id`'s document.

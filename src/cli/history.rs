@@ -53,12 +53,16 @@ pub(super) fn databases_guard(db: Option<&Path>) -> Guard {
     Guard::new(db.map(Path::to_path_buf).into_iter().chain(history::default_path()).collect()).keeping(history::kind_of)
 }
 
-/// Saves documents into the history, if there is one; a failure to save warns and the run
-/// still succeeds (its outputs are written already).
+/// Saves documents into the history, if there is one. A save that fails once the database
+/// is open makes the command fail (exit 1), said once its other outputs are written
+/// ([`Saver::after`]): a run whose row is lost must not pass for one kept.
 pub struct Saver {
     history: Option<History>,
     id: Option<i64>,
     quiet: bool,
+    /// Why the last save failed (a later one that succeeds clears it: a study saved after
+    /// every point keeps its last state).
+    failed: Option<crate::error::Error>,
 }
 
 impl SaveFlags {
@@ -80,14 +84,14 @@ impl SaveFlags {
                 }
             },
         };
-        Ok(Saver { history, id: None, quiet })
+        Ok(Saver { history, id: None, quiet, failed: None })
     }
 }
 
 impl Saver {
     /// Saves nothing (a manager that does not lead).
     pub fn none() -> Saver {
-        Saver { history: None, id: None, quiet: true }
+        Saver { history: None, id: None, quiet: true, failed: None }
     }
 
     /// The id the document was saved under, once saved.
@@ -106,25 +110,41 @@ impl Saver {
         self.announce(doc.kind());
     }
 
-    /// Says under which id the `kind` (run or study) was saved, unless quiet.
+    /// Says under which id the `kind` (run or study) was saved, unless quiet or its last save
+    /// failed.
     pub fn announce(&self, kind: &str) {
-        if let Some(id) = self.id.filter(|_| !self.quiet) {
+        if let Some(id) = self.id.filter(|_| !self.quiet && self.failed.is_none()) {
             use std::io::Write as _;
             let _ = writeln!(std::io::stderr(), "{}", history::saved_line(kind, id));
         }
     }
 
-    /// Saves `doc` (again, in place, after the first time); returns its id.
+    /// Saves `doc` (again, in place, after the first time); returns its id. A failure is kept
+    /// for [`Saver::after`].
     pub fn save_quietly(&mut self, doc: &Document) -> Option<i64> {
         let history = self.history.as_mut()?;
         match history.save(self.id, doc) {
             Ok(id) => {
-                self.id = Some(id);
+                (self.id, self.failed) = (Some(id), None);
                 Some(id)
             }
             Err(e) => {
-                say!("warning: not saved to the history: {e}");
+                self.failed = Some(e.context("not saved to the history"));
                 None
+            }
+        }
+    }
+
+    /// The command's outcome once its other outputs are written (`written`): theirs, and a
+    /// failed save fails it too (exit 1). Beside another output's failure, which the command
+    /// then ends with, the save's is said on a line of its own.
+    pub fn after(&self, written: Result<()>) -> Result<()> {
+        match (&self.failed, written) {
+            (None, written) => written,
+            (Some(e), Ok(())) => Err(e.clone()),
+            (Some(e), Err(other)) => {
+                say!("{e}");
+                Err(other)
             }
         }
     }
@@ -284,7 +304,7 @@ pub fn show(id: i64, db: &DbFlag, detail: Detail) -> Result<i32> {
 /// file `--csv` or `--iometer-csv` would have written.
 pub fn export(id: i64, format: crate::export::Format, output: Option<&Path>, db: &DbFlag) -> Result<i32> {
     let mut out = guard(db.db.as_deref()).file("--output", output.unwrap_or(Path::new("-")))?;
-    let bytes = format.of_entry(&open(db)?, id)?;
+    let bytes = open(db)?.export(id, format)?;
     out.write(&bytes, "the document")?;
     Ok(0)
 }

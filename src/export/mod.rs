@@ -13,7 +13,6 @@ pub mod table;
 
 use std::path::PathBuf;
 
-use crate::document::Document;
 use crate::error::{Result, Unreadable};
 use crate::result::ResultDoc;
 use crate::study::doc::StudyDoc;
@@ -181,27 +180,20 @@ impl Format {
         }
     }
 
+    /// The exporter that writes it; none for the JSON, which is the document itself.
+    pub fn exporter(self) -> Option<Box<dyn Exporter>> {
+        match self {
+            Format::Json => None,
+            Format::Csv => Some(Box::new(csv::Csv)),
+            Format::IometerCsv => Some(Box::new(iometer::IometerCsv)),
+        }
+    }
+
     /// Its media type.
     pub fn content_type(self) -> &'static str {
         match self {
             Format::Json => "application/json",
             Format::Csv | Format::IometerCsv => "text/csv; charset=utf-8",
         }
-    }
-
-    /// The history's entry `id` in this format.
-    pub fn of_entry(self, history: &crate::history::History, id: i64) -> Result<Vec<u8>> {
-        let exporter: Box<dyn Exporter> = match self {
-            Format::Json => return history.document_bytes(id),
-            Format::Csv => Box::new(csv::Csv),
-            Format::IometerCsv => Box::new(iometer::IometerCsv),
-        };
-        Ok(match history.document(id)? {
-            Document::Run(d) => exporter.run(&d),
-            Document::Study(d) => match exporter.study(&d) {
-                Export::Bytes(b) => b,
-                Export::Files(_) => unreachable!("the formats of a saved document are one file each"),
-            },
-        })
     }
 }

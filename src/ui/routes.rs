@@ -407,7 +407,7 @@ fn history_export(api: &Api, c: &Call) -> Answer {
     let id = number(c.param(0))?;
     let format: crate::export::Format =
         query(c.head, "format").unwrap_or_else(|| "json".into()).parse().map_err(Error::from)?;
-    let bytes = format.of_entry(&api.saved()?, id)?;
+    let bytes = api.saved()?.export(id, format)?;
     let mut r = reply(StatusCode::OK, format.content_type(), bytes);
     let file = format!("attachment; filename=\"{}\"", format.file_name(id));
     r.headers_mut().insert(hyper::header::CONTENT_DISPOSITION, file.parse().expect("a plain file name"));
