@@ -1079,10 +1079,15 @@ fn an_iometer_users_first_hour() {
     let cli = ok(&["export", &hid.to_string(), "--format", "iometer-csv", "--db", db.to_str().unwrap()]).stdout;
     assert_eq!(csv, cli, "the page's download is iogauge export's file");
     assert!(String::from_utf8_lossy(&csv).contains("'Target Type,Target Name,Access Specification Name"));
+    // Read back as Iometer's results file, as `compare` and `report` read one.
+    let file = downloads.join(format!("iogauge-{hid}-iometer.csv"));
+    ok(&["report", file.to_str().unwrap(), "-o", wb.dir.join("iometer.html").to_str().unwrap()]);
     // In the history, with its downloads.
     b.eval(&click("nav button[data-tab=history]"));
     let row = format!("#history tr[data-id=\"{hid}\"]");
     b.until(&format!("!!document.querySelector('{row} a[href*=\"format=csv\"]')"), Duration::from_secs(30));
+    b.eval(&click("#h-compare"));
+    b.until(&format!("{}.includes('oltp-8k-custom')", text("h-compared")), Duration::from_secs(30));
     b.shot("6-history");
     refused_without_a_target(&mut b);
     // Reloaded (F5): the test is as it was, its custom specification too.
