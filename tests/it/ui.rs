@@ -1090,6 +1090,7 @@ fn an_iometer_users_first_hour() {
     b.until(&format!("{}.includes('oltp-8k-custom')", text("h-compared")), Duration::from_secs(30));
     b.shot("6-history");
     refused_without_a_target(&mut b);
+    assert!(!wb.dir.join("iogauge.tst").exists(), "a refused worker made no test file in the workbench's directory");
     // Reloaded (F5): the test is as it was, its custom specification too.
     b.send("Page.reload", json!({}));
     std::thread::sleep(Duration::from_millis(500));
@@ -1249,4 +1250,28 @@ fn every_disk_lsblk_lists_is_offered() {
         assert!(row["size_bytes"].as_u64().unwrap() > 0, "{row}");
     }
     assert!(!listed.is_empty(), "lsblk lists a disk");
+}
+
+/// Disk Targets are listed again on demand and when the page regains focus: a loop device
+/// attached after the page was drawn appears, and one re-attached to a larger image shows its
+/// new size (both kept their old rows until the page was reloaded).
+#[test]
+fn disk_targets_are_listed_again_on_demand_and_on_focus() {
+    let wb = Workbench::start("ui-refresh");
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-refresh"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    b.until("document.querySelectorAll('#targets tbody tr').length > 1", Duration::from_secs(30));
+    let dev = LoopDev::beside_listings(16 << 20);
+    let size = format!(
+        "document.querySelector('#targets input[data-path=\"{}\"]')?.closest('tr').cells[2].textContent",
+        dev.dev
+    );
+    assert_eq!(b.eval(&size), Value::Null, "not listed before it was attached");
+    b.eval(&click("#targets-refresh"));
+    b.until(&format!("{size} === '16 MiB'"), Duration::from_secs(30));
+    let bigger = wb.dir.join("bigger.img");
+    std::fs::File::create(&bigger).unwrap().set_len(32 << 20).unwrap();
+    dev.rebind(&bigger);
+    b.eval("(() => { window.dispatchEvent(new Event('focus')); return true; })()");
+    b.until(&format!("{size} === '32 MiB'"), Duration::from_secs(30));
 }
