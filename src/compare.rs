@@ -2,9 +2,9 @@
 //! % difference of B from A (seed 001's "% better", seed 004's side-by-side tables).
 
 use crate::config::{KEYS, WorkerConfig};
-use crate::document::Document;
+use crate::document::{Document, Workload};
 use crate::format::{grid, opt_ms, thousands};
-use crate::result::Headline;
+use crate::result::{Detail, Headline};
 use crate::units::human_size;
 
 /// % difference of `b` from `a`; None when `a` is zero or either is missing.
@@ -25,27 +25,110 @@ pub fn pct_text(p: Option<f64>) -> String {
     }
 }
 
-/// The workloads present in both, in A's order, with A's and B's figures (see [`align`]).
-pub fn pair(a: &[(String, Headline)], b: &[(String, Headline)]) -> Vec<(String, Headline, Headline)> {
-    align(&[a, b]).into_iter().map(|(k, mut h)| (k, h.remove(0), h.remove(0))).collect()
+/// Rows of several documents side by side, and the rows that found no partner.
+#[derive(Debug, Default)]
+pub struct Aligned {
+    /// Each row every document has, in the first's order: its name (`first's ~ other's` where
+    /// paired in order) and each document's figures. A workload's workers or targets follow
+    /// it, named `workload / part`.
+    pub rows: Vec<(String, Vec<Headline>)>,
+    /// For each document, its rows that not every other has: workloads, and workers or
+    /// targets of the workloads in common.
+    pub alone: Vec<Vec<String>>,
 }
 
-/// The workloads of the first document that every other one has too, in its order, with each
-/// document's figures (see [`align_names`]), named `first's ~ other's` where paired in order.
-pub fn align(docs: &[&[(String, Headline)]]) -> Vec<(String, Vec<Headline>)> {
-    let names: Vec<Vec<String>> = docs.iter().map(|d| d.iter().map(|(k, _)| k.clone()).collect()).collect();
-    align_names(&names)
-        .into_iter()
-        .map(|at| {
-            let mut name = docs[0][at[0]].0.clone();
-            for (d, &i) in docs.iter().zip(&at).skip(1) {
-                if d[i].0 != docs[0][at[0]].0 {
-                    name = format!("{name} ~ {}", d[i].0);
-                }
+/// The workloads present in both, in A's order, with A's and B's figures, and the rows only
+/// in one of them (see [`align`]).
+pub fn pair(a: &[Workload], b: &[Workload]) -> (Vec<(String, Headline, Headline)>, Aligned) {
+    let mut aligned = align(&[a, b]);
+    let rows = std::mem::take(&mut aligned.rows);
+    (rows.into_iter().map(|(k, mut h)| (k, h.remove(0), h.remove(0))).collect(), aligned)
+}
+
+/// The workloads of the first document that every other one has too, in its order, with
+/// each document's figures (see [`align_names`]); under each, its workers or targets that
+/// every document has, paired by place (their labels) the same way. What pairs is
+/// compared; what does not is in [`Aligned::alone`].
+pub fn align(docs: &[&[Workload]]) -> Aligned {
+    let names: Vec<Vec<String>> = docs.iter().map(|d| d.iter().map(|w| w.name.clone()).collect()).collect();
+    let mut out = Aligned { rows: Vec::new(), alone: vec![Vec::new(); docs.len()] };
+    let groups = align_names(&names);
+    for at in &groups {
+        let workloads: Vec<&Workload> = docs.iter().zip(at).map(|(d, &i)| &d[i]).collect();
+        let name = one_name(workloads.iter().map(|w| w.name.as_str()));
+        out.rows.push((name.clone(), workloads.iter().map(|w| w.headline.clone()).collect()));
+        let labels: Vec<Vec<String>> =
+            workloads.iter().map(|w| w.parts.iter().map(|(l, _)| l.clone()).collect()).collect();
+        let parts = align_names(&labels);
+        for p in &parts {
+            let label = one_name(workloads.iter().zip(p).map(|(w, &j)| w.parts[j].0.as_str()));
+            let figures = workloads.iter().zip(p).map(|(w, &j)| w.parts[j].1.clone()).collect();
+            out.rows.push((format!("{name} / {label}"), figures));
+        }
+        for (k, w) in workloads.iter().enumerate() {
+            let paired: std::collections::HashSet<usize> = parts.iter().map(|p| p[k]).collect();
+            let alone = w.parts.iter().enumerate().filter(|(j, _)| !paired.contains(j));
+            out.alone[k].extend(alone.map(|(_, (l, _))| format!("{} / {l}", w.name)));
+        }
+    }
+    for (k, d) in docs.iter().enumerate() {
+        let paired: std::collections::HashSet<usize> = groups.iter().map(|g| g[k]).collect();
+        let alone = d.iter().enumerate().filter(|(i, _)| !paired.contains(i));
+        out.alone[k].extend(alone.map(|(_, w)| w.name.clone()));
+    }
+    out
+}
+
+/// Paired rows' names as one: the first's, then ` ~ other's` for each other that differs.
+fn one_name<'a>(mut names: impl Iterator<Item = &'a str>) -> String {
+    let first = names.next().unwrap_or_default();
+    names.fold(first.to_string(), |all, n| if n == first { all } else { format!("{all} ~ {n}") })
+}
+
+/// The rows not compared, in one line, naming the documents by `letters`: `not compared, only
+/// in A: x, y; only in B: z` (with more than two documents, those not in every one); None when
+/// every row paired. A long list names its first rows and counts the rest.
+pub fn not_compared(alone: &[Vec<String>], letters: &[String]) -> Option<String> {
+    const NAMED: usize = 8;
+    let said: Vec<String> = alone
+        .iter()
+        .zip(letters)
+        .filter(|(rows, _)| !rows.is_empty())
+        .map(|(rows, letter)| {
+            let mut list = rows.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
+            if rows.len() > NAMED {
+                list += &format!(" and {} more", rows.len() - NAMED);
             }
-            (name, docs.iter().zip(&at).map(|(d, &i)| d[i].1.clone()).collect())
+            match alone.len() {
+                2 => format!("only in {letter}: {list}"),
+                _ => format!("{letter}: {list}"),
+            }
         })
-        .collect()
+        .collect();
+    let head = if alone.len() == 2 { "not compared, " } else { "not compared, not in every document: " };
+    (!said.is_empty()).then(|| format!("{head}{}", said.join("; ")))
+}
+
+/// `iogauge compare`'s text (and the workbench's): the side-by-side table of the rows that
+/// pair, the rows that do not pair in one line, seed 002's summary, and what differs in the
+/// set-ups. `names` are what A and B are called; an error when no workload pairs.
+pub fn text(names: [&str; 2], a: &Document, b: &Document, detail: Detail) -> crate::error::Result<String> {
+    let [na, nb] = names;
+    let (rows, aligned) = pair(&a.workloads(detail), &b.workloads(detail));
+    if rows.is_empty() {
+        return Err(crate::error::input(format!(
+            "{na} and {nb} have no workload in common: compare runs of the same specifications"
+        )));
+    }
+    let mut out = table(na, nb, &rows);
+    if let Some(line) = not_compared(&aligned.alone, &["A".into(), "B".into()]) {
+        out.push_str(&format!("{line}\n"));
+    }
+    out.push_str(&overall(a, b).unwrap_or_default());
+    for w in differences(a, b, ["A", "B"]) {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    Ok(out)
 }
 
 /// For each workload of the first list that every other list has too, in the first's order,
@@ -460,9 +543,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn pairs_workloads_by_name_then_the_rest_in_order() {
-        let f = |iops| Headline {
+    fn f(iops: f64) -> Headline {
+        Headline {
             iops,
             mbps: 0.0,
             avg_response_ms: None,
@@ -470,20 +552,58 @@ mod tests {
             p99_response_ms: None,
             cpu_pct: None,
             iops_per_cpu_pct: None,
-        };
-        let a = vec![("x".to_string(), f(1.0)), ("y".to_string(), f(2.0)), ("z".to_string(), f(3.0))];
-        let b = vec![("z".to_string(), f(30.0)), ("x".to_string(), f(10.0))];
-        let p = pair(&a, &b);
-        assert_eq!(
-            p.iter().map(|r| (r.0.as_str(), r.1.iops, r.2.iops)).collect::<Vec<_>>(),
-            [("x", 1.0, 10.0), ("z", 3.0, 30.0)]
-        );
+        }
+    }
+
+    /// A workload by name and IOPS, with its parts (named with theirs).
+    type Named<'a> = (&'a str, f64, &'a [(&'a str, f64)]);
+
+    /// Workloads named with their IOPS, each with its parts.
+    fn workloads(list: &[Named]) -> Vec<Workload> {
+        let part = |(n, v): &(&str, f64)| (n.to_string(), f(*v));
+        list.iter()
+            .map(|(n, v, parts)| Workload {
+                name: n.to_string(),
+                headline: f(*v),
+                parts: parts.iter().map(part).collect(),
+            })
+            .collect()
+    }
+
+    fn rows(p: &[(String, Headline, Headline)]) -> Vec<(&str, f64, f64)> {
+        p.iter().map(|r| (r.0.as_str(), r.1.iops, r.2.iops)).collect()
+    }
+
+    #[test]
+    fn pairs_workloads_by_name_then_the_rest_in_order() {
+        let a = workloads(&[("x", 1.0, &[]), ("y", 2.0, &[]), ("z", 3.0, &[])]);
+        let b = workloads(&[("z", 30.0, &[]), ("x", 10.0, &[])]);
+        let (p, aligned) = pair(&a, &b);
+        assert_eq!(rows(&p), [("x", 1.0, 10.0), ("z", 3.0, 30.0)]);
+        assert_eq!(aligned.alone, [vec!["y".to_string()], vec![]]);
         // Names that match nothing are paired in order when as many are left on each side.
-        let b = vec![("u".to_string(), f(10.0)), ("y".to_string(), f(20.0)), ("v".to_string(), f(30.0))];
-        let p = pair(&a, &b);
+        let b = workloads(&[("u", 10.0, &[]), ("y", 20.0, &[]), ("v", 30.0, &[])]);
+        let (p, aligned) = pair(&a, &b);
+        assert_eq!(rows(&p), [("x ~ u", 1.0, 10.0), ("y", 2.0, 20.0), ("z ~ v", 3.0, 30.0)]);
+        assert_eq!(aligned.alone, [Vec::<String>::new(), vec![]]);
+    }
+
+    /// Workers pair by place under the workloads that pair (issue 83: with four workers on one
+    /// side and two on the other, nothing compared); those that do not are named in one line.
+    #[test]
+    fn parts_pair_under_their_workload_and_the_rest_are_said() {
+        let a = workloads(&[("r", 1.0, &[("worker 1", 1.0), ("worker 2", 2.0), ("worker 3", 3.0)])]);
+        let b = workloads(&[("r", 10.0, &[("worker 2", 20.0), ("worker 1", 10.0)]), ("s", 5.0, &[])]);
+        let (p, aligned) = pair(&a, &b);
+        assert_eq!(rows(&p), [("r", 1.0, 10.0), ("r / worker 1", 1.0, 10.0), ("r / worker 2", 2.0, 20.0)]);
+        let letters = ["A".to_string(), "B".to_string()];
         assert_eq!(
-            p.iter().map(|r| (r.0.as_str(), r.1.iops, r.2.iops)).collect::<Vec<_>>(),
-            [("x ~ u", 1.0, 10.0), ("y", 2.0, 20.0), ("z ~ v", 3.0, 30.0)]
+            not_compared(&aligned.alone, &letters).as_deref(),
+            Some("not compared, only in A: r / worker 3; only in B: s")
         );
+        // A long list names its first rows and counts the rest.
+        let many: Vec<String> = (1..=10).map(|k| format!("w{k}")).collect();
+        let line = not_compared(&[many, vec![]], &letters).unwrap();
+        assert!(line.ends_with("w8 and 2 more"), "{line}");
     }
 }

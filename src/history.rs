@@ -466,7 +466,7 @@ impl Row {
         };
         // Several workloads (a profile, a study): the best IOPS and the best MB/s of them, and
         // whose each is.
-        let heads = doc.workloads(crate::result::Detail::Totals);
+        let heads = doc.headlines();
         let best = |f: fn(&crate::result::Headline) -> f64| {
             heads.iter().map(|(name, h)| (f(h), name)).reduce(|a, b| if b.0 > a.0 { b } else { a })
         };

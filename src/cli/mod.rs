@@ -311,20 +311,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Compare { a, b, db, detail } => {
             let mut docs = history::Documents::new(&db);
             let ((a, da), (b, db_)) = (docs.load(&a)?, docs.load(&b)?);
-            let detail = detail.detail.unwrap_or_default();
-            let rows = compare::pair(&da.workloads(detail), &db_.workloads(detail));
-            if rows.is_empty() {
-                return Err(input(format!(
-                    "{a} and {b} have no workload in common: compare runs of the same specifications"
-                )));
-            }
-            print!("{}", compare::table(&a, &b, &rows));
-            if let Some(overall) = compare::overall(&da, &db_) {
-                print!("{overall}");
-            }
-            for w in compare::differences(&da, &db_, ["A", "B"]) {
-                println!("warning: {w}");
-            }
+            print!("{}", compare::text([&a, &b], &da, &db_, detail.detail.unwrap_or_default())?);
             Ok(0)
         }
         Command::Report(a) => history::report(&a),

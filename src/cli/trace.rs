@@ -87,53 +87,67 @@ fn replay_job(trace: &Path, target: &TargetName, speed: Speed, fit: Fit, outstan
 }
 
 /// The job a distilled trace runs as: its phases one after another (`test.run`), each as
-/// long as the longest phase; the worker keeps what the trace kept in flight, or arrives at
-/// its rate when the capture shows the device idle a tenth of the time or more.
+/// long as the longest phase; the worker keeps the most the trace had in flight where its
+/// I/Os were issued in a closed loop, or arrives at the trace's rate where they arrived in an
+/// open one ([`crate::trace::Summary::closed_loop`]).
 fn distilled_job(d: &Distilled, target: Option<&TargetName>) -> Job {
     let mut job = Job { specs: d.phases.iter().map(|p| p.spec.clone()).collect(), ..Job::default() };
     job.test.run = d.phases.iter().map(|p| p.spec.name.clone()).collect();
     job.test.ramp = Duration::ZERO;
     let longest = d.phases.iter().map(|p| p.end_ns - p.start_ns).max().unwrap_or(0);
     job.test.time = Duration::from_secs(longest.div_ceil(1_000_000_000).max(1));
-    let in_flight = d.phases.iter().filter_map(|p| p.in_flight).fold(0.0, f64::max);
-    let open = d.phases.iter().all(|p| p.busy_pct.is_some_and(|b| b < 90.0));
+    let most = d.phases.iter().filter_map(|p| p.most_in_flight).max().unwrap_or(1);
     let secs = d.summary.span_ns() as f64 / 1e9;
     let mut w = WorkerConfig {
         targets: target.map(|t| vec![t.clone()]).unwrap_or_default(),
         working_set: Some(d.summary.end.div_ceil(1 << 20).max(1) << 20),
-        outstanding: (in_flight.round() as u32).max(1),
+        outstanding: most.clamp(1, u32::MAX as u64) as u32,
         ..WorkerConfig::default()
     };
-    if open && secs > 0.0 {
+    if d.closed_loop == Some(false) && secs > 0.0 {
         // Room for the bursts an open loop meets.
-        w.outstanding = (w.outstanding * 4).max(16);
+        let in_flight = d.phases.iter().filter_map(|p| p.in_flight).fold(0.0, f64::max);
+        w.outstanding = ((in_flight.round() as u32).max(1) * 4).max(16);
         w.rate_iops = Some((d.summary.total() as f64 / secs * 10.0).round() / 10.0);
     }
     job.workers = vec![w];
     job
 }
 
-/// The comment that heads a distilled job: what each phase was.
+/// The comment that heads a distilled job: the trace, how its I/Os arrived, and what each
+/// phase was, every time from the trace's first I/O with the same decimals.
 fn distilled_header(d: &Distilled, trace: &Path) -> String {
     let s = &d.summary;
+    let places = distil::decimals(&d.phases);
+    let span = d.phases.iter().map(|p| p.end_ns).max().unwrap_or(0);
     let mut out = format!(
-        "# iogauge distil of {} ({}): {} I/Os over {:.1} s, reaching {}\n",
+        "# iogauge distil of {} ({}): {} I/Os over {:.places$} s, reaching {}\n",
         trace.display(),
         s.format.map_or("", |f| f.name()),
         thousands(s.total() as f64),
-        s.span_ns() as f64 / 1e9,
+        span as f64 / 1e9,
         crate::units::human_size(s.end)
     );
+    out += match d.closed_loop {
+        Some(true) => {
+            "# arrivals: a closed loop (each I/O issued as one completed): the job keeps its most in flight\n"
+        }
+        Some(false) => {
+            "# arrivals: an open loop (the I/Os arrived at their own times): the job arrives at the trace's rate\n"
+        }
+        None => "",
+    };
     for p in &d.phases {
-        let arrival = match (p.in_flight, p.busy_pct) {
-            (Some(q), Some(b)) => format!(", {q:.1} in flight on average (Little's law), busy {b:.0} % of the time"),
+        let arrival = match (p.in_flight, p.most_in_flight, p.busy_pct) {
+            (Some(q), Some(most), Some(b)) => {
+                format!(", {most} in flight at most, {q:.1} on average (Little's law), busy {b:.0} % of the time")
+            }
             _ => String::new(),
         };
         out += &format!(
-            "# {}: {:.1}-{:.1} s, {} I/Os, {}, {:.0} % read{arrival}\n",
+            "# {}: {}, {} I/Os, {}, {:.0} % read{arrival}\n",
             p.spec.name,
-            p.start_ns as f64 / 1e9,
-            p.end_ns as f64 / 1e9,
+            distil::seconds(p.start_ns, p.end_ns, places),
             thousands(p.ios as f64),
             p.iops.map_or_else(|| "no times (as fast as possible)".into(), |r| format!("{r:.0} IOPS")),
             p.read_pct

@@ -6,12 +6,12 @@
 //! percentiles from json+'s histogram (`bins`) where present, else as fio printed them for a
 //! group of one job. fio does not measure the host's CPU: that figure is left empty.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
 use crate::host::cpu::CpuUsage;
-use crate::result::{Metrics, ResultDoc, TargetResult, Totals, WorkerResult};
+use crate::result::{ManagerResult, Metrics, ResultDoc, TargetResult, Totals, WorkerResult};
 use crate::stats::{DirStats, Histogram, IoStats, Op};
 use crate::targets::{TargetInfo, TargetKind};
 
@@ -34,6 +34,7 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
     for j in &jobs {
         groups.entry(j.get("groupid").and_then(Value::as_u64).unwrap_or(0)).or_default().push(j);
     }
+    let servers = Servers::of(&jobs);
     let mut results = Vec::new();
     let mut target_info: Vec<TargetInfo> = Vec::new();
     let mut known: HashSet<String> = HashSet::new();
@@ -48,8 +49,8 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
         let spec = names.join("+");
         let mut workers: Vec<WorkerResult> = Vec::new();
         for j in jobs {
-            let (worker, info) =
-                worker(j, &options(v, j)).map_err(|e| format!("{name}: job \"{}\" {e}", text(j, "jobname")))?;
+            let (worker, info) = worker(j, servers.rank(j), &options(v, j))
+                .map_err(|e| format!("{name}: job \"{}\" {e}", text(j, "jobname")))?;
             if let Some(info) = info.filter(|i| known.insert(i.path.clone())) {
                 target_info.push(info);
             }
@@ -63,7 +64,9 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
             // Not measured by fio: an empty usage, which the figures show as unknown.
             cpu: CpuUsage::default(),
         };
-        results.push(super::foreign_workload(spec, secs, totals, workers));
+        let managers =
+            servers.managers(jobs, &workers, secs).map_err(|e| format!("{name}: the jobs of group {group}: {e}"))?;
+        results.push(super::foreign_workload(spec, secs, totals, workers, managers));
     }
     let started_at = match v.get("timestamp_ms") {
         None => String::new(),
@@ -83,6 +86,77 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
         .map(|j| format!("fio job {} ended with error {}", text(j, "jobname"), j["error"]));
     let read_from = format!("fio's JSON output {name}");
     Ok(super::foreign_doc(text(v, "fio version"), started_at, target_info, results, warnings, failed, read_from))
+}
+
+/// The servers a `fio --client` run ran its jobs on (each job of `client_stats` has its
+/// server's `hostname` and `port`): the managers, ranked in the order its output first names
+/// them. Empty for a run without servers. Linear in the jobs.
+#[derive(Default)]
+struct Servers {
+    /// Each server (hostname, port), by rank.
+    list: Vec<(String, u64)>,
+    rank: HashMap<(String, u64), u32>,
+}
+
+impl Servers {
+    fn of(jobs: &[&Value]) -> Servers {
+        let mut s = Servers::default();
+        for j in jobs {
+            if let Some(server) = server(j) {
+                let next = s.list.len() as u32;
+                if *s.rank.entry(server.clone()).or_insert(next) == next {
+                    s.list.push(server);
+                }
+            }
+        }
+        s
+    }
+
+    /// The rank of a job's server (0 without servers).
+    fn rank(&self, j: &Value) -> u32 {
+        server(j).and_then(|s| self.rank.get(&s).copied()).unwrap_or(0)
+    }
+
+    /// The servers that ran some of a group's jobs (`workers`, as read from them), each with
+    /// its jobs' figures over `secs`, named by its hostname, with its port where two servers
+    /// share one; none for a run without servers. fio does not measure a host's CPU.
+    fn managers(&self, jobs: &[&Value], workers: &[WorkerResult], secs: f64) -> Result<Vec<ManagerResult>, String> {
+        let mut on_host: HashMap<&str, usize> = HashMap::new();
+        for (host, _) in &self.list {
+            *on_host.entry(host).or_default() += 1;
+        }
+        let mut own: Vec<Vec<&Value>> = vec![Vec::new(); self.list.len()];
+        let mut outstanding = vec![0u64; self.list.len()];
+        for (j, w) in jobs.iter().zip(workers) {
+            if let Some(k) = server(j).and_then(|s| self.rank.get(&s)) {
+                own[*k as usize].push(j);
+                outstanding[*k as usize] = outstanding[*k as usize].saturating_add(w.outstanding.unwrap_or(1) as u64);
+            }
+        }
+        let mut out = Vec::new();
+        for (k, ((host, port), own)) in self.list.iter().zip(own).enumerate() {
+            if own.is_empty() {
+                continue;
+            }
+            out.push(ManagerResult {
+                rank: k as u32,
+                host: if on_host[host.as_str()] > 1 { format!("{host}:{port}") } else { host.clone() },
+                workers: own.len(),
+                totals: Totals { metrics: figures(&own, secs)?, outstanding: outstanding[k], cpu: CpuUsage::default() },
+                record_start_unix_ns: 0,
+                record_end_unix_ns: 0,
+                stopped_ms: 0.0,
+                stops_untimed: 0,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A job's server (hostname, port), where fio --client ran it.
+fn server(j: &Value) -> Option<(String, u64)> {
+    let host = j.get("hostname").and_then(Value::as_str)?;
+    Some((host.to_string(), j.get("port").and_then(Value::as_u64).unwrap_or(0)))
 }
 
 /// When fio started, as RFC 3339, where its `timestamp_ms` is a time before the year 9000.
@@ -108,15 +182,19 @@ fn options<'a>(v: &'a Value, j: &'a Value) -> impl Fn(&str) -> Option<String> + 
     }
 }
 
-/// A job as a worker (its own name its specification's, as an imported fio job's), and its
-/// file as a target, if it names one.
-fn worker(j: &Value, option: &dyn Fn(&str) -> Option<String>) -> Result<(WorkerResult, Option<TargetInfo>), String> {
+/// A job as a worker of manager `manager` (its own name its specification's, as an imported
+/// fio job's), and its file as a target, if it names one.
+fn worker(
+    j: &Value,
+    manager: u32,
+    option: &dyn Fn(&str) -> Option<String>,
+) -> Result<(WorkerResult, Option<TargetInfo>), String> {
     let engine = option("ioengine").unwrap_or_else(|| "psync".into());
     // fio's null engine is iogauge's null target; a job without a filename wrote files of its
     // own name, which its output does not give.
     let file = option("filename").or_else(|| (engine == "null").then(|| "null".to_string()));
     let metrics = figures(&[j], runtime_s(j))?;
-    let targets = file.map(|f| target(&f, metrics.clone()));
+    let targets = file.map(|f| TargetResult { manager, ..target(&f, metrics.clone()) });
     let info = targets.as_ref().map(|t| {
         let kind = match engine.as_str() {
             "null" => TargetKind::Null,
@@ -128,7 +206,7 @@ fn worker(j: &Value, option: &dyn Fn(&str) -> Option<String>) -> Result<(WorkerR
     });
     let worker = WorkerResult {
         name: text(j, "jobname"),
-        manager: 0,
+        manager,
         spec: text(j, "jobname"),
         engine: Some(engine),
         outstanding: option("iodepth").and_then(|d| d.parse().ok()).or(Some(1)),

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::host::cpu::{CpuShare, CpuUsage};
-use crate::result::{Metrics, ResultDoc, TargetResult, Totals, WorkerResult, WorkloadResult};
+use crate::result::{ManagerResult, Metrics, ResultDoc, TargetResult, Totals, WorkerResult, WorkloadResult};
 use crate::stats::{DirStats, IoStats};
 use crate::targets::{TargetInfo, TargetKind};
 
@@ -186,17 +186,22 @@ struct Targets {
     seen: HashSet<String>,
 }
 
-/// A `'Results` group's rows as a workload: its `WORKER` rows the workers, each followed by
-/// its `DISK` rows, the targets; the `ALL` row the totals and the CPU. None without an `ALL` row.
+/// A `'Results` group's rows as a workload: its `MANAGER` rows the managers, each followed
+/// by its `WORKER` rows, the workers, each followed by its `DISK` rows, the targets; the `ALL`
+/// row the totals and the CPU. None without an `ALL` row.
 fn group<'a>(rows: impl Iterator<Item = Row<'a>>, targets: &mut Targets) -> Result<Option<WorkloadResult>, String> {
     let mut workers: Vec<WorkerResult> = Vec::new();
+    let mut managers: Vec<ManagerResult> = Vec::new();
     let mut all = None;
     for r in rows {
+        // Each manager's rows follow its MANAGER row: its workers and their targets are its.
+        let manager = managers.len().saturating_sub(1) as u32;
         match r.cell("Target Type") {
             "ALL" if all.is_none() => all = Some((r.text("Access Specification Name"), r.metrics()?, cpu(&r)?)),
+            "MANAGER" => managers.push(manager_of(&r, managers.len() as u32)?),
             "WORKER" => workers.push(WorkerResult {
                 name: r.text("Target Name"),
-                manager: 0,
+                manager,
                 spec: r.text("Access Specification Name"),
                 engine: None,
                 outstanding: r.cell("Queue Depth").parse().ok(),
@@ -214,7 +219,7 @@ fn group<'a>(rows: impl Iterator<Item = Row<'a>>, targets: &mut Targets) -> Resu
                 }
                 let disk = TargetResult {
                     path,
-                    manager: 0,
+                    manager,
                     start_offset: (r.num("Starting Sector")? as u64).saturating_mul(512),
                     working_set_bytes: (r.num("Maximum Size")? as u64).saturating_mul(512),
                     outstanding: r.num("Queue Depth")? as u64,
@@ -230,11 +235,35 @@ fn group<'a>(rows: impl Iterator<Item = Row<'a>>, targets: &mut Targets) -> Resu
     }
     let Some((spec, metrics, cpu)) = all else { return Ok(None) };
     let duration_s = if metrics.iops > 0.0 { metrics.ios as f64 / metrics.iops } else { 0.0 };
-    let outstanding = workers.iter().flat_map(|w| &w.targets).fold(0u64, |sum, t| sum.saturating_add(t.outstanding));
-    Ok(Some(super::foreign_workload(spec, duration_s, Totals { outstanding, metrics, cpu }, workers)))
+    let depth = |w: &WorkerResult| w.targets.iter().fold(0u64, |sum, t| sum.saturating_add(t.outstanding));
+    for w in &workers {
+        if let Some(m) = managers.get_mut(w.manager as usize) {
+            m.workers += 1;
+            m.totals.outstanding = m.totals.outstanding.saturating_add(depth(w));
+        }
+    }
+    let outstanding = workers.iter().fold(0u64, |sum, w| sum.saturating_add(depth(w)));
+    let totals = Totals { outstanding, metrics, cpu };
+    Ok(Some(super::foreign_workload(spec, duration_s, totals, workers, managers)))
 }
 
-/// The `ALL` row's CPU figures.
+/// A MANAGER row as the manager of rank `rank` (its place among the test's managers): its
+/// name (Iometer's manager name, the host's by default), figures and CPU; its workers are
+/// counted from the rows after it.
+fn manager_of(r: &Row, rank: u32) -> Result<ManagerResult, String> {
+    Ok(ManagerResult {
+        rank,
+        host: r.text("Target Name"),
+        workers: 0,
+        totals: Totals { metrics: r.metrics()?, outstanding: 0, cpu: cpu(r)? },
+        record_start_unix_ns: 0,
+        record_end_unix_ns: 0,
+        stopped_ms: 0.0,
+        stops_untimed: 0,
+    })
+}
+
+/// The CPU figures of an `ALL` or `MANAGER` row.
 fn cpu(all: &Row) -> Result<CpuUsage, String> {
     Ok(CpuUsage {
         all: CpuShare {

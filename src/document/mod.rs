@@ -10,9 +10,21 @@ mod visible;
 use serde::Deserialize;
 
 use crate::error::{Result, input};
-use crate::result::{Detail, Headline, ResultDoc, Totals, WorkerResult, WorkloadResult};
+use crate::result::{Detail, Headline, ManagerResult, ResultDoc, Totals, WorkerResult, WorkloadResult};
 use crate::study::doc::StudyDoc;
 use crate::targets::{TargetInfo, TargetKind};
+
+/// A workload of a document: its name, its figures, and the rows `--detail` asks for under
+/// it (each worker or target, by its place), which `compare` and `report` pair by place.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// The spec and, in a study, the point.
+    pub name: String,
+    /// Its figures.
+    pub headline: Headline,
+    /// Its workers or targets, labelled by their place.
+    pub parts: Vec<(String, Headline)>,
+}
 
 /// Reads a file the user named as a document: a file or a pipe, never a device.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
@@ -35,38 +47,41 @@ pub enum Document {
 
 impl Document {
     /// Its workloads, by name (the spec and, in a study, the point), with their headline
-    /// figures; with `detail`, each worker or target after its workload ("oltp-8k / worker 1").
-    pub fn workloads(&self, detail: Detail) -> Vec<(String, Headline)> {
-        let mut out = Vec::new();
+    /// figures and, with `detail`, each worker's or target's, labelled by its place
+    /// ([`crate::result::WorkloadResult::parts`]).
+    pub fn workloads(&self, detail: Detail) -> Vec<Workload> {
+        let parts = |r: Option<&WorkloadResult>| -> Vec<(String, Headline)> {
+            let parts = r.map(|r| r.parts(detail)).unwrap_or_default();
+            parts.into_iter().map(|(n, m)| (n, Headline::of_part(m))).collect()
+        };
         match self {
-            Document::Run(doc) => {
-                for r in &doc.results {
-                    out.push((r.spec.clone(), r.totals.headline()));
-                    out.extend(
-                        r.parts(detail).into_iter().map(|(n, m)| (format!("{} / {n}", r.spec), Headline::of_part(m))),
-                    );
-                }
-            }
-            Document::Study(doc) => {
-                for p in &doc.points {
-                    for s in &p.summary {
-                        // A point that cycles nothing (a study of one point, an Iometer test
-                        // without cycling) is its workloads, named as a run names them.
-                        let name = match p.params == crate::study::Point::default() {
-                            true => s.spec.clone(),
-                            false => format!("{} {}", p.params.label(), s.spec),
-                        };
-                        out.push((name.clone(), s.medians()));
-                        // A point's parts are its first run's (a study's summaries are of totals).
-                        let run = p.runs.first().and_then(|d| d.results.iter().find(|r| r.spec == s.spec));
-                        for (n, m) in run.map(|r| r.parts(detail)).unwrap_or_default() {
-                            out.push((format!("{name} / {n}"), Headline::of_part(m)));
-                        }
-                    }
-                }
-            }
+            Document::Run(doc) => doc
+                .results
+                .iter()
+                .map(|r| Workload { name: r.spec.clone(), headline: doc.headline(r), parts: parts(Some(r)) })
+                .collect(),
+            Document::Study(doc) => doc
+                .points
+                .iter()
+                .flat_map(|p| p.summary.iter().enumerate().map(move |(k, s)| (p, k, s)))
+                .map(|(p, k, s)| {
+                    // A point that cycles nothing (a study of one point, an Iometer test
+                    // without cycling) is its workloads, named as a run names them.
+                    let name = match p.params == crate::study::Point::default() {
+                        true => s.spec.clone(),
+                        false => format!("{} {}", p.params.label(), s.spec),
+                    };
+                    // A point's parts are its first run's (a study's summaries are of totals).
+                    let run = p.runs.first().and_then(|d| d.results.iter().find(|r| r.spec == s.spec));
+                    Workload { name, headline: p.headline(k), parts: parts(run) }
+                })
+                .collect(),
         }
-        out
+    }
+
+    /// Its workloads' names and headline figures, without parts.
+    pub fn headlines(&self) -> Vec<(String, Headline)> {
+        self.workloads(Detail::Totals).into_iter().map(|w| (w.name, w.headline)).collect()
     }
 
     /// Parses a document (iogauge's JSON, fio's, Iometer's results file); `name` (a path or a
@@ -259,8 +274,15 @@ fn foreign_target(path: &str, kind: TargetKind, direct: bool, from: &str) -> Tar
 }
 
 /// A workload of another tool's results: what its file says (name, time, totals, workers and
-/// their targets); nothing iogauge alone records (intervals, managers, errors' details).
-fn foreign_workload(spec: String, duration_s: f64, totals: Totals, workers: Vec<WorkerResult>) -> WorkloadResult {
+/// their targets, the managers or hosts that ran them); nothing iogauge alone records
+/// (intervals, errors' details).
+fn foreign_workload(
+    spec: String,
+    duration_s: f64,
+    totals: Totals,
+    workers: Vec<WorkerResult>,
+    managers: Vec<ManagerResult>,
+) -> WorkloadResult {
     WorkloadResult {
         spec,
         started_at: String::new(),
@@ -270,7 +292,7 @@ fn foreign_workload(spec: String, duration_s: f64, totals: Totals, workers: Vec<
         targets: workers.iter().flat_map(|w| w.targets.clone()).collect(),
         workers,
         intervals: Vec::new(),
-        managers: Vec::new(),
+        managers,
         start_skew_ms: 0.0,
         first_error: None,
         verify: None,

@@ -96,61 +96,78 @@ impl Drop for UringEngine {
     }
 }
 
-impl UringEngine {
-    /// Sets up a ring for `slots` I/Os in flight over `files`, registering `regions` (pointer,
-    /// length) as fixed buffers when the kernel allows, that hands queued I/Os to the kernel
-    /// `submit_batch` at a time.
-    ///
-    /// Must be called on the thread that will submit (the ring may be single-issuer).
-    pub fn new(
-        files: Vec<File>,
-        regions: &[(*mut u8, usize)],
-        slots: usize,
-        io_wq_limit: &IoWqLimit,
-        submit_batch: usize,
-    ) -> std::io::Result<Self> {
-        let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-        let entries = (slots as u32).next_power_of_two().clamp(8, MAX_SQ);
-        // The completion queue holds every I/O in flight, so it can never overflow.
-        let cq = (slots as u32).next_power_of_two().max(2 * entries);
-        let mut features = Vec::new();
-        // DEFER_TASKRUN (6.1) runs completion work only when we reap, on our thread: no
-        // interrupts of the worker, fewer wake-ups. COOP_TASKRUN (5.19) is the next best. With
-        // either, the TASKRUN flag tells a wait that looks before it sleeps that completions
-        // are waiting (spin.rs).
-        let mut ring = match IoUring::builder()
-            .setup_cqsize(cq)
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_taskrun_flag()
-            .build(entries)
-        {
+/// A ring of `entries` submissions and `cq` completions, with the best task-running mode the
+/// kernel has (named in `features`).
+fn build_ring(entries: u32, cq: u32, features: &mut Vec<&'static str>) -> std::io::Result<IoUring> {
+    // DEFER_TASKRUN (6.1) runs completion work only when we reap, on our thread: no
+    // interrupts of the worker, fewer wake-ups. COOP_TASKRUN (5.19) is the next best. With
+    // either, the TASKRUN flag tells a wait that looks before it sleeps that completions
+    // are waiting (spin.rs).
+    let ring = match IoUring::builder()
+        .setup_cqsize(cq)
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_taskrun_flag()
+        .build(entries)
+    {
+        Ok(r) => {
+            features.extend(["single_issuer", "defer_taskrun"]);
+            r
+        }
+        Err(_) => match IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().setup_taskrun_flag().build(entries) {
             Ok(r) => {
-                features.extend(["single_issuer", "defer_taskrun"]);
+                features.push("coop_taskrun");
                 r
             }
-            Err(_) => {
-                match IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().setup_taskrun_flag().build(entries) {
-                    Ok(r) => {
-                        features.push("coop_taskrun");
-                        r
-                    }
-                    Err(_) => IoUring::builder().setup_cqsize(cq).build(entries)?,
-                }
-            }
-        };
-        let fixed_files = ring.submitter().register_files(&fds).is_ok();
-        if fixed_files {
-            features.push("fixed_files");
-        }
-        let iovecs: Vec<libc::iovec> =
-            regions.iter().map(|&(p, len)| libc::iovec { iov_base: p.cast(), iov_len: len }).collect();
-        // SAFETY: the regions are the worker's buffers, which outlive this engine (the worker
-        // drops the engine first); the kernel pins them until the ring is closed.
-        let fixed_buffers = !iovecs.is_empty() && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-        if fixed_buffers {
-            features.push("fixed_buffers");
-        }
+            Err(_) => IoUring::builder().setup_cqsize(cq).build(entries)?,
+        },
+    };
+    Ok(ring)
+}
+
+/// Registers the targets' files and the worker's buffers (`regions`: pointer, length) with the
+/// ring where the kernel allows: whether each was (named in `features`).
+fn register(
+    ring: &mut IoUring,
+    fds: &[RawFd],
+    regions: &[(*mut u8, usize)],
+    features: &mut Vec<&'static str>,
+) -> (bool, bool) {
+    let fixed_files = ring.submitter().register_files(fds).is_ok();
+    if fixed_files {
+        features.push("fixed_files");
+    }
+    let iovecs: Vec<libc::iovec> =
+        regions.iter().map(|&(p, len)| libc::iovec { iov_base: p.cast(), iov_len: len }).collect();
+    // SAFETY: the regions are the worker's buffers, which outlive this engine (the worker
+    // drops the engine first); the kernel pins them until the ring is closed.
+    let fixed_buffers = !iovecs.is_empty() && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    if fixed_buffers {
+        features.push("fixed_buffers");
+    }
+    (fixed_files, fixed_buffers)
+}
+
+/// Which targets' I/Os go to io-wq, and how they are submitted.
+struct Routing {
+    /// Per target: straight to io-wq (IOSQE_ASYNC), not tried on the worker's thread first.
+    straight: Vec<bool>,
+    /// Some target's I/Os go through io-wq.
+    via_io_wq: bool,
+    /// Every target's do.
+    all_via_io_wq: bool,
+    /// Submitted in one call and waited for in the next.
+    wait_apart: bool,
+}
+
+impl Routing {
+    fn of(
+        fds: &[RawFd],
+        slots: usize,
+        io_wq_limit: &IoWqLimit,
+        ring: &IoUring,
+        features: &mut Vec<&'static str>,
+    ) -> Routing {
         // A read or write of a FUSE file is issued inline and then waits for the filesystem's
         // server, uninterruptibly, on the submitting thread: a server that stops answering would
         // hold the worker for good, past io_timeout. IOSQE_ASYNC hands such I/Os to io-wq
@@ -174,7 +191,7 @@ impl UringEngine {
         let via_io_wq = fuse.contains(&true) || no_nowait.contains(&true);
         let all_via_io_wq = fuse.iter().zip(&no_nowait).all(|(&f, &b)| f || b);
         if via_io_wq {
-            io_wq::run_on(&ring, &io_wq_limit.cpus);
+            io_wq::run_on(ring, &io_wq_limit.cpus);
         }
         // An I/O issued on this thread is best submitted in one call and waited for in the next,
         // as fio does: in one call, a loop device over a /dev/shm file at 1 outstanding I/O
@@ -183,21 +200,54 @@ impl UringEngine {
         // straight to io-wq lose by it (zram at 1 outstanding: 64 K and 57 K in one call, 49 K
         // and 51 K apart): they keep the one call.
         let wait_apart = straight.contains(&false);
+        Routing { straight, via_io_wq, all_via_io_wq, wait_apart }
+    }
+}
+
+/// How each target is trimmed: a hole punched in a file, the discard command where the kernel
+/// has it for a block device, else the ioctl.
+fn trims(ring: &mut IoUring, fds: &[RawFd], features: &mut Vec<&'static str>) -> Vec<TrimBy> {
+    let trim_by: Vec<TrimBy> = fds
+        .iter()
+        .map(|&fd| match is_block_device(fd) {
+            false => TrimBy::Hole,
+            true if discard_command(ring, fd) => TrimBy::Command,
+            true => TrimBy::Ioctl,
+        })
+        .collect();
+    if trim_by.contains(&TrimBy::Command) {
+        features.push("discard_command");
+    }
+    trim_by
+}
+
+impl UringEngine {
+    /// Sets up a ring for `slots` I/Os in flight over `files`, registering `regions` (pointer,
+    /// length) as fixed buffers when the kernel allows, that hands queued I/Os to the kernel
+    /// `submit_batch` at a time.
+    ///
+    /// Must be called on the thread that will submit (the ring may be single-issuer).
+    pub fn new(
+        files: Vec<File>,
+        regions: &[(*mut u8, usize)],
+        slots: usize,
+        io_wq_limit: &IoWqLimit,
+        submit_batch: usize,
+    ) -> std::io::Result<Self> {
+        let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let entries = (slots as u32).next_power_of_two().clamp(8, MAX_SQ);
+        // The completion queue holds every I/O in flight, so it can never overflow.
+        let cq = (slots as u32).next_power_of_two().max(2 * entries);
+        let mut features = Vec::new();
+        let mut ring = build_ring(entries, cq, &mut features)?;
+        let (fixed_files, fixed_buffers) = register(&mut ring, &fds, regions, &mut features);
+        let Routing { straight, via_io_wq, all_via_io_wq, wait_apart } =
+            Routing::of(&fds, slots, io_wq_limit, &ring, &mut features);
         let io_wq = match io_wq_limit.threads {
             Some(n) if straight.contains(&true) => IoWq::hold(&ring, slots, n),
             _ => None,
         };
-        let trim_by: Vec<TrimBy> = fds
-            .iter()
-            .map(|&fd| match is_block_device(fd) {
-                false => TrimBy::Hole,
-                true if discard_command(&mut ring, fd) => TrimBy::Command,
-                true => TrimBy::Ioctl,
-            })
-            .collect();
-        if trim_by.contains(&TrimBy::Command) {
-            features.push("discard_command");
-        }
+        let trim_by = trims(&mut ring, &fds, &mut features);
         let (pending, done_now) = (Vec::with_capacity(slots), Vec::with_capacity(slots));
         Ok(UringEngine {
             ring,
@@ -341,6 +391,7 @@ impl Engine for UringEngine {
         // SAFETY: as for `submit_and_wait`'s pushes: the caller keeps the buffers valid until
         // the completions are reaped. Without room (a submit refused), the wait's call takes them.
         if self.pending.len() >= self.submit_batch
+            // SAFETY: as above.
             && unsafe { self.ring.submission().push_multiple(&self.pending) }.is_ok()
         {
             self.pending.clear();

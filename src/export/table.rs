@@ -37,7 +37,7 @@ fn rows(doc: &ResultDoc, detail: Detail) -> Vec<Vec<String>> {
     let no_cpu = || vec![String::new(); 3];
     for r in &doc.results {
         let m = &r.totals.metrics;
-        let host = r.cpu_cells().to_vec();
+        let host = doc.cpu_cells(r).to_vec();
         let mut add = |label: String, f: DirFigures, cpu: Vec<String>| {
             let mut row = vec![label];
             row.extend(figures(f));
@@ -94,7 +94,9 @@ fn set_up(doc: &ResultDoc, out: &mut String) {
             }
         }
         let _ = writeln!(out, "CPU %: the whole host's (Iometer's figure); own %: iogauge's part of it");
-        if doc.results.iter().any(|r| !r.cpu_measured()) {
+        if let Some(from) = &doc.read_from {
+            let _ = writeln!(out, "-: a figure not in {from}");
+        } else if doc.results.iter().any(|r| !r.cpu_measured()) {
             let s = crate::host::cpu::MIN_WINDOW_S;
             let _ = writeln!(out, "-: a window under {s} s, too short for the kernel's 10 ms CPU ticks");
         }
@@ -233,7 +235,7 @@ pub fn study_to_bytes(doc: &StudyDoc) -> Vec<u8> {
                 thousands(s.iops_per_cpu_pct.median),
             ];
             // The kernel's 10 ms ticks over a run shorter than MIN_WINDOW_S are noise.
-            if p.runs.iter().filter_map(|r| r.results.get(k)).any(|w| !w.cpu_measured()) {
+            if !p.cpu_measured(k) {
                 row[5..7].fill("-".into());
             }
             if repeats {

@@ -66,6 +66,7 @@ pub fn cpu_set(cpus: &[u32]) -> libc::cpu_set_t {
     // SAFETY: cpu_set_t is plain bits; CPU_SET writes one bit below CPU_SETSIZE (checked).
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus.iter().filter(|&&c| (c as usize) < libc::CPU_SETSIZE as usize) {
+        // SAFETY: as above.
         unsafe { libc::CPU_SET(c as usize, &mut set) };
     }
     set
@@ -335,6 +336,12 @@ fn kernel_threads_pct(a: &CpuSnapshot, b: &CpuSnapshot) -> Option<f64> {
 }
 
 impl CpuUsage {
+    /// Whether the host's CPU was measured: an empty usage is one not measured (fio's results
+    /// read back); iogauge's own always has each CPU's share.
+    pub fn measured(&self) -> bool {
+        *self != CpuUsage::default()
+    }
+
     /// Several machines' CPU as one: shares averaged over all their CPUs, interrupts and
     /// iogauge's own time added, per-I/O figures for `ios` I/Os at `iops`. Each machine keeps
     /// its own per-CPU figures; the merged one lists none.

@@ -169,6 +169,7 @@ pub fn threads_left() -> Option<u64> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) } == 0
         && lim.rlim_cur != libc::RLIM_INFINITY
+        // SAFETY: as above.
         && unsafe { libc::geteuid() } != 0
     {
         left.push(lim.rlim_cur.saturating_sub(total.unwrap_or(0).min(lim.rlim_cur)));

@@ -60,6 +60,7 @@ pub fn online_cpus() -> Vec<u32> {
 pub fn thread_cpus() -> std::io::Result<Vec<u32>> {
     // SAFETY: cpu_set_t is plain bits; sched_getaffinity writes at most its size into it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
         return Err(std::io::Error::last_os_error());
     }

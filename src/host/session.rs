@@ -184,6 +184,7 @@ fn fork_into_own_session() {
     };
     // SAFETY: no other thread exists (the caller's promise), so the child is a whole copy.
     let parent = unsafe { libc::getpid() };
+    // SAFETY: as above.
     let child = unsafe { libc::fork() };
     if child < 0 {
         // No process to spare: the test runs in the caller's session, as it would without this.

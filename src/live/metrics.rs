@@ -78,6 +78,12 @@ impl Out {
         let _ = writeln!(self.text, "{name}{} {}", labels(pairs), num(v));
     }
 
+    /// A gauge family of one sample without labels.
+    fn gauge(&mut self, name: &str, help: &str, v: f64) {
+        self.family(name, "gauge", help);
+        self.sample(name, &[], v);
+    }
+
     /// A counter family summed over `key` from every series.
     fn counters<K: Ord>(
         &mut self,
@@ -104,9 +110,31 @@ impl Out {
 /// The board's figures in the text format, or OpenMetrics if `open`.
 pub fn encode(f: &Figures, open: bool) -> Vec<u8> {
     let mut o = Out { text: String::new(), open };
+    counters(&mut o, f);
+    response_times(&mut o, f);
+    o.gauge("iogauge_in_flight", "I/Os in flight at the end of the last interval, every worker's.", f.in_flight as f64);
+    let cpu = "CPU utilisation of the hosts over the last interval (0-1).";
+    o.gauge("iogauge_host_cpu_utilization_ratio", cpu, f.host_cpu_pct / 100.0);
+    o.family(
+        "iogauge_process_cpu_seconds_total",
+        "counter",
+        "CPU time this iogauge process has used (user and system).",
+    );
+    o.sample("iogauge_process_cpu_seconds_total", &[], own_cpu_s());
+    progress(&mut o, f);
+    o.family("iogauge_build_info", "gauge", "Always 1: the version of iogauge serving these metrics.");
+    o.sample("iogauge_build_info", &[("version", env!("CARGO_PKG_VERSION"))], 1.0);
+    if open {
+        o.text.push_str("# EOF\n");
+    }
+    o.text.into_bytes()
+}
+
+/// The counters of I/Os, bytes and errors: per manager, workload and operation; per worker;
+/// per target and operation.
+fn counters(o: &mut Out, f: &Figures) {
     let totals = f.totals();
     let host = |rank: u32| f.host(rank).to_string();
-    // Per manager, workload and operation.
     let by_workload = |k: &Key| (k.0, k.1.clone(), k.4);
     let workload_pairs = |k: &(u32, String, crate::stats::Op)| {
         vec![
@@ -126,46 +154,29 @@ pub fn encode(f: &Figures, open: bool) -> Vec<u8> {
     }
     let by_worker = |k: &Key| (k.0, k.2.clone());
     let worker_pairs = |k: &(u32, String)| vec![("manager", k.0.to_string()), ("worker", k.1.clone())];
-    o.counters(
-        "iogauge_worker_ios_total",
-        "I/Os each worker completed and recorded.",
-        &totals,
-        by_worker,
-        worker_pairs,
-        |t| t.ios,
-    );
-    o.counters("iogauge_worker_bytes_total", "Bytes each worker transferred.", &totals, by_worker, worker_pairs, |t| {
-        t.bytes
-    });
+    let families: [Family; 2] = [
+        ("iogauge_worker_ios_total", "I/Os each worker completed and recorded.", |t| t.ios),
+        ("iogauge_worker_bytes_total", "Bytes each worker transferred.", |t| t.bytes),
+    ];
+    for (name, help, value) in families {
+        o.counters(name, help, &totals, by_worker, worker_pairs, value);
+    }
     let by_target = |k: &Key| (k.0, k.3.clone(), k.4);
     let target_pairs = |k: &(u32, String, crate::stats::Op)| {
         vec![("manager", k.0.to_string()), ("target", k.1.clone()), ("direction", k.2.name().to_string())]
     };
-    o.counters(
-        "iogauge_target_ios_total",
-        "I/Os completed and recorded on each target.",
-        &totals,
-        by_target,
-        target_pairs,
-        |t| t.ios,
-    );
-    o.counters(
-        "iogauge_target_bytes_total",
-        "Bytes transferred to or from each target.",
-        &totals,
-        by_target,
-        target_pairs,
-        |t| t.bytes,
-    );
-    o.counters(
-        "iogauge_target_errors_total",
-        "I/Os that failed on each target.",
-        &totals,
-        by_target,
-        target_pairs,
-        |t| t.errors,
-    );
+    let families: [Family; 3] = [
+        ("iogauge_target_ios_total", "I/Os completed and recorded on each target.", |t| t.ios),
+        ("iogauge_target_bytes_total", "Bytes transferred to or from each target.", |t| t.bytes),
+        ("iogauge_target_errors_total", "I/Os that failed on each target.", |t| t.errors),
+    ];
+    for (name, help, value) in families {
+        o.counters(name, help, &totals, by_target, target_pairs, value);
+    }
+}
 
+/// The histogram of response times, per workload.
+fn response_times(o: &mut Out, f: &Figures) {
     o.family(
         "iogauge_response_time_seconds",
         "histogram",
@@ -181,60 +192,32 @@ pub fn encode(f: &Figures, open: bool) -> Vec<u8> {
         o.sample("iogauge_response_time_seconds_sum", &[("workload", workload)], l.sum_s);
         o.sample("iogauge_response_time_seconds_count", &[("workload", workload)], cumulative as f64);
     }
+}
 
-    o.family("iogauge_in_flight", "gauge", "I/Os in flight at the end of the last interval, every worker's.");
-    o.sample("iogauge_in_flight", &[], f.in_flight as f64);
-    o.family(
-        "iogauge_host_cpu_utilization_ratio",
-        "gauge",
-        "CPU utilisation of the hosts over the last interval (0-1).",
-    );
-    o.sample("iogauge_host_cpu_utilization_ratio", &[], f.host_cpu_pct / 100.0);
-    o.family(
-        "iogauge_process_cpu_seconds_total",
-        "counter",
-        "CPU time this iogauge process has used (user and system).",
-    );
-    o.sample("iogauge_process_cpu_seconds_total", &[], own_cpu_s());
-
+/// Where the test is: its state, phase, and a study's point, round and time.
+fn progress(o: &mut Out, f: &Figures) {
     o.family("iogauge_state", "gauge", "1 for the state the test is in: starting, ramp, recording or ended.");
     for s in State::ALL {
         o.sample("iogauge_state", &[("state", s.name())], f64::from(u8::from(f.state == s)));
     }
-    o.family("iogauge_phase_elapsed_seconds", "gauge", "Time into the ramp-up or the recording running.");
-    o.sample("iogauge_phase_elapsed_seconds", &[], f.phase_s.0);
+    o.gauge("iogauge_phase_elapsed_seconds", "Time into the ramp-up or the recording running.", f.phase_s.0);
     if let Some(t) = f.phase_s.1 {
-        o.family("iogauge_phase_duration_seconds", "gauge", "How long the ramp-up or recording running lasts.");
-        o.sample("iogauge_phase_duration_seconds", &[], t);
+        o.gauge("iogauge_phase_duration_seconds", "How long the ramp-up or recording running lasts.", t);
     }
-    if let Some(p) = &f.study {
-        o.family("iogauge_study_point", "gauge", "The study point running (from 1).");
-        o.sample("iogauge_study_point", &[], p.point as f64);
-        if let Some(n) = p.points {
-            o.family(
-                "iogauge_study_points",
-                "gauge",
-                "How many points the study runs (at most, in rounds until steady).",
-            );
-            o.sample("iogauge_study_points", &[], n as f64);
-        }
-        if let Some(r) = p.round {
-            o.family("iogauge_study_round", "gauge", "The round running, in a study that runs rounds until steady.");
-            o.sample("iogauge_study_round", &[], f64::from(r));
-        }
-        o.family("iogauge_study_elapsed_seconds", "gauge", "Time since the study started.");
-        o.sample("iogauge_study_elapsed_seconds", &[], p.elapsed_s);
-        if let Some(l) = p.left_s {
-            o.family("iogauge_study_left_seconds", "gauge", "Estimated time left in the study.");
-            o.sample("iogauge_study_left_seconds", &[], l);
-        }
+    let Some(p) = &f.study else { return };
+    o.gauge("iogauge_study_point", "The study point running (from 1).", p.point as f64);
+    if let Some(n) = p.points {
+        let help = "How many points the study runs (at most, in rounds until steady).";
+        o.gauge("iogauge_study_points", help, n as f64);
     }
-    o.family("iogauge_build_info", "gauge", "Always 1: the version of iogauge serving these metrics.");
-    o.sample("iogauge_build_info", &[("version", env!("CARGO_PKG_VERSION"))], 1.0);
-    if open {
-        o.text.push_str("# EOF\n");
+    if let Some(r) = p.round {
+        let help = "The round running, in a study that runs rounds until steady.";
+        o.gauge("iogauge_study_round", help, f64::from(r));
     }
-    o.text.into_bytes()
+    o.gauge("iogauge_study_elapsed_seconds", "Time since the study started.", p.elapsed_s);
+    if let Some(l) = p.left_s {
+        o.gauge("iogauge_study_left_seconds", "Estimated time left in the study.", l);
+    }
 }
 
 /// This process's CPU time (s), every thread's.

@@ -141,6 +141,7 @@ struct Lib {
 // SAFETY: the struct holds function pointers into a library that stays loaded; libiscsi's
 // functions may be called from any thread (a context is used by one thread at a time here).
 unsafe impl Sync for Lib {}
+// SAFETY: as for Sync above.
 unsafe impl Send for Lib {}
 
 fn lib() -> Result<&'static Lib> {
@@ -426,6 +427,7 @@ impl Session {
         let lun = self.lun;
         // SAFETY (each start): a live context; the callback's data is the session's Reply.
         let inquiry =
+            // SAFETY: as above.
             self.query(deadline, timeout, |l, c, p| unsafe { (l.inquiry_task)(c, lun, 0, 0, 96, replied, p) })?;
         let kind = inquiry.first().map_or(0x1f, |b| b & 0x1f);
         if kind != 0 {
@@ -439,6 +441,7 @@ impl Session {
             format!("{} {}", text(inquiry.get(8..16).unwrap_or(&[])), text(inquiry.get(16..32).unwrap_or(&[])));
         // VPD 0x80, the unit serial number: not every LUN has one.
         let serial =
+            // SAFETY: as above.
             self.query(deadline, timeout, |l, c, p| unsafe { (l.inquiry_task)(c, lun, 1, 0x80, 255, replied, p) });
         if let Ok(page) = serial {
             let n = page.get(3).map_or(0, |&n| n as usize);
@@ -447,6 +450,7 @@ impl Session {
                 device = format!("{device}, serial {s}");
             }
         }
+        // SAFETY: as above.
         let cap = self.query(deadline, timeout, |l, c, p| unsafe { (l.readcapacity16_task)(c, lun, replied, p) })?;
         if cap.len() < 15 {
             return Err(runtime("READ CAPACITY(16) answered in fewer than 15 bytes"));
@@ -455,6 +459,7 @@ impl Session {
         let block = u32::from_be_bytes(cap[8..12].try_into().expect("4 bytes"));
         // MODE SENSE(6), all pages; only the header's device-specific byte is read.
         let mode = self
+            // SAFETY: as above.
             .query(deadline, timeout, |l, c, p| unsafe { (l.modesense6_task)(c, lun, 1, 0, 0x3f, 0, 255, replied, p) })
             .unwrap_or_default();
         let specific = mode.get(2).copied().unwrap_or(0);
@@ -473,6 +478,7 @@ impl Session {
         // SAFETY: a live context; the string is valid until the next call on it.
         let p = unsafe { (self.lib.get_error)(self.ctx) };
         let text =
+            // SAFETY: as above.
             if p.is_null() { String::new() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() };
         let text = text.trim().trim_end_matches('.').to_string();
         if text.contains("Can not reconnect") {
@@ -536,6 +542,7 @@ impl Session {
         let b = self.info.block;
         // SAFETY: the caller keeps iov, its memory and private alive (see above).
         let len = unsafe { (*iov).iov_len as u32 };
+        // SAFETY: as above.
         self.queued(unsafe {
             (self.lib.read16_iov_task)(
                 self.ctx,
@@ -571,6 +578,7 @@ impl Session {
         let b = self.info.block;
         // SAFETY: as read16; the data goes out from the iovec (a null data pointer).
         let len = unsafe { (*iov).iov_len as u32 };
+        // SAFETY: as above.
         self.queued(unsafe {
             (self.lib.write16_iov_task)(
                 self.ctx,

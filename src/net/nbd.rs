@@ -75,6 +75,7 @@ struct Lib {
 // SAFETY: the struct holds function pointers into a library that stays loaded; libnbd's
 // functions may be called from any thread (a handle is used by one thread at a time here).
 unsafe impl Sync for Lib {}
+// SAFETY: as for Sync above.
 unsafe impl Send for Lib {}
 
 fn lib() -> Result<&'static Lib> {
@@ -126,6 +127,7 @@ fn last_error(l: &Lib) -> String {
     if p.is_null() {
         "unknown libnbd error".into()
     } else {
+        // SAFETY: as above.
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }
@@ -202,7 +204,9 @@ impl Handle {
         }
         let deadline = Deadline::after(timeout);
         // SAFETY (each call below): the handle is live and used only on this thread.
+        // SAFETY: as above.
         while unsafe { (lib.aio_is_ready)(h) } == 0 {
+            // SAFETY: as above.
             if unsafe { (lib.aio_is_dead)(h) | (lib.aio_is_closed)(h) } != 0 {
                 return Err(runtime(last_error(lib)));
             }

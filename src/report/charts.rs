@@ -6,6 +6,7 @@
 use super::bars::Bars;
 use super::svg::{Axis, Chart, Mark, Rule, Scale, Series, num};
 use crate::config::Measure;
+use crate::document::Workload;
 use crate::result::{Headline, ResultDoc, WorkloadResult};
 use crate::study::Point;
 use crate::study::doc::{PointResult, SpecSummary, StudyDoc, workload_of};
@@ -458,9 +459,9 @@ type BarMeasure = (&'static str, &'static str, fn(&Headline) -> Option<f64>);
 /// The summary of the documents' shared workloads (of one document: its workloads): IOPS, MB/s
 /// and response times, a bar per document in its colour. None past 24 workloads (a study's
 /// many points have the seeds' charts instead).
-pub fn summary(docs: &[(&str, Vec<(String, Headline)>)], styles: &mut Styles) -> Vec<Bars> {
-    let lists: Vec<&[(String, Headline)]> = docs.iter().map(|d| d.1.as_slice()).collect();
-    let shared = crate::compare::align(&lists);
+pub fn summary(docs: &[(&str, Vec<Workload>)], styles: &mut Styles) -> Vec<Bars> {
+    let lists: Vec<&[Workload]> = docs.iter().map(|d| d.1.as_slice()).collect();
+    let shared = crate::compare::align(&lists).rows;
     if shared.is_empty() || shared.len() > 24 || (docs.len() == 1 && shared.len() < 2) {
         return Vec::new();
     }

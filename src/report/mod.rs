@@ -10,9 +10,9 @@ pub mod svg;
 use std::fmt::Write;
 
 use crate::compare;
-use crate::document::Document;
+use crate::document::{Document, Workload};
 use crate::format::thousands;
-use crate::result::{Detail, Dir, DirFigures, Headline, ResultDoc};
+use crate::result::{Detail, Dir, DirFigures, ResultDoc};
 use crate::study::doc::StudyDoc;
 use html::{Cell, table};
 use svg::{esc, num};
@@ -89,7 +89,7 @@ pub fn build(title: &str, inputs: &[Input], detail: Detail) -> Report {
     let lines = |list: Vec<svg::Chart>| -> Vec<(String, String)> {
         list.into_iter().flat_map(|c| c.split(MOST_SERIES)).map(|c| (c.title.clone(), c.render())).collect()
     };
-    let workloads: Vec<(&str, Vec<(String, Headline)>)> =
+    let workloads: Vec<(&str, Vec<Workload>)> =
         inputs.iter().map(|i| (i.label.as_str(), i.doc.workloads(Detail::Totals))).collect();
     let bars: Vec<(String, String)> =
         charts::summary(&workloads, &mut styles).into_iter().map(|b| (b.title.clone(), b.render())).collect();
@@ -163,8 +163,9 @@ fn letter(k: usize) -> String {
 /// Every workload the documents share, each measure side by side with the % difference from
 /// the first (seeds 001 and 004).
 fn comparison(inputs: &[Input], detail: Detail) -> String {
-    let all: Vec<Vec<(String, Headline)>> = inputs.iter().map(|i| i.doc.workloads(detail)).collect();
-    let common = compare::align(&all.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let all: Vec<Vec<Workload>> = inputs.iter().map(|i| i.doc.workloads(detail)).collect();
+    let aligned = compare::align(&all.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let common = &aligned.rows;
     if common.is_empty() {
         return "<p>The documents have no workload in common: compare runs of the same specifications.</p>\n".into();
     }
@@ -174,7 +175,7 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
     let mut head: Vec<String> = vec!["workload".into(), String::new()];
     head.extend(measures.iter().map(|m| m.0.to_string()));
     let mut rows: Vec<Vec<Cell>> = Vec::new();
-    for (w, figs) in &common {
+    for (w, figs) in common {
         for (k, f) in figs.iter().enumerate() {
             let mut row = vec![Cell::Text(if k == 0 { w.clone() } else { String::new() }), Cell::Text(letter(k))];
             row.extend(measures.iter().map(|(_, get, fmt)| Cell::Num(get(f).map_or("-".into(), fmt))));
@@ -193,6 +194,10 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
     s.push_str(
         "<p class=\"meta\">% = (X - A) / A: higher is better for IOPS, MB/s and IOPS per CPU %; lower for response times and CPU %.</p>\n",
     );
+    let letters: Vec<String> = (0..inputs.len()).map(letter).collect();
+    if let Some(line) = compare::not_compared(&aligned.alone, &letters) {
+        let _ = writeln!(s, "<p class=\"meta\">{}</p>", esc(&line));
+    }
     // What differs in the set-ups, beside the figures, so a difference is not read as the
     // storage's: as `iogauge compare` says it.
     for (k, i) in inputs.iter().enumerate().skip(1) {
@@ -214,7 +219,8 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
         .points
         .iter()
         .flat_map(|p| {
-            p.summary.iter().map(move |x| {
+            p.summary.iter().enumerate().map(move |(k, x)| {
+                let cpu = p.headline(k);
                 vec![
                     Cell::Num((p.index + 1).to_string()),
                     Cell::Text(p.params.label()),
@@ -223,8 +229,8 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
                     Cell::Num(format!("{:.1}", x.mbps.median)),
                     Cell::Num(ms(x.avg_response_ms.map(|v| v.median))),
                     Cell::Num(ms(x.p99_response_ms.map(|v| v.median))),
-                    Cell::Num(format!("{:.1}", x.cpu_pct.median)),
-                    Cell::Num(thousands(x.iops_per_cpu_pct.median)),
+                    Cell::Num(cpu.cpu_pct.map_or("-".into(), |v| format!("{v:.1}"))),
+                    Cell::Num(cpu.iops_per_cpu_pct.map_or("-".into(), thousands)),
                     Cell::Num(x.scaling.map_or("-".into(), |v| format!("{:.0}%", v * 100.0))),
                     Cell::Text(x.theory.as_ref().map_or("-".into(), |t| {
                         format!("{} {} ({:.0}%, {})", num(t.value.round()), t.unit, t.measured_pct, t.limit)
@@ -284,7 +290,7 @@ fn run_table(label: &str, d: &ResultDoc, detail: Detail) -> String {
     let mut rows: Vec<Vec<Cell>> = Vec::new();
     for r in &d.results {
         let m = &r.totals.metrics;
-        let host = r.cpu_cells();
+        let host = d.cpu_cells(r);
         rows.push(result_row(r.spec.clone(), m.of(Dir::All), host));
         for op in m.ops() {
             rows.push(result_row(format!("{}: {}s", r.spec, op.name()), m.of(Dir::Only(op)), Default::default()));

@@ -311,9 +311,7 @@ pub struct Totals {
 impl Totals {
     /// The figures the workload is known by.
     pub fn headline(&self) -> Headline {
-        // An empty usage is one not measured (fio's results read back): iogauge's own always
-        // has each CPU's share.
-        let measured = self.cpu != CpuUsage::default();
+        let measured = self.cpu.measured();
         Headline {
             cpu_pct: measured.then_some(self.cpu.all.utilization_pct),
             iops_per_cpu_pct: measured.then_some(self.cpu.effectiveness),
@@ -357,6 +355,17 @@ pub struct Headline {
     pub iops_per_cpu_pct: Option<f64>,
 }
 
+/// A workload's CPU figures, each None where the document has none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuFigures {
+    /// The whole host's CPU utilisation (%).
+    pub host_pct: Option<f64>,
+    /// iogauge's own part of it (%).
+    pub own_pct: Option<f64>,
+    /// Iometer's CPU effectiveness: IOPS per CPU utilisation %.
+    pub iops_per_cpu_pct: Option<f64>,
+}
+
 /// Which rows a table shows under each workload's totals: none, one per worker or one per
 /// target (Iometer's WORKER and DISK rows).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -392,28 +401,80 @@ impl WorkloadResult {
         self.duration_s >= crate::host::cpu::MIN_WINDOW_S
     }
 
-    /// A result table's CPU %, own % and IOPS/CPU%: `-` each over a window too short for them.
-    pub fn cpu_cells(&self) -> [String; 3] {
-        if !self.cpu_measured() {
-            return ["-", "-", "-"].map(String::from);
-        }
-        let (cpu, pct) = (&self.totals.cpu, |v: f64| format!("{v:.1}"));
-        [pct(cpu.all.utilization_pct), pct(cpu.own_pct), crate::format::thousands(cpu.effectiveness)]
+    /// The parts `detail` asks for, each labelled by its place, which is its identity: a
+    /// worker by its manager (rank and host, when there are several) and name; a target by its
+    /// manager and path, and by its worker too where the workload lists a target once per
+    /// worker (another tool's rows: Iometer's DISK rows are a worker's). A name that is still
+    /// not unique in its place (fio's `numjobs` copies of one job) is numbered in order: `x #2`.
+    pub fn parts(&self, detail: Detail) -> Vec<(String, &Metrics)> {
+        let place = |rank: u32, within: Option<&str>| {
+            let manager = (self.managers.len() > 1).then(|| self.manager_label(rank));
+            let place: Vec<String> = within.map(str::to_string).into_iter().chain(manager).collect();
+            place.join(", ")
+        };
+        let parts: Vec<(String, String, &Metrics)> = match detail {
+            Detail::Totals => Vec::new(),
+            Detail::All => return [Detail::Workers, Detail::Targets].into_iter().flat_map(|d| self.parts(d)).collect(),
+            Detail::Workers => {
+                self.workers.iter().map(|w| (w.name.clone(), place(w.manager, None), &w.metrics)).collect()
+            }
+            Detail::Targets if self.targets_per_worker() => self
+                .workers
+                .iter()
+                .flat_map(|w| w.targets.iter().map(move |t| (w, t)))
+                .map(|(w, t)| (t.path.clone(), place(t.manager, Some(&w.name)), &t.metrics))
+                .collect(),
+            Detail::Targets => {
+                self.targets.iter().map(|t| (t.path.clone(), place(t.manager, None), &t.metrics)).collect()
+            }
+        };
+        numbered(parts)
+            .into_iter()
+            .map(|(name, place, m)| match place.is_empty() {
+                true => (name, m),
+                false => (format!("{name} ({place})"), m),
+            })
+            .collect()
     }
 
-    /// The parts `detail` asks for, labelled: each worker or each target (with its manager's
-    /// rank when there are several).
-    pub fn parts(&self, detail: Detail) -> Vec<(String, &Metrics)> {
-        let ranked = |rank: u32, name: &str| {
-            if self.managers.len() > 1 { format!("{name} (manager {rank})") } else { name.to_string() }
-        };
-        match detail {
-            Detail::Totals => Vec::new(),
-            Detail::Workers => self.workers.iter().map(|w| (ranked(w.manager, &w.name), &w.metrics)).collect(),
-            Detail::Targets => self.targets.iter().map(|t| (ranked(t.manager, &t.path), &t.metrics)).collect(),
-            Detail::All => [Detail::Workers, Detail::Targets].into_iter().flat_map(|d| self.parts(d)).collect(),
+    /// A manager as rows name it: `manager 1 host-b`, by its rank and, where known, its host.
+    fn manager_label(&self, rank: u32) -> String {
+        match self.managers.iter().find(|m| m.rank == rank).map(|m| m.host.as_str()) {
+            Some(host) if !host.is_empty() => format!("manager {rank} {host}"),
+            _ => format!("manager {rank}"),
         }
     }
+
+    /// Whether `targets` holds a target once per worker that used it rather than once per
+    /// manager (iogauge's own sum of its workers): another tool's rows, where a manager's
+    /// target appears more than once.
+    fn targets_per_worker(&self) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        self.targets.iter().any(|t| !seen.insert((t.manager, t.path.as_str())))
+    }
+}
+
+/// Names made unique in their place: a name that occurs more than once there is numbered in
+/// order (`x #1`, `x #2`).
+fn numbered<T>(parts: Vec<(String, String, T)>) -> Vec<(String, String, T)> {
+    use std::collections::HashMap;
+    let mut count: HashMap<(String, String), usize> = HashMap::new();
+    for (name, place, _) in &parts {
+        *count.entry((name.clone(), place.clone())).or_default() += 1;
+    }
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    parts
+        .into_iter()
+        .map(|(name, place, v)| {
+            let key = (name, place);
+            if count[&key] == 1 {
+                return (key.0, key.1, v);
+            }
+            let n = seen.entry(key.clone()).or_default();
+            *n += 1;
+            (format!("{} #{n}", key.0), key.1, v)
+        })
+        .collect()
 }
 
 /// One worker's part of a run.
@@ -535,6 +596,36 @@ impl ResultDoc {
                 .results
                 .iter()
                 .any(|r| r.totals.metrics.errors > 0 || r.verify.as_ref().is_some_and(|v| v.mismatches > 0))
+    }
+
+    /// A workload's CPU figures as the document has them, each None where it has none: the
+    /// host's CPU % and IOPS per CPU % where measured (by iogauge over a window long enough
+    /// for the kernel's ticks, [`WorkloadResult::cpu_measured`]; or by the tool whose results
+    /// were read: Iometer measures them, fio does not), iogauge's own CPU % in iogauge's
+    /// documents only.
+    pub fn cpu_figures(&self, r: &WorkloadResult) -> CpuFigures {
+        let cpu = &r.totals.cpu;
+        let own = self.read_from.is_none();
+        let host = cpu.measured() && (r.cpu_measured() || !own);
+        CpuFigures {
+            host_pct: host.then_some(cpu.all.utilization_pct),
+            own_pct: (own && r.cpu_measured()).then_some(cpu.own_pct),
+            iops_per_cpu_pct: host.then_some(cpu.effectiveness),
+        }
+    }
+
+    /// A result table's CPU %, own % and IOPS/CPU% of a workload: `-` each the document does
+    /// not have.
+    pub fn cpu_cells(&self, r: &WorkloadResult) -> [String; 3] {
+        let f = self.cpu_figures(r);
+        let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+        [pct(f.host_pct), pct(f.own_pct), f.iops_per_cpu_pct.map_or("-".into(), crate::format::thousands)]
+    }
+
+    /// The figures a workload of the document is known by, its CPU as [`Self::cpu_figures`].
+    pub fn headline(&self, r: &WorkloadResult) -> Headline {
+        let f = self.cpu_figures(r);
+        Headline { cpu_pct: f.host_pct, iops_per_cpu_pct: f.iops_per_cpu_pct, ..Headline::of_part(&r.totals.metrics) }
     }
 
     /// The exit status it ends a command with: 130 if stopped, 1 if any I/O failed or a

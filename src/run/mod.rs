@@ -200,13 +200,7 @@ fn run_workload(
     let (logs, writers) = start_logs(prep, plans, r, &ctl, log_run)?;
     let (handles, outcomes) = spawn_workers(prep, plans, verification.as_deref_mut(), logs, &ctl)?;
     ctl.barrier.wait();
-    // Each worker's thread to its CPU group before its first I/O, so that the io-wq threads it
-    // starts are made there too.
-    for (i, live) in ctl.live.iter().enumerate() {
-        if let Some(Err(e)) = prep.worker_groups().map(|g| g.place(i, live.tid())) {
-            say!("warning: {}: stays in the test's CPU group: {e}", plans[i].name);
-        }
-    }
+    place_in_groups(prep, plans, &ctl);
     // Every manager's workers are set up, or none runs.
     let failed = group.sum(&[u64::from(ctl.failed.load(Relaxed))], "set-up")[0] > 0;
     ctl.failed.store(failed, Relaxed);
@@ -259,21 +253,7 @@ fn run_workload(
         w
     };
     let outcomes = collect(prep, plans, &ctl.live, handles, outcomes);
-    // A log that failed is said, and the results are kept: they do not depend on it.
-    let mut logged = true;
-    for w in writers {
-        if let Some(e) = w.join().ok().and_then(std::result::Result::err) {
-            say!("warning: {e}");
-            logged = false;
-        }
-    }
-    let s = &prep.share().settings;
-    if let (Some(dir), Some(name), true) = (&s.log_dir, &s.log_name, logged) {
-        let stems: Vec<String> = plans.iter().map(|p| io_log::stem(&p.name)).collect();
-        if let Err(e) = io_log::gather(dir, name, &stems, r + 1) {
-            say!("warning: gathering the I/O logs into {}: {e}", dir.join(name).display());
-        }
-    }
+    finish_logs(prep, plans, r, writers);
     if let Some(v) = verification {
         for (plan, c) in plans.iter().zip(&outcomes).filter_map(|(p, o)| Some((p, o.checker.as_ref()?))) {
             v.absorb(plan, c);
@@ -288,6 +268,36 @@ fn run_workload(
     let ended =
         tally::Ended { prep, plans, outcomes: &outcomes, window, clock: &clock, rank: me.rank, host: me.host.clone() };
     Ok(ended.result(spec))
+}
+
+/// Each worker's thread to its CPU group before its first I/O, so that the io-wq threads it
+/// starts are made there too.
+fn place_in_groups(prep: &Prepared, plans: &[WorkerPlan], ctl: &Control) {
+    for (i, live) in ctl.live.iter().enumerate() {
+        if let Some(Err(e)) = prep.worker_groups().map(|g| g.place(i, live.tid())) {
+            say!("warning: {}: stays in the test's CPU group: {e}", plans[i].name);
+        }
+    }
+}
+
+/// Waits for workload `r`'s log writers, and gathers its logs into one file of each kind
+/// where the test asks (`log_name`). A log that failed is said, and the results are kept:
+/// they do not depend on it.
+fn finish_logs(prep: &Prepared, plans: &[WorkerPlan], r: usize, writers: Vec<JoinHandle<Result<()>>>) {
+    let mut logged = true;
+    for w in writers {
+        if let Some(e) = w.join().ok().and_then(std::result::Result::err) {
+            say!("warning: {e}");
+            logged = false;
+        }
+    }
+    let s = &prep.share().settings;
+    if let (Some(dir), Some(name), true) = (&s.log_dir, &s.log_name, logged) {
+        let stems: Vec<String> = plans.iter().map(|p| io_log::stem(&p.name)).collect();
+        if let Err(e) = io_log::gather(dir, name, &stems, r + 1) {
+            say!("warning: gathering the I/O logs into {}: {e}", dir.join(name).display());
+        }
+    }
 }
 
 /// Starts a verified workload: one checker per worker (None for a worker on the null target).

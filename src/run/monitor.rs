@@ -289,43 +289,9 @@ impl Monitor<'_> {
             }
             let end = rec.as_ref().map(|(rs, _, _): &(u64, Mark, SystemTime)| rs.saturating_add(time));
             if self.clock.timed() && end == Some(next) {
-                // Recording ends here: every completion before it is published once the
-                // workers have drained, and the last sample holds them all. A worker may be
-                // waiting for completions that do not come (a target that stopped answering
-                // near the end): its wait is interrupted until it has seen the stop, and it
-                // then gives its I/Os io_timeout to complete.
-                self.stop_at(next);
-                // The workers' waits for a CPU and the devices' counts are the window's to
-                // here, not their drain's.
-                bounds_at_end = Some(bounds(&self.ctl.live, self.devices));
-                let mut waited = 0u32;
-                while !self.all_done() {
-                    if waited % 20 == 0 {
-                        self.ctl.give_up.fetch_or(self.observer.stop_now_requested(), Relaxed);
-                        crate::worker::wake(&self.ctl.live);
-                    }
-                    waited += 1;
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                // A worker held off its CPU across the end has that wait counted once it runs
-                // again: its waits as it stopped issuing hold it, and none of its drain.
-                if let Some((waits, _)) = &mut bounds_at_end {
-                    *waits = self.ctl.live.iter().map(Live::cpu_waits).collect();
-                }
+                bounds_at_end = Some(self.end_recording(next));
             }
-            // The mark is stamped when the counters are read. A monitor woken late (a busy host)
-            // reads that much more time's I/Os: stamped at the boundary, they made a nominal
-            // second of a run paced at 20,000 IOPS hold 24,104 and the next 16,001 (a loaded
-            // pass). Recording's end bounds it, the workers record nothing after it: the drain
-            // at the end, or a stop (a stalled target, Ctrl-C) in the last interval, ends it
-            // where it came.
-            // The same holds at the ramp-up's end: the workers record from it whenever the
-            // monitor wakes.
-            let at = match (self.clock.timed(), &rec) {
-                (true, None) => self.elapsed().min(record_start),
-                (true, Some(_)) => self.elapsed().min(self.ctl.record_end_ns.load(Relaxed)),
-                (false, _) => self.elapsed(),
-            };
+            let at = self.mark_at(rec.is_some(), record_start);
             // Whether every thread of a counted test has finished, asked before the mark: then
             // the mark holds all they counted (asked after it, a thread finishing between the
             // two would end the test on a sample without its last I/Os).
@@ -374,6 +340,48 @@ impl Monitor<'_> {
                     record_start + iv.min(time)
                 }
             };
+        }
+    }
+
+    /// Recording ends at `next` in a timed run: every completion before it is published once
+    /// the workers have drained, and the last sample holds them all. A worker may be waiting
+    /// for completions that do not come (a target that stopped answering near the end): its
+    /// wait is interrupted until it has seen the stop, and it then gives its I/Os io_timeout
+    /// to complete. Returns the workers' waits for a CPU and the devices' counts at the
+    /// window's end, not their drain's.
+    fn end_recording(&mut self, next: u64) -> (Vec<Option<CpuWaits>>, Vec<Option<DeviceCount>>) {
+        self.stop_at(next);
+        let mut at_end = bounds(&self.ctl.live, self.devices);
+        let mut waited = 0u32;
+        while !self.all_done() {
+            if waited % 20 == 0 {
+                self.ctl.give_up.fetch_or(self.observer.stop_now_requested(), Relaxed);
+                crate::worker::wake(&self.ctl.live);
+            }
+            waited += 1;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // A worker held off its CPU across the end has that wait counted once it runs again:
+        // its waits as it stopped issuing hold it, and none of its drain.
+        at_end.0 = self.ctl.live.iter().map(Live::cpu_waits).collect();
+        at_end
+    }
+
+    /// When the next mark is stamped: when the counters are read, but never past the end of
+    /// recording nor, before it starts, past its start.
+    // The mark is stamped when the counters are read. A monitor woken late (a busy host)
+    // reads that much more time's I/Os: stamped at the boundary, they made a nominal
+    // second of a run paced at 20,000 IOPS hold 24,104 and the next 16,001 (a loaded
+    // pass). Recording's end bounds it, the workers record nothing after it: the drain
+    // at the end, or a stop (a stalled target, Ctrl-C) in the last interval, ends it
+    // where it came.
+    // The same holds at the ramp-up's end: the workers record from it whenever the
+    // monitor wakes.
+    fn mark_at(&self, recording: bool, record_start: u64) -> u64 {
+        match (self.clock.timed(), recording) {
+            (true, false) => self.elapsed().min(record_start),
+            (true, true) => self.elapsed().min(self.ctl.record_end_ns.load(Relaxed)),
+            (false, _) => self.elapsed(),
         }
     }
 

@@ -111,6 +111,22 @@ impl PointResult {
         let iops = |d: &ResultDoc| d.results.get(k).map_or(f64::INFINITY, |r| r.totals.metrics.iops);
         self.runs.iter().min_by(|a, b| (iops(a) - median).abs().total_cmp(&(iops(b) - median).abs()))
     }
+
+    /// Whether every repeat recorded its `k`-th workload long enough for CPU figures
+    /// ([`crate::result::WorkloadResult::cpu_measured`]): else the point has none.
+    pub fn cpu_measured(&self, k: usize) -> bool {
+        self.runs.iter().filter_map(|r| r.results.get(k)).all(|w| w.cpu_measured())
+    }
+
+    /// The headline figures of its `k`-th workload (one of `summary`'s): the medians over the
+    /// repeats, without CPU figures where [`Self::cpu_measured`] says there are none.
+    pub fn headline(&self, k: usize) -> Headline {
+        let mut h = self.summary[k].medians();
+        if !self.cpu_measured(k) {
+            (h.cpu_pct, h.iops_per_cpu_pct) = (None, None);
+        }
+        h
+    }
 }
 
 /// One access specification at one point, over its repeats.

@@ -356,6 +356,7 @@ fn cannot_open_device(path: &str, meta: &std::fs::Metadata, e: std::io::Error) -
         return format!("{said}: run as root");
     }
     let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: libc::group is integers and pointers, for which all zeroes (nulls) is a value.
     let mut group: libc::group = unsafe { std::mem::zeroed() };
     let mut found = std::ptr::null_mut();
     // SAFETY: getgrgid_r writes the entry into `group` and its strings into `buf`, both ours

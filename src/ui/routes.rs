@@ -438,15 +438,6 @@ fn compare(api: &Api, c: &Call) -> Answer {
         return Err(input("compare needs two history ids: ?a=ID&b=ID").into());
     };
     let (da, db) = (api.document(&a.to_string())?, api.document(&b.to_string())?);
-    let rows = crate::compare::pair(&da.workloads(Default::default()), &db.workloads(Default::default()));
-    if rows.is_empty() {
-        let why = format!("#{a} and #{b} have no workload in common: compare runs of the same specifications");
-        return Err(input(why).into());
-    }
-    let mut text = crate::compare::table(&format!("#{a}"), &format!("#{b}"), &rows);
-    text.push_str(&crate::compare::overall(&da, &db).unwrap_or_default());
-    for w in crate::compare::differences(&da, &db, ["A", "B"]) {
-        text.push_str(&format!("warning: {w}\n"));
-    }
+    let text = crate::compare::text([&format!("#{a}"), &format!("#{b}")], &da, &db, Default::default())?;
     json(&serde_json::json!({ "text": text }))
 }

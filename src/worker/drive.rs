@@ -10,6 +10,7 @@ use super::arrival::Arrival;
 use super::control::{Control, Live, LiveCount};
 use super::generator::Generator;
 use super::io_log;
+use super::source::{Drawn, Next, Source};
 use super::state::{FailedIo, SetUp, SlotMeta, WorkerJob};
 use crate::engine::{self, Completion, Engine, Io};
 use crate::error::{Result, runtime};
@@ -29,21 +30,16 @@ const STOP_SEEN_NS: u64 = 50_000_000;
 /// two writes could land in either order): `first`, or another draw. None when 16 draws all
 /// overlap (a crowded working set): the worker then waits for completions.
 #[inline(never)]
-fn draw_apart(
-    c: &Checker,
-    g: &mut Generator,
-    target: usize,
-    qd: usize,
-    first: (usize, Op, u64),
-) -> Option<(usize, Op, u64)> {
+fn draw_apart(c: &Checker, g: &mut Generator, target: usize, qd: usize, first: Drawn) -> Option<Drawn> {
     let mine = target * qd..(target + 1) * qd;
     let mut io = first;
     for _ in 0..16 {
         // A flush touches no blocks.
-        if io.1 == Op::Flush || !c.overlaps(mine.clone(), io.2, g.lines[io.0].size) {
+        if io.op == Op::Flush || !c.overlaps(mine.clone(), io.offset, io.len) {
             return Some(io);
         }
-        io = g.next(target);
+        let Next::Io(again) = g.next_io(target, 0) else { unreachable!("the generator always draws") };
+        io = again;
     }
     None
 }
@@ -281,112 +277,144 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         Ok((self.engine.describe(), self.last_ns, gave_up))
     }
 
-    /// Queues I/Os into free slots until the engine is full, a limit is met, the next arrival
-    /// or transfer delay is not yet due, or (verifying) every draw overlaps an I/O in flight.
+    /// Queues I/Os into free slots until the engine is full, a limit is met, the next arrival,
+    /// trace row or transfer delay is not yet due, or (verifying) every draw overlaps an I/O
+    /// in flight.
     #[inline(always)]
     fn issue(&mut self, free: &mut VecDeque<u32>) {
         if let Some(a) = &mut self.arrivals {
             a.record_from(&self.ctl.record_start_ns, self.now);
         }
-        while self.in_flight < self.cap {
-            if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
-                self.issuing = false;
+        while self.in_flight < self.cap && self.may_issue() {
+            let Some(slot) = free.pop_front() else { return };
+            let Some(io) = self.draw(slot as usize / self.qd) else {
+                free.push_front(slot);
+                return;
+            };
+            self.queue(slot, io);
+            if self.burst_ends(io.line) {
                 return;
             }
-            if let Some(a) = &self.arrivals {
-                if a.next_ns > self.now {
-                    self.next_issue_ns = a.next_ns;
-                    return;
-                }
-            }
-            let replayed = match (REPLAY, &mut self.s.replay) {
-                (false, _) | (_, None) => None,
-                (true, Some(r)) => match r.peek() {
-                    None => {
-                        self.issuing = false;
-                        return;
-                    }
-                    Some(d) if d.due_ns > self.now => {
-                        self.next_issue_ns = d.due_ns;
-                        return;
-                    }
-                    Some(d) => Some(d),
-                },
-            };
-            let Some(slot) = free.pop_front() else { return };
-            let target = slot as usize / self.qd;
-            let (mut li, mut op, mut offset) = match (REPLAY, replayed) {
-                (true, Some(d)) => (0, d.io.op, d.io.offset),
-                _ => self.s.generator.next(target),
-            };
-            if let (true, Some(c)) = (VERIFY, &self.s.checker) {
-                match draw_apart(c, &mut self.s.generator, target, self.qd, (li, op, offset)) {
-                    Some(io) => (li, op, offset) = io,
-                    None => {
-                        free.push_front(slot);
-                        return;
-                    }
-                }
-            }
-            let line = &self.s.generator.lines[li];
-            let (delay_ns, burst, mut fua, fsync) = (line.delay_ns, line.burst, line.fua, line.fsync);
-            let mut len = if op == Op::Flush { 0 } else { line.size };
-            if let (true, Some(d), Some(r)) = (REPLAY, replayed, &mut self.s.replay) {
-                (len, fua) = (d.io.len, d.io.fua);
-                r.advance(&d, self.now);
-            }
-            // Each buffer holds slots x max_size bytes (none without reads or writes: never
-            // used; the null target has neither).
-            let slot_buf = self.read_base.wrapping_add(slot as usize * self.s.max_size);
-            let (mut buf, mut region) = if op == Op::Write {
-                let data = self.write_base.wrapping_add(slot as usize * self.s.max_size);
-                if let Some(b) = &mut self.s.blocks {
-                    // SAFETY: the slot's part of the write buffer (max_size >= len bytes) is in
-                    // no I/O in flight: its last one completed before the slot was freed.
-                    b.prepare(unsafe { std::slice::from_raw_parts_mut(data, len as usize) });
-                }
-                (data, 1)
-            } else {
-                (slot_buf, 0)
-            };
-            if let (true, Some(c), false) = (VERIFY, &mut self.s.checker, op == Op::Flush) {
-                let (t, write) = (target as u32, op == Op::Write);
-                (buf, region) = (verified_issue(c, slot, t, write, offset, len, buf, slot_buf, self.now), 0);
-            }
-            let target = target as u32;
-            // An open loop times each I/O from when it was due; a closed one from when it went
-            // to the kernel: each at its own time where the engine hands I/Os over as they are
-            // queued (a system call each, or each batch, some µs apart), else all from the
-            // worker's last look at the clock.
-            let submit_ns = match &mut self.arrivals {
-                Some(a) => a.take(len),
-                None if self.stamp_each => now_ns(self.epoch),
-                None => self.now,
-            };
-            // SAFETY: `buf` is the slot's own part of a buffer of slots x max_size bytes (len
-            // <= max_size), which the worker keeps until the engine is gone (or for good, when
-            // the engine says given-up I/Os pin it), and which no other I/O uses until this
-            // slot's completion frees it.
-            unsafe { self.engine.queue(&Io { slot, target, op, fua, fsync, offset, len, buf, region }) };
-            let issued = self.issued;
-            self.s.meta[slot as usize] = SlotMeta { submit_ns, issued, offset, len, target, op };
-            self.in_flight += 1;
-            self.issued += 1;
-            self.issued_bytes += len as u64;
-            if delay_ns > 0 {
-                self.burst_count += 1;
-                if self.burst_count >= burst {
-                    self.burst_count = 0;
-                    // Bursts start `delay` apart: counted from when this burst was due, a
-                    // sleep that woke late does not stretch every period (a burst that
-                    // started a whole delay late, held up by the storage, counts from now).
-                    let due = self.next_issue_ns;
-                    let from = if self.now.saturating_sub(due) < delay_ns { due } else { self.now };
-                    self.next_issue_ns = from + delay_ns;
-                    return;
-                }
-            }
         }
+    }
+
+    /// Whether another I/O may go now: no limit is met (else issuing stops) and the next
+    /// arrival is due (else it is waited for).
+    #[inline(always)]
+    fn may_issue(&mut self) -> bool {
+        if self.issued >= self.ios_limit || self.issued_bytes >= self.bytes_limit {
+            self.issuing = false;
+            return false;
+        }
+        match &self.arrivals {
+            Some(a) if a.next_ns > self.now => {
+                self.next_issue_ns = a.next_ns;
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// The next I/O on `target` from the worker's one source (a replay's trace, or the
+    /// generator), verified to overlap none in flight; None when the source has none yet (its
+    /// time is waited for) or ever again (issuing stops), or every verified draw overlaps.
+    #[inline(always)]
+    fn draw(&mut self, target: usize) -> Option<Drawn> {
+        let next = match (REPLAY, &mut self.s.replay) {
+            (true, Some(r)) => r.next_io(target, self.now),
+            _ => self.s.generator.next_io(target, self.now),
+        };
+        let io = match next {
+            Next::Io(io) => io,
+            Next::At(due) => {
+                self.next_issue_ns = due;
+                return None;
+            }
+            Next::End => {
+                self.issuing = false;
+                return None;
+            }
+        };
+        match (VERIFY, &self.s.checker) {
+            (true, Some(c)) => draw_apart(c, &mut self.s.generator, target, self.qd, io),
+            _ => Some(io),
+        }
+    }
+
+    /// Hands `io` to the engine in `slot` and notes it in the slot's record.
+    #[inline(always)]
+    fn queue(&mut self, slot: u32, io: Drawn) {
+        let Drawn { line, op, offset, len, fua } = io;
+        let target = slot / self.qd as u32;
+        let (buf, region) = self.buffer(slot, &io);
+        // An open loop times each I/O from when it was due; a closed one from when it went
+        // to the kernel: each at its own time where the engine hands I/Os over as they are
+        // queued (a system call each, or each batch, some µs apart), else all from the
+        // worker's last look at the clock.
+        let submit_ns = match &mut self.arrivals {
+            Some(a) => a.take(len),
+            None if self.stamp_each => now_ns(self.epoch),
+            None => self.now,
+        };
+        let fsync = self.s.generator.lines[line].fsync;
+        // SAFETY: `buf` is the slot's own part of a buffer of slots x max_size bytes (len
+        // <= max_size), which the worker keeps until the engine is gone (or for good, when
+        // the engine says given-up I/Os pin it), and which no other I/O uses until this
+        // slot's completion frees it.
+        unsafe { self.engine.queue(&Io { slot, target, op, fua, fsync, offset, len, buf, region }) };
+        self.s.meta[slot as usize] = SlotMeta { submit_ns, issued: self.issued, offset, len, target, op };
+        self.in_flight += 1;
+        self.issued += 1;
+        self.issued_bytes += len as u64;
+    }
+
+    /// The buffer and region of `io` in `slot`: a read's, or a write's data (made afresh
+    /// where the test asks; copied into the slot's own buffer and stamped when verifying).
+    #[inline(always)]
+    fn buffer(&mut self, slot: u32, io: &Drawn) -> (*mut u8, u16) {
+        // Each buffer holds slots x max_size bytes (none without reads or writes: never
+        // used; the null target has neither).
+        let slot_buf = self.read_base.wrapping_add(slot as usize * self.s.max_size);
+        let (buf, region) = if io.op == Op::Write {
+            let data = self.write_base.wrapping_add(slot as usize * self.s.max_size);
+            if let Some(b) = &mut self.s.blocks {
+                // SAFETY: the slot's part of the write buffer (max_size >= len bytes) is in
+                // no I/O in flight: its last one completed before the slot was freed.
+                b.prepare(unsafe { std::slice::from_raw_parts_mut(data, io.len as usize) });
+            }
+            (data, 1)
+        } else {
+            (slot_buf, 0)
+        };
+        match (VERIFY, &mut self.s.checker, io.op == Op::Flush) {
+            (true, Some(c), false) => {
+                let (target, write) = (slot / self.qd as u32, io.op == Op::Write);
+                (verified_issue(c, slot, target, write, io.offset, io.len, buf, slot_buf, self.now), 0)
+            }
+            _ => (buf, region),
+        }
+    }
+
+    /// Counts an I/O of `line` into its burst: true when the burst is complete, and the next
+    /// I/O waits the line's transfer delay. Bursts start `delay` apart, counted from when
+    /// this one was due, so a sleep that woke late does not stretch every period (a burst
+    /// that started a whole delay late, held up by the storage, counts from now).
+    #[inline(always)]
+    fn burst_ends(&mut self, line: usize) -> bool {
+        let l = &self.s.generator.lines[line];
+        let (delay_ns, burst) = (l.delay_ns, l.burst);
+        if delay_ns == 0 {
+            return false;
+        }
+        self.burst_count += 1;
+        if self.burst_count < burst {
+            return false;
+        }
+        self.burst_count = 0;
+        let due = self.next_issue_ns;
+        let from = if self.now.saturating_sub(due) < delay_ns { due } else { self.now };
+        self.next_issue_ns = from + delay_ns;
+        true
     }
 
     /// Waits out a transfer delay or the next arrival with nothing in flight, but never past

@@ -26,6 +26,7 @@ mod drive;
 mod generator;
 pub mod io_log;
 mod law;
+mod source;
 mod state;
 
 use std::sync::atomic::Ordering::Relaxed;

@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -108,16 +109,7 @@ fn a_stop_before_recording_saves_nothing() {
 #[test]
 fn a_second_ctrl_c_stops_the_point_and_keeps_the_study() {
     let dir = scratch("twice");
-    std::fs::write(
-        dir.join("s.toml"),
-        "[test]\nramp = \"0s\"\ntime = \"20s\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
-         [study]\noutstanding = [1, 2]\n",
-    )
-    .unwrap();
-    let args = ["study", "s.toml", "-q", "--json", "s.json", "--db", "h.sqlite"];
-    let mut child = command_in(&dir, &args).stderr(Stdio::piped()).spawn().unwrap();
-    wait_for_workers(&mut child);
-    std::thread::sleep(Duration::from_millis(800));
+    let mut child = start_a_study_of_long_points(&dir);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     std::thread::sleep(Duration::from_millis(300));
@@ -159,16 +151,7 @@ fn a_second_ctrl_c_stops_the_point_and_keeps_the_study() {
 #[test]
 fn sigterm_stops_a_studys_point_at_once_and_keeps_the_study() {
     let dir = scratch("term-study");
-    std::fs::write(
-        dir.join("s.toml"),
-        "[test]\nramp = \"0s\"\ntime = \"20s\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
-         [study]\noutstanding = [1, 2]\n",
-    )
-    .unwrap();
-    let args = ["study", "s.toml", "-q", "--json", "s.json", "--db", "h.sqlite"];
-    let mut child = command_in(&dir, &args).stderr(Stdio::piped()).spawn().unwrap();
-    wait_for_workers(&mut child);
-    std::thread::sleep(Duration::from_millis(800));
+    let child = start_a_study_of_long_points(&dir);
     let t0 = Instant::now();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -288,4 +271,20 @@ fn a_stopped_run_goes_on_and_says_how_long_it_was_stopped() {
     );
     assert_eq!(doc["results"][0]["first_error"], Value::Null, "no I/O was taken for timed out");
     validate_result(&dir.join("out.json")).unwrap();
+}
+
+/// A study of two points of 20 s on the null target (`s.json`, history `h.sqlite` in `dir`),
+/// its first point well under way.
+fn start_a_study_of_long_points(dir: &Path) -> std::process::Child {
+    std::fs::write(
+        dir.join("s.toml"),
+        "[test]\nramp = \"0s\"\ntime = \"20s\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2]\n",
+    )
+    .unwrap();
+    let args = ["study", "s.toml", "-q", "--json", "s.json", "--db", "h.sqlite"];
+    let mut child = command_in(dir, &args).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_workers(&mut child);
+    std::thread::sleep(Duration::from_millis(800));
+    child
 }

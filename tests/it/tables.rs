@@ -4,9 +4,6 @@
 
 use crate::common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
 use common::*;
 use serde_json::Value;
 
@@ -229,26 +226,6 @@ fn the_kernels_threads_are_counted_apart_from_other_work() {
     // A run shorter than /proc/stat's tick has the field too (0), as its other shares.
     let doc = json(&["run", "--target", "null", "--ios", "1000", "--no-history"]);
     assert!(doc["results"][0]["totals"]["cpu"]["kernel_threads_pct"].is_number(), "{}", doc["results"][0]["totals"]);
-}
-
-/// Threads of this process that keep a CPU each busy until dropped, a panic included. Threads,
-/// not processes: `sh -c 'while :; do :; done'` children outlived a killed test process and
-/// burned two CPUs for 45 minutes of the next runs.
-struct Burners(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
-
-impl Burners {
-    fn start(n: usize) -> Burners {
-        let stop = Arc::new(AtomicBool::new(false));
-        let spin = |stop: Arc<AtomicBool>| move || while !stop.load(Relaxed) {};
-        Burners(stop.clone(), (0..n).map(|_| std::thread::spawn(spin(stop.clone()))).collect())
-    }
-}
-
-impl Drop for Burners {
-    fn drop(&mut self) {
-        self.0.store(true, Relaxed);
-        self.1.drain(..).for_each(|t| t.join().unwrap());
-    }
 }
 
 /// Two CPU burners beside paced runs: the host's CPU % is theirs, not the storage path's. Said

@@ -641,6 +641,171 @@ fn distil_gives_back_a_captured_oltp_run_and_checks_it_against_the_replay() {
     assert!((num(&v, "distilled/iops") / truth - 1.0).abs() < 0.10, "{v} against the trace's {truth} IOPS");
 }
 
+/// A capture's rows: (issue ns, completion ns, whether a read), in issue order.
+fn capture_rows(path: &Path) -> Vec<(u64, u64, bool)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let row = |l: &str| {
+        let f: Vec<&str> = l.split(',').collect();
+        (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2] == "read")
+    };
+    text.lines().skip(2).map(row).collect()
+}
+
+/// fio's random 8 KiB I/Os on `dev`, `ios` of them, 8 in flight (io_uring), read `read` % of
+/// the time, one job after the other for each of `reads`.
+fn fio_closed_loop(dev: &str, ios: u32, reads: &[u32]) {
+    let mut c = Command::new("fio");
+    c.args([&format!("--filename={dev}"), "--rw=randrw", "--bs=8k", "--direct=1", "--ioengine=io_uring"]).args([
+        "--iodepth=8",
+        &format!("--number_ios={ios}"),
+        "--randseed=7",
+        "--output=/dev/null",
+    ]);
+    for (k, read) in reads.iter().enumerate() {
+        c.arg(format!("--name=job{k}")).arg(format!("--rwmixread={read}")).arg("--stonewall");
+    }
+    let status = c.status().expect("fio is installed (scripts/test installs it)");
+    assert!(status.success());
+}
+
+/// The comment lines of a distilled job that describe phases: `# NAME: A-B s, N I/Os, ...`.
+fn phase_lines(job: &str) -> Vec<&str> {
+    job.lines().filter(|l| l.starts_with("# ") && l.contains(" I/Os, ") && !l.starts_with("# iogauge distil")).collect()
+}
+
+/// The times (s) of a phase line, and their decimals as printed.
+fn phase_times(line: &str) -> (f64, f64, usize) {
+    let span = line.split(": ").nth(1).unwrap().split(' ').next().unwrap();
+    let (a, b) = span.split_once('-').unwrap();
+    (a.parse().unwrap(), b.parse().unwrap(), b.split('.').nth(1).map_or(0, str::len))
+}
+
+/// Issue 83: one uniform workload (fio, 8 KiB random, 70 % reads, 8 in flight) captured beside
+/// two CPU burners came out as 2-3 phases that differed only in IOPS (21 K, 56 K, 104 K): a
+/// closed loop's rate is what the host let it do, which its specification (8 in flight) cannot
+/// say. It is one phase now, a closed loop of 8 (a steady workload splits by chance under one
+/// time in a million: the derivation in src/trace/distil.rs). And the times in its comments
+/// agree: the header said "4,000 I/Os over 0.1 s" (first to last I/O) while each phase said
+/// "1.7-1.8 s" (the capture's own clock, from its start, to a tenth of a second); every time is
+/// from the trace's first I/O now, with the decimals its shortest phase needs.
+#[test]
+fn distil_keeps_a_closed_loop_under_load_one_phase() {
+    let dev = LoopDev::new(256 << 20);
+    let dir = scratch("distil-loaded");
+    let burners = Burners::start(2);
+    let capture = start_capture(&dir, &dev.dev, "cap.csv");
+    fio_closed_loop(&dev.dev, 20_000, &[70]);
+    end_capture(capture);
+    drop(burners);
+    let trace = dir.join("cap.csv");
+    let rows = capture_rows(&trace);
+    assert_eq!(rows.len(), 20_000, "fio's I/Os, one request each");
+    let job = String::from_utf8(ok(&["distil", trace.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(distilled_specs(&job).len(), 1, "{job}");
+    assert!(job.contains("\noutstanding = 8\n") && !job.contains("rate_iops"), "a closed loop of 8: {job}");
+    // The phase's read share is the capture's own, to the point it prints.
+    let reads = rows.iter().filter(|r| r.2).count() as f64;
+    let [phase] = phase_lines(&job)[..] else { panic!("one phase: {job}") };
+    assert!(phase.contains(&format!(", {:.0} % read", reads * 100.0 / 20_000.0)), "{phase}");
+    // From the first I/O's issue to the last one's completion, in the header and the phase.
+    let span = (rows.iter().map(|r| r.1).max().unwrap() - rows[0].0) as f64 / 1e9;
+    let (start, end, places) = phase_times(phase);
+    assert_eq!((start, format!("{end:.places$}")), (0.0, format!("{span:.places$}")), "{job}");
+    assert!(job.contains(&format!("20,000 I/Os over {span:.places$} s")), "{job}");
+    // Three significant digits of the phase's length.
+    assert_eq!(format!("{end}").trim_start_matches(['0', '.']).replace('.', "").len().max(3), 3, "{phase}");
+}
+
+/// Issue 83: a workload that really changes, two fio jobs one after the other (90 % reads,
+/// then 20 %), captured beside two CPU burners, is two phases: split where the mix changed,
+/// within one window of it, each with its own read share. The window in which the change fell
+/// holds some of each and joins the phase it is nearer: a phase's share is its job's, give or
+/// take that window's I/Os of the other.
+#[test]
+fn distil_splits_a_capture_where_the_mix_changes() {
+    let dev = LoopDev::new(256 << 20);
+    let dir = scratch("distil-change");
+    let burners = Burners::start(2);
+    let capture = start_capture(&dir, &dev.dev, "cap.csv");
+    fio_closed_loop(&dev.dev, 10_000, &[90, 20]);
+    end_capture(capture);
+    drop(burners);
+    let trace = dir.join("cap.csv");
+    let rows = capture_rows(&trace);
+    assert_eq!(rows.len(), 20_000, "fio's I/Os, one request each");
+    let job = String::from_utf8(ok(&["distil", trace.to_str().unwrap()]).stdout).unwrap();
+    let phases = phase_lines(&job);
+    assert_eq!(phases.len(), 2, "{job}");
+    // The second job's first I/O (the jobs run one after the other: stonewall), and the
+    // default window, a tenth of the trace from its first I/O to its last.
+    let t = |ns: u64| (ns - rows[0].0) as f64 / 1e9;
+    let (switch, window) = (t(rows[10_000].0), t(rows.last().unwrap().0) / 10.0);
+    let (_, boundary, places) = phase_times(phases[0]);
+    let unit = 0.5 * 10f64.powi(-(places as i32));
+    assert!((boundary - switch).abs() <= window + unit, "{boundary} s against {switch} s: {job}");
+    // Each phase's read share is the capture's over its span (cut where the second phase
+    // begins, to the printed precision), and that cut within a window of the switch: the
+    // share of the first job's, give or take the I/Os of that window it took from the other.
+    let said =
+        |line: &str| -> f64 { line.split(" % read").next().unwrap().rsplit(", ").next().unwrap().parse().unwrap() };
+    // Reads among the first c rows, for each c.
+    let prefix: Vec<usize> = std::iter::once(0)
+        .chain(rows.iter().scan(0, |n, r| {
+            *n += r.2 as usize;
+            Some(*n)
+        }))
+        .collect();
+    let n = rows.len();
+    let shares = |from: f64, to: f64| -> [(f64, f64); 2] {
+        let cuts = (1..n).filter(|&c| t(rows[c].0) >= from && t(rows[c].0) <= to);
+        let pct = |reads: usize, ios: usize| reads as f64 * 100.0 / ios as f64;
+        let each: Vec<[f64; 2]> = cuts.map(|c| [pct(prefix[c], c), pct(prefix[n] - prefix[c], n - c)]).collect();
+        let span =
+            |k: usize| each.iter().map(|s| s[k]).fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        [span(0), span(1)]
+    };
+    let within = |v: f64, (lo, hi): (f64, f64)| v >= lo - 0.5 && v <= hi + 0.5;
+    let (printed, truth) =
+        (shares(boundary - unit, boundary + unit), shares(switch - window - unit, switch + window + unit));
+    for k in 0..2 {
+        let v = said(phases[k]);
+        assert!(within(v, printed[k]), "phase {}: {v} % read against {:?} over its span: {job}", k + 1, printed[k]);
+        assert!(within(v, truth[k]), "phase {}: {v} % read against its job's {:?}: {job}", k + 1, truth[k]);
+    }
+    assert!(said(phases[0]) > said(phases[1]), "{job}");
+    // And the phases tile the trace: the second starts where the first ends.
+    let (second_start, _, _) = phase_times(phases[1]);
+    assert_eq!(second_start, boundary, "{job}");
+}
+
+/// A change that falls inside a window leaves that window part of each workload: it is no
+/// phase of its own but joins the one it is nearer. 2.1 s of 4 KiB random reads at 1,000 IOPS,
+/// then 1.9 s of writes: the default window is a tenth of the trace (0.3999 s), so the sixth
+/// (1.9995-2.3994 s) holds about 100 reads and 300 writes, 25 % read, nearer the writes.
+/// Two phases: every read before that window, then that window and the writes.
+#[test]
+fn distil_joins_the_window_of_a_change_to_the_phase_it_is_nearer() {
+    let dir = scratch("distil-transition");
+    let trace = dir.join("change.iolog");
+    // (issue us, whether a read), one I/O a millisecond.
+    let ios: Vec<(u64, bool)> = (0..4000u64).map(|i| (i * 1000, i < 2100)).collect();
+    let mut s = String::from("fio version 3 iolog\n0 f add\n0 f open\n");
+    for (i, (at, read)) in ios.iter().enumerate() {
+        let op = if *read { "read" } else { "write" };
+        s.push_str(&format!("{at} f {op} {} 4096\n", (i as u64 * 7919 % 50_000) * 4096));
+    }
+    std::fs::write(&trace, s).unwrap();
+    let job = String::from_utf8(ok(&["distil", trace.to_str().unwrap(), "--target", "null"]).stdout).unwrap();
+    let specs = distilled_specs(&job);
+    assert_eq!(specs.len(), 2, "{job}");
+    // The second phase begins with the sixth window: its read share is the reads from there on.
+    let boundary = ios.last().unwrap().0 / 10 * 5;
+    let after: Vec<bool> = ios.iter().filter(|(at, _)| *at >= boundary).map(|io| io.1).collect();
+    let share = (after.iter().filter(|r| **r).count() * 100) as f64 / after.len() as f64;
+    let read = |k: usize| specs[k]["lines"][0]["read"].as_integer().unwrap();
+    assert_eq!((read(0), read(1)), (100, share.round() as i64), "{job}");
+}
+
 #[test]
 fn a_study_sweeps_a_replays_speed() {
     let dir = scratch("replay-study");

@@ -5,7 +5,8 @@ use std::io::{BufRead, BufReader};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -808,4 +809,24 @@ pub fn cgroup_mount(fs: &str, option: Option<&str>) -> Option<PathBuf> {
         let opts_match = option.is_none_or(|o| f.get(2).is_some_and(|s| s.split(',').any(|x| x == o)));
         (f[0] == fs && opts_match).then(|| PathBuf::from(before.split(' ').nth(4).unwrap()))
     })
+}
+
+/// Threads of this process that keep a CPU each busy until dropped, a panic included. Threads,
+/// not processes: `sh -c 'while :; do :; done'` children outlived a killed test process and
+/// burned two CPUs for 45 minutes of the next runs.
+pub struct Burners(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
+
+impl Burners {
+    pub fn start(n: usize) -> Burners {
+        let stop = Arc::new(AtomicBool::new(false));
+        let spin = |stop: Arc<AtomicBool>| move || while !stop.load(Relaxed) {};
+        Burners(stop.clone(), (0..n).map(|_| std::thread::spawn(spin(stop.clone()))).collect())
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        self.0.store(true, Relaxed);
+        self.1.drain(..).for_each(|t| t.join().unwrap());
+    }
 }
