@@ -1091,6 +1091,13 @@ fn an_iometer_users_first_hour() {
     b.shot("6-history");
     refused_without_a_target(&mut b);
     assert!(!wb.dir.join("iogauge.tst").exists(), "a refused worker made no test file in the workbench's directory");
+    // Ticked again, started, watched and stopped: what was measured is kept.
+    b.eval(&click("#start"));
+    b.until(&format!("{}.includes('recording')", text("r-where")), Duration::from_secs(60));
+    b.eval(&click("#stop"));
+    b.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 130"), "{}", b.eval(&text("messages")));
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(30));
     // Reloaded (F5): the test is as it was, its custom specification too.
     b.send("Page.reload", json!({}));
     std::thread::sleep(Duration::from_millis(500));
