@@ -382,6 +382,19 @@ impl History {
         Ok(parse(id, &text)?.to_bytes())
     }
 
+    /// Entry `id` in `format` (`iogauge export --format`, the workbench's downloads): its JSON
+    /// as `--json` wrote it, or the file its run's `--csv` or `--iometer-csv` would have.
+    pub fn export(&self, id: i64, format: crate::export::Format) -> Result<Vec<u8>> {
+        let Some(exporter) = format.exporter() else { return self.document_bytes(id) };
+        Ok(match self.document(id)? {
+            Document::Run(d) => exporter.run(&d),
+            Document::Study(d) => match exporter.study(&d) {
+                crate::export::Export::Bytes(b) => b,
+                crate::export::Export::Files(_) => unreachable!("the formats of a saved document are one file each"),
+            },
+        })
+    }
+
     /// Entry `id`'s document.
     pub fn document(&self, id: i64) -> Result<Document> {
         parse(id, &self.stored_text(id)?)

@@ -77,10 +77,14 @@ pub enum Command {
         /// Rows per worker or target.
         detail: history::DetailFlag,
     },
-    /// Write a stored run's or study's JSON document back out.
+    /// Write a stored run's or study's document back out: its JSON, or the CSV or Iometer
+    /// results file its run would have written with --csv or --iometer-csv.
     Export {
         /// The history id (iogauge history lists them).
         id: i64,
+        /// The file's format.
+        #[arg(long, value_name = "json|csv|iometer-csv", default_value = "json")]
+        format: crate::export::Format,
         /// Write to this file instead of stdout.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,

@@ -35,8 +35,9 @@ pub struct DbFlag {
 /// Rows under each workload in a table or report.
 #[derive(Args, Debug, Default)]
 pub struct DetailFlag {
-    /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows).
-    #[arg(long, value_name = "workers|targets")]
+    /// Also a row per worker or per target under each workload (Iometer's WORKER and DISK rows;
+    /// all: both).
+    #[arg(long, value_name = "workers|targets|all")]
     pub detail: Option<Detail>,
 }
 
@@ -299,10 +300,11 @@ pub fn show(id: i64, db: &DbFlag, detail: Detail) -> Result<i32> {
     Ok(0)
 }
 
-/// Writes a stored document's JSON, byte for byte as `--json` wrote it.
-pub fn export(id: i64, output: Option<&Path>, db: &DbFlag) -> Result<i32> {
+/// Writes a stored document in `format`: its JSON byte for byte as `--json` wrote it, or the
+/// file `--csv` or `--iometer-csv` would have written.
+pub fn export(id: i64, format: crate::export::Format, output: Option<&Path>, db: &DbFlag) -> Result<i32> {
     let mut out = guard(db.db.as_deref()).file("--output", output.unwrap_or(Path::new("-")))?;
-    let bytes = open(db)?.document_bytes(id)?;
+    let bytes = open(db)?.export(id, format)?;
     out.write(&bytes, "the document")?;
     Ok(0)
 }

@@ -317,7 +317,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Report(a) => history::report(&a),
         Command::History(a) => history::history(&a),
         Command::Show { id, db, detail } => history::show(id, &db, detail.detail.unwrap_or_default()),
-        Command::Export { id, output, db } => history::export(id, output.as_deref(), &db),
+        Command::Export { id, format, output, db } => history::export(id, format, output.as_deref(), &db),
         Command::Verify(a) => verify::verify(&a),
         Command::Capture(a) => trace::capture(&a),
         Command::Replay(a) => execute(trace::replay_test(&a)?, &a.output),

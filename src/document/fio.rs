@@ -70,7 +70,7 @@ pub fn result(v: &Value, name: &str) -> Result<ResultDoc, String> {
     }
     let started_at = match v.get("timestamp_ms") {
         None => String::new(),
-        Some(ms) => started(ms).map_err(|e| format!("{name}: timestamp_ms {ms}: {e}"))?,
+        Some(ms) => started(ms, &jobs).map_err(|e| format!("{name}: timestamp_ms {ms}: {e}"))?,
     };
     let mut warnings = vec!["fio's own figures, read from its output: fio does not measure the host's CPU".to_string()];
     if results.iter().any(|r| r.totals.metrics.percentiles_ms.is_empty() && r.totals.metrics.ios > 0) {
@@ -159,13 +159,17 @@ fn server(j: &Value) -> Option<(String, u64)> {
     Some((host.to_string(), j.get("port").and_then(Value::as_u64).unwrap_or(0)))
 }
 
-/// fio's `timestamp_ms` as RFC 3339, where it is a time before the year 9000.
-fn started(ms: &Value) -> Result<String, String> {
+/// When fio started, as RFC 3339, where its `timestamp_ms` is a time before the year 9000.
+/// That is when fio wrote its output, at the end: the start is that less its longest job's
+/// `elapsed` (seconds, ramp-up included; its runtime where an older fio gives none).
+fn started(ms: &Value, jobs: &[&Value]) -> Result<String, String> {
     let ms = ms.as_u64().ok_or("not a time in ms since 1970")?;
     if ms / 1000 >= super::check::LATEST_START_S {
         return Err("not a time before the year 9000".into());
     }
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    let elapsed = |j: &&Value| j.get("elapsed").and_then(Value::as_f64).unwrap_or_else(|| runtime_s(j).ceil());
+    let took_ms = (jobs.iter().map(elapsed).fold(0.0, f64::max) * 1000.0) as u64;
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.saturating_sub(took_ms));
     Ok(humantime::format_rfc3339_millis(at).to_string())
 }
 

@@ -13,7 +13,7 @@ pub mod table;
 
 use std::path::PathBuf;
 
-use crate::error::Result;
+use crate::error::{Result, Unreadable};
 use crate::result::ResultDoc;
 use crate::study::doc::StudyDoc;
 use output::{Output, OutputDir};
@@ -143,4 +143,57 @@ impl ExportManager {
 fn write(o: &mut Output, e: &dyn Exporter, doc: &StudyDoc) -> Result<()> {
     let Export::Bytes(bytes) = e.study(doc) else { unreachable!("a file is asked of one document") };
     o.write(&bytes, e.what())
+}
+
+/// The formats a saved document is written back out in (`iogauge export --format`, the
+/// workbench's downloads), each by the exporter its run's flag writes with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The JSON document, byte for byte as `--json` wrote it.
+    #[default]
+    Json,
+    /// `--csv`'s file.
+    Csv,
+    /// Iometer's results file, as `--iometer-csv` writes it.
+    IometerCsv,
+}
+
+impl std::str::FromStr for Format {
+    type Err = Unreadable;
+    fn from_str(s: &str) -> std::result::Result<Format, Unreadable> {
+        match s {
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            "iometer-csv" | "iometer" => Ok(Format::IometerCsv),
+            _ => Err(Unreadable(format!("--format {s}: use json, csv or iometer-csv"))),
+        }
+    }
+}
+
+impl Format {
+    /// The name of the file a download of history entry `id` in this format is saved as.
+    pub fn file_name(self, id: i64) -> String {
+        match self {
+            Format::Json => format!("iogauge-{id}.json"),
+            Format::Csv => format!("iogauge-{id}.csv"),
+            Format::IometerCsv => format!("iogauge-{id}-iometer.csv"),
+        }
+    }
+
+    /// The exporter that writes it; none for the JSON, which is the document itself.
+    pub fn exporter(self) -> Option<Box<dyn Exporter>> {
+        match self {
+            Format::Json => None,
+            Format::Csv => Some(Box::new(csv::Csv)),
+            Format::IometerCsv => Some(Box::new(iometer::IometerCsv)),
+        }
+    }
+
+    /// Its media type.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Csv | Format::IometerCsv => "text/csv; charset=utf-8",
+        }
+    }
 }

@@ -479,9 +479,7 @@ pub fn parse(text: &str, name: &str, import: &Import) -> Result<(Job, Vec<String
 fn to_job(setup: Setup, specs: Vec<AccessSpec>, all: Vec<IcfWorker>, name: &str, import: &Import) -> Result<Job> {
     let mut job = Job::default();
     let err = |msg: String| input(format!("{name}: {msg}"));
-    // Workers without a target or a specification are idle in Iometer too.
-    let workers: Vec<&IcfWorker> =
-        all.iter().filter(|w| !w.targets.is_empty() && w.specs.iter().any(|s| s != IDLE)).collect();
+    let workers: Vec<&IcfWorker> = all.iter().filter(|w| w.runs()).collect();
     if workers.is_empty() {
         return Err(err("no worker has both a target and an access specification: nothing would run".into()));
     }
@@ -545,14 +543,41 @@ fn to_job(setup: Setup, specs: Vec<AccessSpec>, all: Vec<IcfWorker>, name: &str,
     Ok(job)
 }
 
-/// Every target has a Linux path and every assigned specification is defined.
-fn check_names(workers: &[&IcfWorker], specs: &[AccessSpec], import: &Import) -> Result<()> {
+impl IcfWorker {
+    /// Whether it runs: workers without a target or a specification are idle in Iometer too.
+    fn runs(&self) -> bool {
+        !self.targets.is_empty() && self.specs.iter().any(|s| s != IDLE)
+    }
+}
+
+/// The target names of `workers` that `import` gives no Linux path, each once, in order.
+fn unmapped_of<'a>(workers: impl IntoIterator<Item = &'a IcfWorker>, import: &Import) -> Vec<&'a str> {
     let mut unmapped: Vec<&str> = Vec::new();
-    for t in workers.iter().flat_map(|w| &w.targets) {
+    for t in workers.into_iter().flat_map(|w| &w.targets) {
         if map_target(t, &import.map_target).is_none() && !unmapped.contains(&t.as_str()) {
             unmapped.push(t);
         }
     }
+    unmapped
+}
+
+/// The target names of an Iometer configuration's running workers that `import` gives no
+/// Linux path: those `--map-target` (the workbench's form) must be given for.
+pub fn unmapped(text: &str, name: &str, import: &Import) -> Result<Vec<String>> {
+    let mut lines = Lines { name, lines: text.lines().collect(), at: 0 };
+    while let Some(l) = lines.next() {
+        if l.to_ascii_uppercase().starts_with("'MANAGER LIST") {
+            let workers = managers(&mut lines)?;
+            let running = workers.iter().filter(|w| w.runs());
+            return Ok(unmapped_of(running, import).into_iter().map(String::from).collect());
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// Every target has a Linux path and every assigned specification is defined.
+fn check_names(workers: &[&IcfWorker], specs: &[AccessSpec], import: &Import) -> Result<()> {
+    let unmapped = unmapped_of(workers.iter().copied(), import);
     if !unmapped.is_empty() {
         return Err(input(format!(
             "targets need a Linux path: {}; give --map-target NAME=PATH for each (e.g. --map-target '{}=/dev/sdb')",

@@ -21,9 +21,12 @@ pub struct Bars {
     pub groups: Vec<(String, usize, Vec<Option<f64>>)>,
 }
 
-/// Room under the plot for category labels: one line, or turned to fit a narrow slot.
+/// Room under the plot for category labels on one line.
 const LABEL_H: f64 = 30.0;
-const TURNED_H: f64 = 110.0;
+/// A label's width per character (12 px Helvetica, a little wide), and the angle a turned
+/// label runs down to the left at.
+const CHAR_W: f64 = 7.0;
+const TURN_DEG: f64 = 30.0;
 
 impl Bars {
     /// Whether there is a bar to draw.
@@ -43,11 +46,29 @@ impl Bars {
 
     /// Whether a category's name is wider than its slot, so turned.
     fn turned(&self, category: &str) -> bool {
-        category.chars().count() as f64 * 7.0 > self.slot()
+        category.chars().count() as f64 * CHAR_W > self.slot()
+    }
+
+    /// How far a turned label reaches left of its slot's middle and down from its top.
+    fn reach(category: &str) -> (f64, f64) {
+        let (w, a) = (category.chars().count() as f64 * CHAR_W, TURN_DEG.to_radians());
+        (w * a.cos(), w * a.sin())
+    }
+
+    /// Room left of the chart for the turned labels that reach past its left edge (the first
+    /// categories' long names: "outstanding=32 · ..." was cut).
+    fn left_pad(&self) -> f64 {
+        let slot = self.slot();
+        let past = self.categories.iter().enumerate().filter(|(_, c)| self.turned(c)).map(|(i, c)| {
+            let middle = LEFT + (i as f64 + 0.5) * slot;
+            Bars::reach(c).0 - middle
+        });
+        past.fold(0.0, f64::max).ceil() + if self.categories.iter().any(|c| self.turned(c)) { 4.0 } else { 0.0 }
     }
 
     fn height(&self) -> f64 {
-        let labels = if self.categories.iter().any(|c| self.turned(c)) { TURNED_H } else { LABEL_H };
+        let turned = self.categories.iter().filter(|c| self.turned(c)).map(|c| 14.0 + Bars::reach(c).1 + 12.0);
+        let labels = turned.fold(LABEL_H, f64::max).ceil();
         (TOP + PLOT_H + labels).max(TOP + 10.0 + self.groups.len() as f64 * 20.0 + 10.0)
     }
 
@@ -59,9 +80,10 @@ impl Bars {
         let mut s = String::new();
         let _ = write!(
             s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart bars" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}" font-family="Helvetica, Arial, sans-serif" font-size="12"><title>{t}</title><rect width="100%" height="100%" fill="#fff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold">{t}</text>"##,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart bars" viewBox="{x} 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}" font-family="Helvetica, Arial, sans-serif" font-size="12"><title>{t}</title><rect x="{x}" width="100%" height="100%" fill="#fff"/><text x="{LEFT}" y="22" font-size="15" font-weight="bold">{t}</text>"##,
             t = esc(&self.title),
-            w = self.width(),
+            x = -self.left_pad(),
+            w = self.width() + self.left_pad(),
             h = self.height()
         );
         for (v, label) in y.ticks() {
@@ -158,6 +180,34 @@ mod tests {
         assert_eq!(drawn.iter().map(|d| d.0).collect::<Vec<_>>(), [1000.0, 2500.0, 3000.0]);
         for (v, h) in &drawn {
             assert!((h / v - drawn[0].1 / drawn[0].0).abs() < 1e-3, "{drawn:?}");
+        }
+    }
+
+    /// Every turned label lies inside the chart: the first of six long names reached past its
+    /// left edge ("outstanding=32 · 4K; 75% Read; 100% random" lost its start).
+    #[test]
+    fn turned_labels_fit_inside_the_chart() {
+        let categories: Vec<String> =
+            [1, 2, 4, 8, 16, 32].iter().map(|n| format!("outstanding={n} · 4K; 75% Read; 100% random")).collect();
+        let b = Bars {
+            title: "IOPS".into(),
+            y_label: "IOPS".into(),
+            groups: vec![("A".into(), 0, vec![Some(1.0); categories.len()])],
+            categories,
+        };
+        let svg = b.render();
+        let view: Vec<f64> = {
+            let t = &svg[svg.find("viewBox=\"").unwrap() + 9..];
+            t[..t.find('"').unwrap()].split(' ').map(|v| v.parse().unwrap()).collect()
+        };
+        let (left, bottom) = (view[0], view[3]);
+        for (i, c) in b.categories.iter().enumerate() {
+            assert!(b.turned(c), "{c} is turned");
+            // The label's far end, as rotate(-30) about its anchor (the slot's middle) puts it.
+            let (cx, cy) = (LEFT + (i as f64 + 0.5) * b.slot(), TOP + PLOT_H + 14.0);
+            let w = c.chars().count() as f64 * 7.0;
+            let (x, y) = (cx - w * 30f64.to_radians().cos(), cy + w * 30f64.to_radians().sin());
+            assert!(x >= left && y <= bottom, "{c}: ends at ({x:.0}, {y:.0}), the chart from x {left} to y {bottom}");
         }
     }
 }

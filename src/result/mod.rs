@@ -377,6 +377,8 @@ pub enum Detail {
     Workers,
     /// A row per target.
     Targets,
+    /// A row per worker, then a row per target.
+    All,
 }
 
 impl std::str::FromStr for Detail {
@@ -386,7 +388,8 @@ impl std::str::FromStr for Detail {
             "totals" => Ok(Detail::Totals),
             "workers" | "worker" => Ok(Detail::Workers),
             "targets" | "target" | "disks" => Ok(Detail::Targets),
-            _ => Err(Unreadable(format!("--detail {s}: use workers or targets"))),
+            "all" => Ok(Detail::All),
+            _ => Err(Unreadable(format!("--detail {s}: use workers, targets or all"))),
         }
     }
 }
@@ -411,6 +414,7 @@ impl WorkloadResult {
         };
         let parts: Vec<(String, String, &Metrics)> = match detail {
             Detail::Totals => Vec::new(),
+            Detail::All => return [Detail::Workers, Detail::Targets].into_iter().flat_map(|d| self.parts(d)).collect(),
             Detail::Workers => {
                 self.workers.iter().map(|w| (w.name.clone(), place(w.manager, None), &w.metrics)).collect()
             }

@@ -28,16 +28,17 @@ const HELD_OFF_PCT: f64 = 5.0;
 /// What the warning of a worker held off its CPU offers where the worker waited for each of 8
 /// or more completions in flight ([`held_off_cpu`]), free to run on more than one of the
 /// host's CPUs: held to one, with the io-wq threads serving its I/Os, it shares that CPU with
-/// them alone, as the scheduler moves other work off it (docs/performance.md, issue 45, entry
-/// 23).
-const PIN_WHEN_HELD: &str = "one CPU for each worker (--cpus N for one, --cpus LIST --cpus-policy split for \
-    several; its io-wq threads are held there too) keeps each response time its own and lets the worker and the threads \
-    serving it take turns on that CPU (zram at 32 outstanding beside two CPU burners, 2 CPUs: 1.12-1.18x the IOPS, \
-    p99 0.2-0.5 ms against 4.1)";
-/// What it offers there in any case: the wait tuned fio's jobs make.
-const BATCH_WHEN_HELD: &str = "a wait for 8 completions at a time (--completion-batch 8, as fio's tuned jobs \
-    wait) lets the worker sleep between them and keep its CPU, each response time then late by up to 7 other \
-    completions' time";
+/// them alone, as the scheduler moves other work off it (zram at 32 outstanding beside two CPU
+/// burners, 2 CPUs: 1.12-1.18x the IOPS, p99 0.2-0.5 ms against 4.1; docs/performance.md,
+/// issue 45, entry 23).
+const PIN_WHEN_HELD: &str = "--cpus N (a CPU each)";
+/// What it offers there in any case: the wait tuned fio's jobs make, which lets the worker
+/// sleep between batches and keep its CPU, each response time then late by up to 7 other
+/// completions' time.
+const BATCH_WHEN_HELD: &str = "--completion-batch 8";
+/// Where a warning about the host sends the user: the page that explains it and its cures,
+/// with their measurements (a warning is one short line).
+const BUSY_HOST_PAGE: &str = "docs/performance.md#a-busy-host";
 /// Sleeps of the host's CPUs per I/O from which response times are said to hold wake-ups: at
 /// least every other I/O met a CPU that had gone to sleep (this 2-CPU VM: 1.4 per I/O at 1
 /// outstanding on a loop device, 0.07 at 32).
@@ -278,12 +279,11 @@ fn cpus_asleep<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>) -> Opt
         1 => String::new(),
         n => format!(" ({n} workloads in all)"),
     };
+    // A loop device at 1 outstanding on a 2-CPU VM whose idle vCPUs halt: 28 K IOPS, 83 K
+    // with the CPUs held awake (docs/performance.md says so with the cure).
     Some(format!(
-        "{spec}: the host's CPUs went to sleep {per_io:.1} times per I/O{others} (totals.cpu.sleeps_per_sec; \
-         host.cpu_idle says how): a completion or a worker sent to a sleeping CPU waits for it to wake, so the \
-         response times hold the host's wake-ups beside the storage's service; cpu_latency = 0us (--cpu-latency, \
-         root) keeps the CPUs awake for the test (a loop device at 1 outstanding on a 2-CPU VM whose idle vCPUs \
-         halt: 28 K IOPS, 83 K held)"
+        "{spec}: the host's CPUs went to sleep {per_io:.1} times per I/O{others}, their wake-ups in the response \
+         times; try --cpu-latency 0us (docs/performance.md#response-times-what-each-tool-times)"
     ))
 }
 
@@ -327,7 +327,7 @@ fn held_off_cpu<'a>(
     let (_, ms, r, w) = worst?;
     let others = match held {
         1 => String::new(),
-        n => format!(" ({n} workers in all over {HELD_OFF_PCT:.0} %)"),
+        n => format!(" ({n} held)"),
     };
     // A worker that stamps each of several completions as it comes seldom sleeps, and a
     // thread that never sleeps gets its CPU back only when another's turn ends (milliseconds);
@@ -340,11 +340,9 @@ fn held_off_cpu<'a>(
     let cpus = cpus_for(&r.workers, host_cpus);
     let mut offers = Vec::new();
     if r.workers.len() > cpus {
-        offers.push(format!(
-            "the {} workers outnumber the {cpus} CPU(s) they may run on and take turns on them, each with the \
-             threads serving its I/Os: {cpus} or fewer, one on each CPU, measure the storage rather than the CPUs' sharing",
-            r.workers.len()
-        ));
+        // They take turns on the CPUs, each with the threads serving its I/Os: one on each
+        // CPU measures the storage rather than the CPUs' sharing.
+        offers.push(format!("fewer workers ({} on {cpus} CPU(s))", r.workers.len()));
     }
     if stamps_each && in_flight_at_most(w).is_some_and(|n| n >= 8) {
         if w.cpus.len() != 1 && host_cpus > 1 && r.workers.len() <= cpus {
@@ -354,13 +352,12 @@ fn held_off_cpu<'a>(
     }
     let offers = match offers.is_empty() {
         true => String::new(),
-        false => format!("; {}", offers.join("; or ")),
+        false => format!("; try {}", offers.join(" or ")),
     };
+    // Other threads held its CPUs (other processes, other workers, the kernel's threads
+    // serving the I/Os): the kernel's run delay, workers[].waited_for_cpu_ms.
     Some(format!(
-        "{spec}: {} waited {} ms for a CPU while recording{others}, other threads holding its CPUs (other \
-         processes, other workers, the kernel's threads serving the I/Os; the kernel's run delay, \
-         workers[].waited_for_cpu_ms): its I/Os went out and were reaped that much later, whatever the storage \
-         did{offers}",
+        "{spec}: {} waited {} ms for a CPU while recording{others}, its I/Os that much later{offers} ({BUSY_HOST_PAGE})",
         w.name,
         thousands(ms),
         spec = r.spec,
@@ -421,17 +418,13 @@ fn busy_host<'a>(results: impl IntoIterator<Item = &'a WorkloadResult>, shared: 
     };
     // Where the kernel shares CPU time between sessions first (crate::host::session), the caller's
     // session's other work takes from the test's share; fio's jobs each lead a session.
-    let session = if shared {
-        "; the test shared the CPU time of the caller's session (host.autogroup: shared, as IOGAUGE_SESSION=shared \
-         asks and an MPI launcher's ranks have), where each fio job leads a session of its own, as iogauge's test \
-         does by default"
-    } else {
-        ""
-    };
+    // Held in the caller's session (host.autogroup: shared, as IOGAUGE_SESSION=shared asks and
+    // an MPI launcher's ranks have), where each fio job leads a session of its own.
+    let session = if shared { ", IOGAUGE_SESSION=shared" } else { "" };
+    // Other work: other processes, time the hypervisor took.
     Some(format!(
-        "other work on the host (other processes, time the hypervisor took) used {} % of its CPUs while {which} \
-         ran, iogauge {} %: CPU % and IOPS/CPU% measure the host, not the storage path, and the I/O rates may be \
-         held back by the CPU time iogauge could get{session}",
+        "other work on the host used {} % of its CPUs while {which} ran (iogauge {} %{session}): CPU % measures \
+         the host; I/O rates may be held back ({BUSY_HOST_PAGE})",
         span(&others, 0),
         span(&own, 1)
     ))
@@ -535,8 +528,7 @@ mod tests {
         let worker = "[[worker]]\nname = \"worker 1\"\n";
         let said = held("/dev/zram0", 32, &[], 2, worker).expect("held 35 % of the time");
         assert!(said.starts_with("random-read-4k: worker 1 waited 700 ms for a CPU"), "{said}");
-        assert!(said.contains("one CPU for each worker (--cpus N") && said.contains("; or a wait for 8"), "{said}");
-        assert!(said.contains("--completion-batch 8"), "{said}");
+        assert!(said.contains("; try --cpus N (a CPU each) or --completion-batch 8"), "{said}");
         // Free to run on two of four CPUs, it is offered one; held to one already, or on a
         // host of one, only the batch.
         assert!(held("/dev/zram0", 32, &[0, 1], 4, worker).unwrap().contains("--cpus N"));
@@ -556,7 +548,7 @@ mod tests {
             ("/dev/zram0", 32, format!("{worker}rate_iops = 1000.0\n")),
         ] {
             let said = held(target, outstanding, &[], 2, &config).expect("held all the same");
-            assert!(said.ends_with("whatever the storage did"), "{target} at {outstanding}, {config}: {said}");
+            assert!(said.ends_with("its I/Os that much later (docs/performance.md#a-busy-host)"), "{said}");
         }
     }
 
@@ -567,11 +559,11 @@ mod tests {
         let four = |cpus: &[u32]| held_workers(4, "/dev/zram0", 32, cpus, 2, worker);
         for cpus in [&[0, 1][..], &[]] {
             let said = four(cpus).expect("held 35 % of the time");
-            assert!(said.contains("the 4 workers outnumber the 2 CPU(s) they may run on"), "{cpus:?}: {said}");
-            assert!(!said.contains("one CPU for each worker") && said.contains("--completion-batch 8"), "{said}");
+            assert!(said.contains("; try fewer workers (4 on 2 CPU(s)) or"), "{cpus:?}: {said}");
+            assert!(!said.contains("a CPU each") && said.contains("--completion-batch 8"), "{said}");
         }
         let said = four(&[1]).unwrap();
-        assert!(said.contains("the 4 workers outnumber the 1 CPU(s)"), "{said}");
+        assert!(said.contains("fewer workers (4 on 1 CPU(s))"), "{said}");
         // As many workers as CPUs: each can have one.
         assert!(!held("/dev/zram0", 32, &[0, 1], 2, worker).unwrap().contains("outnumber"));
     }
@@ -589,5 +581,28 @@ mod tests {
         assert_eq!(sleeps_said(1.0, 28_000.0, Some(0.035), 39_200.0), None);
         assert_eq!(sleeps_said(2.0, 0.0, None, 39_200.0), None);
         assert_eq!(sleeps_said(2.0, 28_000.0, Some(0.035), 14_000.0), Some(0.5), "the bound itself is said");
+    }
+
+    /// Each warning about the host is one short line that sends the user to the page with its
+    /// cures (the held-off worker's was 900 characters, its cures and their measurements in it).
+    #[test]
+    fn warnings_about_the_host_are_one_short_line_pointing_to_the_page() {
+        let worker = "[[worker]]\nname = \"worker 1\"\n";
+        let mut said = vec![held("/dev/zram0", 32, &[], 2, worker).unwrap()];
+        said.push(held_workers(4, "/dev/zram0", 32, &[1], 2, worker).unwrap());
+        let mut doc: ResultDoc = serde_json::from_str(include_str!("../../tests/fixtures/result-1-null.json")).unwrap();
+        let r = &mut doc.results[0];
+        r.duration_s = 2.0;
+        r.targets[0].path = "/dev/loop0".into();
+        let all = crate::host::cpu::CpuShare { utilization_pct: 100.0, user_pct: 100.0, ..Default::default() };
+        r.totals.cpu = crate::host::cpu::CpuUsage { all, own_pct: 20.0, sleeps_per_sec: 1e9, ..Default::default() };
+        (r.totals.metrics.iops, r.totals.metrics.avg_response_ms) = (28_000.0, Some(0.035));
+        let host = HostInfo { autogroup: "shared".into(), worker_cgroups: false, ..doc.host.clone() };
+        said.extend(of_host(&doc.results, &host, &doc.config));
+        assert_eq!(said.len(), 4, "held, outnumbered, busy, asleep: {said:?}");
+        for w in &said {
+            assert!(w.chars().count() <= 200 && !w.contains('\n'), "{} characters: {w}", w.chars().count());
+            assert!(w.contains("(docs/performance.md#"), "{w}");
+        }
     }
 }

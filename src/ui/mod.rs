@@ -9,7 +9,11 @@
 //! hands it out. docs/ui.md is the user's side.
 
 mod api;
+mod results;
+mod routes;
 mod run;
+#[cfg(test)]
+mod tests;
 mod topology;
 
 use std::net::SocketAddr;

@@ -193,6 +193,30 @@ impl Runs {
 
     /// Starts `kind`'s command on the job `toml` as a child, followed into `said`: its pid.
     fn spawn(&self, exe: &Path, kind: Kind, toml: &str, said: &Arc<Mutex<Said>>) -> Result<u32> {
+        // A group of its own: Ctrl-C at the workbench's terminal reaches the workbench, which
+        // asks the run to stop once (a second SIGINT would give up the I/Os in flight).
+        let mut child = self
+            .command(exe, kind)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| runtime(format!("cannot start {}: {e}", exe.display())))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        // A job is far smaller than a pipe's buffer; a child that died at once leaves EPIPE,
+        // and its exit status says why.
+        let _ = stdin.write_all(toml.as_bytes());
+        drop(stdin);
+        let readers = follow(&mut child, said);
+        let pid = child.id();
+        let waiter = Arc::clone(said);
+        std::thread::spawn(move || reap(child, readers, &waiter));
+        Ok(pid)
+    }
+
+    /// The command line of `kind`'s command, reading its job from stdin.
+    fn command(&self, exe: &Path, kind: Kind) -> Command {
         let mut cmd = Command::new(exe);
         cmd.arg(match kind {
             Kind::Run => "run",
@@ -220,46 +244,7 @@ impl Runs {
                 });
             }
         }
-        // A group of its own: Ctrl-C at the workbench's terminal reaches the workbench, which
-        // asks the run to stop once (a second SIGINT would give up the I/Os in flight).
-        let mut child = cmd
-            .process_group(0)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| runtime(format!("cannot start {}: {e}", exe.display())))?;
-        let mut stdin = child.stdin.take().expect("piped");
-        // A job is far smaller than a pipe's buffer; a child that died at once leaves EPIPE,
-        // and its exit status says why.
-        let _ = stdin.write_all(toml.as_bytes());
-        drop(stdin);
-        let readers = follow(&mut child, said);
-        let pid = child.id();
-        let waiter = Arc::clone(said);
-        std::thread::spawn(move || {
-            // Waits for the end without reaping, then reaps under the lock: `stop` never
-            // signals a pid that could already belong to another process.
-            // SAFETY: waitid writes into the zeroed siginfo it is given.
-            unsafe {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
-            }
-            // What it wrote last (the history id it was saved under) is read before its end
-            // is said: on a loaded host a reader can run well after the exit. A pipe held open
-            // by something the child left running ends the wait after a few seconds.
-            let until = Instant::now() + READ_AFTER_EXIT;
-            while readers.iter().any(|r| !r.is_finished()) && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let mut said = lock(&waiter);
-            let status = child.wait().map_or(1, |s| {
-                use std::os::unix::process::ExitStatusExt;
-                s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
-            });
-            said.exit_status = Some(status);
-        });
-        Ok(pid)
+        cmd
     }
 
     /// Asks the run `id` to stop: the first time it stops (a study at its point), keeping what
@@ -336,6 +321,31 @@ impl Runs {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// Waits for the child's end, then says it in `said` once `readers` have read its last words.
+fn reap(mut child: Child, readers: [JoinHandle<()>; 2], said: &Mutex<Said>) {
+    let pid = child.id();
+    // Waits for the end without reaping, then reaps under the lock: `stop` never signals a
+    // pid that could already belong to another process.
+    // SAFETY: waitid writes into the zeroed siginfo it is given.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
+    }
+    // What it wrote last (the history id it was saved under) is read before its end is said:
+    // on a loaded host a reader can run well after the exit. A pipe held open by something the
+    // child left running ends the wait after a few seconds.
+    let until = Instant::now() + READ_AFTER_EXIT;
+    while readers.iter().any(|r| !r.is_finished()) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut said = lock(said);
+    let status = child.wait().map_or(1, |s| {
+        use std::os::unix::process::ExitStatusExt;
+        s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
+    });
+    said.exit_status = Some(status);
 }
 
 /// Reads the child's stdout (its live lines) and stderr (its messages) into `said`, each on a

@@ -53,7 +53,8 @@ impl ManagerView {
     }
 }
 
-/// The null target, then every block device and partition of a non-zero size, by name.
+/// The null target, then every block device and partition of a non-zero size, by name (those
+/// `lsblk` lists, and RAM disks): one that cannot be inspected is listed with the reason.
 pub fn offered() -> Vec<Offered> {
     let mut out = vec![Offered {
         path: targets::NULL.into(),
@@ -67,13 +68,29 @@ pub fn offered() -> Vec<Offered> {
     names.sort();
     for (name, read_only) in names {
         let path = format!("/dev/{name}");
-        let Ok(info) = targets::inspect_local(&path, 0, false) else { continue };
-        if info.size == 0 {
-            continue;
+        match targets::inspect_local(&path, 0, false) {
+            Ok(info) if info.size == 0 => {}
+            Ok(info) => out.push(block(info, read_only)),
+            Err(e) => out.extend(uninspected(&name, path, read_only, &e)),
         }
-        out.push(block(info, read_only));
     }
     out
+}
+
+/// A device the safety checks could not inspect, as sysfs describes it, `why` its only hold:
+/// none where sysfs gives it no size (an empty loop device, as lsblk leaves out).
+fn uninspected(name: &str, path: String, read_only: bool, why: &crate::error::Error) -> Option<Offered> {
+    let sys = std::path::Path::new("/sys/class/block").join(name);
+    let read = |f: &str| std::fs::read_to_string(sys.join(f)).map(|s| s.trim().to_string()).unwrap_or_default();
+    let size_bytes = read("size").parse::<u64>().unwrap_or(0) * 512;
+    (size_bytes > 0).then(|| Offered {
+        path,
+        kind: "block".into(),
+        size_bytes,
+        model: read("device/model"),
+        holds: vec![format!("cannot be inspected: {why}")],
+        read_only,
+    })
 }
 
 fn block(info: TargetInfo, read_only: bool) -> Offered {

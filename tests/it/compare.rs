@@ -544,3 +544,30 @@ fn figures_a_document_lacks_are_absent_in_report_and_compare() {
     let text = String::from_utf8(ok_in(&dir, &["compare", fixture, fixture]).stdout).unwrap();
     assert_eq!(side_row(&text, "Database 8K", "A")[5], format!("{utilization:.1}"), "{text}");
 }
+
+/// A fio result's start is when fio started, not when it wrote its output (its `timestamp_ms`
+/// is the end: `report` showed that as the start).
+#[test]
+fn a_fio_results_start_is_when_fio_started() {
+    let dir = scratch("fio-start");
+    let before = std::time::SystemTime::now();
+    let o = std::process::Command::new("fio")
+        .args(["--name=null", "--ioengine=null", "--size=1m", "--time_based", "--runtime=3", "--output-format=json"])
+        .output()
+        .expect("fio is installed (scripts/test installs it)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    std::fs::write(dir.join("fio.json"), &text[text.find('{').unwrap()..]).unwrap();
+    ok_in(&dir, &["report", "fio.json", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let time = regex_lite::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").unwrap();
+    let column = html.find("started (UTC)").expect("the report has its start");
+    let shown = time.find(&html[column..]).expect("the report shows when it started").as_str();
+    let started = humantime::parse_rfc3339(shown).unwrap();
+    // fio's elapsed is whole seconds, rounded up (under 1 s early; 1.5 s allowed), and fio
+    // takes a moment to start (1.5 s allowed under load); its end is 3 s after its start.
+    let after_start = |t: std::time::SystemTime| t.duration_since(before).map_or(-1.0, |d| d.as_secs_f64());
+    let late = after_start(started);
+    let early = before.duration_since(started).map_or(0.0, |d| d.as_secs_f64());
+    assert!(early <= 1.5 && late <= 1.5, "started {shown}: {early} s early, {late} s late");
+}

@@ -458,3 +458,33 @@ fn the_best_figures_of_several_name_their_workload() {
     let text = String::from_utf8(ok_in(&dir, &["history", "--db", d]).stdout).unwrap();
     assert!(text.contains(&format!(" ({})", best("totals/mbps"))), "{text}");
 }
+
+/// `export --format csv` and `--format iometer-csv` write a stored run's and study's files
+/// byte for byte as the run's own `--csv` and `--iometer-csv` wrote them (issue 84: Iometer's
+/// CSV of a page's run meant running it again); another format is refused, exit 2.
+#[test]
+fn export_writes_the_csv_and_iometer_files_the_run_wrote() {
+    let dir = scratch("history-export-formats");
+    let db = dir.join("h.sqlite");
+    let d = db.to_str().unwrap();
+    let files = ["--csv", "r.csv", "--iometer-csv", "r-iometer.csv", "--db", d, "-q"];
+    ok_in(&dir, &[&["run", "--target", "null", "--ios", "20000", "--spec", "oltp-8k"][..], &files].concat());
+    let job = dir.join("s.toml");
+    std::fs::write(
+        &job,
+        "[test]\nramp = \"0s\"\ntime = \"100ms\"\nrun = [\"random-read-4k\"]\n[[worker]]\ntargets = [\"null\"]\n\
+         [study]\noutstanding = [1, 2]\n",
+    )
+    .unwrap();
+    let study = ["study", job.to_str().unwrap(), "--csv", "s.csv", "--iometer-csv", "s-iometer.csv", "--db", d, "-q"];
+    ok_in(&dir, &study);
+    for (id, prefix) in [("1", "r"), ("2", "s")] {
+        for (format, file) in [("csv", format!("{prefix}.csv")), ("iometer-csv", format!("{prefix}-iometer.csv"))] {
+            let exported = ok_in(&dir, &["export", id, "--format", format, "--db", d]).stdout;
+            assert_eq!(exported, std::fs::read(dir.join(&file)).unwrap(), "export {id} --format {format}");
+        }
+    }
+    let out = iogauge_in(&dir, &["export", "1", "--format", "xlsx", "--db", d]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("json, csv or iometer-csv"));
+}

@@ -615,7 +615,7 @@ fn workers_get_targets_and_specifications_by_dragging() {
     let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-drag"), &wb.dir);
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
     b.eval(&click("#add-worker"));
-    // A file offered as a target (added to worker 2, the selected one), then dragged onto
+    // A file offered as a target (in the list, ticked for no worker), then dragged onto
     // worker 1; the null target dragged onto the manager goes to every worker.
     b.eval(&type_into("other-target", file.to_str().unwrap()));
     b.eval(&click("#add-target"));
@@ -919,9 +919,10 @@ fn a_typed_targets_password_logs_in_and_is_answered_nowhere() {
     // The right one: the worker's target is named without it, and the run logs in with it.
     b.eval(&type_into("other-target", &url));
     b.eval(&click("#add-target"));
-    // Added once its box is drawn ticked (the refusal above named it already).
+    // Added once its row is drawn (the refusal above named it already), then ticked.
     let added = format!("document.querySelector('#targets input[data-path=\"{shown}\"]')");
-    b.until(&format!("{added} !== null && {added}.checked"), Duration::from_secs(30));
+    b.until(&format!("{added} !== null"), Duration::from_secs(30));
+    assert_eq!(b.eval(&format!("(() => {{ {added}.click(); return {added}.checked; }})()")), json!(true));
     b.eval(&click("#targets input[data-path=\"null\"]"));
     b.eval(&click("nav button[data-tab=specs]"));
     b.eval(
@@ -1030,4 +1031,254 @@ fn a_jobs_relative_paths_are_the_workbenchs_working_directorys() {
     assert_eq!(num(&doc["results"][0]["totals"], "read_ios"), 100.0, "{}", doc["results"][0]["totals"]);
     let trace = doc["config"]["worker"][0]["replay"]["trace"].as_str().unwrap();
     assert_eq!(Path::new(trace), wb.dir.join("t.iolog").canonicalize().unwrap());
+}
+
+/// Sets the file input `selector` to `path` as a user choosing it in the dialog does (its
+/// change event fires).
+fn choose_file(b: &mut Browser, selector: &str, path: &Path) {
+    let doc = b.send("DOM.getDocument", json!({}));
+    let node = b.send("DOM.querySelector", json!({ "nodeId": doc["root"]["nodeId"], "selector": selector }));
+    b.send("DOM.setFileInputFiles", json!({ "nodeId": node["nodeId"], "files": [path] }));
+}
+
+/// The job being built on the page.
+fn page_job(b: &mut Browser) -> Value {
+    serde_json::from_str(b.eval("JSON.stringify(job)").as_str().unwrap()).unwrap()
+}
+
+/// A file in `dir` once the browser has saved it there (a download).
+fn downloaded(dir: &Path, name: &str) -> Vec<u8> {
+    let (file, until) = (dir.join(name), Instant::now() + Duration::from_secs(30));
+    while !file.exists() {
+        assert!(Instant::now() < until, "{name} was not downloaded");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::read(file).unwrap()
+}
+
+/// What an Iometer user does in the first hour (issue 84's tour), in order, asserting what the
+/// page shows: two workers, a typed target offered but not ticked, an edited built-in kept
+/// under a name of its own, outstanding I/Os cycled 1 to 4, the live chart, each point's
+/// result labelled by its value, Iometer's CSV downloaded, a worker without a target refused
+/// with the Results Display cleared, the test found intact after a reload, and a Windows
+/// `.icf` loaded by giving its target a Linux path.
+#[test]
+fn an_iometer_users_first_hour() {
+    let wb = Workbench::start("ui-hour");
+    let downloads = wb.dir.join("downloads");
+    std::fs::create_dir(&downloads).unwrap();
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-hour"), &downloads);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    build_two_workers(&mut b, &wb.dir);
+    let hid = cycle_outstanding(&mut b);
+    // Iometer's results file, downloaded from the Results Display: `iogauge export`'s.
+    b.eval(&click("#final a[href*='format=iometer-csv']"));
+    let csv = downloaded(&downloads, &format!("iogauge-{hid}-iometer.csv"));
+    let db = wb.dir.join("history.sqlite");
+    let cli = ok(&["export", &hid.to_string(), "--format", "iometer-csv", "--db", db.to_str().unwrap()]).stdout;
+    assert_eq!(csv, cli, "the page's download is iogauge export's file");
+    assert!(String::from_utf8_lossy(&csv).contains("'Target Type,Target Name,Access Specification Name"));
+    // Read back as Iometer's results file, as `compare` and `report` read one.
+    let file = downloads.join(format!("iogauge-{hid}-iometer.csv"));
+    ok(&["report", file.to_str().unwrap(), "-o", wb.dir.join("iometer.html").to_str().unwrap()]);
+    // In the history, with its downloads.
+    b.eval(&click("nav button[data-tab=history]"));
+    let row = format!("#history tr[data-id=\"{hid}\"]");
+    b.until(&format!("!!document.querySelector('{row} a[href*=\"format=csv\"]')"), Duration::from_secs(30));
+    b.eval(&click("#h-compare"));
+    b.until(&format!("{}.includes('oltp-8k-custom')", text("h-compared")), Duration::from_secs(30));
+    b.shot("6-history");
+    refused_without_a_target(&mut b);
+    assert!(!wb.dir.join("iogauge.tst").exists(), "a refused worker made no test file in the workbench's directory");
+    // Ticked again, started, watched and stopped: what was measured is kept.
+    b.eval(&click("#start"));
+    b.until(&format!("{}.includes('recording')", text("r-where")), Duration::from_secs(60));
+    b.eval(&click("#stop"));
+    b.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 130"), "{}", b.eval(&text("messages")));
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(30));
+    // Reloaded (F5): the test is as it was, its custom specification too.
+    b.send("Page.reload", json!({}));
+    std::thread::sleep(Duration::from_millis(500));
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    let job = page_job(&mut b);
+    assert_eq!(job["worker"][1]["name"], "loop side", "{job}");
+    assert_eq!(job["spec"][0]["name"], "oltp-8k-custom", "{job}");
+    assert_eq!(job["study"]["outstanding"]["end"], 4, "{job}");
+    assert_eq!(b.eval("document.getElementById('c-kind').value"), json!("outstanding"));
+    load_a_windows_icf(&mut b, &wb.dir);
+}
+
+/// Two workers, the second renamed (the heading follows), a typed file offered but ticked for
+/// no worker, and oltp-8k edited to 50 % reads and kept: under a name of its own, said on the
+/// page, in view (the built-in reads 67 %).
+fn build_two_workers(b: &mut Browser, dir: &Path) {
+    b.eval(&click("#add-worker"));
+    b.eval(&type_into("w-name", "loop side"));
+    assert_eq!(b.eval(&text("worker-title")), json!("Worker: loop side"));
+    let file = dir.join("typed.tst");
+    std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+    b.eval(&type_into("other-target", file.to_str().unwrap()));
+    b.eval(&click("#add-target"));
+    let typed = format!("document.querySelector('#targets input[data-path=\"{}\"]')", file.display());
+    b.until(&format!("{typed} !== null"), Duration::from_secs(30));
+    assert_eq!(b.eval(&format!("{typed}.checked")), json!(false), "offered, not ticked");
+    assert_eq!(page_job(b)["worker"][1]["targets"], json!(["null"]));
+    b.shot("1-topology");
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval(
+        "(() => { const l = document.getElementById('spec-list'); l.value = 'oltp-8k'; l.onchange(); return true; })()",
+    );
+    b.eval(
+        "(() => { const i = document.querySelector('#lines input[data-key=read]'); i.value = '50'; \
+         i.dispatchEvent(new Event('input')); return true; })()",
+    );
+    b.eval(&click("#spec-keep"));
+    b.until(&format!("{}.startsWith('Kept as oltp-8k-custom')", text("spec-kept")), Duration::from_secs(30));
+    let in_view = "(() => { const r = document.getElementById('spec-kept').getBoundingClientRect(); \
+                   return r.top >= 0 && r.bottom <= innerHeight; })()";
+    assert_eq!(b.eval(in_view), json!(true), "the confirmation is in view");
+    let job = page_job(b);
+    assert_eq!(job["spec"].as_array().unwrap().len(), 1, "{job}");
+    assert_eq!((&job["spec"][0]["name"], &job["spec"][0]["lines"][0]["read"]), (&json!("oltp-8k-custom"), &json!(50)));
+    b.eval("(() => { job.test.run = ['oltp-8k-custom']; drawSpecs(); return true; })()");
+    b.shot("2-specs");
+}
+
+/// Outstanding I/Os cycled 1, 2, 4 and started: the live chart has its axes, units, legend,
+/// a marker per interval and the ramp-up shaded; the saved result titles each point's block
+/// with its value and has a row per worker and target. The history id.
+fn cycle_outstanding(b: &mut Browser) -> i64 {
+    b.eval(&click("nav button[data-tab=setup]"));
+    for (id, v) in [("c-kind", "outstanding"), ("c-start", "1"), ("c-end", "4"), ("c-step", "2"), ("c-mode", "base")] {
+        b.eval(&type_into(id, v));
+    }
+    for (id, v) in [("t-ramp", "1s"), ("t-time", "1s"), ("t-interval", "250ms")] {
+        b.eval(&type_into(id, v));
+    }
+    let engine = b.eval("document.getElementById('t-engine').closest('tr').lastChild.textContent");
+    assert!(engine.as_str().unwrap().chars().count() <= 101, "one short line: {engine}");
+    b.shot("3-setup");
+    b.eval(&click("#start"));
+    let chart = "document.getElementById('chart')";
+    b.until(
+        &format!("{chart}.querySelectorAll('circle').length >= 2 && !!{chart}.querySelector('rect.ramp')"),
+        Duration::from_secs(60),
+    );
+    let labels = b.eval(&format!("{chart}.textContent"));
+    for label in ["I/Os per second", " s", "ramp-up", "oltp-8k-custom"] {
+        assert!(labels.as_str().unwrap().contains(label), "{label} in the chart: {labels}");
+    }
+    assert!(b.eval(&text("parts-title")).as_str().unwrap() == "Per worker and target");
+    b.shot("4-results");
+    b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(120));
+    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 0"), "{}", b.eval(&text("messages")));
+    let titles = b.eval("[...document.querySelectorAll('#final tr.block')].map((r) => r.textContent)");
+    let want = ["outstanding=1 · oltp-8k-custom", "outstanding=2 · oltp-8k-custom", "outstanding=4 · oltp-8k-custom"];
+    assert_eq!(titles, json!(want));
+    let parts = b.eval("[...document.querySelectorAll('#final td:nth-child(3)')].map((c) => c.textContent)");
+    for part in ["all", "worker worker 1", "worker loop side", "target null"] {
+        assert!(parts.as_array().unwrap().contains(&json!(part)), "{part} in {parts}");
+    }
+    assert_eq!(b.eval("document.querySelector('#final td.point').textContent"), json!("outstanding=1"));
+    b.shot("5-saved");
+    b.eval(&text("final")).as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap()
+}
+
+/// The second worker's target unticked: Start is refused, saying which worker, nothing runs,
+/// and the Results Display shows nothing of the run before.
+fn refused_without_a_target(b: &mut Browser) {
+    b.eval(&click("nav button[data-tab=topology]"));
+    b.eval(&click("#tree .worker:nth-of-type(3)"));
+    b.eval(&click("#targets input[data-path=\"null\"]"));
+    assert_eq!(page_job(b)["worker"][1]["targets"], json!([]));
+    let status = b.eval(&text("status"));
+    b.eval(&click("#start"));
+    b.until(&format!("{}.includes('has no target')", text("error")), Duration::from_secs(30));
+    assert!(b.eval(&text("error")).as_str().unwrap().starts_with("worker \"loop side\" has no target"));
+    assert_eq!(b.eval(&text("status")), status, "nothing started");
+    assert_eq!(b.eval(&text("final")), json!("none yet"));
+    assert_eq!(b.eval(&text("r-iops")), json!("-"));
+    assert_eq!(b.eval("document.getElementById('chart').childElementCount"), json!(0));
+    b.eval(&click("#targets input[data-path=\"null\"]"));
+}
+
+/// An Iometer configuration saved on Windows, loaded over a changed test: the page asks first,
+/// then for the Linux path of PHYSICALDRIVE:1, and loads it with the path given.
+fn load_a_windows_icf(b: &mut Browser, dir: &Path) {
+    b.eval(&type_into("w-outstanding", "3"));
+    b.eval("(() => { window.asked = []; window.confirm = (m) => { asked.push(m); return asked.length > 1; }; return true; })()");
+    b.eval(&click("nav button[data-tab=job]"));
+    let icf = dir.join("windows.icf");
+    std::fs::copy("tests/fixtures/iometer-1.1.icf", &icf).unwrap();
+    choose_file(b, "#job-file", &icf);
+    b.until("!document.getElementById('map').hidden", Duration::from_secs(30));
+    let input = "#map-targets input[data-name=\"PHYSICALDRIVE:1\"]";
+    assert_eq!(b.eval(&format!("!!document.querySelector({input:?})")), json!(true));
+    b.eval(&format!("(() => {{ document.querySelector({input:?}).value = 'null'; return true; }})()"));
+    b.shot("10-icf");
+    b.eval(&click("#map-load"));
+    b.until("asked.length === 1", Duration::from_secs(30));
+    assert!(b.eval("asked[0]").as_str().unwrap().starts_with("Replace the test being built"));
+    assert_eq!(page_job(b)["worker"][1]["name"], "loop side", "kept: the user said no");
+    assert!(!b.eval("document.getElementById('map').hidden").as_bool().unwrap());
+    b.eval(&click("#map-load"));
+    b.until("document.getElementById('map').hidden", Duration::from_secs(30));
+    let job = page_job(b);
+    let workers = job["worker"].as_array().unwrap();
+    assert!(workers.iter().all(|w| w["targets"] == json!(["null"])) && workers[1]["name"] != "loop side", "{job}");
+    assert!(b.eval("document.getElementById('toml').value").as_str().unwrap().contains("targets = [\"null\"]"));
+    b.shot("7-job");
+}
+
+/// Every disk and partition lsblk lists is in Disk Targets, the ones that cannot be inspected
+/// with the reason (the system disk was missing without a word: a failed inspection was
+/// skipped). A device attached or detached meanwhile by another test is left out: only those
+/// listed before and after the page's call count.
+#[test]
+fn every_disk_lsblk_lists_is_offered() {
+    let wb = Workbench::start("ui-lsblk");
+    let lsblk = || -> std::collections::BTreeSet<String> {
+        let o = Command::new("lsblk").args(["-lnbo", "KNAME,SIZE"]).output().expect("lsblk runs");
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let sized =
+            text.lines().filter_map(|l| l.split_once(' ')).filter(|(_, s)| s.trim().parse().unwrap_or(0u64) > 0);
+        sized.map(|(n, _)| format!("/dev/{n}")).collect()
+    };
+    let before = lsblk();
+    let (code, offered) = wb.call("GET", "/api/targets", None);
+    let listed = before.intersection(&lsblk()).cloned().collect::<Vec<_>>();
+    assert_eq!(code, 200, "{offered}");
+    let offered = offered.as_array().unwrap();
+    for dev in &listed {
+        let row = offered.iter().find(|o| o["path"] == dev.as_str());
+        let row = row.unwrap_or_else(|| panic!("{dev} is not in Disk Targets: {offered:?}"));
+        assert!(row["size_bytes"].as_u64().unwrap() > 0, "{row}");
+    }
+    assert!(!listed.is_empty(), "lsblk lists a disk");
+}
+
+/// Disk Targets are listed again on demand and when the page regains focus: a loop device
+/// attached after the page was drawn appears, and one re-attached to a larger image shows its
+/// new size (both kept their old rows until the page was reloaded).
+#[test]
+fn disk_targets_are_listed_again_on_demand_and_on_focus() {
+    let wb = Workbench::start("ui-refresh");
+    let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-refresh"), &wb.dir);
+    b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    b.until("document.querySelectorAll('#targets tbody tr').length > 1", Duration::from_secs(30));
+    let dev = LoopDev::beside_listings(16 << 20);
+    let size = format!(
+        "document.querySelector('#targets input[data-path=\"{}\"]')?.closest('tr').cells[2].textContent",
+        dev.dev
+    );
+    assert_eq!(b.eval(&size), Value::Null, "not listed before it was attached");
+    b.eval(&click("#targets-refresh"));
+    b.until(&format!("{size} === '16 MiB'"), Duration::from_secs(30));
+    let bigger = wb.dir.join("bigger.img");
+    std::fs::File::create(&bigger).unwrap().set_len(32 << 20).unwrap();
+    dev.rebind(&bigger);
+    b.eval("(() => { window.dispatchEvent(new Event('focus')); return true; })()");
+    b.until(&format!("{size} === '32 MiB'"), Duration::from_secs(30));
 }
