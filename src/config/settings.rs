@@ -208,6 +208,7 @@ settings! {
     run: Vec<String> = Vec::new(), "[]";
 
     /// I/O engine: `io_uring` or `psync` (one I/O in flight per worker; the result warns).
+    ///
     /// Under io_uring a worker of one outstanding I/O on a RAM disk without non-blocking I/O
     /// (zram) does it on its own thread, as psync, its `engine` says: through the io-wq thread
     /// io_uring would hand it to, zram on 2 CPUs did 54 K IOPS at 14.4 µs of CPU per I/O, on
@@ -224,10 +225,11 @@ settings! {
         check |d| *d < Duration::from_millis(10) => ("interval must be at least 10ms");
 
     /// Written data: `random` (incompressible), `repeat`, `repeat:0xNN` (every block alike),
-    /// `compress:PCT` (each 4 KiB block is PCT % zeros, the rest random), and with `random` or
-    /// `compress`, `dedupe:PCT`: PCT % of the written 4 KiB blocks repeat an earlier block of the
-    /// worker (`compress:50,dedupe:30`; fio's `buffer_compress_percentage` and
-    /// `dedupe_percentage`).
+    /// `compress:PCT`, and with `random` or `compress`, `dedupe:PCT` (`compress:50,dedupe:30`).
+    ///
+    /// `compress:PCT`: each 4 KiB block is PCT % zeros, the rest random (fio's
+    /// `buffer_compress_percentage`). `dedupe:PCT`: PCT % of the written 4 KiB blocks repeat an
+    /// earlier block of the worker (fio's `dedupe_percentage`).
     ///
     /// Every other written block is unlike any other ever written, even when a run rewrites one
     /// place again: each is made afresh (a random body XORed with a key of its number, and a
@@ -434,8 +436,9 @@ settings! {
 
     /// With `log_dir`: each line gives its I/O's offset, fio 3's `time, value, ddir, bs,
     /// offset, prio` (fio's `log_offset=1`); false, fio 3's `time, value, ddir, bs, prio`
-    /// (fio's default, `log_offset=0`). The priority is 0: iogauge issues every I/O at its
-    /// thread's.
+    /// (fio's default, `log_offset=0`).
+    ///
+    /// The priority is 0: iogauge issues every I/O at its thread's.
     #[serde(skip_serializing_if = "is_true")]
     log_offsets: bool = true, "true",
         flag(long, value_name = "0|1", requires = "log_dir", value_parser = clap::builder::BoolishValueParser::new()) Option<bool> => set;
@@ -501,13 +504,54 @@ mod tests {
         }
     }
 
-    /// The `[test]` table of docs/job-file.md is the keys' own: their docs, defaults and flags
+    /// The longest prose line of a doc page (tests/it/docs.rs holds every page to it).
+    const LONGEST_LINE: usize = 300;
+    /// The width the list under docs/job-file.md's `[test]` table is wrapped to.
+    const COLUMNS: usize = 100;
+
+    /// `text` as a Markdown list item wrapped at [`COLUMNS`] between words; a word that would
+    /// open a block of its own at the start of a line (a list item, a heading) stays on the
+    /// line before.
+    fn list_item(text: &str) -> String {
+        let mut lines = vec![String::from("-")];
+        for word in text.split_whitespace() {
+            let line = lines.last_mut().expect("a line");
+            let fits = line.chars().count() + 1 + word.chars().count() <= COLUMNS;
+            if fits || line == "-" || opens_block(word) {
+                line.push(' ');
+                line.push_str(word);
+            } else {
+                lines.push(format!("  {word}"));
+            }
+        }
+        lines.join("\n") + "\n"
+    }
+
+    /// Whether a line that starts with `word` starts a Markdown block: a list item, a heading,
+    /// a quote, a table row.
+    fn opens_block(word: &str) -> bool {
+        let after_digits = word.trim_start_matches(|c: char| c.is_ascii_digit());
+        let numbered = after_digits.len() < word.len() && matches!(after_digits, "." | ")");
+        matches!(word, "-" | "+" | "*") || word.starts_with(['#', '>', '|']) || numbered
+    }
+
+    #[test]
+    fn a_list_item_is_wrapped_between_words_and_opens_no_block() {
+        // Each long word fills a line: the `-` and `1.` after them would start a list there.
+        let (a, b) = ("a".repeat(COLUMNS - 3), "b".repeat(COLUMNS - 3));
+        assert_eq!(list_item(&format!("{a} - {b} 1. x")), format!("- {a} -\n  {b} 1.\n  x\n"));
+        assert_eq!(list_item("`k`: one two"), "- `k`: one two\n");
+    }
+
+    /// The `[test]` table of docs/job-file.md is the keys' own: their docs, defaults and flags,
+    /// each key's first paragraph in its row and the rest in a list under the table
     /// (`IOGAUGE_BLESS=1 cargo test --lib settings` writes it after a change).
     #[test]
     fn the_job_file_docs_list_every_key_as_declared() {
         use clap::Args;
         let flags = TestSettingFlags::augment_args(clap::Command::new("flags"));
         let mut table = String::from("| key | default | flag | meaning |\n| --- | --- | --- | --- |\n");
+        let mut more = String::new();
         for k in KEYS {
             assert!(!k.summary().is_empty(), "{} has no doc", k.name);
             let default = match k.default {
@@ -517,8 +561,22 @@ mod tests {
             let flag =
                 flags.get_arguments().find(|a| a.get_id() == k.name || a.get_id() == &*format!("total_{}", k.name));
             let flag = flag.and_then(|a| a.get_long()).map(|l| format!("`--{l}`")).unwrap_or_default();
-            table += &format!("| `{}` | {default} | {flag} | {} |\n", k.name, k.meaning());
+            let rest = k.paragraphs().skip(1).collect::<Vec<_>>().join(" ");
+            let below = if rest.is_empty() { "" } else { " More below." };
+            let row = format!("| `{}` | {default} | {flag} | {}{below} |\n", k.name, k.summary());
+            assert!(
+                row.trim_end().chars().count() <= LONGEST_LINE,
+                "{}: its doc's first paragraph makes a row of docs/job-file.md's [test] table over {LONGEST_LINE} \
+                 characters: shorten it, and say the rest in a paragraph of its own",
+                k.name
+            );
+            table += &row;
+            if !rest.is_empty() {
+                more += &list_item(&format!("`{}`: {rest}", k.name));
+            }
         }
+        table += "\nMore on the keys above:\n\n";
+        table += &more;
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/job-file.md");
         let doc = std::fs::read_to_string(path).unwrap();
         let (begin, end) =
