@@ -120,6 +120,10 @@ pub fn parse_in(text: &str, name: &str, dir: &Path) -> Result<Job> {
         if let Some(b) = storage.baseline.clone() {
             let path = dir.join(&b);
             let at = || format!("{name}: [storage] baseline {b}");
+            // A FIFO would hold the reading (a command, a workbench call) until a writer came.
+            if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+                return Err(input(format!("{}: not a regular file: give a result document", at())));
+            }
             let doc = crate::document::read_file(&path).map_err(|e| e.context(at()))?;
             fill_from_baseline(storage, &doc).map_err(|e| e.context(at()))?;
         }

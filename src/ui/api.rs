@@ -30,10 +30,11 @@ use crate::http::{Handler, Reply, reply};
 use crate::import::{Format, Import, fio, icf};
 use crate::net::TargetName;
 
-/// Targets inspected at once (`POST /api/targets/inspect`); one more is refused. An
-/// inspection of a server that does not answer holds a thread of the server's pool (4) for
-/// io_timeout: two leave two for every other call, Stop among them.
-const INSPECTIONS: usize = 2;
+/// Calls that read files or targets a request names (an inspection, a job, a spec file) at
+/// once; one more is refused. A server that does not answer holds a thread of the server's
+/// pool (4) for io_timeout, a FIFO until a writer comes: two leave two for every other call,
+/// Stop among them.
+pub(super) const READING_CALLS: usize = 2;
 
 /// What answers the workbench's requests.
 pub struct Api {
@@ -49,8 +50,8 @@ pub struct Api {
     passwords: Mutex<Vec<TargetName>>,
     /// The last run started: its id and its job as the API shows it (without passwords).
     pub(super) shown: Mutex<Option<(u64, String)>>,
-    /// Targets being inspected now.
-    inspecting: AtomicUsize,
+    /// Calls reading what their request names, now.
+    reading: AtomicUsize,
 }
 
 impl Api {
@@ -58,8 +59,8 @@ impl Api {
     /// by `maker`, showing `managers`, listening on `listen`.
     pub fn new(token: String, db: Option<PathBuf>, maker: Maker, managers: Vec<ManagerView>, listen: IpAddr) -> Api {
         let runs = Runs::new(maker, db.clone());
-        let (passwords, shown, inspecting) = (Mutex::default(), Mutex::default(), AtomicUsize::new(0));
-        Api { token, db, runs, managers, listen, passwords, shown, inspecting }
+        let (passwords, shown, reading) = (Mutex::default(), Mutex::default(), AtomicUsize::new(0));
+        Api { token, db, runs, managers, listen, passwords, shown, reading }
     }
 
     /// Keeps the passwords `names` carry, each for its target's name (a later one for the
@@ -82,19 +83,19 @@ impl Api {
         job
     }
 
-    /// A place among the [`INSPECTIONS`] in flight, given back on drop; refused beyond.
-    pub(super) fn inspection(&self) -> std::result::Result<Inspection<'_>, Failure> {
-        if self.inspecting.fetch_add(1, Ordering::SeqCst) >= INSPECTIONS {
-            self.inspecting.fetch_sub(1, Ordering::SeqCst);
+    /// A place among the [`READING_CALLS`] under way, given back on drop; refused beyond.
+    pub(super) fn reading(&self) -> std::result::Result<Reading<'_>, Failure> {
+        if self.reading.fetch_add(1, Ordering::SeqCst) >= READING_CALLS {
+            self.reading.fetch_sub(1, Ordering::SeqCst);
             return Err(Failure::Status(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
-                    "{INSPECTIONS} targets are being inspected (a server that does not answer takes up to \
-                     io_timeout): try again when one has answered"
+                    "{READING_CALLS} calls are reading files or targets (a server that does not answer takes up \
+                     to io_timeout, a FIFO until it is written): try again when one has answered"
                 ),
             ));
         }
-        Ok(Inspection(&self.inspecting))
+        Ok(Reading(&self.reading))
     }
 
     /// The targets manager `rank` offers: this host's as they are now, another's as it
@@ -269,10 +270,11 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A target being inspected: its place among the [`INSPECTIONS`], given back on drop.
-pub(super) struct Inspection<'a>(&'a AtomicUsize);
+/// A call reading what its request names: its place among the [`READING_CALLS`], given back
+/// on drop.
+pub(super) struct Reading<'a>(&'a AtomicUsize);
 
-impl Drop for Inspection<'_> {
+impl Drop for Reading<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
     }

@@ -25,15 +25,23 @@ use crate::net::TargetName;
 const PAGE: &str = include_str!("page.html");
 
 /// One call: its method, its path (upper-case segments, `ID` and `NAME`, stand for the values
-/// given there), and what answers it.
+/// given there), what answers it, and whether it reads files or targets the request names
+/// (which may not answer: a silent server, a FIFO).
 pub(super) struct Route {
     pub method: &'static str,
     pub path: &'static str,
     handle: fn(&Api, &Call) -> Answer,
+    reads: bool,
 }
 
 const fn route(method: &'static str, path: &'static str, handle: fn(&Api, &Call) -> Answer) -> Route {
-    Route { method, path, handle }
+    Route { method, path, handle, reads: false }
+}
+
+/// A call that reads files or targets the request names: it takes a place among
+/// [`super::api::READING_CALLS`] while it does.
+const fn reading(method: &'static str, path: &'static str, handle: fn(&Api, &Call) -> Answer) -> Route {
+    Route { method, path, handle, reads: true }
 }
 
 /// Every call the workbench answers.
@@ -41,15 +49,15 @@ pub(super) const ROUTES: &[Route] = &[
     route("GET", "/", page),
     route("GET", "/api/host", host),
     route("GET", "/api/settings", settings),
-    route("GET", "/api/targets", targets),
-    route("POST", "/api/targets/inspect", inspect),
+    reading("GET", "/api/targets", targets),
+    reading("POST", "/api/targets/inspect", inspect),
     route("GET", "/api/specs", specs),
-    route("POST", "/api/specs/file", spec_file),
-    route("POST", "/api/specs/read", spec_read),
+    reading("POST", "/api/specs/file", spec_file),
+    reading("POST", "/api/specs/read", spec_read),
     route("GET", "/api/studies", studies),
-    route("POST", "/api/studies/NAME", study),
-    route("POST", "/api/job", build_job),
-    route("POST", "/api/job/read", read_job),
+    reading("POST", "/api/studies/NAME", study),
+    reading("POST", "/api/job", build_job),
+    reading("POST", "/api/job/read", read_job),
     route("POST", "/api/runs", start),
     route("GET", "/api/runs/ID", run_state),
     route("POST", "/api/runs/ID/stop", stop),
@@ -99,6 +107,7 @@ pub(super) fn dispatch(api: &Api, head: &Parts, body: &[u8]) -> Answer {
         let is_value = |p: &str| p.bytes().all(|b| b.is_ascii_uppercase());
         if pattern.iter().zip(&segs).all(|(p, s)| p == s || is_value(p)) {
             let params = pattern.iter().zip(&segs).filter(|(p, _)| is_value(p)).map(|(_, s)| *s).collect();
+            let _place = if r.reads { Some(api.reading()?) } else { None };
             return (r.handle)(api, &Call { head, body, params });
         }
     }
@@ -204,7 +213,6 @@ pub struct Inspect {
 /// password its URL may carry, kept for the runs that name it).
 fn inspect(api: &Api, c: &Call) -> Answer {
     let name = c.body::<Inspect>()?.path;
-    let _place = api.inspection()?;
     let offered = topology::inspect(&name)?;
     api.remember([&name]);
     json(&offered)

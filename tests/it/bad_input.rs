@@ -39,6 +39,17 @@ fn rejected(args: &[&str], needle: &str) -> String {
     rejected_in(&scratch("bad"), args, needle)
 }
 
+/// A FIFO given where a job names a file to read would hold the command (or a workbench
+/// call) until a writer came: refused as no regular file, at once.
+#[test]
+fn a_baseline_that_is_a_fifo_is_refused_not_waited_for() {
+    let dir = scratch("fifo-baseline");
+    assert!(std::process::Command::new("mkfifo").arg(dir.join("ff")).status().unwrap().success());
+    let job = "[storage]\nraid = \"jbod\"\ndrives = 1\nbaseline = \"ff\"\n[[worker]]\ntargets = [\"null\"]\n";
+    std::fs::write(dir.join("j.toml"), job).unwrap();
+    rejected_in(&dir, &["run", "j.toml", "--no-history"], "[storage] baseline ff: not a regular file");
+}
+
 #[test]
 fn flags() {
     rejected(&["run", "--spec", "nope"], "unknown access specification 'nope'");

@@ -970,8 +970,9 @@ fn a_typed_targets_password_logs_in_and_is_answered_nowhere() {
 
 /// Targets being inspected hold up none of the workbench's other calls (issue 82: four
 /// inspections of a server that never answers held every thread that answers, Stop's call
-/// too, for io_timeout, 30 s). Two are in flight at most; more are refused at once, saying
-/// why, and a run is stopped while the two wait.
+/// too, for io_timeout, 30 s). Two calls that read what their request names (inspections,
+/// jobs, spec files) are in flight at most; more are refused at once, saying why, and a run
+/// is stopped while the two wait.
 #[test]
 fn inspections_of_a_silent_server_hold_up_no_other_call() {
     // Takes connections (the kernel does, for the backlog) and never says a word.
@@ -998,7 +999,7 @@ fn inspections_of_a_silent_server_hold_up_no_other_call() {
         std::thread::sleep(Duration::from_millis(20));
     }
     for (code, e) in &refused {
-        assert!(*code == 503 && e["error"].as_str().unwrap().contains("being inspected"), "{code} {e}");
+        assert!(*code == 503 && e["error"].as_str().unwrap().contains("reading files or targets"), "{code} {e}");
     }
     // Meanwhile the run is stopped, and ends as a stopped run does.
     assert_eq!(wb.call("POST", &format!("/api/runs/{id}/stop"), None).0, 202);
