@@ -369,7 +369,8 @@ fn every_worker_has_a_target(job: &Job) -> Result<()> {
 /// the Nth, its job as the API shows it (the text the run was handed holds the passwords it
 /// logs in with).
 fn run_state(api: &Api, c: &Call) -> Answer {
-    let id = if c.param(0) == "current" { 0 } else { number(c.param(0))? as u64 };
+    // 0 stands for the current run inside; a caller names it `current`.
+    let id = if c.param(0) == "current" { 0 } else { run_id(c.param(0))? };
     let after = c.query_number("after", 0)?.max(0) as u64;
     let Some(mut s) = api.runs.state(id, after) else {
         return Err(Failure::Status(StatusCode::NOT_FOUND, format!("no run {id}: start one with POST /api/runs")));
@@ -379,10 +380,18 @@ fn run_state(api: &Api, c: &Call) -> Answer {
     json(&s)
 }
 
+/// A run's number as a path gives it: 1 or more.
+fn run_id(text: &str) -> Result<u64> {
+    match text.parse::<u64>() {
+        Ok(id @ 1..) => Ok(id),
+        _ => Err(input(format!("{text}: not a run's number (1, 2, ... or current)"))),
+    }
+}
+
 /// `POST /api/runs/ID/stop`: asks the run to stop (SIGTERM; again: at once).
 fn stop(api: &Api, c: &Call) -> Answer {
     let id = c.param(0);
-    match api.runs.stop(number(id)? as u64) {
+    match api.runs.stop(run_id(id)?) {
         true => Ok(with_status(StatusCode::ACCEPTED, json(&serde_json::json!({ "stopping": true }))?)),
         false => Err(Failure::Status(StatusCode::CONFLICT, format!("run {id} is not going"))),
     }

@@ -147,7 +147,8 @@ fn settings_say_each_key_in_one_short_line() {
         engine["short"].as_str().unwrap().ends_with("(one I/O in flight per worker; the result warns)."),
         "{engine}"
     );
-    assert!(engine["summary"].as_str().unwrap().len() > 300, "its help is long: {engine}");
+    // The whole help is there too, for the hover: long.
+    assert!(engine["meaning"].as_str().unwrap().len() > 300, "its help is long: {engine}");
 }
 
 #[test]
@@ -276,6 +277,11 @@ fn a_run_is_started_watched_and_stopped() {
     assert_eq!((&state["state"], &state["exit_status"]), (&json!("ended"), &json!(130)), "{state}");
     assert_eq!(b.call("POST", "/api/runs/1/stop", None).0, 409, "not going");
     assert_eq!(b.call("GET", "/api/runs/2", None).0, 404);
+    // A run is 1 or more (0 stood for the current run inside, and answered run 1).
+    for id in ["0", "-1", "18446744073709551616", "x"] {
+        assert_eq!(b.call("GET", &format!("/api/runs/{id}"), None).0, 400, "run {id}");
+        assert_eq!(b.call("POST", &format!("/api/runs/{id}/stop"), None).0, 400, "run {id}");
+    }
 }
 
 #[test]
