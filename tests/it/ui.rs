@@ -291,9 +291,14 @@ fn stop_pressed_three_times_on_a_stalled_target_keeps_the_run() {
     std::thread::sleep(Duration::from_millis(500));
     let t0 = Instant::now();
     let mut states = Vec::new();
-    for _ in 0..3 {
-        assert_eq!(wb.call("POST", &format!("/api/runs/{id}/stop"), None).0, 202);
-        states.push(wb.call("GET", &format!("/api/runs/{id}"), None).1["state"].clone());
+    for press in 0..3 {
+        let code = wb.call("POST", &format!("/api/runs/{id}/stop"), None).0;
+        let state = wb.call("GET", &format!("/api/runs/{id}"), None).1["state"].clone();
+        // After the second press the run gives up its I/Os and may have ended by the third:
+        // then there is nothing to stop (409), which is no signal either.
+        let ended = press > 0 && state == "ended";
+        assert!(code == 202 || (code == 409 && ended), "press {}: {code}, then {state}", press + 1);
+        states.push(state);
     }
     assert!(t0.elapsed() < Duration::from_secs(5), "three presses took {:?}", t0.elapsed());
     let end = wb.ended(id, Duration::from_secs(60));
