@@ -694,7 +694,8 @@ fn blockalign_and_loops_read_as_fio_reads_them() {
 
 /// fio's meaning on our own corpus (tests/fixtures/fio-conformance/, one fio feature a file):
 /// each job run by fio and by iogauge on one scratch file gets the status it states (same
-/// counts, bytes and mix, or refused in one line), and none differs silently. With
+/// counts, bytes and mix, and the same I/Os one by one from fio's per-I/O logs and iogauge's
+/// --iolog, or refused in one line), and none differs silently. With
 /// FIO_EXAMPLES naming fio's own examples/ (from fio's source), those run too: no silent
 /// difference among them.
 #[test]
