@@ -7,6 +7,9 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use crate::config::TestSettings;
+use crate::export::output::Guard;
+
 use super::args::Destinations;
 use super::history::Saver;
 use super::interrupt;
@@ -33,9 +36,10 @@ pub(super) struct Outputs {
 impl Outputs {
     /// Opens the outputs and the history on the lead manager (the others write nothing).
     /// Every manager must learn whether that failed before anything runs: the caller agrees on
-    /// it ([`crate::managers::all_ok`], or with the test's checks, `plan::prepare_with`). `log_dir`:
-    /// the test's `--log-dir`, which the run writes itself, claimed here beside the rest.
-    pub(super) fn open(group: &dyn Group, to: Destinations, log_dir: Option<&PathBuf>) -> Result<Outputs> {
+    /// it ([`crate::managers::all_ok`], or with the test's checks, `plan::prepare_with`).
+    /// `settings`: the test's, whose `--log-dir` and `--iolog` the run writes itself, claimed
+    /// here beside the rest.
+    pub(super) fn open(group: &dyn Group, to: Destinations, settings: Option<&TestSettings>) -> Result<Outputs> {
         let to_stdout = |p: Option<&PathBuf>| p.is_some_and(|p| p.as_os_str() == "-");
         let lead = group.leads();
         let asked: [(&'static str, Option<&PathBuf>, Box<dyn Exporter>); 6] = [
@@ -53,7 +57,7 @@ impl Outputs {
         } else {
             let saver = to.history.saver(to.quiet);
             let mut guard = super::history::guard(to.history.db.as_deref());
-            let logs = log_dir.map_or(Ok(()), |d| guard.claim("--log-dir", d, true));
+            let logs = settings.map_or(Ok(()), |s| claim_logs(&mut guard, s));
             let checked = saver.as_ref().map_err(Clone::clone).and(logs);
             checked.and_then(|()| {
                 // --live-json is a stream the live outputs open; the rest are documents.
@@ -117,6 +121,16 @@ impl Outputs {
         self.live.end(&interrupt::requested);
         self.saver.after(written)
     }
+}
+
+/// Claims the logs a test writes itself: `--log-dir` (each file already there of a log's
+/// name must be a log) and `--iolog` (a file already there must be fio's iolog v3).
+fn claim_logs(guard: &mut Guard, s: &TestSettings) -> Result<()> {
+    if let Some(dir) = &s.log_dir {
+        let named = |file: &str| crate::run::is_log_name(file, s.log_name.as_deref());
+        guard.claim_dir_of("--log-dir", dir, &named, &crate::run::LOG)?;
+    }
+    s.iolog.as_ref().map_or(Ok(()), |path| guard.claim_of("--iolog", path, &crate::trace::FIO_IOLOG))
 }
 
 impl Observer for Outputs {

@@ -43,14 +43,12 @@ pub struct DetailFlag {
 
 /// The guard of a command's outputs (`export::output::Guard`): none may be the history
 /// database, the command's `--db` nor the default one, whether or not it saves there, nor
-/// replace a trace or any SQLite database.
+/// replace a trace or any SQLite database (but a trace of its own kind, by an output that
+/// writes one: `capture -o`, `--iolog`).
 pub(super) fn guard(db: Option<&Path>) -> Guard {
-    databases_guard(db).keeping(crate::trace::kind_of)
-}
-
-/// [`guard`] for the one output that is a trace (`capture -o`), which may replace one.
-pub(super) fn databases_guard(db: Option<&Path>) -> Guard {
-    Guard::new(db.map(Path::to_path_buf).into_iter().chain(history::default_path()).collect()).keeping(history::kind_of)
+    Guard::new(db.map(Path::to_path_buf).into_iter().chain(history::default_path()).collect())
+        .keeping(history::kind_of)
+        .keeping(crate::trace::kind_of)
 }
 
 /// Saves documents into the history, if there is one. A save that fails once the database

@@ -74,7 +74,7 @@ fn run_and_save(
 ) -> Result<(crate::result::ResultDoc, Option<i64>)> {
     let to = out.destinations();
     // The outputs are agreed on with the checks: one exchange between managers, not two.
-    let opened = Outputs::open(group, to, test.settings.log_dir.as_ref());
+    let opened = Outputs::open(group, to, Some(&test.settings));
     let (prep, mut exports) = plan::prepare_with(group, test, opened)?;
     if group.leads() {
         for w in prep.warnings() {
@@ -168,8 +168,7 @@ fn study_on(
     job: &crate::config::Job,
     points: &[study::Point],
 ) -> Result<(study::doc::StudyDoc, Option<i64>)> {
-    let mut exports =
-        managers::all_ok(group, Outputs::open(group, to, job.test.log_dir.as_ref()), "opening the outputs")?;
+    let mut exports = managers::all_ok(group, Outputs::open(group, to, Some(&job.test)), "opening the outputs")?;
     interrupt::stop_on_interrupt();
     let study::run::Studied { doc, maps } = study::run::run_study(job, points, &mut exports, group)?;
     let extra = (name == "baseline").then(|| study::builtin::drive_figures(&doc).unwrap_or_default());

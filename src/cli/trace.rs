@@ -17,7 +17,8 @@ use crate::trace::{Summary, capture, stem};
 
 /// Runs `iogauge capture`: says on stderr what was recorded, and whether anything was lost.
 pub fn capture(a: &CaptureArgs) -> Result<i32> {
-    let mut out = super::history::databases_guard(None).file("--output", &a.output)?;
+    // An earlier capture may be replaced; another tool's trace, a database, any other file not.
+    let mut out = super::history::guard(None).file_of("--output", &a.output, &crate::trace::CAPTURE)?;
     super::interrupt::stop_on_interrupt();
     let started = capture::Capture::start(&a.device)?;
     // Said once the tracepoints are on: what happens on the device from here is recorded.

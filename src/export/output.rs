@@ -55,6 +55,15 @@ const JOURNALS: [&str; 3] = ["-journal", "-wal", "-shm"];
 /// What an existing file holds that no output may replace ("a SQLite database"), or None.
 pub type Kept = fn(&Path) -> Option<&'static str>;
 
+/// What an output that replaces a file only of its own kind writes, and how to tell one
+/// (`capture -o`: an iogauge capture; `--iolog`: fio's iolog v3; `--log-dir`: fio's logs).
+pub struct Ours {
+    /// What it is, as messages say it ("an iogauge capture").
+    pub what: &'static str,
+    /// Whether the existing regular file at a path is one.
+    pub is: fn(&Path) -> bool,
+}
+
 /// What one command writes, claimed before anything is opened. Each output is checked against
 /// what it may never be: the command's inputs (`targets::inputs`), a history database, a file
 /// holding what no output replaces, the command's other outputs; files are compared by
@@ -108,8 +117,47 @@ impl Guard {
         OutputDir::open(path, flag)
     }
 
+    /// Claims `path` for the output `flag`, which replaces an existing regular file only where
+    /// it is one of `ours`, and opens it ([`Output::open`]).
+    pub fn file_of(&mut self, flag: &str, path: &Path, ours: &Ours) -> Result<Output> {
+        self.claim_of(flag, path, ours)?;
+        Output::open(path)
+    }
+
+    /// Checks `path` for the output `flag`, which the command writes itself and which replaces
+    /// an existing regular file only where it is one of `ours` (`--iolog`), and records it.
+    pub fn claim_of(&mut self, flag: &str, path: &Path, ours: &Ours) -> Result<()> {
+        self.claim_checked(flag, path, false, Some(ours))
+    }
+
+    /// Claims the directory `path` for the output `flag`, whose files the command writes
+    /// itself, and checks each file already there whose name `named` says is one it may write
+    /// (`--log-dir`: `NAME_lat.1.log`...): it is replaced only where it is one of `ours`, and
+    /// never where it is an input or a history database. Writes nothing.
+    pub fn claim_dir_of(&mut self, flag: &str, path: &Path, named: &dyn Fn(&str) -> bool, ours: &Ours) -> Result<()> {
+        self.claim(flag, path, true)?;
+        let Ok(entries) = std::fs::read_dir(path) else { return Ok(()) };
+        for entry in entries.flatten() {
+            if named(&entry.file_name().to_string_lossy()) {
+                let file = entry.path();
+                self.never(flag, &file)?;
+                // Not a regular file (a directory, a FIFO): not one iogauge wrote.
+                if !std::fs::metadata(&file).is_ok_and(|m| m.is_file()) || !(ours.is)(&file) {
+                    return Err(not_ours(flag, &file, ours));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks `path` for the output `flag` and records it; writes nothing.
     pub fn claim(&mut self, flag: &str, path: &Path, dir: bool) -> Result<()> {
+        self.claim_checked(flag, path, dir, None)
+    }
+
+    /// [`Guard::claim`]; an existing regular file is replaced only where it is one of `ours`,
+    /// where given.
+    fn claim_checked(&mut self, flag: &str, path: &Path, dir: bool, ours: Option<&Ours>) -> Result<()> {
         let shown = path.display();
         if path.as_os_str() == "-" {
             if let Some((other, _, _)) = self.claimed.iter().find(|(_, p, _)| p.as_os_str() == "-") {
@@ -131,26 +179,16 @@ impl Guard {
                 )));
             }
         }
-        let here = Place::of(path);
-        for db in &self.protected {
-            let journal = JOURNALS.iter().any(|j| here == Place::of(&with_suffix(db, j)));
-            if here == Place::of(db) || journal {
-                return Err(input(format!(
-                    "{flag} {shown} is the history database{}: give another file for the output",
-                    if journal { "'s journal" } else { "" }
-                )));
-            }
-        }
-        if let Some(read) = here.file.and_then(crate::host::inputs::read_as) {
-            return Err(input(format!(
-                "{flag} {shown} is {}, which this command reads: give another file for the output",
-                read.display()
-            )));
-        }
+        let here = self.never(flag, path)?;
         // Read only where it is a regular file: opening a FIFO to look would wait for its writer.
         let regular = !dir && std::fs::metadata(path).is_ok_and(|m| m.is_file());
-        if let Some(what) = self.kept.iter().filter(|_| regular).find_map(|k| k(path)) {
-            return Err(input(format!("{flag} {shown} holds {what}, which no output replaces: give another file")));
+        if regular && !ours.is_some_and(|o| (o.is)(path)) {
+            if let Some(what) = self.kept.iter().find_map(|k| k(path)) {
+                return Err(input(format!("{flag} {shown} holds {what}, which no output replaces: give another file")));
+            }
+            if let Some(ours) = ours {
+                return Err(not_ours(flag, path, ours));
+            }
         }
         // /dev/null or a terminal may take several outputs.
         for (other, taken, taken_dir) in self.claimed.iter().filter(|_| !device) {
@@ -180,6 +218,46 @@ impl Guard {
         self.claimed.push((flag.to_string(), path.to_path_buf(), dir));
         Ok(())
     }
+}
+
+impl Guard {
+    /// Refuses `path` for the output `flag` where it is a history database, SQLite's journal
+    /// beside one, or one of the command's inputs; where it is.
+    fn never(&self, flag: &str, path: &Path) -> Result<Place> {
+        let shown = path.display();
+        let here = Place::of(path);
+        for db in &self.protected {
+            let journal = JOURNALS.iter().any(|j| here == Place::of(&with_suffix(db, j)));
+            if here == Place::of(db) || journal {
+                return Err(input(format!(
+                    "{flag} {shown} is the history database{}: give another file for the output",
+                    if journal { "'s journal" } else { "" }
+                )));
+            }
+        }
+        if let Some(read) = here.file.and_then(crate::host::inputs::read_as) {
+            return Err(input(format!(
+                "{flag} {shown} is {}, which this command reads: give another file for the output",
+                read.display()
+            )));
+        }
+        Ok(here)
+    }
+}
+
+/// The refusal of a file already at `path` that the output `flag` would replace and that is
+/// not one of `ours`: what it holds where a kept kind says (a trace, a SQLite database).
+fn not_ours(flag: &str, path: &Path, ours: &Ours) -> crate::error::Error {
+    // Read only where it is a regular file: opening a FIFO to look would wait for its writer.
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let kinds = [crate::history::kind_of as Kept, crate::trace::kind_of];
+    let holds = kinds.iter().filter(|_| regular).find_map(|k| k(path));
+    let what = holds.map_or_else(String::new, |h| format!(" (it holds {h})"));
+    input(format!(
+        "{flag} {} is already there and is not {}{what}: remove it, or give another path",
+        path.display(),
+        ours.what
+    ))
 }
 
 /// Where a path is: the file's identity where it exists (another name for it, a hard link,

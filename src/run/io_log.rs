@@ -21,6 +21,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crate::error::{Result, runtime};
+use crate::export::output::Ours;
 use crate::stats::Op;
 use crate::worker::Control;
 use crate::worker::io_log::{Entry, LogChunks};
@@ -81,6 +82,47 @@ impl Files {
 /// A log's file name, as fio names a job's: `STEM_KIND.NUMBER.log`.
 fn log_name(stem: &str, kind: &str, number: usize) -> String {
     format!("{stem}_{kind}.{number}.log")
+}
+
+/// Whether a file of the name `file` in the log directory is one a test may write there: a
+/// worker's log, `STEM_KIND.N.log`, or with `log_name` the gathered `NAME_KIND.log`.
+pub(crate) fn is_log_name(file: &str, log_name: Option<&str>) -> bool {
+    KINDS.iter().any(|kind| {
+        let numbered = file
+            .strip_suffix(".log")
+            .and_then(|f| f.rsplit_once('.'))
+            .is_some_and(|(stem, n)| stem.ends_with(&format!("_{kind}")) && n.parse::<usize>().is_ok());
+        numbered || log_name.is_some_and(|name| file == format!("{name}_{kind}.log"))
+    })
+}
+
+/// How much of a file tells it as a log: its whole lines in the first 64 KiB.
+const LOG_HEAD: u64 = 64 << 10;
+
+/// What `--log-dir` replaces: a log as fio and iogauge write them, every line (of the first
+/// [`LOG_HEAD`] bytes) 4 to 6 unsigned integers joined by `, ` (fio 2's time, value, ddir,
+/// bs; fio 3's with offset and priority); empty, a log of no I/O.
+pub(crate) const LOG: Ours = Ours { what: "a log iogauge wrote", is: is_log };
+
+fn is_log(path: &Path) -> bool {
+    let mut head = Vec::new();
+    let Ok(f) = File::open(path) else { return false };
+    if std::io::Read::read_to_end(&mut std::io::Read::take(f, LOG_HEAD), &mut head).is_err() {
+        return false;
+    }
+    // A file longer than the head ends it inside a line: that part line is not looked at.
+    let whole = match std::fs::metadata(path).is_ok_and(|m| m.len() > LOG_HEAD) {
+        true => match head.iter().rposition(|&b| b == b'\n') {
+            Some(end) => &head[..=end],
+            None => return false,
+        },
+        false => &head[..],
+    };
+    let Ok(text) = std::str::from_utf8(whole) else { return false };
+    text.lines().all(|line| {
+        let fields: Vec<&str> = line.split(", ").collect();
+        (4..=6).contains(&fields.len()) && fields.iter().all(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// Where a file is written before it is whole: beside `path`, hidden.

@@ -23,6 +23,7 @@ use crate::targets::TargetInfo;
 use crate::verify::checker::Checker;
 use crate::verify::map::BlockMap;
 use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
+pub(crate) use io_log::{LOG, is_log_name};
 use monitor::{Clock, Monitor, Window};
 pub use monitor::{Observer, Silent};
 pub use snapshot::{Count, Counters, Phase, Progress, Snapshot};

@@ -22,6 +22,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::export::output::Ours;
 use crate::stats::Op;
 
 /// The first line of iogauge's captures.
@@ -116,6 +117,18 @@ pub(crate) fn kind_of(path: &Path) -> Option<&'static str> {
         None => None,
     }
 }
+
+/// What an existing text file at `path` is as a trace (by its first line), if one.
+fn text_format(path: &Path) -> Option<Format> {
+    Format::of_first_line(&first_line(path)?)
+}
+
+/// What `capture -o` replaces: an earlier capture, never another tool's trace.
+pub(crate) const CAPTURE: Ours = Ours { what: "an iogauge capture", is: |p| text_format(p) == Some(Format::Capture) };
+
+/// What `--iolog` replaces: fio's iolog v3, what it writes, line for line as fio's
+/// `write_iolog` does: one fio wrote cannot be told from iogauge's, and is replaced too.
+pub(crate) const FIO_IOLOG: Ours = Ours { what: "a fio iolog v3", is: |p| text_format(p) == Some(Format::FioV3) };
 
 /// A trace read one I/O at a time.
 pub(crate) enum Reader {

@@ -6,7 +6,9 @@
 
 use crate::common;
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::process::Command;
 
 use common::*;
 
@@ -171,4 +173,108 @@ fn no_output_replaces_an_input_a_trace_or_a_database() {
     std::fs::remove_file(dir.join("charts/01-response-time-percentiles.svg")).unwrap();
     done(&dir, &["report", "r.json", "-o", "r.html", "--charts", "charts"]);
     done(&dir, &["report", "r.json", "-o", "r.html", "--charts", "charts"]);
+}
+
+/// The job of the tests below: one worker reading the null target for 1 s.
+const JOB: &str = "[test]\nramp = \"0s\"\ntime = \"1s\"\n[[worker]]\ntargets = [\"null\"]\nspec = \"random-read-4k\"\n";
+
+/// Issue 82: the logs a run writes itself (`--log-dir`, its `--log-name` gathering, `--iolog`)
+/// go through the guard: a file already there of a log's name is replaced only when it is a
+/// log iogauge wrote, never when it is the job file, a trace, a SQLite database, the `--db`
+/// history or a user's file; the iolog only a fio iolog v3. One line, exit 2, every file as it
+/// was; a rerun into the same directory and iolog works.
+#[test]
+fn the_logs_a_run_writes_replace_only_logs() {
+    let dir = scratch("outputs-logs");
+    std::fs::write(dir.join("j.toml"), JOB).unwrap();
+    let v3 = "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 0 4096\n";
+    assert!(Command::new("sqlite3").arg(dir.join("o.db")).arg("create table t(x)").status().unwrap().success());
+    for d in ["ld2", "ld3", "ld4", "ld5", "ld6", "ld7", "ld8"] {
+        std::fs::create_dir(dir.join(d)).unwrap();
+    }
+    std::fs::copy(dir.join("j.toml"), dir.join("ld2/worker_1_bw.1.log")).unwrap();
+    std::fs::write(dir.join("ld3/worker_1_lat.1.log"), "user data\n").unwrap();
+    std::fs::write(dir.join("ld4/replay_iops.1.log"), v3).unwrap();
+    std::fs::write(dir.join("ld5/worker_1_clat.1.log"), "fio version 2 iolog\n/dev/x add\n").unwrap();
+    std::fs::copy(dir.join("o.db"), dir.join("ld7/worker_1_iops.2.log")).unwrap();
+    std::fs::write(dir.join("ld8/all_bw.log"), "user data\n").unwrap();
+    std::fs::write(dir.join("mine.txt"), "user data\n").unwrap();
+    std::fs::write(dir.join("v2.iolog"), "fio version 2 iolog\n/dev/x add\n").unwrap();
+    // The --db history of the attacker's last case, saved into first.
+    done(&dir, &["run", "j.toml", "--db", "ld6/worker_1_iops.1.log", "-q"]);
+    let files = [
+        "j.toml",
+        "o.db",
+        "ld2/worker_1_bw.1.log",
+        "ld3/worker_1_lat.1.log",
+        "ld4/replay_iops.1.log",
+        "ld5/worker_1_clat.1.log",
+        "ld6/worker_1_iops.1.log",
+        "ld7/worker_1_iops.2.log",
+        "ld8/all_bw.log",
+        "mine.txt",
+        "v2.iolog",
+    ];
+    let before: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
+
+    let reads = "which this command reads";
+    let not_log = "is not a log iogauge wrote";
+    refused(&dir, &["run", "ld2/worker_1_bw.1.log", "--no-history", "--log-dir", "ld2"], reads);
+    refused(&dir, &["run", "j.toml", "--no-history", "--log-dir", "ld3"], not_log);
+    refused(&dir, &["replay", "ld4/replay_iops.1.log", "--target", "null", "--no-history", "--log-dir", "ld4"], reads);
+    refused(&dir, &["run", "j.toml", "--no-history", "--log-dir", "ld5"], "it holds a trace");
+    refused(&dir, &["run", "j.toml", "--db", "ld6/worker_1_iops.1.log", "--log-dir", "ld6"], "is the history database");
+    // A log of the second workload, which this one-workload job would not write, is checked
+    // all the same: what the test writes is any file of a log's name.
+    refused(&dir, &["run", "j.toml", "--no-history", "--log-dir", "ld7"], "it holds a SQLite database");
+    refused(&dir, &["run", "j.toml", "--no-history", "--log-dir", "ld8", "--log-name", "all"], not_log);
+    refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "mine.txt"], "is not a fio iolog v3");
+    refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "j.toml"], reads);
+    refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "v2.iolog"], "holds a trace");
+    refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "o.db"], "holds a SQLite database");
+    let after: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
+    assert_eq!(before, after, "a refused log changed a file");
+    let runs =
+        Command::new("sqlite3").arg(dir.join("ld6/worker_1_iops.1.log")).arg("select count(*) from runs").output();
+    assert_eq!(String::from_utf8_lossy(&runs.unwrap().stdout).trim(), "1", "the --db lost its run");
+
+    // What iogauge wrote it replaces: a rerun into the same directory, gathered or not, and iolog.
+    let logs = ["run", "j.toml", "--no-history", "-q", "--log-dir", "logs", "--iolog", "io.iolog"];
+    for args in [&logs[..], &[&logs[..], &["--log-name", "all"]].concat(), &logs[..]] {
+        done(&dir, args);
+    }
+    for f in ["logs/worker_1_lat.1.log", "logs/all_iops.log"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(text.lines().count() > 100, "{f}: {} lines", text.lines().count());
+    }
+    assert!(std::fs::read_to_string(dir.join("io.iolog")).unwrap().starts_with("fio version 3 iolog\n"));
+}
+
+/// Issue 82: `capture -o` replaces an earlier capture, never another tool's trace (a fio
+/// iolog, blkparse's text), a database or any other file (a job file); one line, exit 2, the
+/// file as it was, nothing captured.
+#[test]
+fn a_capture_replaces_only_an_earlier_capture() {
+    let dir = scratch("outputs-capture");
+    let disk = LoopDev::new(16 << 20);
+    std::fs::write(dir.join("j.toml"), JOB).unwrap();
+    std::fs::write(dir.join("fio.iolog"), "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n0 /dev/x read 0 4096\n")
+        .unwrap();
+    std::fs::write(dir.join("parsed.txt"), "  7,0    1        1     0.000000000  4242  Q   R 0 + 8 [fio]\n").unwrap();
+    assert!(Command::new("sqlite3").arg(dir.join("o.db")).arg("create table t(x)").status().unwrap().success());
+    let files = ["j.toml", "fio.iolog", "parsed.txt", "o.db"];
+    let before: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
+    let capture = |out: &'static str| vec!["capture", "--device", disk.dev.as_str(), "--time", "1s", "-o", out];
+    refused(&dir, &capture("j.toml"), "is not an iogauge capture");
+    refused(&dir, &capture("fio.iolog"), "holds a trace");
+    refused(&dir, &capture("parsed.txt"), "holds a trace (blkparse's text)");
+    refused(&dir, &capture("o.db"), "holds a SQLite database");
+    let after: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
+    assert_eq!(before, after, "a refused capture changed a file");
+    // An earlier capture is replaced by the next.
+    done(&dir, &capture("cap.csv"));
+    let first = std::fs::metadata(dir.join("cap.csv")).unwrap().ino();
+    done(&dir, &capture("cap.csv"));
+    assert_ne!(std::fs::metadata(dir.join("cap.csv")).unwrap().ino(), first, "not written again");
+    assert!(std::fs::read_to_string(dir.join("cap.csv")).unwrap().starts_with("# iogauge-capture/1"));
 }
