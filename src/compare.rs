@@ -327,7 +327,7 @@ fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
             say(&format!("the number of lines of {}", s.name), s.lines.len().to_string());
             for (i, line) in s.lines.iter().enumerate() {
                 // As a job file gives it, in the keys' order.
-                let fields = toml::to_string(line).unwrap_or_default();
+                let fields = crate::job::to_toml(line).unwrap_or_default();
                 say(&format!("{}'s line {}", s.name, i + 1), fields.trim_end().replace('\n', ", "));
             }
         }

@@ -28,6 +28,16 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// Text a job names things with (a worker, a specification, a target), which a terminal will
+/// be given: refused with its first control character (C0, DEL or C1), written out as Rust
+/// writes it (`\u{1b}`), where it has one.
+pub fn printable(text: &str) -> Result<(), String> {
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(c.escape_debug().to_string()),
+        None => Ok(()),
+    }
+}
+
 /// A response time in ms: 3 decimals under 1 ms, 2 above; `-` for none.
 pub fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(

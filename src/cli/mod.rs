@@ -302,8 +302,8 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Fs(a) => fs::run(&a.job(), a.outputs.destinations()),
         Command::Convert { file, import } => {
             let job = job::load(&file, &import.import(&Default::default()))?;
-            let toml =
-                toml::to_string(&job).map_err(|e| input(format!("{}: cannot write as TOML: {e}", file.display())))?;
+            let toml = crate::job::to_toml(&job)
+                .map_err(|e| input(format!("{}: cannot write as TOML: {e}", file.display())))?;
             print!("# iogauge's job for {}\n{toml}", file.display());
             Ok(0)
         }

@@ -167,7 +167,7 @@ pub fn distil(a: &DistilArgs) -> Result<i32> {
     let d = distil::distil(&a.trace, &name, window)?;
     let target = a.target.as_ref().or(a.check.as_ref());
     let job = distilled_job(&d, target);
-    let toml = toml::to_string(&job).map_err(|e| runtime(format!("writing the job: {e}")))?;
+    let toml = crate::job::to_toml(&job).map_err(|e| runtime(format!("writing the job: {e}")))?;
     let mut text = distilled_header(&d, &a.trace);
     if let Some(t) = target.filter(|t| t.secret().is_some()) {
         text += &format!(

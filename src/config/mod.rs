@@ -34,7 +34,7 @@ mod test;
 pub use fs::{FS_TESTS, FsConfig, FsTest, check_job as check_fs_job};
 pub use settings::{KEYS, Key, TestSettingFlags, TestSettings};
 pub use study::{Curve, Limit, Measure, Precondition, Steady, Steps, StudyConfig, TargetsIn, Value};
-pub use test::{Test, Worker, Workload};
+pub use test::{Test, Worker, Workload, printable_names};
 
 /// The default test file, created in the current directory when no target is named.
 pub const DEFAULT_TARGET: &str = "iogauge.tst";

@@ -157,15 +157,11 @@ fn workload_name(specs: &[AccessSpec]) -> String {
     joined(specs.iter().map(|s| s.name.as_str()))
 }
 
-/// Names in order of first use, each once, joined by `+`.
+/// Names in order of first use, each once, joined by `+` (those seen kept in a set: a test
+/// of many workers, each its own specification, is named in linear time).
 fn joined<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let mut once: Vec<&str> = Vec::new();
-    for n in names {
-        if !once.contains(&n) {
-            once.push(n);
-        }
-    }
-    once.join("+")
+    let mut seen = std::collections::HashSet::new();
+    names.filter(|n| seen.insert(*n)).collect::<Vec<_>>().join("+")
 }
 
 impl Test {
@@ -178,6 +174,7 @@ impl Test {
                 "a file-system test ([fs]) runs with iogauge study FILE (or iogauge fs), not as a test of workers",
             ));
         }
+        printable_names(job)?;
         check_settings(&job.test)?;
         // Each name's first place: a library of many specifications is read in linear time.
         let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -259,6 +256,28 @@ impl Test {
     }
 }
 
+/// The names a job gives (its workers', specifications' and targets'), which tables and
+/// messages print, without control characters: a terminal would act on an escape sequence in
+/// one (retitle the window, clear the screen), so it is refused where the job is read.
+pub fn printable_names(job: &Job) -> Result<(), ConfigError> {
+    let check = |path: Vec<Seg>, key: &str, text: &str| {
+        crate::format::printable(text)
+            .map_err(|c| at(path, format!("{key} holds the control character {c}: give it without")))
+    };
+    for (i, s) in job.specs.iter().enumerate() {
+        check(vec![Seg::Key("spec"), Seg::Index(i), Seg::Key("name")], "a [[spec]]'s name", &s.name)?;
+    }
+    for (i, w) in job.workers.iter().enumerate() {
+        let p = |k| vec![Seg::Key("worker"), Seg::Index(i), Seg::Key(k)];
+        check(p("name"), "a [[worker]]'s name", w.name.as_deref().unwrap_or(""))?;
+        check(p("spec"), "a [[worker]]'s spec", w.spec.as_deref().unwrap_or(""))?;
+        for t in &w.targets {
+            check(p("targets"), "a [[worker]]'s target", t.as_str())?;
+        }
+    }
+    Ok(())
+}
+
 /// The most workers a test may have over all its managers (each manager also stays within the
 /// threads its system can make: `plan`).
 pub const MAX_WORKERS: u64 = 65_536;
@@ -304,13 +323,17 @@ fn replay_spec(r: &Replay) -> crate::error::Result<(AccessSpec, u64)> {
 /// workloads (one per spec of the run list, or one of the workers' own specifications), and
 /// the I/Os of the longest trace a worker replays.
 fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>, Vec<Workload>, u64), ConfigError> {
-    // Every spec name used must be built in or defined inline.
+    // Every spec name used must be built in or defined inline. Each looked up in a map and the
+    // names used kept in a set: a job of many workers, each its own spec, resolves in linear time.
+    let inline: std::collections::HashMap<&str, &AccessSpec> =
+        job.specs.iter().rev().map(|s| (s.name.as_str(), s)).collect();
     let mut used: Vec<AccessSpec> = Vec::new();
+    let mut used_names = std::collections::HashSet::new();
     let mut longest = 0;
     let mut lookup = |name: Result<&str, &Replay>, path: Vec<Seg>| -> Result<AccessSpec, ConfigError> {
         let spec = match name {
-            Ok(name) => match job.specs.iter().find(|s| s.name == name) {
-                Some(s) => s.clone(),
+            Ok(name) => match inline.get(name) {
+                Some(s) => (*s).clone(),
                 None => find_builtin(name).map_err(|m| at(path, m.to_string()))?,
             },
             Err(replay) => {
@@ -319,7 +342,7 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
                 spec
             }
         };
-        if !used.iter().any(|u| u.name == spec.name) {
+        if used_names.insert(spec.name.clone()) {
             used.push(spec.clone());
         }
         Ok(spec)

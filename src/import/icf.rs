@@ -145,6 +145,12 @@ fn version(line: &str) -> Option<u64> {
     })
 }
 
+/// A number that fits iogauge's 32 bits (4294967295): refused as written above it, rather than
+/// cut down to another number than the file's.
+fn fits_u32(lines: &Lines, x: u64, what: &str) -> Result<u32> {
+    u32::try_from(x).map_err(|_| lines.err(format!("{what}: {x} is out of range: give at most {}", u32::MAX)))
+}
+
 fn cycling(lines: &Lines, v: &str, with_end: bool, what: &str) -> Result<Cycling> {
     let n = if with_end { 3 } else { 2 };
     let nums = ints(lines, v, n, what)?;
@@ -154,9 +160,9 @@ fn cycling(lines: &Lines, v: &str, with_end: bool, what: &str) -> Result<Cycling
         "EXPONENTIAL" => true,
         _ => return Err(lines.err(format!("{what}: step type \"{kind}\": expected LINEAR or EXPONENTIAL"))),
     };
-    let u = |x: u64| x.min(u32::MAX as u64) as u32;
+    let u = |x: u64| fits_u32(lines, x, what);
     let (start, end, step) = if with_end { (nums[0], nums[1], nums[2]) } else { (nums[0], 0, nums[1]) };
-    Ok(Cycling { start: u(start), end: u(end), step: u(step), exponential })
+    Ok(Cycling { start: u(start)?, end: u(end)?, step: u(step)?, exponential })
 }
 
 fn test_setup(lines: &mut Lines) -> Result<Setup> {
@@ -239,8 +245,8 @@ fn access_specs(lines: &mut Lines) -> Result<Vec<AccessSpec>> {
                 // Iometer's 0 is "sector boundaries"; iogauge's default aligns random offsets to
                 // the transfer size rounded up to the block size (docs/interop.md).
                 align: (n[6] != 0).then_some(n[6]),
-                delay_ms: n[4].min(u32::MAX as u64) as u32,
-                burst: n[5].clamp(1, u32::MAX as u64) as u32,
+                delay_ms: fits_u32(lines, n[4], &format!("{at}: delay (ms)"))?,
+                burst: fits_u32(lines, n[5], &format!("{at}: burst length"))?.max(1),
                 ..SpecLine::new(n[0], pct(n[1], "% of size")?, pct(n[2], "% reads")?, pct(n[3], "% random")?)
             });
         }
@@ -310,16 +316,24 @@ fn default_settings(lines: &mut Lines, w: &mut IcfWorker) -> Result<()> {
             let fields: Vec<&str> = v.split(',').map(str::trim).collect();
             w.outstanding = fields[0].parse().map_err(|_| lines.err(format!("outstanding I/Os \"{}\"", fields[0])))?;
             if fields.get(3).is_some_and(|f| f.eq_ignore_ascii_case("ENABLED")) {
-                w.seed = fields.get(4).and_then(|s| s.parse().ok());
+                let seed = fields.get(4).copied().unwrap_or("");
+                w.seed =
+                    Some(seed.parse().map_err(|_| {
+                        lines.err(format!("fixed seed \"{seed}\": give a whole number to {}", u64::MAX))
+                    })?);
             }
             if fields.get(1).is_some_and(|f| f.eq_ignore_ascii_case("ENABLED")) {
-                w.reconnect_every = Some(fields.get(2).and_then(|s| s.parse().ok()).unwrap_or(1));
+                let every = fields.get(2).copied().unwrap_or("1");
+                let every = every.parse().map_err(|_| {
+                    lines.err(format!("transactions per connection \"{every}\": give a whole number to {}", u64::MAX))
+                })?;
+                w.reconnect_every = Some(every);
             }
         } else if lower.starts_with("'disk maximum size,starting sector") {
             let v = lines.next().unwrap_or("");
             let n = ints(lines, v, 2, "disk maximum size, starting sector")?;
             (w.max_sectors, w.start_sector) = (n[0], n[1]);
-            w.pattern = n.get(2).copied().unwrap_or(0) as u32;
+            w.pattern = fits_u32(lines, n.get(2).copied().unwrap_or(0), "data pattern")?;
         } else if is(key, "'Local network interface") || is(key, "'VI outstanding IOs") {
             lines.next();
         } else {

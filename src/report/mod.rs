@@ -348,11 +348,11 @@ fn reproducibility(i: &Input) -> String {
     let d = &i.doc;
     let mut s = format!("<h3>{}</h3>\n", esc(&i.label));
     let (version, job) = match d {
-        Document::Run(r) => (&r.tool_version, toml::to_string(&r.config)),
+        Document::Run(r) => (&r.tool_version, crate::job::to_toml(&r.config)),
         Document::Study(st) => {
             let mut c = st.config.clone();
             c.study = Some(st.study.clone());
-            (&st.tool_version, toml::to_string(&c))
+            (&st.tool_version, crate::job::to_toml(&c))
         }
     };
     // Another tool's results: that tool and its version; no iogauge job reruns them.

@@ -282,7 +282,7 @@ impl Drop for Reading<'_> {
 
 /// A job as TOML, as `iogauge convert` writes it: its targets named without their passwords.
 pub(super) fn toml_of(job: &Job) -> Result<String> {
-    toml::to_string(job).map_err(|e| input(format!("the job cannot be written as TOML: {e}")))
+    crate::job::to_toml(job).map_err(|e| input(format!("the job cannot be written as TOML: {e}")))
 }
 
 /// A job as TOML for the run's own process, each target's password put back into its URL
@@ -300,7 +300,7 @@ pub(super) fn toml_logging_in(job: &Job) -> Result<String> {
             }
         }
     }
-    toml::to_string(&table).map_err(|e| bad(&e))
+    crate::job::to_toml(&table).map_err(|e| bad(&e))
 }
 
 /// A job started from the page with the files it names by relative paths (a replayed trace,

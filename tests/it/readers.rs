@@ -347,23 +347,33 @@ fn specs_of(n: usize) -> String {
         .collect()
 }
 
-/// Iometer's file and fio's JSON read by compare, and a spec file by run, in time linear in
-/// their size (each was quadratic: 42 MB of Iometer's CSV took 108 s, 20,000 fio jobs 34 s,
-/// 100,000 specifications over 30 s) and memory a multiple of it. Each is read at two sizes,
+/// A fio job file of `jobs` job sections after a `[global]` one.
+fn fio_jobs_of(jobs: usize) -> String {
+    let each = (0..jobs).map(|k| format!("[j{k}]\nrw=randread\nbs=4k\n"));
+    std::iter::once("[global]\nsize=1m\n".to_string()).chain(each).collect()
+}
+
+/// Iometer's file and fio's JSON read by compare, a spec file by run and a fio job file by
+/// convert, in time linear in their size (each was quadratic: 42 MB of Iometer's CSV took
+/// 108 s, 20,000 fio jobs 34 s, 100,000 specifications over 30 s, a job file of 32,000 job
+/// sections 19 s, writing its TOML and looking up its workers' specifications) and memory a
+/// multiple of it. Each is read at two sizes,
 /// the second 4 times the first: linear reading takes 4 times the CPU, quadratic 16 times.
 /// The bound between, 9, holds a measurement's noise either way: CPU time (not wall time,
 /// which a loaded machine stretches) of 0.12 s or more at the first size, in 10 ms steps,
 /// came within 4.2 to 4.7 times in three runs here with the machine's load average at 12 to 17
 /// (other builds and tests beside). The memory bounds are this machine's peaks with half again
 /// as margin: compare holds two documents, each 8 to 11 times its text (fio's JSON tree,
-/// Iometer's rows); the toml crate's parse of a spec file takes 60 times its text.
+/// Iometer's rows); the toml crate's parse of a spec file takes 60 times its text, convert
+/// 83 times a fio job file's (a specification and a worker for each 27-byte job, and the TOML).
 #[test]
 fn reading_is_linear_in_the_files_size() {
     let dir = scratch("readers-linear");
     /// A file's name, what makes it of a size, the first size, its bytes of memory per byte
     /// of text at most, and the command that reads it.
     type Case = (&'static str, fn(usize) -> String, usize, u64, &'static [&'static str]);
-    let cases: [Case; 3] = [
+    let cases: [Case; 4] = [
+        ("j.fio", fio_jobs_of, 6_000, 125, &["convert", "j.fio"]),
         ("i.csv", iometer_of, 12_000, 2 * 16, &["compare", "i.csv", "i.csv"]),
         ("f.json", fio_of, 1_500, 2 * 16, &["compare", "f.json", "f.json"]),
         (
@@ -391,5 +401,161 @@ fn reading_is_linear_in_the_files_size() {
         }
         let [(small, a), (large, b)] = seen[..] else { unreachable!("two sizes") };
         assert!(b < 9.0 * a.max(0.01), "{args:?}: {small} bytes in {a} s of CPU, {large} in {b} s: not linear");
+    }
+}
+
+/// Words a token file holds (issue 82, F3): `include /etc/machine-id` said `/etc/machine-id:1:
+/// option 3d1219c7... in [r] is not one of fio's options`, and a job file whose first line
+/// was a token quoted it; an access key, API tokens, base64 alike.
+const TOKENS: [&str; 6] = [
+    "3d1219c7a4b84e0e9f2b6c1d5e7a9b0c",
+    "AKIAIOSFODNN7EXAMPLE",
+    "sk-live-4eC39HqLyjWDarjtT1zdp7dc",
+    "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy",
+    "Zm9vYmFy==",
+    "ghp_R3alT0kenValue123456",
+];
+
+/// A fio job file, or a file it includes, is quoted only once it has shown itself one (a
+/// `[section]`, or an option fio has): before that a word fio does not know is said to be no
+/// job file, unquoted, by `convert` and by the workbench; a typo in a real job is quoted.
+#[test]
+fn a_file_that_is_no_fio_job_is_not_quoted() {
+    let dir = scratch("readers-tokens");
+    let wb = crate::fuzz::workbench::Workbench::start();
+    for (k, token) in TOKENS.iter().enumerate() {
+        std::fs::write(dir.join(format!("tok{k}")), format!("{token}\n")).unwrap();
+        let inc = dir.join(format!("tok{k}")).display().to_string();
+        let jobs = [
+            (format!("inc{k}.fio"), format!("[r]\nrw=randread\ninclude {inc}\n"), inc.clone()),
+            (format!("first{k}.fio"), format!("{token}\n[r]\nrw=randread\n"), format!("first{k}.fio:1")),
+        ];
+        for (name, text, at) in jobs {
+            std::fs::write(dir.join(&name), &text).unwrap();
+            let out = iogauge_in(&dir, &["convert", &name]);
+            refused(&out, &at, "not a fio job file (neither a [section] nor a fio option)");
+            let err = String::from_utf8_lossy(&out.stderr).to_ascii_lowercase();
+            let word = token.trim_end_matches('=').to_ascii_lowercase();
+            assert!(!err.contains(&word), "{name} quotes {token}: {err}");
+            let body = json!({ "name": name, "text": text }).to_string();
+            let (status, answer) = wb.post("/api/job/read", body.as_bytes());
+            let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+            assert_eq!(status, 400, "{answer}");
+            assert!(!answer.contains(&word) && answer.contains("not a fio job file"), "{answer}");
+        }
+    }
+    // /proc/self/environ: a variable's name and value (iogauge's own environment, here one).
+    std::fs::write(dir.join("env.fio"), "[r]\nrw=randread\ninclude /proc/self/environ\n").unwrap();
+    let out = Command::new(bin())
+        .args(["convert", "env.fio"])
+        .current_dir(&dir)
+        .env_clear()
+        .env("GH_TOKEN", TOKENS[5])
+        .output()
+        .unwrap();
+    refused(&out, "/proc/self/environ:1", "not a fio job file");
+    assert!(!String::from_utf8_lossy(&out.stderr).to_ascii_lowercase().contains("gh_token"));
+    // A real job file's typo is quoted, as its user needs.
+    std::fs::write(dir.join("typo.fio"), "[r]\nrw=randrw\nrw_mix=50\n").unwrap();
+    refused(
+        &iogauge_in(&dir, &["convert", "typo.fio"]),
+        "typo.fio:3",
+        "option rw_mix in [r] is not one of fio's options",
+    );
+}
+
+/// A job's names reach the terminal in tables and messages (issue 82, F5: a worker named
+/// `w\u{1b}]0;PWNED\u{7}\u{1b}[2J` retitled the window and cleared the screen in `run`'s
+/// "creating test file" and table): a control character (C0, DEL, C1) in a worker's,
+/// specification's or target's name is refused where the job is read, in TOML, fio's job files
+/// and Iometer's, naming the key and writing the character out; nothing is created.
+#[test]
+fn control_characters_in_a_jobs_names_are_refused() {
+    let dir = scratch("readers-control");
+    let t = dir.join("t").display().to_string();
+    let spec = "[[spec]]\nname = \"s\"\nlines = [{ size = \"4K\", read = 100, random = 100 }]\n";
+    let worker = |name: &str, target: &str| {
+        format!("{spec}[[worker]]\nname = \"{name}\"\nspec = \"s\"\ntargets = [\"{target}\"]\n")
+    };
+    let icf = include_str!("../fixtures/iometer-1.1.icf");
+    let cases = [
+        ("w.toml", worker("w\\u001b]0;PWNED\\u0007\\u001b[2J", &t), "name holds the control character \\u{1b}"),
+        ("t.toml", worker("w", &format!("{t}\\u001b[31mred")), "target holds the control character \\u{1b}"),
+        ("d.toml", worker("w\\u007f", &t), "name holds the control character \\u{7f}"),
+        ("c1.toml", worker("w\\u009b2J", &t), "name holds the control character \\u{9b}"),
+        (
+            "s.toml",
+            format!("{}[[worker]]\nspec = \"s\\u001b\"\ntargets = [\"{t}\"]\n", spec.replace("\"s\"", "\"s\\u001b\"")),
+            "[[spec]]'s name holds the control character \\u{1b}",
+        ),
+        (
+            "f.fio",
+            format!("[j]\nrw=read\nsize=1m\nfilename={t}\u{1b}[32mgreen\n"),
+            "f.fio:4: filename= holds the control character \\u{1b}",
+        ),
+        (
+            "j.fio",
+            format!("[j\u{1b}[2J\u{7}]\nrw=read\nsize=1m\nfilename={t}\n"),
+            "j.fio:1: a [section]'s name holds the control character \\u{1b}",
+        ),
+        ("w.icf", icf.replace("\tWorker 1", "\tWorker\u{1b}[2J"), "name holds the control character \\u{1b}"),
+        (
+            "a.icf",
+            icf.replace("\t4K; 75% Read; 100% random", "\t4K\u{1b}[2J"),
+            "name holds the control character \\u{1b}",
+        ),
+    ];
+    for (file, text, says) in cases {
+        std::fs::write(dir.join(file), text).unwrap();
+        let map = format!("PHYSICALDRIVE:1={t}");
+        for mut args in
+            [vec!["convert", file], vec!["run", file, "--no-history", "--time", "1s", "--detail", "workers"]]
+        {
+            if file.ends_with(".icf") {
+                args.extend(["--map-target", &map]);
+            }
+            let out = iogauge_in(&dir, &args);
+            refused(&out, file, says);
+            assert!(
+                !out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b),
+                "{args:?}: an escape reached the terminal"
+            );
+            let made = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
+            assert!(made.filter(|n| n.starts_with('t') && n != "t.toml").count() == 0, "{args:?} created a target");
+        }
+    }
+}
+
+/// Numbers out of a reader's range are refused as written (issue 82, F6), never cut down to
+/// the range's end: fio's `rwmixread=300` ran as 100 % reads (fio refuses it), 4294967296
+/// blocks of thinktime as 4294967295, an `iodepth=4294967297` was refused as `outstanding =
+/// 4294967295`, a thinktime past 4294967295 ms wrapped round (4295000s ran as 32704 ms), and
+/// Iometer's delay and burst were cut to 4294967295.
+#[test]
+fn numbers_out_of_range_are_refused_as_written() {
+    let dir = scratch("readers-range");
+    let job = |opt: &str| format!("[j]\nrw=randrw\nsize=1m\nfilename=/tmp/x\n{opt}\n");
+    let icf = include_str!("../fixtures/iometer-1.1.icf");
+    let cases = [
+        ("m.fio", job("rwmixread=300"), "m.fio:5: rwmixread=300: give 0 to 100 (% of the I/Os that read)"),
+        ("w.fio", job("rwmixwrite=101"), "w.fio:5: rwmixwrite=101: give 0 to 100 (% of the I/Os that write)"),
+        ("b.fio", job("thinktime_blocks=4294967296"), "b.fio:5: thinktime_blocks=4294967296: give at most 4294967295"),
+        ("d.fio", job("iodepth=4294967297"), "d.fio:5: iodepth=4294967297: give at most 4294967295"),
+        ("s.fio", job("fsync=4294967296"), "s.fio:5: fsync=4294967296: give at most 4294967295"),
+        ("t.fio", job("thinktime=4295000s"), "t.fio:1: thinktime 4295000000 ms is out of range"),
+        (
+            "l.icf",
+            icf.replace("4096,100,75,100,0,1,0,0", "4096,100,75,100,99999999999999,1,0,0"),
+            "delay (ms): 99999999999999 is out of range",
+        ),
+        (
+            "u.icf",
+            icf.replace("4096,100,75,100,0,1,0,0", "4096,100,75,100,0,4294967296,0,0"),
+            "burst length: 4294967296 is out of range",
+        ),
+    ];
+    for (file, text, says) in cases {
+        std::fs::write(dir.join(file), text).unwrap();
+        refused(&iogauge_in(&dir, &["convert", file]), file, says);
     }
 }

@@ -41,6 +41,10 @@ fn expand(v: &str, at: &str) -> Result<String, String> {
 /// cut at `;` or `#`, blank lines skipped, `[name]` starts a section.
 pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Section>) -> Result<(), String> {
     let shown = file.display().to_string();
+    // Whether this file has shown itself a fio job file (a [section], or one of fio's options):
+    // until then a word fio does not know is no option to quote, but maybe a secret (a token
+    // file, /etc/machine-id, /proc/self/environ, included or named by mistake).
+    let mut is_fio = false;
     for (n, raw) in text.lines().enumerate() {
         let at = format!("{shown}:{}", n + 1);
         let line = raw.split([';', '#']).next().unwrap_or("").trim();
@@ -51,7 +55,9 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
             if depth > 0 {
                 return Err(format!("{at}: no new sections in included files (as fio)"));
             }
+            printable(name, &at, "a [section]'s name")?;
             into.push(Section { name: name.trim().to_string(), at, opts: Vec::new() });
+            is_fio = true;
             continue;
         }
         if let Some(inc) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
@@ -72,13 +78,26 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
         if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(format!("{at}: not a fio option (a name, or name=value)"));
         }
+        is_fio = is_fio || super::options::row(&key.to_ascii_lowercase()).is_some();
+        if !is_fio {
+            return Err(format!("{at}: not a fio job file (neither a [section] nor a fio option)"));
+        }
         let Some(section) = into.last_mut() else {
             return Err(format!("{at}: option {key} outside of a [section]"));
         };
         let value = value.map(|v| expand(v, &at)).transpose()?;
+        if let Some(v) = &value {
+            printable(v, &at, &format!("{key}="))?;
+        }
         section.opts.push(Opt { key: key.to_ascii_lowercase(), value, at });
     }
     Ok(())
+}
+
+/// `text` without control characters (C0, DEL, C1), which a terminal would act on where the
+/// name or value is printed (a job's name in a table, a file's in "creating test file").
+fn printable(text: &str, at: &str, what: &str) -> Result<(), String> {
+    crate::format::printable(text).map_err(|c| format!("{at}: {what} holds the control character {c}: give it without"))
 }
 
 /// fio's colon-separated `filename` list; `\:` is a colon inside a name.

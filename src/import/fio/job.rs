@@ -490,13 +490,16 @@ impl FioJob {
                 self.at, delay_ms
             ));
         }
+        let delay_ms = u32::try_from(delay_ms / 1000).map_err(|_| {
+            format!("{}: thinktime {} ms is out of range: give at most {} ms", self.at, delay_ms / 1000, u32::MAX)
+        })?;
         // fio flushes and syncs only what writes: a read job of a [global] with fsync=N has none.
         // Reads' lines take the reads' range of sizes (bsrange=R,W), writes' the writes'.
         let line = |size, share, read: u32| {
             let writes = read + self.trim < 100 || self.write_trimmed;
             SpecLine {
                 size_max: self.size_max.map(|m| m[usize::from(read == 0)]),
-                delay_ms: (delay_ms / 1000) as u32,
+                delay_ms,
                 burst: self.thinktime_blocks,
                 seek_every: self.seek_every,
                 skip: self.skip,

@@ -239,9 +239,14 @@ fn to_job(jobs: &[FioJob], file: &Path) -> Result<Job, String> {
 /// end on their size or count (a time-based job's writes are not known beforehand).
 fn reads_back(jobs: &[FioJob]) -> bool {
     let writes_only = |j: &FioJob| j.verify.is_some() && j.do_verify && j.read == 0 && j.trim == 0;
-    let alike = jobs.iter().all(|j| j.spec().ok().map(|s| s.lines) == jobs[0].spec().ok().map(|s| s.lines));
+    // Each job's specification made once, and only for jobs that could be read back.
+    let lines = |j: &FioJob| j.spec().ok().map(|s| s.lines);
+    let alike = || {
+        let first = lines(&jobs[0]);
+        jobs.iter().all(|j| lines(j) == first)
+    };
     let one_size = jobs[0].size_max.is_none() && jobs[0].sizes[1].len() == 1;
-    groups(jobs).len() == 1 && jobs.iter().all(writes_only) && alike && one_size && !jobs[0].time_based
+    groups(jobs).len() == 1 && jobs.iter().all(writes_only) && one_size && !jobs[0].time_based && alike()
 }
 
 /// The read-back of `spec`'s writes: sequential reads of its size, from the working set's
@@ -513,6 +518,8 @@ fn specifications(
 ) -> Result<(Vec<AccessSpec>, Vec<Vec<AccessSpec>>), String> {
     let unnamed = |w: &[WorkerConfig]| w.iter().map(|x| WorkerConfig { name: None, ..x.clone() }).collect::<Vec<_>>();
     let mut specs: Vec<AccessSpec> = Vec::new();
+    // The names taken, so that each job's specification is found at once: linear in the jobs.
+    let mut named = std::collections::HashSet::new();
     let mut run = Vec::new();
     let mut first_thread = 0;
     for (k, g) in groups.iter().enumerate() {
@@ -528,7 +535,7 @@ fn specifications(
         }
         let group_specs = g.iter().map(|j| j.spec()).collect::<Result<Vec<_>, _>>()?;
         for s in &group_specs {
-            if !specs.iter().any(|x| x.name == s.name) {
+            if named.insert(s.name.clone()) {
                 specs.push(s.clone());
             }
         }

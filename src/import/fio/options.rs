@@ -59,6 +59,12 @@ impl Given<'_> {
         whole_number(self.value).ok_or_else(|| "give a whole number".to_string())
     }
 
+    /// A whole number that fits iogauge's 32 bits (4294967295): refused as written above it,
+    /// rather than cut down to another number than the one the file gives.
+    fn num_u32(&self) -> Result<u32, String> {
+        u32::try_from(self.num()?).map_err(|_| format!("give at most {}", u32::MAX))
+    }
+
     /// A whole number in `range`.
     fn num_in(&self, range: std::ops::RangeInclusive<u64>, what: &str) -> Result<u32, String> {
         let n = self.num()?;
@@ -318,14 +324,14 @@ pub(super) static OPTIONS: &[Row] = &[
     Row {
         names: &["iodepth"],
         take: Take::Set(|j, g| {
-            j.iodepth = g.num()?.clamp(1, u32::MAX as u64) as u32;
+            j.iodepth = g.num_u32()?.max(1);
             Ok(())
         }),
     },
     Row {
         names: &["iodepth_batch", "iodepth_batch_submit"],
         take: Take::Set(|j, g| {
-            j.submit_batch = g.num()?.min(u32::MAX as u64) as u32;
+            j.submit_batch = g.num_u32()?;
             Ok(())
         }),
     },
@@ -333,7 +339,7 @@ pub(super) static OPTIONS: &[Row] = &[
     Row {
         names: &["iodepth_batch_complete_min", "iodepth_batch_complete"],
         take: Take::Set(|j, g| {
-            j.completion_batch = g.num()?.clamp(1, u32::MAX as u64) as u32;
+            j.completion_batch = g.num_u32()?.max(1);
             Ok(())
         }),
     },
@@ -442,14 +448,14 @@ pub(super) static OPTIONS: &[Row] = &[
     Row {
         names: &["fsync"],
         take: Take::Set(|j, g| {
-            (j.flush_every, j.fsync) = (g.num()?.min(u32::MAX as u64) as u32, true);
+            (j.flush_every, j.fsync) = (g.num_u32()?, true);
             Ok(())
         }),
     },
     Row {
         names: &["fdatasync"],
         take: Take::Set(|j, g| {
-            (j.flush_every, j.fsync) = (g.num()?.min(u32::MAX as u64) as u32, false);
+            (j.flush_every, j.fsync) = (g.num_u32()?, false);
             Ok(())
         }),
     },
@@ -607,14 +613,14 @@ pub(super) static OPTIONS: &[Row] = &[
     Row {
         names: &["rwmixread"],
         take: Take::Set(|j, g| {
-            j.mix_read = Some(g.num()?.min(100) as u32);
+            j.mix_read = Some(g.num_in(0..=100, "(% of the I/Os that read)")?);
             Ok(())
         }),
     },
     Row {
         names: &["rwmixwrite"],
         take: Take::Set(|j, g| {
-            j.mix_write = Some(g.num()?.min(100) as u32);
+            j.mix_write = Some(g.num_in(0..=100, "(% of the I/Os that write)")?);
             Ok(())
         }),
     },
@@ -638,7 +644,7 @@ pub(super) static OPTIONS: &[Row] = &[
     Row {
         names: &["thinktime_blocks"],
         take: Take::Set(|j, g| {
-            j.thinktime_blocks = g.num()?.clamp(1, u32::MAX as u64) as u32;
+            j.thinktime_blocks = g.num_u32()?.max(1);
             Ok(())
         }),
     },
