@@ -55,14 +55,7 @@ const JOURNALS: [&str; 3] = ["-journal", "-wal", "-shm"];
 /// What an existing file holds that no output may replace ("a SQLite database"), or None.
 pub type Kept = fn(&Path) -> Option<&'static str>;
 
-/// What an output that replaces a file only of its own kind writes, and how to tell one
-/// (`capture -o`: an iogauge capture; `--iolog`: fio's iolog v3; `--log-dir`: fio's logs).
-pub struct Ours {
-    /// What it is, as messages say it ("an iogauge capture").
-    pub what: &'static str,
-    /// Whether the existing regular file at a path is one.
-    pub is: fn(&Path) -> bool,
-}
+pub use crate::host::files::Ours;
 
 /// What one command writes, claimed before anything is opened. Each output is checked against
 /// what it may never be: the command's inputs (`targets::inputs`), a history database, a file
@@ -143,7 +136,7 @@ impl Guard {
                 self.never(flag, &file)?;
                 // Not a regular file (a directory, a FIFO): not one iogauge wrote.
                 if !std::fs::metadata(&file).is_ok_and(|m| m.is_file()) || !(ours.is)(&file) {
-                    return Err(not_ours(flag, &file, ours));
+                    return Err(self.not_ours(flag, &file, ours));
                 }
             }
         }
@@ -153,6 +146,20 @@ impl Guard {
     /// Checks `path` for the output `flag` and records it; writes nothing.
     pub fn claim(&mut self, flag: &str, path: &Path, dir: bool) -> Result<()> {
         self.claim_checked(flag, path, dir, None)
+    }
+
+    /// The refusal of a file already at `path` that the output `flag` would replace and that is
+    /// not one of `ours`: what it holds where a kind the guard keeps says (a trace, a SQLite database).
+    fn not_ours(&self, flag: &str, path: &Path, ours: &Ours) -> crate::error::Error {
+        // Read only where it is a regular file: opening a FIFO to look would wait for its writer.
+        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        let holds = self.kept.iter().filter(|_| regular).find_map(|k| k(path));
+        let what = holds.map_or_else(String::new, |h| format!(" (it holds {h})"));
+        input(format!(
+            "{flag} {} is already there and is not {}{what}: remove it, or give another path",
+            path.display(),
+            ours.what
+        ))
     }
 
     /// [`Guard::claim`]; an existing regular file is replaced only where it is one of `ours`,
@@ -187,7 +194,7 @@ impl Guard {
                 return Err(input(format!("{flag} {shown} holds {what}, which no output replaces: give another file")));
             }
             if let Some(ours) = ours {
-                return Err(not_ours(flag, path, ours));
+                return Err(self.not_ours(flag, path, ours));
             }
         }
         // /dev/null or a terminal may take several outputs.
@@ -243,21 +250,6 @@ impl Guard {
         }
         Ok(here)
     }
-}
-
-/// The refusal of a file already at `path` that the output `flag` would replace and that is
-/// not one of `ours`: what it holds where a kept kind says (a trace, a SQLite database).
-fn not_ours(flag: &str, path: &Path, ours: &Ours) -> crate::error::Error {
-    // Read only where it is a regular file: opening a FIFO to look would wait for its writer.
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    let kinds = [crate::history::kind_of as Kept, crate::trace::kind_of];
-    let holds = kinds.iter().filter(|_| regular).find_map(|k| k(path));
-    let what = holds.map_or_else(String::new, |h| format!(" (it holds {h})"));
-    input(format!(
-        "{flag} {} is already there and is not {}{what}: remove it, or give another path",
-        path.display(),
-        ours.what
-    ))
 }
 
 /// Where a path is: the file's identity where it exists (another name for it, a hard link,

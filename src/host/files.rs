@@ -46,3 +46,12 @@ pub fn block_geometry(f: &File) -> std::io::Result<(u64, u64)> {
 
 /// `_IOR(0x12, 114, size_t)`: not exported by the libc crate.
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+
+/// What an output that replaces a file only of its own kind writes, and how to tell one
+/// (`capture -o`: an iogauge capture; `--iolog`: fio's iolog v3; `--log-dir`: fio's logs).
+pub struct Ours {
+    /// What it is, as messages say it ("an iogauge capture").
+    pub what: &'static str,
+    /// Whether the existing regular file at a path is one.
+    pub is: fn(&Path) -> bool,
+}

@@ -21,7 +21,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crate::error::{Result, runtime};
-use crate::export::output::Ours;
+use crate::host::files::Ours;
 use crate::stats::Op;
 use crate::worker::Control;
 use crate::worker::io_log::{Entry, LogChunks};

@@ -22,7 +22,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::export::output::Ours;
+use crate::host::files::Ours;
 use crate::stats::Op;
 
 /// The first line of iogauge's captures.
