@@ -127,8 +127,9 @@ impl Outputs {
 /// name must be a log) and `--iolog` (a file already there must be fio's iolog v3).
 fn claim_logs(guard: &mut Guard, s: &TestSettings) -> Result<()> {
     if let Some(dir) = &s.log_dir {
-        let named = |file: &str| crate::run::is_log_name(file, s.log_name.as_deref());
-        guard.claim_dir_of("--log-dir", dir, &named, &crate::run::LOG)?;
+        let name = s.log_name.clone();
+        let named = std::rc::Rc::new(move |file: &str| crate::run::is_log_name(file, name.as_deref()));
+        guard.claim_dir_of("--log-dir", dir, named, &crate::run::LOG)?;
     }
     s.iolog.as_ref().map_or(Ok(()), |path| guard.claim_of("--iolog", path, &crate::trace::FIO_IOLOG))
 }

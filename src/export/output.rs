@@ -67,9 +67,14 @@ pub struct Guard {
     protected: Vec<PathBuf>,
     /// What existing files no output replaces hold.
     kept: Vec<Kept>,
-    /// The outputs claimed so far: (flag, path, whether a directory).
-    claimed: Vec<(String, PathBuf, bool)>,
+    /// The outputs claimed so far: (flag, path, whether a directory, and which of its files
+    /// the command writes: None, any).
+    claimed: Vec<(String, PathBuf, bool, Option<Named>)>,
 }
+
+/// Which names of a directory's files an output writes (`--log-dir`'s logs): other outputs
+/// may lie beside them.
+pub type Named = std::rc::Rc<dyn Fn(&str) -> bool>;
 
 impl Guard {
     /// A command's guard, protecting the history databases `protected`.
@@ -120,15 +125,15 @@ impl Guard {
     /// Checks `path` for the output `flag`, which the command writes itself and which replaces
     /// an existing regular file only where it is one of `ours` (`--iolog`), and records it.
     pub fn claim_of(&mut self, flag: &str, path: &Path, ours: &Ours) -> Result<()> {
-        self.claim_checked(flag, path, false, Some(ours))
+        self.claim_checked(flag, path, (false, None), Some(ours))
     }
 
     /// Claims the directory `path` for the output `flag`, whose files the command writes
     /// itself, and checks each file already there whose name `named` says is one it may write
     /// (`--log-dir`: `NAME_lat.1.log`...): it is replaced only where it is one of `ours`, and
     /// never where it is an input or a history database. Writes nothing.
-    pub fn claim_dir_of(&mut self, flag: &str, path: &Path, named: &dyn Fn(&str) -> bool, ours: &Ours) -> Result<()> {
-        self.claim(flag, path, true)?;
+    pub fn claim_dir_of(&mut self, flag: &str, path: &Path, named: Named, ours: &Ours) -> Result<()> {
+        self.claim_checked(flag, path, (true, Some(named.clone())), None)?;
         let Ok(entries) = std::fs::read_dir(path) else { return Ok(()) };
         for entry in entries.flatten() {
             if named(&entry.file_name().to_string_lossy()) {
@@ -145,7 +150,7 @@ impl Guard {
 
     /// Checks `path` for the output `flag` and records it; writes nothing.
     pub fn claim(&mut self, flag: &str, path: &Path, dir: bool) -> Result<()> {
-        self.claim_checked(flag, path, dir, None)
+        self.claim_checked(flag, path, (dir, None), None)
     }
 
     /// The refusal of a file already at `path` that the output `flag` would replace and that is
@@ -164,13 +169,19 @@ impl Guard {
 
     /// [`Guard::claim`]; an existing regular file is replaced only where it is one of `ours`,
     /// where given.
-    fn claim_checked(&mut self, flag: &str, path: &Path, dir: bool, ours: Option<&Ours>) -> Result<()> {
-        let shown = path.display();
+    fn claim_checked(
+        &mut self,
+        flag: &str,
+        path: &Path,
+        kind: (bool, Option<Named>),
+        ours: Option<&Ours>,
+    ) -> Result<()> {
+        let (shown, (dir, named)) = (path.display(), kind);
         if path.as_os_str() == "-" {
-            if let Some((other, _, _)) = self.claimed.iter().find(|(_, p, _)| p.as_os_str() == "-") {
+            if let Some((other, ..)) = self.claimed.iter().find(|(_, p, ..)| p.as_os_str() == "-") {
                 return Err(input(format!("{other} - and {flag} - cannot both use stdout: give one a file")));
             }
-            self.claimed.push((flag.to_string(), path.to_path_buf(), dir));
+            self.claimed.push((flag.to_string(), path.to_path_buf(), dir, named));
             return Ok(());
         }
         let mut device = false;
@@ -198,7 +209,7 @@ impl Guard {
             }
         }
         // /dev/null or a terminal may take several outputs.
-        for (other, taken, taken_dir) in self.claimed.iter().filter(|_| !device) {
+        for (other, taken, taken_dir, taken_named) in self.claimed.iter().filter(|_| !device) {
             if taken.as_os_str() == "-" {
                 continue;
             }
@@ -207,12 +218,14 @@ impl Guard {
                 return Err(input(format!("{other} and {flag} both name {shown}: give each its own file")));
             }
             // (file flag, its path, directory flag, its path)
-            let (file, dir_of) = match (dir, *taken_dir) {
-                (false, true) => ((flag, path, &here), (other.as_str(), taken.as_path(), &there)),
-                (true, false) => ((other.as_str(), taken.as_path(), &there), (flag, path, &here)),
+            let (file, dir_of, writes) = match (dir, *taken_dir) {
+                (false, true) => ((flag, path, &here), (other.as_str(), taken.as_path(), &there), taken_named),
+                (true, false) => ((other.as_str(), taken.as_path(), &there), (flag, path, &here), &named),
                 _ => continue,
             };
-            if file.2.inside(dir_of.2) {
+            // A directory whose files are named (logs) takes other files beside its own.
+            let written = writes.as_ref().is_none_or(|n| n(&file.2.name.to_string_lossy()));
+            if written && file.2.inside(dir_of.2) {
                 return Err(input(format!(
                     "{} {} is inside {}'s directory {}, whose files iogauge writes: give a path outside it",
                     file.0,
@@ -222,7 +235,7 @@ impl Guard {
                 )));
             }
         }
-        self.claimed.push((flag.to_string(), path.to_path_buf(), dir));
+        self.claimed.push((flag.to_string(), path.to_path_buf(), dir, named));
         Ok(())
     }
 }

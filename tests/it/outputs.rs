@@ -86,7 +86,8 @@ fn every_output_is_guarded() {
     std::fs::hard_link(dir.join("b.json"), dir.join("c.json")).unwrap();
     refused(&dir, &[&run[..], &["--json", "b.json", "--csv", "c.json"]].concat(), "both name");
     std::fs::create_dir_all(dir.join("logs")).unwrap();
-    refused(&dir, &[&run[..], &["--log-dir", "logs", "--json", "logs/r.json"]].concat(), "inside --log-dir");
+    // In a log's name (other files may lie beside the logs).
+    refused(&dir, &[&run[..], &["--log-dir", "logs", "--json", "logs/worker_1_lat.1.log"]].concat(), "inside --log-dir");
     refused(&dir, &["report", "r.json", "--charts", "charts", "-o", "charts/r.html"], "inside --charts");
     refused(&dir, &[&run[..], &["--json", "-", "--live-json", "-"]].concat(), "cannot both use stdout");
     refused(&dir, &["man", "--dir", &disk.dev], "is a block device");
@@ -177,6 +178,19 @@ fn no_output_replaces_an_input_a_trace_or_a_database() {
 
 /// The job of the tests below: one worker reading the null target for 1 s.
 const JOB: &str = "[test]\nramp = \"0s\"\ntime = \"1s\"\n[[worker]]\ntargets = [\"null\"]\nspec = \"random-read-4k\"\n";
+
+/// A log directory holds the logs and whatever else the user puts there: other outputs may
+/// lie beside the logs (a fio job's `write_bw_log` logs into the working directory, where its
+/// user's `--json` goes too), never in a log's name.
+#[test]
+fn other_outputs_lie_beside_the_logs_not_in_their_names() {
+    let dir = scratch("outputs-beside-logs");
+    std::fs::write(dir.join("j.toml"), JOB).unwrap();
+    done(&dir, &["run", "j.toml", "--no-history", "--log-dir", ".", "--json", "r.json", "--iolog", "i.iolog"]);
+    assert!(dir.join("r.json").exists() && dir.join("i.iolog").exists() && dir.join("worker_1_bw.1.log").exists());
+    let args = ["run", "j.toml", "--no-history", "--log-dir", ".", "--json", "worker_1_bw.1.log"];
+    refused(&dir, &args, "is inside --log-dir's directory");
+}
 
 /// Issue 82: the logs a run writes itself (`--log-dir`, its `--log-name` gathering, `--iolog`)
 /// go through the guard: a file already there of a log's name is replaced only when it is a
