@@ -256,7 +256,9 @@ impl Failure {
             }
         };
         let mut body = more;
-        body.insert("error".into(), crate::net::without_passwords(&why).into());
+        // One line, as the command line's: whatever a name in the request held.
+        let why = crate::format::visible(&crate::net::without_passwords(&why)).into_owned();
+        body.insert("error".into(), why.into());
         reply(status, "application/json", serde_json::to_vec(&body).expect("serialises"))
     }
 }
