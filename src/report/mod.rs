@@ -106,7 +106,7 @@ pub fn build(title: &str, inputs: &[Input], detail: Detail) -> Report {
         body.push_str("<h2>Studies</h2>\n");
         figures(&mut body, lines(charts::study_charts(&studies, &mut styles)));
         for (label, d) in &studies {
-            body.push_str(&study_tables(label, d));
+            body.push_str(&study_tables(label, d, detail));
         }
     }
     if !runs.is_empty() {
@@ -207,7 +207,7 @@ fn comparison(inputs: &[Input], detail: Detail) -> String {
     s
 }
 
-fn study_tables(label: &str, d: &StudyDoc) -> String {
+fn study_tables(label: &str, d: &StudyDoc, detail: Detail) -> String {
     let mut s = format!("<h3>Study {}</h3>\n", esc(label));
     for search in &d.searches {
         let _ = writeln!(s, "<p class=\"answer\">{}</p>", esc(&search.answer));
@@ -219,9 +219,9 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
         .points
         .iter()
         .flat_map(|p| {
-            p.summary.iter().enumerate().map(move |(k, x)| {
+            p.summary.iter().enumerate().flat_map(move |(k, x)| {
                 let cpu = p.headline(k);
-                vec![
+                let point = vec![
                     Cell::Num((p.index + 1).to_string()),
                     Cell::Text(p.params.label()),
                     Cell::Text(x.spec.clone()),
@@ -236,7 +236,8 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
                         format!("{} {} ({:.0}%, {})", num(t.value.round()), t.unit, t.measured_pct, t.limit)
                     })),
                     Cell::Num(x.errors.to_string()),
-                ]
+                ];
+                std::iter::once(point).chain(point_parts(p, k, detail))
             })
         })
         .collect();
@@ -261,6 +262,29 @@ fn study_tables(label: &str, d: &StudyDoc) -> String {
     s.push_str(&iozone_tables(d));
     s.push_str(&warnings(&d.warnings));
     s
+}
+
+/// The rows of point `p`'s workload `k` per worker or target (`detail`), from its median run.
+fn point_parts(p: &crate::study::doc::PointResult, k: usize, detail: Detail) -> Vec<Vec<Cell>> {
+    let Some(r) = p.median_run(k).and_then(|run| run.results.get(k)) else { return Vec::new() };
+    let dash = || Cell::Num("-".into());
+    r.parts(detail)
+        .into_iter()
+        .map(|(name, part)| {
+            let f = part.of(Dir::All);
+            let mut row =
+                vec![Cell::Num(String::new()), Cell::Text(p.params.label()), Cell::Text(format!("{}: {name}", r.spec))];
+            row.extend([
+                Cell::Num(thousands(f.iops)),
+                Cell::Num(format!("{:.1}", f.mbps)),
+                Cell::Num(ms(f.avg_response_ms)),
+                Cell::Num(ms(f.percentiles_ms.get("p99").copied())),
+            ]);
+            row.extend((0..4).map(|_| dash()));
+            row.push(Cell::Num(f.errors.to_string()));
+            row
+        })
+        .collect()
 }
 
 /// A file-system study's figures as IOzone's report lays them out: tests by thread counts.

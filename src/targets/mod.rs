@@ -349,7 +349,10 @@ pub type ReadAt = Box<dyn FnMut(&mut [u8], u64) -> Result<()>>;
 /// members may.
 fn cannot_open_device(path: &str, meta: &std::fs::Metadata, e: std::io::Error) -> String {
     let said = format!("target {path}: cannot open: {e}");
-    if e.kind() != std::io::ErrorKind::PermissionDenied {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    // Refused to root too (EPERM: the kernel holds it, a mount or a lock): no advice to give.
+    if e.kind() != std::io::ErrorKind::PermissionDenied || root {
         return said;
     }
     if meta.mode() & 0o040 == 0 {

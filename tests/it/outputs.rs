@@ -87,7 +87,11 @@ fn every_output_is_guarded() {
     refused(&dir, &[&run[..], &["--json", "b.json", "--csv", "c.json"]].concat(), "both name");
     std::fs::create_dir_all(dir.join("logs")).unwrap();
     // In a log's name (other files may lie beside the logs).
-    refused(&dir, &[&run[..], &["--log-dir", "logs", "--json", "logs/worker_1_lat.1.log"]].concat(), "inside --log-dir");
+    refused(
+        &dir,
+        &[&run[..], &["--log-dir", "logs", "--json", "logs/worker_1_lat.1.log"]].concat(),
+        "inside --log-dir",
+    );
     refused(&dir, &["report", "r.json", "--charts", "charts", "-o", "charts/r.html"], "inside --charts");
     refused(&dir, &[&run[..], &["--json", "-", "--live-json", "-"]].concat(), "cannot both use stdout");
     refused(&dir, &["man", "--dir", &disk.dev], "is a block device");

@@ -582,3 +582,27 @@ fn two_runs_compare_on_one_chart_per_workload_with_their_setups_beside() {
     let tops = html.matches("<figure").count();
     assert!(tops >= 8, "{tops} charts");
 }
+
+/// A study's report with `--detail all` (the workbench's) has a row per worker and per target
+/// under each point, from the point's median run: a null worker beside another no longer hides
+/// it in the point's total.
+#[test]
+fn a_studys_report_has_each_points_workers_and_targets() {
+    let dir = scratch("report-study-detail");
+    let job = "[test]\nramp = \"0s\"\ntime = \"1s\"\nrun = [\"random-read-4k\"]\n\
+               [[worker]]\nname = \"fast\"\ntargets = [\"null\"]\n[[worker]]\nname = \"paced\"\n\
+               targets = [\"null\"]\nrate_iops = 500\n[study]\noutstanding = [1, 2]\n";
+    std::fs::write(dir.join("s.toml"), job).unwrap();
+    ok_in(&dir, &["study", "s.toml", "-q", "--no-history", "--json", "s.json"]);
+    ok_in(&dir, &["report", "s.json", "--detail", "all", "-o", "r.html"]);
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    for point in ["outstanding=1", "outstanding=2"] {
+        for part in ["random-read-4k: fast", "random-read-4k: paced", "random-read-4k: null"] {
+            let row = html.lines().any(|l| l.contains(point) && l.contains(part));
+            assert!(row, "no row {part} at {point}");
+        }
+    }
+    // Without --detail the points' totals only.
+    ok_in(&dir, &["report", "s.json", "-o", "plain.html"]);
+    assert!(!std::fs::read_to_string(dir.join("plain.html")).unwrap().contains("random-read-4k: paced"));
+}

@@ -570,6 +570,10 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     let final_text = b.eval(&text("final"));
     let hid: i64 = final_text.as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
     assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 130"));
+    // The result's warnings under its table, each, as the command line prints them under its own.
+    let (_, doc) = wb.call("GET", &format!("/api/history/{hid}"), None);
+    let said = doc["warnings"].as_array().map_or(0, Vec::len);
+    b.until(&format!("document.querySelectorAll('#final ul.warnings li').length === {said}"), Duration::from_secs(30));
     b.shot("5-saved");
     // In the history.
     b.eval(&click("nav button[data-tab=history]"));
