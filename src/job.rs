@@ -63,6 +63,9 @@ pub fn parse_specs(text: &str, name: &str) -> Result<Vec<crate::spec::AccessSpec
     }
     let mut names = std::collections::HashSet::new();
     for s in &specs {
+        crate::format::printable(&s.name).map_err(|c| {
+            input(format!("{name}: a [[spec]]'s name holds the control character {c}: give it without"))
+        })?;
         s.validate().map_err(|e| e.context(name))?;
         if !names.insert(s.name.as_str()) {
             return Err(input(format!("{name}: two specifications named '{}': give each its own name", s.name)));

@@ -426,6 +426,15 @@ impl OutputDir {
     pub fn write(&self, files: &[(String, Vec<u8>)], what: &str) -> Result<()> {
         for (name, bytes) in files {
             let path = self.0.join(name);
+            // Only a regular file is read: opening a FIFO to look would wait for its writer.
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            if !meta.is_file() {
+                return Err(input(format!(
+                    "{} {}: {name} is already there and is not a regular file: remove it, or give another directory",
+                    self.1,
+                    self.0.display()
+                )));
+            }
             let Ok(mut there) = File::open(&path) else { continue };
             let mut head = vec![0u8; bytes.len().min(KIND_BYTES)];
             let theirs = std::io::Read::read_exact(&mut there, &mut head).map(|()| head);

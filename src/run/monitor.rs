@@ -351,7 +351,7 @@ impl Monitor<'_> {
     /// window's end, not their drain's.
     fn end_recording(&mut self, next: u64) -> (Vec<Option<CpuWaits>>, Vec<Option<DeviceCount>>) {
         self.stop_at(next);
-        let mut at_end = bounds(&self.ctl.live, self.devices);
+        let devices = device_time::read_all(self.devices);
         let mut waited = 0u32;
         while !self.all_done() {
             if waited % 20 == 0 {
@@ -363,8 +363,7 @@ impl Monitor<'_> {
         }
         // A worker held off its CPU across the end has that wait counted once it runs again:
         // its waits as it stopped issuing hold it, and none of its drain.
-        at_end.0 = self.ctl.live.iter().map(Live::cpu_waits).collect();
-        at_end
+        (self.ctl.live.iter().map(Live::cpu_waits).collect(), devices)
     }
 
     /// When the next mark is stamped: when the counters are read, but never past the end of

@@ -344,12 +344,14 @@ fn start(api: &Api, c: &Call) -> Answer {
     api.remember(job.workers.iter().flat_map(|w| &w.targets));
     let job = api.with_passwords(job);
     let kind = if job.study.is_some() || job.fs.is_some() { Kind::Study } else { Kind::Run };
-    let mut shown = lock(&api.shown);
+    let shown_text = toml_of(&job)?;
+    // Not locked while the run starts: handing a child its job is a pipe write, which would
+    // hold every GET /api/runs/ID waiting on the lock (one run at a time: starts never race).
     let id = api.runs.start(kind, toml_logging_in(&job)?).map_err(|e| match e {
         Error::Input(m) => Failure::Status(StatusCode::CONFLICT, m),
         e => e.into(),
     })?;
-    *shown = Some((id, toml_of(&job)?));
+    *lock(&api.shown) = Some((id, shown_text));
     Ok(with_status(StatusCode::ACCEPTED, json(&serde_json::json!({ "id": id, "kind": kind }))?))
 }
 

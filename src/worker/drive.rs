@@ -38,8 +38,7 @@ fn draw_apart(c: &Checker, g: &mut Generator, target: usize, qd: usize, first: D
         if io.op == Op::Flush || !c.overlaps(mine.clone(), io.offset, io.len) {
             return Some(io);
         }
-        let Next::Io(again) = g.next_io(target, 0) else { unreachable!("the generator always draws") };
-        io = again;
+        io = g.draw(target);
     }
     None
 }
@@ -287,12 +286,15 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         }
         while self.in_flight < self.cap && self.may_issue() {
             let Some(slot) = free.pop_front() else { return };
-            let Some(io) = self.draw(slot as usize / self.qd) else {
+            let target = slot / self.qd as u32;
+            let Some(io) = self.draw(target as usize) else {
                 free.push_front(slot);
                 return;
             };
-            self.queue(slot, io);
-            if self.burst_ends(io.line) {
+            let line = &self.s.generator.lines[io.line];
+            let (fsync, delay_ns, burst) = (line.fsync, line.delay_ns, line.burst);
+            self.queue(slot, target, io, fsync);
+            if self.burst_ends(delay_ns, burst) {
                 return;
             }
         }
@@ -343,10 +345,9 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
 
     /// Hands `io` to the engine in `slot` and notes it in the slot's record.
     #[inline(always)]
-    fn queue(&mut self, slot: u32, io: Drawn) {
-        let Drawn { line, op, offset, len, fua } = io;
-        let target = slot / self.qd as u32;
-        let (buf, region) = self.buffer(slot, &io);
+    fn queue(&mut self, slot: u32, target: u32, io: Drawn, fsync: bool) {
+        let Drawn { op, offset, len, fua, .. } = io;
+        let (buf, region) = self.buffer(slot, target, &io);
         // An open loop times each I/O from when it was due; a closed one from when it went
         // to the kernel: each at its own time where the engine hands I/Os over as they are
         // queued (a system call each, or each batch, some µs apart), else all from the
@@ -356,7 +357,6 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
             None if self.stamp_each => now_ns(self.epoch),
             None => self.now,
         };
-        let fsync = self.s.generator.lines[line].fsync;
         // SAFETY: `buf` is the slot's own part of a buffer of slots x max_size bytes (len
         // <= max_size), which the worker keeps until the engine is gone (or for good, when
         // the engine says given-up I/Os pin it), and which no other I/O uses until this
@@ -371,7 +371,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
     /// The buffer and region of `io` in `slot`: a read's, or a write's data (made afresh
     /// where the test asks; copied into the slot's own buffer and stamped when verifying).
     #[inline(always)]
-    fn buffer(&mut self, slot: u32, io: &Drawn) -> (*mut u8, u16) {
+    fn buffer(&mut self, slot: u32, target: u32, io: &Drawn) -> (*mut u8, u16) {
         // Each buffer holds slots x max_size bytes (none without reads or writes: never
         // used; the null target has neither).
         let slot_buf = self.read_base.wrapping_add(slot as usize * self.s.max_size);
@@ -388,21 +388,18 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
         };
         match (VERIFY, &mut self.s.checker, io.op == Op::Flush) {
             (true, Some(c), false) => {
-                let (target, write) = (slot / self.qd as u32, io.op == Op::Write);
-                (verified_issue(c, slot, target, write, io.offset, io.len, buf, slot_buf, self.now), 0)
+                (verified_issue(c, slot, target, io.op == Op::Write, io.offset, io.len, buf, slot_buf, self.now), 0)
             }
             _ => (buf, region),
         }
     }
 
-    /// Counts an I/O of `line` into its burst: true when the burst is complete, and the next
-    /// I/O waits the line's transfer delay. Bursts start `delay` apart, counted from when
+    /// Counts an I/O into its line's burst of `burst` I/Os: true when the burst is complete,
+    /// and the next I/O waits the line's transfer delay, `delay_ns`. Bursts start `delay` apart, counted from when
     /// this one was due, so a sleep that woke late does not stretch every period (a burst
     /// that started a whole delay late, held up by the storage, counts from now).
     #[inline(always)]
-    fn burst_ends(&mut self, line: usize) -> bool {
-        let l = &self.s.generator.lines[line];
-        let (delay_ns, burst) = (l.delay_ns, l.burst);
+    fn burst_ends(&mut self, delay_ns: u64, burst: u32) -> bool {
         if delay_ns == 0 {
             return false;
         }

@@ -32,14 +32,22 @@ pub(super) trait Source {
     fn next_io(&mut self, target: usize, now: u64) -> Next;
 }
 
+impl Generator {
+    /// The specification's next I/O on `target`.
+    #[inline(always)]
+    pub(super) fn draw(&mut self, target: usize) -> Drawn {
+        let (line, op, offset) = self.next(target);
+        // A line's size is that of its last draw (a line of sizes in a range).
+        let l = &self.lines[line];
+        Drawn { line, op, offset, len: if op == Op::Flush { 0 } else { l.size }, fua: l.fua }
+    }
+}
+
 impl Source for Generator {
     /// Always an I/O: the specification's next draw.
     #[inline(always)]
     fn next_io(&mut self, target: usize, _now: u64) -> Next {
-        let (line, op, offset) = self.next(target);
-        // A line's size is that of its last draw (a line of sizes in a range).
-        let l = &self.lines[line];
-        Next::Io(Drawn { line, op, offset, len: if op == Op::Flush { 0 } else { l.size }, fua: l.fua })
+        Next::Io(self.draw(target))
     }
 }
 
