@@ -19,14 +19,13 @@ use hyper::header::{AUTHORIZATION, HOST, ORIGIN};
 use hyper::http::request::Parts;
 use serde::de::DeserializeOwned;
 
-use super::routes;
 use super::run::{Maker, Runs};
 use super::topology::{self, ManagerView};
 use crate::config::Job;
 use crate::document::Document;
 use crate::error::{Error, Result, input};
 use crate::history::{self, History};
-use crate::http::{Handler, Reply, reply};
+use crate::http::{Reply, reply};
 use crate::import::{Format, Import, fio, icf};
 use crate::net::TargetName;
 
@@ -114,7 +113,7 @@ impl Api {
     }
 
     /// Whether the request carries the token.
-    fn authorised(&self, head: &Parts) -> bool {
+    pub(super) fn authorised(&self, head: &Parts) -> bool {
         let bearer =
             head.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
         let query = query(head, "token");
@@ -144,7 +143,7 @@ impl Api {
     /// a loopback address where it listens on the loopback; elsewhere also any address, or
     /// this host's name as `hostname` says it. A page of another site whose name a DNS server
     /// points at this machine (a DNS rebinding) names that site, and is refused.
-    fn named_host(&self, head: &Parts) -> bool {
+    pub(super) fn named_host(&self, head: &Parts) -> bool {
         let Some(host) = head.headers.get(HOST).and_then(|v| v.to_str().ok()) else { return false };
         // HOST[:PORT], an IPv6 address in brackets.
         let name = match host.strip_prefix('[') {
@@ -160,41 +159,13 @@ impl Api {
     }
 }
 
-impl Handler for Api {
-    fn respond(&self, head: &Parts, body: &[u8]) -> Reply {
-        if !self.named_host(head) {
-            return refused(
-                StatusCode::FORBIDDEN,
-                "a request for another host name (its Host header): open the address iogauge ui printed",
-            );
-        }
-        if !same_origin(head) {
-            return refused(StatusCode::FORBIDDEN, "a request from a page of another origin: refused");
-        }
-        if !self.authorised(head) {
-            return refused(
-                StatusCode::FORBIDDEN,
-                "no token, or not this workbench's: open the address iogauge ui printed (it carries ?token=...)",
-            );
-        }
-        match routes::dispatch(self, head, body) {
-            Ok(r) => r,
-            Err(f) => f.reply(),
-        }
-    }
-
-    fn blocks(&self) -> bool {
-        true
-    }
-}
-
 /// Equal, in a time that does not depend on where they first differ.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 /// A request with no `Origin`, or one naming the host it was sent to (the page's own calls).
-fn same_origin(head: &Parts) -> bool {
+pub(super) fn same_origin(head: &Parts) -> bool {
     let Some(origin) = head.headers.get(ORIGIN).and_then(|v| v.to_str().ok()) else { return true };
     let host = head.headers.get(HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
     origin.strip_prefix("http://").is_some_and(|o| o == host)
@@ -245,7 +216,7 @@ impl From<Error> for Failure {
 
 impl Failure {
     /// The answer: `{"error": "one line", ...}`.
-    fn reply(self) -> Reply {
+    pub(super) fn reply(self) -> Reply {
         let (status, why, more) = match self {
             Failure::Status(status, why) => (status, why, serde_json::Map::new()),
             Failure::Detailed(status, why, more) => (status, why, more),
@@ -264,7 +235,7 @@ impl Failure {
 }
 
 /// An error's answer; a URL it quotes (a parser's message, say) loses its password.
-fn refused(status: StatusCode, why: &str) -> Reply {
+pub(super) fn refused(status: StatusCode, why: &str) -> Reply {
     Failure::Status(status, why.to_string()).reply()
 }
 

@@ -8,8 +8,8 @@ use hyper::http::request::Parts;
 use serde::{Deserialize, Serialize};
 
 use super::api::{
-    Answer, Api, Failure, checked, from_here, job_answer, json, lock, number, parse, query, read, toml_logging_in,
-    toml_of, with_status,
+    Answer, Api, Failure, checked, from_here, job_answer, json, lock, number, parse, query, read, refused, same_origin,
+    toml_logging_in, toml_of, with_status,
 };
 use super::run::Kind;
 use super::topology;
@@ -17,7 +17,7 @@ use crate::config::Job;
 use crate::document::Document;
 use crate::error::{Error, Result, input};
 use crate::history::Filter;
-use crate::http::reply;
+use crate::http::{Handler, Reply, reply};
 use crate::import::{Import, icf};
 use crate::net::TargetName;
 
@@ -92,6 +92,36 @@ impl Call<'_> {
     /// A number of the query, or `default` where it gives none.
     fn query_number(&self, key: &str, default: i64) -> Result<i64> {
         query(self.head, key).map_or(Ok(default), |v| number(&v))
+    }
+}
+
+/// Every request: from this workbench's page or a script holding its token, for its host
+/// name, then answered by its route.
+impl Handler for Api {
+    fn respond(&self, head: &Parts, body: &[u8]) -> Reply {
+        if !self.named_host(head) {
+            return refused(
+                StatusCode::FORBIDDEN,
+                "a request for another host name (its Host header): open the address iogauge ui printed",
+            );
+        }
+        if !same_origin(head) {
+            return refused(StatusCode::FORBIDDEN, "a request from a page of another origin: refused");
+        }
+        if !self.authorised(head) {
+            return refused(
+                StatusCode::FORBIDDEN,
+                "no token, or not this workbench's: open the address iogauge ui printed (it carries ?token=...)",
+            );
+        }
+        match dispatch(self, head, body) {
+            Ok(r) => r,
+            Err(f) => f.reply(),
+        }
+    }
+
+    fn blocks(&self) -> bool {
+        true
     }
 }
 

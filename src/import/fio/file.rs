@@ -39,7 +39,14 @@ fn expand(v: &str, at: &str) -> Result<String, String> {
 
 /// The sections of a job file, includes read in place, as fio's init.c reads them: a line is
 /// cut at `;` or `#`, blank lines skipped, `[name]` starts a section.
-pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Section>) -> Result<(), String> {
+/// `known` says whether a name is one of fio's options (its table, above this file).
+pub(super) fn sections(
+    text: &str,
+    file: &Path,
+    depth: usize,
+    into: &mut Vec<Section>,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<(), String> {
     let shown = file.display().to_string();
     // Whether this file has shown itself a fio job file (a [section], or one of fio's options):
     // until then a word fio does not know is no option to quote, but maybe a secret (a token
@@ -69,7 +76,7 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
             let path = if inc.exists() { inc } else { file.parent().unwrap_or(Path::new(".")).join(inc) };
             let text =
                 crate::import::read_text(&path, true).map_err(|e| format!("{at}: include {}: {e}", path.display()))?;
-            sections(&text, &path, depth + 1, into)?;
+            sections(&text, &path, depth + 1, into, known)?;
             continue;
         }
         let (key, value) = line.split_once('=').map_or((line, None), |(k, v)| (k.trim(), Some(v.trim())));
@@ -78,7 +85,7 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
         if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(format!("{at}: not a fio option (a name, or name=value)"));
         }
-        is_fio = is_fio || super::options::row(&key.to_ascii_lowercase()).is_some();
+        is_fio = is_fio || known(&key.to_ascii_lowercase());
         if !is_fio {
             return Err(format!("{at}: not a fio job file (neither a [section] nor a fio option)"));
         }
@@ -98,33 +105,4 @@ pub(super) fn sections(text: &str, file: &Path, depth: usize, into: &mut Vec<Sec
 /// name or value is printed (a job's name in a table, a file's in "creating test file").
 fn printable(text: &str, at: &str, what: &str) -> Result<(), String> {
     crate::format::printable(text).map_err(|c| format!("{at}: {what} holds the control character {c}: give it without"))
-}
-
-/// fio's colon-separated `filename` list; `\:` is a colon inside a name.
-pub(super) fn split_filenames(v: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut chars = v.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&':') => {
-                chars.next();
-                out.last_mut().unwrap().push(':');
-            }
-            ':' => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out.retain(|s| !s.is_empty());
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filenames_split_on_colons_but_not_escaped_ones() {
-        assert_eq!(split_filenames("/dev/sdb:/dev/sdc"), ["/dev/sdb", "/dev/sdc"]);
-        assert_eq!(split_filenames(r"/tmp/a\:b:/tmp/c"), ["/tmp/a:b", "/tmp/c"]);
-    }
 }

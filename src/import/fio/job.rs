@@ -3,11 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::file::{Opt, Section};
-use super::options::{self, Given, Take};
+use super::file::Section;
 use super::values::{Units, pattern_with};
 use crate::config::{Content, DataPattern};
-use crate::import::Import;
 use crate::net::TargetName;
 use crate::spec::{AccessSpec, Distribution, SpecLine};
 
@@ -253,84 +251,9 @@ impl FioJob {
         }
     }
 
-    /// Applies the options in order (a later one wins), each by its row of fio's options
-    /// ([`options::OPTIONS`]); `kb_base` is read first and `rw`, `rwmixread`, `rwmixwrite`
-    /// and `filesize` last, as fio settles them whatever their order. Options skipped under
-    /// `--ignore-unknown` go to `ignored`; fio's reporting options, which change nothing here,
-    /// to `notes` (each said once for the whole file).
-    pub(super) fn apply(
-        &mut self,
-        opts: &[Opt],
-        import: &Import,
-        ignored: &mut Vec<(String, String)>,
-        notes: &mut Vec<String>,
-    ) -> Result<(), String> {
-        // fio reads a section's kb_base before its sizes, wherever it is written.
-        if let Some(o) = opts.iter().rev().find(|o| o.key == "kb_base") {
-            self.kb_base = match o.value.as_deref().unwrap_or("") {
-                "1024" => 1024,
-                "1000" => 1000,
-                v => return Err(format!("{}: kb_base={v}: give 1024 (fio's default) or 1000", o.at)),
-            };
-        }
-        for o in opts {
-            let value = o.value.as_deref().unwrap_or("");
-            let units = Units::new(self.kb_base);
-            let g = Given { key: &o.key, value, has_value: o.value.is_some(), at: &o.at, units };
-            self.take(&g, import, ignored, notes)?;
-            self.note_opposite(&g.units, || format!("{}: {}", g.at, g.shown()));
-        }
-        self.settle()
-    }
-
-    /// Takes one option as its row says; an option refused (or that fio does not have) is
-    /// one line naming it, its value and where it is, unless `--ignore-unknown` skips it.
-    fn take(
-        &mut self,
-        g: &Given,
-        import: &Import,
-        ignored: &mut Vec<(String, String)>,
-        notes: &mut Vec<String>,
-    ) -> Result<(), String> {
-        let refusal = match options::row(g.key).map(|r| &r.take) {
-            Some(Take::Set(set)) => {
-                // A value's own message starts with the value, which the line says already.
-                let prefix = format!("{}: ", g.value);
-                return set(self, g)
-                    .map_err(|e| format!("{}: {}: {}", g.at, g.shown(), e.strip_prefix(&prefix).unwrap_or(&e)));
-            }
-            Some(Take::Same(_)) => return Ok(()),
-            Some(Take::Report) => {
-                if !notes.iter().any(|n| n == g.key) {
-                    notes.push(g.key.to_string());
-                }
-                return Ok(());
-            }
-            Some(Take::AtDefault(default, _)) if g.is(default) => return Ok(()),
-            Some(Take::AtDefault(_, why)) => {
-                format!("{}: {}: {}; remove it", g.at, g.shown(), why.replace("{value}", g.value))
-            }
-            Some(Take::Refused(why)) => format!(
-                "{}: {} in [{}]: {why}; remove it, or give --ignore-unknown to run without it",
-                g.at,
-                g.shown(),
-                self.name
-            ),
-            None => format!(
-                "{}: option {} in [{}] is not one of fio's options: remove it, or give --ignore-unknown to run without it",
-                g.at, g.key, self.name
-            ),
-        };
-        if !import.ignore_unknown {
-            return Err(refusal);
-        }
-        ignored.push((g.key.to_string(), g.at.to_string()));
-        Ok(())
-    }
-
     /// What fio settles once a section's options are all read: its pattern and mix, its files'
     /// number and size, and the sizes given as shares of its files.
-    fn settle(&mut self) -> Result<(), String> {
+    pub(super) fn settle(&mut self) -> Result<(), String> {
         if let Some((rw, at)) = self.rw.clone() {
             let units = Units::new(self.kb_base);
             let hole = |n: &str| {
@@ -364,11 +287,6 @@ impl FioJob {
             self.size = Some(self.size.map_or(whole, |s| s.min(whole)));
         }
         self.take_shares()
-    }
-
-    /// Its transfer sizes, as `given` gives them (`bs`, `bssplit`), with no range between two.
-    pub(super) fn set_sizes(&mut self, sizes: [Vec<(u64, u32)>; 2], given: &Given) {
-        (self.sizes, self.size_max, self.sizes_at) = (sizes, None, format!("{}: {}", given.at, given.shown()));
     }
 
     /// Sizes written as shares of each file, in bytes, as fio takes them when the job starts
@@ -474,7 +392,7 @@ impl FioJob {
 
     /// Keeps `at` (where, and how written) as the first size in fio's opposite units, if
     /// `units` read one.
-    fn note_opposite(&mut self, units: &Units, at: impl FnOnce() -> String) {
+    pub(super) fn note_opposite(&mut self, units: &Units, at: impl FnOnce() -> String) {
         if units.opposite() && self.opposite_units.is_none() {
             self.opposite_units = Some(at());
         }

@@ -30,7 +30,7 @@ use crate::spec::{AccessSpec, SpecLine};
 /// Reads a fio job file into a job; returns it with the warnings of ignored options.
 pub fn parse(text: &str, file: &Path, import: &Import) -> Result<(Job, Vec<String>), String> {
     let mut secs = Vec::new();
-    sections(text, file, 0, &mut secs)?;
+    sections(text, file, 0, &mut secs, &|k| options::row(k).is_some())?;
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs = Vec::new();
     let (mut ignored, mut notes) = (Vec::new(), Vec::new());

@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::file::split_filenames;
+use super::file::Opt;
 use super::job::{Engine, FioJob};
-use super::values::{Units, cpu_mask, one_byte_pattern, sectors, time, whole_number};
+use super::values::{Units, cpu_mask, one_byte_pattern, sectors, split_filenames, time, whole_number};
 use crate::config::Content;
+use crate::import::Import;
 
 /// What iogauge does with one of fio's options.
 pub(super) enum Take {
@@ -1035,6 +1036,88 @@ fn set_continue_on_error(j: &mut FioJob, g: &Given) -> Result<(), String> {
         _ => return Err("iogauge goes on after every kind of failed I/O or after none: give all or none".into()),
     };
     Ok(())
+}
+
+impl FioJob {
+    /// Its transfer sizes, as `given` gives them (`bs`, `bssplit`), with no range between two.
+    pub(super) fn set_sizes(&mut self, sizes: [Vec<(u64, u32)>; 2], given: &Given) {
+        (self.sizes, self.size_max, self.sizes_at) = (sizes, None, format!("{}: {}", given.at, given.shown()));
+    }
+
+    /// Applies the options in order (a later one wins), each by its row of fio's options
+    /// ([`OPTIONS`]); `kb_base` is read first and `rw`, `rwmixread`, `rwmixwrite`
+    /// and `filesize` last, as fio settles them whatever their order. Options skipped under
+    /// `--ignore-unknown` go to `ignored`; fio's reporting options, which change nothing here,
+    /// to `notes` (each said once for the whole file).
+    pub(super) fn apply(
+        &mut self,
+        opts: &[Opt],
+        import: &Import,
+        ignored: &mut Vec<(String, String)>,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        // fio reads a section's kb_base before its sizes, wherever it is written.
+        if let Some(o) = opts.iter().rev().find(|o| o.key == "kb_base") {
+            self.kb_base = match o.value.as_deref().unwrap_or("") {
+                "1024" => 1024,
+                "1000" => 1000,
+                v => return Err(format!("{}: kb_base={v}: give 1024 (fio's default) or 1000", o.at)),
+            };
+        }
+        for o in opts {
+            let value = o.value.as_deref().unwrap_or("");
+            let units = Units::new(self.kb_base);
+            let g = Given { key: &o.key, value, has_value: o.value.is_some(), at: &o.at, units };
+            self.take(&g, import, ignored, notes)?;
+            self.note_opposite(&g.units, || format!("{}: {}", g.at, g.shown()));
+        }
+        self.settle()
+    }
+
+    /// Takes one option as its row says; an option refused (or that fio does not have) is
+    /// one line naming it, its value and where it is, unless `--ignore-unknown` skips it.
+    fn take(
+        &mut self,
+        g: &Given,
+        import: &Import,
+        ignored: &mut Vec<(String, String)>,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let refusal = match row(g.key).map(|r| &r.take) {
+            Some(Take::Set(set)) => {
+                // A value's own message starts with the value, which the line says already.
+                let prefix = format!("{}: ", g.value);
+                return set(self, g)
+                    .map_err(|e| format!("{}: {}: {}", g.at, g.shown(), e.strip_prefix(&prefix).unwrap_or(&e)));
+            }
+            Some(Take::Same(_)) => return Ok(()),
+            Some(Take::Report) => {
+                if !notes.iter().any(|n| n == g.key) {
+                    notes.push(g.key.to_string());
+                }
+                return Ok(());
+            }
+            Some(Take::AtDefault(default, _)) if g.is(default) => return Ok(()),
+            Some(Take::AtDefault(_, why)) => {
+                format!("{}: {}: {}; remove it", g.at, g.shown(), why.replace("{value}", g.value))
+            }
+            Some(Take::Refused(why)) => format!(
+                "{}: {} in [{}]: {why}; remove it, or give --ignore-unknown to run without it",
+                g.at,
+                g.shown(),
+                self.name
+            ),
+            None => format!(
+                "{}: option {} in [{}] is not one of fio's options: remove it, or give --ignore-unknown to run without it",
+                g.at, g.key, self.name
+            ),
+        };
+        if !import.ignore_unknown {
+            return Err(refusal);
+        }
+        ignored.push((g.key.to_string(), g.at.to_string()));
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -252,6 +252,24 @@ pub(super) fn cpu_mask(v: &str) -> Result<Vec<u32>, String> {
     }
 }
 
+/// fio's colon-separated `filename` list; `\:` is a colon inside a name.
+pub(super) fn split_filenames(v: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                chars.next();
+                out.last_mut().unwrap().push(':');
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +318,11 @@ mod tests {
         // Found by fuzz::jobs: bs=0 divided by zero counting a size-bounded job's transfers.
         assert!(sectors("0", &Units::new(1024), false).unwrap_err().contains("0 bytes"));
         assert!(sectors("4k/50:0/50", &Units::new(1024), true).is_err());
+    }
+
+    #[test]
+    fn filenames_split_on_colons_but_not_escaped_ones() {
+        assert_eq!(split_filenames("/dev/sdb:/dev/sdc"), ["/dev/sdb", "/dev/sdc"]);
+        assert_eq!(split_filenames(r"/tmp/a\:b:/tmp/c"), ["/tmp/a:b", "/tmp/c"]);
     }
 }
