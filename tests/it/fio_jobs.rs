@@ -878,11 +878,7 @@ fn a_random_job_bounded_by_its_size_touches_each_block_once() {
                 logs.display()
             );
             std::fs::write(logs.join("j.fio"), job).unwrap();
-            if tool == "fio" {
-                fio(&dir, &logs.join("j.fio"), "");
-            } else {
-                ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "-q", "--no-history"]);
-            }
+            run_with(tool, &dir, &logs.join("j.fio"));
             let offsets = logged_offsets(&logs);
             let mut distinct = offsets.clone();
             distinct.sort_unstable();
@@ -1070,11 +1066,7 @@ fn logs_have_fios_columns_and_names() {
                 logs.display()
             );
             std::fs::write(logs.join("j.fio"), job).unwrap();
-            if tool == "fio" {
-                fio(&dir, &logs.join("j.fio"), "");
-            } else {
-                ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "-q", "--no-history"]);
-            }
+            run_with(tool, &dir, &logs.join("j.fio"));
             // iogauge names a log by its worker, fio by the job's number: each file's lines.
             let mut names: Vec<String> = std::fs::read_dir(&logs)
                 .unwrap()
@@ -1153,11 +1145,7 @@ fn bsrange_draws_sizes_as_fio_draws_them() {
                 logs.display()
             );
             std::fs::write(logs.join("j.fio"), job).unwrap();
-            if tool == "fio" {
-                fio(&dir, &logs.join("j.fio"), "");
-            } else {
-                ok_in(&dir, &["run", logs.join("j.fio").to_str().unwrap(), "-q", "--no-history"]);
-            }
+            run_with(tool, &dir, &logs.join("j.fio"));
             let ios = logged_ios(&logs.join("a_lat.1.log"));
             assert_eq!(ios.len(), 20000, "{tool} {range}");
             let mut by_size = std::collections::BTreeMap::new();
@@ -1171,5 +1159,15 @@ fn bsrange_draws_sizes_as_fio_draws_them() {
         for (bs, f) in &shares[0] {
             assert!((f - shares[1][bs]).abs() < 0.03, "{range}: {bs} bytes: fio {f}, iogauge {}", shares[1][bs]);
         }
+    }
+}
+
+/// Runs the fio job file `job` with `tool` ("fio", or iogauge), in `dir`; its logs are the
+/// job's to say.
+fn run_with(tool: &str, dir: &Path, job: &Path) {
+    if tool == "fio" {
+        fio(dir, job, "");
+    } else {
+        ok_in(dir, &["run", job.to_str().unwrap(), "-q", "--no-history"]);
     }
 }
