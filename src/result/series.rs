@@ -36,17 +36,16 @@ impl Series {
             self.pending = Some((sample, n));
             return;
         }
-        self.kept.push(sample);
+        self.kept.push(sample.settled());
         if self.kept.len() == KEPT {
-            let pairs = std::mem::take(&mut self.kept);
-            self.kept = pairs
-                .chunks(2)
-                .map(|two| {
-                    let mut first = two[0].clone();
-                    two.get(1).inspect(|second| first.absorb(second));
-                    first
-                })
-                .collect();
+            // Merged by value: each pair's first sample takes in the second.
+            let mut samples = std::mem::take(&mut self.kept).into_iter();
+            while let Some(mut first) = samples.next() {
+                if let Some(second) = samples.next() {
+                    first.absorb(&second);
+                }
+                self.kept.push(first.settled());
+            }
             self.per = self.per.max(1) * 2;
         }
     }
@@ -59,7 +58,7 @@ impl Series {
     /// The samples, the last one gathered so far included.
     pub fn into_vec(self) -> Vec<Interval> {
         let mut v = self.kept;
-        v.extend(self.pending.map(|(sample, _)| sample));
+        v.extend(self.pending.map(|(sample, _)| sample.settled()));
         v
     }
 }
@@ -81,8 +80,16 @@ impl Interval {
         self.duration_s = duration;
         if let (Some(h), Some(o)) = (&mut self.histogram, &next.histogram) {
             *h += o;
+        }
+    }
+
+    /// The sample with its percentiles taken from its histogram: once a merged sample is
+    /// complete, not at every interval it takes in.
+    fn settled(mut self) -> Interval {
+        if let Some(h) = &self.histogram {
             self.percentiles_ms = percentiles_of(h, None);
         }
+        self
     }
 }
 
