@@ -1,7 +1,7 @@
 //! `iogauge compare A B`: two result or study documents side by side, per workload, with the
 //! % difference of B from A (seed 001's "% better", seed 004's side-by-side tables).
 
-use crate::config::{KEYS, WorkerConfig};
+use crate::config::{KEYS, Rate, WorkerConfig};
 use crate::document::{Document, Workload};
 use crate::format::{grid, opt_ms, thousands};
 use crate::result::{Detail, Headline};
@@ -365,13 +365,12 @@ fn working_set(w: &WorkerConfig) -> String {
 
 /// A worker's open-loop rate, or its closed loop.
 fn rate(w: &WorkerConfig) -> String {
-    match (w.rate_iops, w.rate_mbps) {
-        (None, None) => "none (closed loop)".to_string(),
-        (iops, mbps) => {
-            let parts = [iops.map(|v| format!("{} IOPS", thousands(v))), mbps.map(|v| format!("{v} MB/s"))];
-            parts.into_iter().flatten().collect::<Vec<_>>().join(" and ")
-        }
+    let Rate { iops, mbps } = w.rate();
+    if iops.is_none() && mbps.is_none() {
+        return "none (closed loop)".to_string();
     }
+    let parts = [iops.map(|v| format!("{} IOPS", thousands(v))), mbps.map(|v| format!("{v} MB/s"))];
+    parts.into_iter().flatten().collect::<Vec<_>>().join(" and ")
 }
 
 /// The CPUs each worker may run on, worker by worker (`0; 1`, each its own), or once where

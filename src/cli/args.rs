@@ -9,7 +9,9 @@ use clap::{Args, Parser, Subcommand};
 use super::workload::SpecFlags;
 use super::{history, verify};
 use crate::cli::profile;
-use crate::config::{CpusPolicy, FsConfig, FsTest, Job, StudyConfig, Test, TestSettingFlags, WorkerConfig};
+use crate::config::{
+    FsConfig, FsTest, Job, Seg, StudyConfig, Test, TestSettingFlags, WorkerConfig, WorkerFlags, flag_of,
+};
 use crate::error::{Result, Unreadable, input};
 use crate::import::Import;
 use crate::job;
@@ -232,84 +234,12 @@ pub struct SettingFlags {
     pub random_map: bool,
 }
 
-/// How workers and targets are laid out (flags form only).
-#[derive(Args, Debug, Default)]
-pub struct WorkerFlags {
-    /// Target: block device, file, nbd:// or iscsi:// URL (docs/network-targets.md), or `null` (repeatable; default ./iogauge.tst).
-    #[arg(long = "target", value_name = "PATH")]
-    pub targets: Vec<TargetName>,
-    /// Workers (threads), each on every target [default: 1].
-    #[arg(long, value_name = "N")]
-    pub workers: Option<u32>,
-    /// Outstanding I/Os per target per worker [default: 1; profile: 16].
-    #[arg(long, visible_alias = "qd", value_name = "N")]
-    pub outstanding: Option<u32>,
-    /// Working set as % of each target (the seeds' drive stroke).
-    #[arg(long, value_name = "PCT")]
-    pub stroke: Option<f64>,
-    /// Working set as a size.
-    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
-    pub working_set: Option<u64>,
-    /// Start of the working set on each target.
-    #[arg(long, value_parser = parse_size, value_name = "SIZE")]
-    pub offset: Option<u64>,
-    /// Cap each worker at N I/Os per second (an open loop: response times count from when
-    /// each I/O was due, as rate_iops in a job).
-    #[arg(long, value_name = "N")]
-    pub rate_iops: Option<f64>,
-    /// Cap each worker at N MB/s (10^6 bytes/s; an open loop, as rate_mbps in a job).
-    #[arg(long, value_name = "N")]
-    pub rate_mbps: Option<f64>,
-    /// Run the workers on these CPUs only (e.g. 0-3,8; each worker may use all of them, as
-    /// fio's cpus_allowed). Without it, workers that outnumber the CPUs this process may use
-    /// each get one of them in turn, as --cpus-policy split.
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// How the workers share --cpus: `shared`, each may use all of them; `split`, each on one
-    /// of them in turn, with the io-wq threads serving its I/Os (fio's cpus_allowed_policy).
-    #[arg(long, value_name = "POLICY")]
-    pub cpus_policy: Option<CpusPolicy>,
-}
-
-impl WorkerFlags {
-    /// Whether any flag but --target is given: what a job file's workers say for themselves.
-    fn shape_any(&self) -> bool {
-        self.workers.is_some()
-            || self.outstanding.is_some()
-            || self.stroke.is_some()
-            || self.working_set.is_some()
-            || self.offset.is_some()
-            || self.rate_iops.is_some()
-            || self.rate_mbps.is_some()
-            || self.cpus.is_some()
-            || self.cpus_policy.is_some()
-    }
-
-    /// The workers these flags describe: `workers` identical workers, each on every target.
-    fn workers(&self, default_outstanding: u32) -> Result<Vec<WorkerConfig>> {
-        let n = self.workers.unwrap_or(1);
-        if n == 0 {
-            return Err(input("--workers 0: give at least 1 worker"));
-        }
-        Ok(vec![WorkerConfig {
-            count: n,
-            outstanding: self.outstanding.unwrap_or(default_outstanding),
-            targets: self.targets.clone(),
-            stroke: self.stroke,
-            working_set: self.working_set,
-            offset: self.offset.unwrap_or(0),
-            rate_iops: self.rate_iops,
-            rate_mbps: self.rate_mbps,
-            cpus: match &self.cpus {
-                Some(list) => {
-                    crate::host::placement::parse_cpu_list(list).map_err(|e| input(format!("--cpus {list}: {e}")))?
-                }
-                None => Vec::new(),
-            },
-            cpus_policy: self.cpus_policy.unwrap_or_default(),
-            ..WorkerConfig::default()
-        }])
-    }
+/// The workers the flags describe (`--workers` identical workers, each on every target), at
+/// `outstanding` I/Os per target unless `--outstanding` says.
+fn flag_workers(flags: &WorkerFlags, outstanding: u32) -> Vec<WorkerConfig> {
+    let mut worker = WorkerConfig { outstanding, ..WorkerConfig::default() };
+    flags.apply(&mut worker);
+    vec![worker]
 }
 
 /// Where a document goes: the outputs of a run and of a study alike.
@@ -691,9 +621,27 @@ impl SettingFlags {
     }
 }
 
-/// Resolves a job built or changed by flags; errors name the setting.
-fn resolve_flags(job: &Job) -> Result<Test> {
-    Ok(Test::from_job(job)?)
+/// Resolves a job built or changed by flags; an error at a key a flag gave names the flag.
+fn resolve_flags(job: &Job, flags: &TestFlags) -> Result<Test> {
+    Test::from_job(job).map_err(|e| {
+        let command = clap::Command::new("flags");
+        let (given, command) = match e.path.first() {
+            Some(Seg::Key("test")) => (flags.settings.test.given(), TestSettingFlags::augment_args(command)),
+            Some(Seg::Key("worker")) => (flags.workers.given(), WorkerFlags::augment_args(command)),
+            _ => return e.into(),
+        };
+        let flag = match e.path.last() {
+            Some(Seg::Key(key)) if given.contains(key) => flag_of(&command, key).map(|flag| (flag, key)),
+            _ => None,
+        };
+        let Some((flag, key)) = flag else { return e.into() };
+        // `count = 0: give...` as `--workers 0: give...`; any other message after the flag.
+        let value = e.message.strip_prefix(&format!("{key} = ")).and_then(|rest| rest.split_once(": "));
+        match value.filter(|(value, _)| !value.contains(' ')) {
+            Some((value, rest)) => input(format!("{flag} {value}: {rest}")),
+            None => input(format!("{flag}: {}", e.message)),
+        }
+    })
 }
 
 /// The test `iogauge run` describes: a job file's with the flags applied, or the flags' own.
@@ -701,10 +649,14 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
     let mut job = match &a.job {
         Some(path) => {
             job::refuse_target(path)?;
-            if a.flags.workers.shape_any() {
+            // The workers' shape is the job file's; --target fills those that name no target.
+            let given = a.flags.workers.given().into_iter().filter(|k| *k != "targets");
+            let flags = WorkerFlags::augment_args(clap::Command::new("flags"));
+            let shape: Vec<String> = given.filter_map(|k| flag_of(&flags, k)).collect();
+            if !shape.is_empty() {
                 return Err(input(format!(
-                    "--workers, --outstanding, --stroke, --working-set, --offset, --rate-iops, --rate-mbps and \
-                     --cpus cannot be combined with job file {}: edit its [[worker]] sections",
+                    "{} cannot be combined with job file {}: edit its [[worker]] sections",
+                    shape.join(", "),
                     path.display()
                 )));
             }
@@ -718,7 +670,7 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
             fill_targets(&mut job, &a.flags.workers.targets, path)?;
             job
         }
-        None => Job { workers: a.flags.workers.workers(1)?, ..Job::default() },
+        None => Job { workers: flag_workers(&a.flags.workers, 1), ..Job::default() },
     };
     if a.workload.any() {
         if !a.specs.is_empty() {
@@ -736,7 +688,7 @@ pub fn run_test(a: &RunArgs) -> Result<Test> {
         job.test.run = vec!["random-read-4k".into()];
     }
     a.flags.settings.apply(&mut job)?;
-    resolve_flags(&job)
+    resolve_flags(&job, &a.flags)
 }
 
 /// `--target` with a job file: the targets of the workers that name none (a distilled job's,
@@ -765,9 +717,9 @@ pub fn profile_test(a: &ProfileArgs) -> Result<Test> {
     job.test.ramp = profile::RAMP;
     job.test.time = profile::TIME;
     job.test.run = profile::SUITE.iter().map(|s| s.to_string()).collect();
-    job.workers = a.flags.workers.workers(profile::OUTSTANDING)?;
+    job.workers = flag_workers(&a.flags.workers, profile::OUTSTANDING);
     a.flags.settings.apply(&mut job)?;
-    resolve_flags(&job)
+    resolve_flags(&job, &a.flags)
 }
 
 /// `iogauge capture` flags.
@@ -878,12 +830,13 @@ mod tests {
         for says in [
             format!("[default: {}]", crate::units::format_duration(d.ramp)),
             format!("[default: {}]", crate::units::format_duration(d.time)),
-            format!("[default: 1; profile: {}]", profile::OUTSTANDING),
-            "Workers (threads), each on every target [default: 1]".to_string(),
+            "(16 under `iogauge profile`) [default: 1]".to_string(),
+            "Identical workers (threads), each on every target [default: 1]".to_string(),
         ] {
             assert!(run.contains(&says), "run --help lacks {says}");
         }
         assert_eq!(profile::RAMP, d.ramp, "profile's ramp-up is the default the help gives");
+        assert_eq!(profile::OUTSTANDING, 16, "profile's outstanding I/Os are those --outstanding's help gives");
         for w in profile::SUITE {
             assert!(profile.contains(w), "profile --help names {w}");
         }

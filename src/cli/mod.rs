@@ -13,8 +13,8 @@ mod workload;
 /// What the binary prints of a message: every URL in it without its password.
 pub use crate::net::without_passwords;
 pub use args::{
-    Cli, Command, OutputFlags, ProfileArgs, RunArgs, SettingFlags, StudyArgs, TestFlags, WorkerFlags, fio_flag_hint,
-    profile_test, run_test, target_flag_hint,
+    Cli, Command, OutputFlags, ProfileArgs, RunArgs, SettingFlags, StudyArgs, TestFlags, fio_flag_hint, profile_test,
+    run_test, target_flag_hint,
 };
 pub use workload::SpecFlags;
 

@@ -274,7 +274,7 @@ impl FsConfig {
 /// it uses), and nothing beside it that it would ignore.
 pub fn check_job(job: &super::Job) -> Result<(), ConfigError> {
     let Some(fs) = &job.fs else { return Ok(()) };
-    job.test.check_keys()?;
+    job.test.check_keys(&[Seg::Key("test")])?;
     if !job.workers.is_empty() {
         return Err(ConfigError {
             path: vec![Seg::Key("worker")],

@@ -20,21 +20,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::storage::Storage;
 use crate::error::Unreadable;
-use crate::net::TargetName;
 use crate::spec::AccessSpec;
 pub use crate::trace::replay::{Fit, Replay, Speed};
-use crate::units::serde_size;
 
 mod fs;
+mod keys;
 mod settings;
 pub(crate) mod storage;
 mod study;
 mod test;
+mod worker;
 
 pub use fs::{FS_TESTS, FsConfig, FsTest, check_job as check_fs_job};
-pub use settings::{KEYS, Key, TestSettingFlags, TestSettings};
+pub use keys::{Key, flag_of};
+pub use settings::{KEYS, TestSettingFlags, TestSettings};
 pub use study::{Curve, Limit, Measure, Precondition, Steady, Steps, StudyConfig, TargetsIn, Value};
-pub use test::{Test, Worker, Workload, printable_names};
+pub use test::{Test, Workload, printable_names};
+pub use worker::{CpuList, CpusPolicy, Rate, WORKER_KEYS, Worker, WorkerConfig, WorkerFlags};
 
 /// The default test file, created in the current directory when no target is named.
 pub const DEFAULT_TARGET: &str = "iogauge.tst";
@@ -137,84 +139,6 @@ pub enum Arrivals {
     Poisson,
 }
 
-/// How the workers of one entry share its `cpus`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum CpusPolicy {
-    /// Each may run on all of them.
-    #[default]
-    Shared,
-    /// Each on one of them, in turn (the first worker on the first CPU; round again when
-    /// workers outnumber CPUs): a worker and the io-wq threads serving its I/Os keep a CPU
-    /// of their own (docs/performance.md, issue 45, entry 23).
-    Split,
-}
-
-impl CpusPolicy {
-    fn is_shared(&self) -> bool {
-        *self == CpusPolicy::Shared
-    }
-}
-
-/// One `[[worker]]` entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkerConfig {
-    /// Name shown in results; default "worker N".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// How many identical workers this entry makes (expanded by [`Test::from_job`]).
-    #[serde(default = "one", skip_serializing_if = "is_one")]
-    pub count: u32,
-    /// The worker's own access specification; default: each of `test.run` in turn.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spec: Option<String>,
-    /// Outstanding I/Os per target.
-    #[serde(default = "one")]
-    pub outstanding: u32,
-    /// Target paths, network targets' URLs (their passwords taken out as they are read), or
-    /// `null`; default: the test file `iogauge.tst`. `{host}` and `{rank}` stand for the
-    /// manager's host name and MPI rank.
-    #[serde(default)]
-    pub targets: Vec<TargetName>,
-    /// Under MPI, the managers that run this worker, by host name pattern (`*` and `?`);
-    /// default: every manager.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<String>,
-    /// Under MPI, the managers that run this worker, by rank; default: every manager.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ranks: Vec<u32>,
-    /// Working set as % of each target ("drive stroke").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stroke: Option<f64>,
-    /// Working set as a size (instead of `stroke`).
-    #[serde(default, with = "serde_size::option", skip_serializing_if = "Option::is_none")]
-    pub working_set: Option<u64>,
-    /// Where the working set starts on each target.
-    #[serde(default, with = "serde_size", skip_serializing_if = "is_zero")]
-    pub offset: u64,
-    /// Open-loop arrivals at this many I/Os per second (over all its targets) instead of a
-    /// closed loop; response times then count from each I/O's intended start.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_iops: Option<f64>,
-    /// Open-loop arrivals capped at this many MB/s (10^6 bytes/s; with `rate_iops`, the
-    /// slower of the two paces each I/O).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_mbps: Option<f64>,
-    /// The CPUs its thread may run on (fio's `cpus_allowed`); default: the process's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cpus: Vec<u32>,
-    /// How the workers of a `count` share `cpus` (fio's `cpus_allowed_policy`).
-    #[serde(default, skip_serializing_if = "CpusPolicy::is_shared")]
-    pub cpus_policy: CpusPolicy,
-    /// Replays a trace instead of drawing I/Os from its specification (`iogauge replay`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<Replay>,
-}
-
-fn one() -> u32 {
-    1
-}
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
@@ -224,28 +148,6 @@ fn is_true(b: &bool) -> bool {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
-}
-
-impl Default for WorkerConfig {
-    fn default() -> Self {
-        WorkerConfig {
-            name: None,
-            count: 1,
-            spec: None,
-            outstanding: 1,
-            targets: Vec::new(),
-            hosts: Vec::new(),
-            ranks: Vec::new(),
-            stroke: None,
-            working_set: None,
-            offset: 0,
-            rate_iops: None,
-            rate_mbps: None,
-            cpus: Vec::new(),
-            cpus_policy: CpusPolicy::Shared,
-            replay: None,
-        }
-    }
 }
 
 /// What written blocks contain: their bytes, and the share of them that repeat earlier ones.

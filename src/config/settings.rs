@@ -1,171 +1,24 @@
-//! The test settings (a job's `[test]` section), each declared once: the entry below is the
-//! job file's key with its doc and default, the command-line flag that sets it (when it has
-//! one) and its check. [`TestSettings`], [`TestSettingFlags`], their `Default`, the flags'
-//! `--help`, the key checks, the `[test]` table of docs/job-file.md and the workbench's
-//! settings form ([`KEYS`]) all come from it, so a new setting is one entry.
-//!
-//! An entry reads:
-//!
-//! ```text
-//! /// Doc: its first paragraph is the flag's short help, all of it the key's meaning.
-//! #[serde(...)]                           // how the key is read and written, if special
-//! key: Type = default, "default as a job file writes it",
-//!     flag(clap's arg options) FlagType => how the flag sets it,
-//!     check |value| is_wrong => ("message naming the key = {value}: and what to give");
-//! ```
-//!
-//! A flag sets its key with `set` (the value given, over the job file's), `some` (an optional
-//! key), `switch` (a flag that turns a `false` key on), `add` (a list the flag's values join),
-//! or a function of the settings and the flag's value for anything else.
+//! The test settings (a job's `[test]` section), each declared once ([`keys!`]): the entry
+//! below is the job file's key with its doc and default, the command-line flag that sets it
+//! (when it has one) and its check. [`TestSettings`], [`TestSettingFlags`], their `Default`,
+//! the flags' `--help`, the key checks, the `[test]` table of docs/job-file.md and the
+//! workbench's settings form ([`KEYS`]) all come from it, so a new setting is one entry.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Arrivals, ConfigError, Content, DataPattern, OnError, Seg, is_one, is_true, is_zero, test::at};
+use super::keys::{Key, apply, keys};
+use super::{Arrivals, ConfigError, Content, DataPattern, OnError, Rate, Seg, is_one, is_true, is_zero, test::at};
 use crate::engine::EngineKind;
 use crate::net::TargetName;
 use crate::units::{parse_duration, parse_size, serde_duration, serde_size};
 
-/// A key of `[test]`: what its docs and `--help` say.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Key {
-    /// The key in a job file, and the id of its flag (`total_` before the rates', whose
-    /// plain names are the workers' own flags).
-    pub name: &'static str,
-    /// Its doc, paragraphs split by an empty line.
-    pub doc: &'static str,
-    /// Its default as a job file writes it (`"1s"`), or a word when it has none (`-`).
-    pub default: &'static str,
-}
+keys! {
+    /// The `[test]` section: settings of the whole test (docs/job-file.md).
+    TestSettings, KEYS, TestSettingFlags;
 
-impl Key {
-    /// The doc's first paragraph on one line: a flag's short help.
-    pub fn summary(&self) -> String {
-        self.paragraphs().next().unwrap_or_default()
-    }
-
-    /// The doc on one line (a table cell).
-    pub fn meaning(&self) -> String {
-        self.paragraphs().collect::<Vec<_>>().join(" ")
-    }
-
-    fn paragraphs(&self) -> impl Iterator<Item = String> + '_ {
-        self.doc.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|p| !p.is_empty())
-    }
-
-    /// A flag's help: the summary, its default, and for `--help` the rest of the doc.
-    fn help(&self, long: bool) -> String {
-        let default = match self.default.trim_matches('"') {
-            "-" | "none" | "all" | "[]" | "false" => String::new(),
-            d => format!(" [default: {d}]"),
-        };
-        // As clap writes a doc comment: the summary without its full stop.
-        let mut help = self.summary().trim_end_matches('.').to_string() + &default;
-        if long {
-            for p in self.paragraphs().skip(1) {
-                help += "\n\n";
-                help += &p;
-            }
-        }
-        help
-    }
-
-    /// The key named `name`.
-    pub fn named(name: &str) -> &'static Key {
-        KEYS.iter().find(|k| k.name == name).expect("a key of KEYS")
-    }
-}
-
-/// How a flag's value sets its key.
-macro_rules! apply {
-    ($t:ident, $flag:expr, $key:ident, set) => {
-        if let Some(v) = &$flag {
-            $t.$key = v.clone();
-        }
-    };
-    ($t:ident, $flag:expr, $key:ident, some) => {
-        if $flag.is_some() {
-            $t.$key = $flag.clone();
-        }
-    };
-    ($t:ident, $flag:expr, $key:ident, switch) => {
-        $t.$key |= $flag;
-    };
-    ($t:ident, $flag:expr, $key:ident, add) => {
-        $t.$key.extend($flag.iter().cloned());
-    };
-    ($t:ident, $flag:expr, $key:ident, ($by:path)) => {
-        $by($t, &$flag)
-    };
-}
-
-macro_rules! settings {
-    (
-        $(
-            $(#[doc = $doc:literal])*
-            $(#[serde($($serde:tt)*)])*
-            $key:ident: $ty:ty = $default:expr, $shown:literal
-            $(, flag($($arg:tt)*) $flag_ty:ty => $apply:tt)?
-            $(, check |$v:ident| $wrong:expr => ($($message:tt)+))?
-            ;
-        )*
-    ) => {
-        /// The `[test]` section: settings of the whole test (docs/job-file.md).
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields, default)]
-        pub struct TestSettings {
-            $(
-                $(#[doc = $doc])*
-                $(#[serde($($serde)*)])*
-                pub $key: $ty,
-            )*
-        }
-
-        impl Default for TestSettings {
-            fn default() -> Self {
-                TestSettings { $($key: $default,)* }
-            }
-        }
-
-        /// Every key of `[test]`, in the order a job file writes them.
-        pub const KEYS: &[Key] = &[$(Key { name: stringify!($key), doc: concat!($($doc, "\n",)*), default: $shown },)*];
-
-        /// The flags that set `[test]` keys (a flag given wins over a job file's key).
-        #[derive(clap::Args, Debug, Default)]
-        pub struct TestSettingFlags {
-            $($(
-                #[doc = concat!("Sets `", stringify!($key), "`.")]
-                #[arg($($arg)*, help = Key::named(stringify!($key)).help(false),
-                    long_help = Key::named(stringify!($key)).help(true))]
-                pub $key: $flag_ty,
-            )?)*
-        }
-
-        impl TestSettingFlags {
-            /// Sets the keys whose flags are given in `t`.
-            pub fn apply(&self, t: &mut TestSettings) {
-                $($(apply!(t, self.$key, $key, $apply);)?)*
-            }
-        }
-
-        impl TestSettings {
-            /// Each key's own check; the first wrong one, at its key.
-            pub(super) fn check_keys(&self) -> Result<(), ConfigError> {
-                $($(
-                    let $v = &self.$key;
-                    if $wrong {
-                        return Err(at(vec![Seg::Key("test"), Seg::Key(stringify!($key))], format!($($message)+)));
-                    }
-                )?)*
-                Ok(())
-            }
-        }
-    };
-}
-
-settings! {
     /// Ramp-up before recording (e.g. 2s): run, not recorded.
     #[serde(with = "serde_duration")]
     ramp: Duration = Duration::from_secs(1), "\"1s\"",
@@ -469,6 +322,11 @@ impl TestSettings {
     pub fn counted(&self) -> bool {
         self.ios.is_some() || self.bytes.is_some()
     }
+
+    /// The cap over all workers.
+    pub fn rate(&self) -> Rate {
+        Rate { iops: self.rate_iops, mbps: self.rate_mbps }
+    }
 }
 
 /// `--time`: the run time, or with a count to end on (a fio job's `size`), the cap of it, as
@@ -504,92 +362,12 @@ mod tests {
         }
     }
 
-    /// The longest prose line of a doc page (tests/it/docs.rs holds every page to it).
-    const LONGEST_LINE: usize = 300;
-    /// The width the list under docs/job-file.md's `[test]` table is wrapped to.
-    const COLUMNS: usize = 100;
-
-    /// `text` as a Markdown list item wrapped at [`COLUMNS`] between words; a word that would
-    /// open a block of its own at the start of a line (a list item, a heading) stays on the
-    /// line before.
-    fn list_item(text: &str) -> String {
-        let mut lines = vec![String::from("-")];
-        for word in text.split_whitespace() {
-            let line = lines.last_mut().expect("a line");
-            let fits = line.chars().count() + 1 + word.chars().count() <= COLUMNS;
-            if fits || line == "-" || opens_block(word) {
-                line.push(' ');
-                line.push_str(word);
-            } else {
-                lines.push(format!("  {word}"));
-            }
-        }
-        lines.join("\n") + "\n"
-    }
-
-    /// Whether a line that starts with `word` starts a Markdown block: a list item, a heading,
-    /// a quote, a table row.
-    fn opens_block(word: &str) -> bool {
-        let after_digits = word.trim_start_matches(|c: char| c.is_ascii_digit());
-        let numbered = after_digits.len() < word.len() && matches!(after_digits, "." | ")");
-        matches!(word, "-" | "+" | "*") || word.starts_with(['#', '>', '|']) || numbered
-    }
-
-    #[test]
-    fn a_list_item_is_wrapped_between_words_and_opens_no_block() {
-        // Each long word fills a line: the `-` and `1.` after them would start a list there.
-        let (a, b) = ("a".repeat(COLUMNS - 3), "b".repeat(COLUMNS - 3));
-        assert_eq!(list_item(&format!("{a} - {b} 1. x")), format!("- {a} -\n  {b} 1.\n  x\n"));
-        assert_eq!(list_item("`k`: one two"), "- `k`: one two\n");
-    }
-
-    /// The `[test]` table of docs/job-file.md is the keys' own: their docs, defaults and flags,
-    /// each key's first paragraph in its row and the rest in a list under the table
-    /// (`IOGAUGE_BLESS=1 cargo test --lib settings` writes it after a change).
+    /// The `[test]` table of docs/job-file.md is the keys' own (`IOGAUGE_BLESS=1 cargo test
+    /// --lib settings` writes it after a change).
     #[test]
     fn the_job_file_docs_list_every_key_as_declared() {
         use clap::Args;
         let flags = TestSettingFlags::augment_args(clap::Command::new("flags"));
-        let mut table = String::from("| key | default | flag | meaning |\n| --- | --- | --- | --- |\n");
-        let mut more = String::new();
-        for k in KEYS {
-            assert!(!k.summary().is_empty(), "{} has no doc", k.name);
-            let default = match k.default {
-                "-" | "none" | "all" => k.default.to_string(),
-                d => format!("`{d}`"),
-            };
-            let flag =
-                flags.get_arguments().find(|a| a.get_id() == k.name || a.get_id() == &*format!("total_{}", k.name));
-            let flag = flag.and_then(|a| a.get_long()).map(|l| format!("`--{l}`")).unwrap_or_default();
-            let rest = k.paragraphs().skip(1).collect::<Vec<_>>().join(" ");
-            let below = if rest.is_empty() { "" } else { " More below." };
-            let row = format!("| `{}` | {default} | {flag} | {}{below} |\n", k.name, k.summary());
-            assert!(
-                row.trim_end().chars().count() <= LONGEST_LINE,
-                "{}: its doc's first paragraph makes a row of docs/job-file.md's [test] table over {LONGEST_LINE} \
-                 characters: shorten it, and say the rest in a paragraph of its own",
-                k.name
-            );
-            table += &row;
-            if !rest.is_empty() {
-                more += &list_item(&format!("`{}`: {rest}", k.name));
-            }
-        }
-        table += "\nMore on the keys above:\n\n";
-        table += &more;
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/job-file.md");
-        let doc = std::fs::read_to_string(path).unwrap();
-        let (begin, end) =
-            ("<!-- the [test] keys: made from src/config/settings.rs -->\n", "<!-- end of the [test] keys -->");
-        let start = doc.find(begin).expect("the [test] table's first mark") + begin.len();
-        let stop = doc.find(end).expect("the [test] table's last mark");
-        if std::env::var_os("IOGAUGE_BLESS").is_some() {
-            std::fs::write(path, format!("{}{table}{}", &doc[..start], &doc[stop..])).unwrap();
-        } else {
-            assert!(
-                doc[start..stop] == table,
-                "docs/job-file.md's [test] table is not the keys' (IOGAUGE_BLESS=1 cargo test --lib settings):\n{table}"
-            );
-        }
+        super::super::keys::tests::the_docs_table_is("test", KEYS, &flags);
     }
 }

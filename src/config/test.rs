@@ -3,8 +3,7 @@
 //! conversion, and it validates everything that can be checked without touching a target.
 //! [`Test::to_job`] writes it back as a job that reruns it: what a result document records.
 
-use super::{ConfigError, CpusPolicy, DEFAULT_TARGET, Job, Replay, Seg, Storage, TestSettings, WorkerConfig};
-use crate::net::TargetName;
+use super::{ConfigError, Job, Replay, Seg, Storage, TestSettings, Worker};
 use crate::spec::{AccessSpec, find_builtin};
 
 /// A resolved test.
@@ -20,119 +19,6 @@ pub struct Test {
     pub workloads: Vec<Workload>,
     /// What is behind the targets, for a study's theoretical maximum.
     pub storage: Option<Storage>,
-}
-
-/// One worker of a resolved test.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Worker {
-    /// Its name in results: the job's, numbered when `count` made several, or "worker N".
-    pub name: String,
-    /// Its own access specification, if it names one.
-    pub spec: Option<String>,
-    /// Outstanding I/Os per target.
-    pub outstanding: u32,
-    /// Target paths (at least one), `{host}` and `{rank}` not yet filled.
-    pub targets: Vec<TargetName>,
-    /// Under MPI, the managers that run it, by host name pattern (none: every manager).
-    pub hosts: Vec<String>,
-    /// Under MPI, the managers that run it, by rank (none: every manager).
-    pub ranks: Vec<u32>,
-    /// Working set as % of each target.
-    pub stroke: Option<f64>,
-    /// Working set as a size.
-    pub working_set: Option<u64>,
-    /// Where the working set starts on each target.
-    pub offset: u64,
-    /// Open-loop arrivals at this many I/Os per second.
-    pub rate_iops: Option<f64>,
-    /// Open-loop arrivals at this many MB/s (10^6 bytes/s).
-    pub rate_mbps: Option<f64>,
-    /// The CPUs its thread may run on (empty: the process's).
-    pub cpus: Vec<u32>,
-    /// The trace it replays, if it does.
-    pub replay: Option<Replay>,
-}
-
-// Both conversions destructure every field, so a field added to one type and not the other
-// does not compile.
-impl Worker {
-    /// Copy `copy` (from 0) of the workers an entry as written makes, named `name`.
-    fn expanded(entry: &WorkerConfig, name: String, copy: u32) -> Worker {
-        let WorkerConfig {
-            name: _,
-            count: _,
-            spec,
-            outstanding,
-            targets,
-            hosts,
-            ranks,
-            stroke,
-            working_set,
-            offset,
-            rate_iops,
-            rate_mbps,
-            cpus,
-            cpus_policy,
-            replay,
-        } = entry.clone();
-        // check_worker refuses a split of no CPUs.
-        let cpus = match cpus_policy {
-            CpusPolicy::Shared => cpus,
-            CpusPolicy::Split => vec![cpus[copy as usize % cpus.len()]],
-        };
-        let targets = if targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { targets };
-        Worker {
-            name,
-            spec,
-            outstanding,
-            targets,
-            hosts,
-            ranks,
-            stroke,
-            working_set,
-            offset,
-            rate_iops,
-            rate_mbps,
-            cpus,
-            replay,
-        }
-    }
-
-    /// The worker as an entry of its own (`count = 1`), for the result's `config`.
-    fn as_written(&self) -> WorkerConfig {
-        let Worker {
-            name,
-            spec,
-            outstanding,
-            targets,
-            hosts,
-            ranks,
-            stroke,
-            working_set,
-            offset,
-            rate_iops,
-            rate_mbps,
-            cpus,
-            replay,
-        } = self.clone();
-        WorkerConfig {
-            name: Some(name),
-            count: 1,
-            spec,
-            outstanding,
-            targets,
-            hosts,
-            ranks,
-            stroke,
-            working_set,
-            offset,
-            rate_iops,
-            rate_mbps,
-            cpus,
-            cpus_policy: CpusPolicy::Shared,
-            replay,
-        }
-    }
 }
 
 /// One phase of a test, one result: the access specification of each worker.
@@ -297,7 +183,7 @@ fn expand(job: &Job) -> Result<Vec<(usize, Worker)>, ConfigError> {
     // (index of the [[worker]] entry, the worker)
     let mut workers: Vec<(usize, Worker)> = Vec::new();
     for (i, w) in job.workers.iter().enumerate() {
-        check_worker(i, w)?;
+        w.check(&[Seg::Key("worker"), Seg::Index(i)])?;
         for n in 0..w.count {
             let name = match (&w.name, w.count) {
                 (Some(name), 1) => name.clone(),
@@ -398,7 +284,7 @@ fn workloads(job: &Job, workers: &[(usize, Worker)]) -> Result<(Vec<AccessSpec>,
 
 /// The keys' own checks ([`TestSettings::check_keys`]), then those of keys together.
 fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
-    t.check_keys()?;
+    t.check_keys(&[Seg::Key("test")])?;
     let err = |k, m: &str| Err(at(vec![Seg::Key("test"), Seg::Key(k)], m));
     if !t.counted() && t.time.is_zero() {
         return err("time", "time = 0: give a run time such as 10s");
@@ -408,60 +294,6 @@ fn check_settings(t: &TestSettings) -> Result<(), ConfigError> {
             "max_time",
             "max_time goes with ios or bytes (a timed test ends at its time): give one, or drop max_time",
         );
-    }
-    Ok(())
-}
-
-fn check_worker(i: usize, w: &WorkerConfig) -> Result<(), ConfigError> {
-    let p = |k| vec![Seg::Key("worker"), Seg::Index(i), Seg::Key(k)];
-    if w.count == 0 {
-        return Err(at(p("count"), "count = 0: a worker entry needs count >= 1"));
-    }
-    if w.outstanding == 0 || w.outstanding > 65536 {
-        return Err(at(
-            p("outstanding"),
-            format!("outstanding = {}: give 1 to 65536 outstanding I/Os per target", w.outstanding),
-        ));
-    }
-    if let Some(s) = w.stroke {
-        if !(s > 0.0 && s <= 100.0) {
-            return Err(at(p("stroke"), format!("stroke = {s}: give a % of the target above 0 and at most 100")));
-        }
-        if w.working_set.is_some() {
-            return Err(at(p("stroke"), "give stroke or working_set, not both"));
-        }
-    }
-    for (key, rate) in [("rate_iops", w.rate_iops), ("rate_mbps", w.rate_mbps)] {
-        if let Some(r) = rate {
-            if !(r > 0.0 && r.is_finite()) {
-                return Err(at(p(key), format!("{key} = {r}: give a positive rate")));
-            }
-        }
-    }
-    if w.cpus_policy == CpusPolicy::Split && w.cpus.is_empty() {
-        return Err(at(
-            p("cpus_policy"),
-            "cpus_policy = \"split\" needs the CPUs to split: give cpus = [0, 1, 2, 3] (--cpus 0-3)",
-        ));
-    }
-    if w.working_set == Some(0) {
-        return Err(at(p("working_set"), "working_set = 0: give a positive size"));
-    }
-    for (j, host) in w.hosts.iter().enumerate() {
-        if host.trim().is_empty() {
-            return Err(at(
-                vec![Seg::Key("worker"), Seg::Index(i), Seg::Key("hosts"), Seg::Index(j)],
-                "empty host pattern",
-            ));
-        }
-    }
-    for (j, target) in w.targets.iter().enumerate() {
-        if target.trim().is_empty() {
-            return Err(at(
-                vec![Seg::Key("worker"), Seg::Index(i), Seg::Key("targets"), Seg::Index(j)],
-                "empty target path",
-            ));
-        }
     }
     Ok(())
 }

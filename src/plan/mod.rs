@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{Replay, Test, TestSettings, Worker, Workload};
+use crate::config::{Rate, Replay, Test, TestSettings, Worker, Workload};
 use crate::engine::EngineKind;
 use crate::error::{Result, input};
 use crate::host;
@@ -378,10 +378,8 @@ pub struct WorkerPlan {
     pub outstanding: u32,
     /// Its targets.
     pub targets: Vec<WorkingSet>,
-    /// Open-loop arrival rate (I/Os per second), if any.
-    pub rate_iops: Option<f64>,
-    /// Open-loop arrival rate in MB/s (10^6 bytes/s), if any.
-    pub rate_mbps: Option<f64>,
+    /// Its open loop's pace: its own, or its share of the test's, whichever is slower.
+    pub rate: Rate,
     /// The CPUs its thread may run on (empty: the process's).
     pub cpus: Vec<u32>,
     /// The trace it replays instead of drawing I/Os, and what one pass over it learnt.
@@ -582,16 +580,6 @@ fn find<'a>(targets: &'a [TargetInfo], path: &str) -> &'a TargetInfo {
     targets.iter().find(|t| t.path == path).expect("every worker target was inspected")
 }
 
-/// A worker's rate: its own cap, or its even share of the test's cap over all `workers`
-/// (every manager's), whichever is slower.
-fn slower(own: Option<f64>, all: Option<f64>, workers: usize) -> Option<f64> {
-    let share = all.map(|r| r / workers.max(1) as f64);
-    match (own, share) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
 /// Each worker's plan for workload `r` of a checked share.
 fn plan_workload(
     share: &Share,
@@ -609,8 +597,7 @@ fn plan_workload(
             name: wc.name.clone(),
             spec: spec.clone(),
             outstanding: wc.outstanding,
-            rate_iops: slower(wc.rate_iops, share.settings.rate_iops, share.all_workers),
-            rate_mbps: slower(wc.rate_mbps, share.settings.rate_mbps, share.all_workers),
+            rate: wc.rate().within_share(share.settings.rate(), share.all_workers),
             cpus: wc.cpus.clone(),
             replay: wc.replay.clone().zip(summary.clone()),
             targets: wc
@@ -659,8 +646,7 @@ mod tests {
             name: "w".into(),
             spec: crate::spec::find_builtin("random-read-4k").unwrap(),
             outstanding: 1,
-            rate_iops: None,
-            rate_mbps: None,
+            rate: Rate::default(),
             cpus,
             replay: None,
             targets: Vec::new(),

@@ -35,7 +35,7 @@ pub(super) fn check(
             wc.targets.len()
         )));
     };
-    if wc.rate_iops.is_some() || wc.rate_mbps.is_some() || s.rate_iops.is_some() || s.rate_mbps.is_some() {
+    if wc.rate().is_open_loop() || s.rate().is_open_loop() {
         return Err(input(format!(
             "{name}: a replay is paced by its trace's own times: give speed (2: twice as fast, max) instead of a rate"
         )));

@@ -5,7 +5,7 @@
 //! fewer I/Os in flight than asked. The run adds all but the last to the document's
 //! `warnings` (with a worker the host held off its CPU); the table prints all of them.
 
-use crate::config::Job;
+use crate::config::{Job, Rate};
 use crate::format::thousands;
 use crate::host::HostInfo;
 use crate::result::{Metrics, ResultDoc, WorkerResult, WorkloadResult};
@@ -87,7 +87,7 @@ impl Pace {
 /// caps of that worker.
 pub fn pace(doc: &ResultDoc, r: &WorkloadResult) -> Option<Pace> {
     let mut p = Pace { asked_iops: 0.0, asked_mbps: 0.0, iops: 0.0, mbps: 0.0, short: Vec::new() };
-    let (all_iops, all_mbps) = (doc.config.test.rate_iops, doc.config.test.rate_mbps);
+    let Rate { iops: all_iops, mbps: all_mbps } = doc.config.test.rate();
     let ask = |p: &mut Pace, name: &str, m: &Metrics, iops: Option<f64>, mbps: Option<f64>| {
         let mut best = None::<f64>;
         if let Some(asked) = iops {
@@ -110,8 +110,9 @@ pub fn pace(doc: &ResultDoc, r: &WorkloadResult) -> Option<Pace> {
             continue;
         };
         // Under a test's cap of the same measure, the worker's own is reported through the total.
-        let iops = c.rate_iops.filter(|_| all_iops.is_none());
-        let mbps = c.rate_mbps.filter(|_| all_mbps.is_none());
+        let own = c.rate();
+        let iops = own.iops.filter(|_| all_iops.is_none());
+        let mbps = own.mbps.filter(|_| all_mbps.is_none());
         ask(&mut p, &w.name, &w.metrics, iops, mbps);
     }
     (p.asked_iops > 0.0 || p.asked_mbps > 0.0).then_some(p)
@@ -152,8 +153,7 @@ fn in_flight_at_most(w: &WorkerResult) -> Option<u64> {
 /// waits end at the first completion, to issue the next I/O on time.
 fn paced(config: &Job, name: &str) -> bool {
     let worker = config.workers.iter().find(|c| c.name.as_deref() == Some(name));
-    let own = worker.is_some_and(|c| c.rate_iops.is_some() || c.rate_mbps.is_some());
-    own || config.test.rate_iops.is_some() || config.test.rate_mbps.is_some()
+    worker.is_some_and(|c| c.rate().is_open_loop()) || config.test.rate().is_open_loop()
 }
 
 /// The warnings a finished run's numbers call for, one line each.

@@ -13,7 +13,7 @@ use super::api::{
 };
 use super::run::Kind;
 use super::topology;
-use crate::config::Job;
+use crate::config::{Job, Key};
 use crate::document::Document;
 use crate::error::{Error, Result, input};
 use crate::history::Filter;
@@ -49,6 +49,7 @@ pub(super) const ROUTES: &[Route] = &[
     route("GET", "/", page),
     route("GET", "/api/host", host),
     route("GET", "/api/settings", settings),
+    route("GET", "/api/worker-keys", worker_keys),
     reading("GET", "/api/targets", targets),
     reading("POST", "/api/targets/inspect", inspect),
     route("GET", "/api/specs", specs),
@@ -162,27 +163,40 @@ fn host(api: &Api, _: &Call) -> Answer {
     }))
 }
 
-/// One `[test]` key as Test Setup shows it.
+/// One key as Test Setup and the worker's panel show it.
 #[derive(Serialize)]
 struct Setting {
     name: &'static str,
     default: &'static str,
+    /// How the form takes it: `switch`, `list` or `value` ([`Key::form`]).
+    form: &'static str,
     /// What it sets, in one short line (the first sentence of its flag's help).
     short: String,
     summary: String,
     meaning: String,
 }
 
-/// `GET /api/settings`: every `[test]` key.
-fn settings(_: &Api, _: &Call) -> Answer {
-    let keys = crate::config::KEYS.iter().map(|k| Setting {
+/// The keys of a section as the page's forms show them.
+fn key_forms(keys: &[Key]) -> Answer {
+    let keys = keys.iter().map(|k| Setting {
         name: k.name,
         default: k.default,
+        form: k.form(),
         short: short_line(&k.summary()),
         summary: k.summary(),
         meaning: k.meaning(),
     });
     json(&keys.collect::<Vec<_>>())
+}
+
+/// `GET /api/settings`: every `[test]` key.
+fn settings(_: &Api, _: &Call) -> Answer {
+    key_forms(crate::config::KEYS)
+}
+
+/// `GET /api/worker-keys`: every `[[worker]]` key.
+fn worker_keys(_: &Api, _: &Call) -> Answer {
+    key_forms(crate::config::WORKER_KEYS)
 }
 
 /// The most characters of Test Setup's line for a key.

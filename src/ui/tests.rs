@@ -443,3 +443,17 @@ fn a_functions_length_is_counted_from_its_opening_line_to_its_closing_brace() {
                 fn what(&self) -> u8;\n$(\"x\").onclick = async () => {\n  go();\n};\n";
     assert_eq!(functions(text), [(1, 3), (5, 4), (9, 5), (15, 3)]);
 }
+
+/// The worker panel's form is the `[[worker]]` keys' own: every key, each with how the form
+/// takes it, so a key declared in src/config/worker.rs reaches the page with nothing else.
+#[test]
+fn the_worker_form_offers_every_worker_key() {
+    let b = Bench::new("worker-keys");
+    let (status, keys) = b.call("GET", "/api/worker-keys", None);
+    assert_eq!(status, 200, "{keys}");
+    let names: Vec<&str> = keys.as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
+    let declared: Vec<&str> = crate::config::WORKER_KEYS.iter().map(|k| k.name).collect();
+    assert_eq!(names, declared);
+    let form = |name: &str| keys.as_array().unwrap().iter().find(|k| k["name"] == name).unwrap()["form"].clone();
+    assert_eq!((form("cpus"), form("stroke"), form("targets")), (json!("list"), json!("value"), json!("list")));
+}

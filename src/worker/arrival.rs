@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::config::Arrivals;
+use crate::config::{Arrivals, Rate};
 use crate::rng::Rng;
 
 /// The arrival times of an open loop.
@@ -12,8 +12,8 @@ pub(super) struct Arrival {
     pub(super) next_ns: u64,
     /// Exact time of the next arrival (ns), kept in f64 so rounding does not drift the rate.
     next: f64,
-    /// Mean gap (ns) per I/O (`rate_iops`) and per byte (`rate_mbps`): an I/O of `len` bytes
-    /// is followed by the larger of `per_io` and `per_byte * len`.
+    /// Mean gap (ns) per I/O and per byte: an I/O of `len` bytes is followed by the larger of
+    /// `per_io` and `per_byte * len`.
     per_io: f64,
     per_byte: f64,
     /// Exponential gaps draw from this; None for uniform ones.
@@ -23,19 +23,14 @@ pub(super) struct Arrival {
 }
 
 impl Arrival {
-    /// Arrivals at `rate_iops` I/Os or `rate_mbps` MB/s, whichever is slower; None if neither.
-    pub(super) fn new(
-        rate_iops: Option<f64>,
-        rate_mbps: Option<f64>,
-        kind: Arrivals,
-        seed: u64,
-        start_ns: u64,
-    ) -> Option<Self> {
-        if rate_iops.is_none() && rate_mbps.is_none() {
+    /// Arrivals at `rate`'s I/Os per second or MB/s, whichever is slower; None in a closed
+    /// loop.
+    pub(super) fn new(rate: Rate, kind: Arrivals, seed: u64, start_ns: u64) -> Option<Self> {
+        if !rate.is_open_loop() {
             return None;
         }
         let rng = (kind == Arrivals::Poisson).then(|| Rng::new(seed, 0xa771_7a15));
-        let (per_io, per_byte) = (rate_iops.map_or(0.0, |r| 1e9 / r), rate_mbps.map_or(0.0, |r| 1e3 / r));
+        let (per_io, per_byte) = (rate.iops.map_or(0.0, |r| 1e9 / r), rate.mbps.map_or(0.0, |r| 1e3 / r));
         Some(Arrival { next_ns: start_ns, next: start_ns as f64, per_io, per_byte, rng, recording: false })
     }
 
@@ -83,7 +78,7 @@ mod tests {
     /// bounds a correct generator misses once in a million seeds.
     #[test]
     fn poisson_gaps_are_exponential_at_the_rate() {
-        let mut a = Arrival::new(Some(1000.0), None, Arrivals::Poisson, 7, 0).unwrap();
+        let mut a = Arrival::new(Rate { iops: Some(1000.0), mbps: None }, Arrivals::Poisson, 7, 0).unwrap();
         let (n, mean_ns) = (200_000, 1e6);
         let mut last = a.take(4096);
         let (mut sum, mut longer) = (0.0, 0u32);
@@ -105,7 +100,7 @@ mod tests {
     /// once; arrivals on time are left alone.
     #[test]
     fn recording_starts_at_its_own_start() {
-        let mut a = Arrival::new(Some(1000.0), None, Arrivals::Uniform, 1, 0).unwrap();
+        let mut a = Arrival::new(Rate { iops: Some(1000.0), mbps: None }, Arrivals::Uniform, 1, 0).unwrap();
         a.record_from(&AtomicU64::new(5_000_000), 4_000_000);
         assert_eq!(a.take(4096), 0, "before recording starts, nothing changes");
         // 10 ms in, behind since the first arrival: the next is due at recording's start.
@@ -115,7 +110,7 @@ mod tests {
         a.record_from(&AtomicU64::new(50_000_000), 60_000_000);
         assert_eq!(a.take(4096), 7_000_000);
         // On schedule at the start: the arrivals keep their times.
-        let mut b = Arrival::new(Some(1000.0), None, Arrivals::Uniform, 1, 0).unwrap();
+        let mut b = Arrival::new(Rate { iops: Some(1000.0), mbps: None }, Arrivals::Uniform, 1, 0).unwrap();
         for _ in 0..6 {
             b.take(4096);
         }

@@ -183,7 +183,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
     fn new(engine: &'a mut E, job: &'a WorkerJob, s: &'a mut SetUp, ctl: &'a Control, epoch: Instant) -> Self {
         let slots = s.meta.len();
         let now = now_ns(epoch);
-        let arrivals = Arrival::new(job.plan.rate_iops, job.plan.rate_mbps, job.arrivals, job.seed, now);
+        let arrivals = Arrival::new(job.plan.rate, job.arrivals, job.seed, now);
         let replay_timed = s.replay.as_ref().is_some_and(Replayer::timed);
         let stamp_each = engine.hands_over_at_queue();
         if arrivals.is_some() || replay_timed {

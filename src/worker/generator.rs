@@ -322,8 +322,7 @@ mod tests {
             spec: spec.clone(),
             outstanding: 1,
             targets: (0..targets).map(|target| WorkingSet { target, start, size }).collect(),
-            rate_iops: None,
-            rate_mbps: None,
+            rate: Default::default(),
             cpus: Vec::new(),
             replay: None,
         };

@@ -53,13 +53,14 @@ fn a_baseline_that_is_a_fifo_is_refused_not_waited_for() {
 #[test]
 fn flags() {
     rejected(&["run", "--spec", "nope"], "unknown access specification 'nope'");
-    rejected(&["run", "--workers", "0"], "--workers 0");
-    rejected(&["run", "--cpu-latency", "2s"], "cpu_latency = 2s: give at most 1s");
-    rejected(&["run", "--qd", "0"], "outstanding = 0");
+    // A key's check names the flag that gave it, as it was typed.
+    rejected(&["run", "--workers", "0"], "--workers 0: give at least 1 worker");
+    rejected(&["run", "--cpu-latency", "2s"], "--cpu-latency 2s: give at most 1s");
+    rejected(&["run", "--qd", "0"], "--outstanding 0: give 1 to 65536");
     rejected(&["run", "--time", "10x"], "'10x' is not a duration");
     rejected(&["run", "--file-size", "1Q"], "'1Q' is not a size");
     rejected(&["run", "--engine", "aio"], "unknown engine 'aio'");
-    rejected(&["run", "--stroke", "150"], "stroke = 150");
+    rejected(&["run", "--stroke", "150"], "--stroke 150: give a % of the target");
     rejected(&["run", "--bogus"], "--bogus");
     rejected(&["run", "--target", "/dev/does-not-exist"], "/dev/does-not-exist does not exist");
     rejected(&["run", "--target", "/no/such/dir/file"], "directory /no/such/dir does not exist");
@@ -77,7 +78,7 @@ fn flags() {
     rejected(&["run", "--read", "150"], "150 is out of range: give 0 to 100 (see 'iogauge run --help')");
     // Past what the flag's type holds: not that type's range, which the key's check may narrow.
     rejected(&["run", "--io-wq-threads", "99999999999"], "99999999999 is too large (see 'iogauge run --help')");
-    rejected(&["run", "--io-wq-threads", "5000"], "io_wq_threads = 5000: give 1 to 4096");
+    rejected(&["run", "--io-wq-threads", "5000"], "--io-wq-threads 5000: give 1 to 4096");
     rejected(&["run", "--spec", "oltp"], "did you mean 'oltp-4k', 'oltp-8k'");
     // What clap says below its first line is said on it: the names a flag takes, the nearest
     // flag or command to what was typed, and no help of a command that does not exist.
@@ -96,7 +97,7 @@ fn flags() {
         assert!(!dir.join(typo).exists(), "{typo} was created");
     }
     rejected(&["run", "--bs", "4K", "--spec", "oltp-8k"], "give one");
-    rejected(&["run", "--rate-mbps", "0"], "rate_mbps = 0");
+    rejected(&["run", "--rate-mbps", "0"], "--rate-mbps 0: give a positive rate");
     rejected(&["run", "--file-size", "0.3K"], "not a whole number of bytes");
     rejected(&["run", "--ios", "100", "--time", "5s"], "--ios ends the test on a count");
     rejected(&["run", "--bytes", "1G", "--ramp", "1s"], "--ramp does not apply");

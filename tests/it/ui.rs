@@ -536,6 +536,13 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
     // Two workers on the null target, oltp-8k (the default list), 8 outstanding each.
     b.eval(&type_into("w-outstanding", "8"));
+    // The worker's other keys are in its form (src/config/worker.rs), but those with a control
+    // of their own: a % and a list typed there reach the job as a job file's keys.
+    let (_, worker_keys) = wb.call("GET", "/api/worker-keys", None);
+    let rows = b.eval("document.querySelectorAll('#worker-keys tbody tr').length").as_u64().unwrap();
+    assert_eq!(rows as usize, worker_keys.as_array().unwrap().len() - 7, "all but 7 with controls of their own");
+    b.eval(&type_into("wk-stroke", "50"));
+    b.eval(&type_into("wk-cpus", "0, 1"));
     b.eval(&click("#add-worker"));
     assert_eq!(b.eval("document.querySelectorAll('#tree .worker').length"), json!(2));
     assert_eq!(b.eval("document.querySelector('#targets input[data-path=\"null\"]').checked"), json!(true));
@@ -602,6 +609,7 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     }
     let workers = cli["config"]["worker"].as_array().unwrap();
     assert_eq!(workers.len(), 2);
+    assert_eq!((&workers[0]["stroke"], &workers[0]["cpus"]), (&json!(50.0), &json!([0, 1])), "{workers:?}");
     assert!(workers.iter().all(|w| w["outstanding"] == 8 && w["targets"] == json!(["null"])), "{workers:?}");
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::file::Section;
 use super::values::{Units, pattern_with};
-use crate::config::{Content, DataPattern};
+use crate::config::{Content, DataPattern, Rate};
 use crate::net::TargetName;
 use crate::spec::{AccessSpec, Distribution, SpecLine};
 
@@ -58,7 +58,8 @@ pub(super) struct FioJob {
     pub(super) directory: Option<String>,
     pub(super) direct: bool,
     pub(super) engine: Engine,
-    pub(super) rate_iops: Option<f64>,
+    /// `rate_iops` and `rate` (in MB/s, 10^6 bytes/s).
+    pub(super) rate: Rate,
     pub(super) thinktime: Duration,
     pub(super) thinktime_blocks: u32,
     /// `rw=randread:N`: a new random offset every N I/Os.
@@ -116,8 +117,6 @@ pub(super) struct FioJob {
     pub(super) engine_name: String,
     /// `norandommap`: random offsets drawn with repeats, as iogauge draws them.
     pub(super) norandommap: bool,
-    /// `rate`: a cap in MB/s (10^6 bytes/s).
-    pub(super) rate_mbps: Option<f64>,
     /// `blockalign`: random offsets' boundary (fio's default: the transfer size).
     pub(super) align: Option<u64>,
     /// `loops`: the job's I/O done this many times over.
@@ -206,7 +205,7 @@ impl FioJob {
             // fio's defaults: buffered I/O with psync.
             direct: false,
             engine: Engine::Sync,
-            rate_iops: None,
+            rate: Rate::default(),
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
             seek_every: 1,
@@ -237,7 +236,6 @@ impl FioJob {
             waits: false,
             engine_name: "psync".into(),
             norandommap: false,
-            rate_mbps: None,
             align: None,
             loops: 1,
             description: None,

@@ -445,8 +445,8 @@ fn workers(group: &[&FioJob], first_thread: u32) -> Result<Vec<WorkerConfig>, St
             outstanding: outstanding / files,
             working_set: j.size.map(|_| j.working_set(0)),
             offset: j.offset_of(0),
-            rate_iops: j.rate_iops,
-            rate_mbps: j.rate_mbps,
+            rate_iops: j.rate.iops,
+            rate_mbps: j.rate.mbps,
             cpus: j.cpus_of(thread),
             ..WorkerConfig::default()
         };
@@ -502,7 +502,7 @@ fn how_workers_differ(these: &[WorkerConfig], first: &[WorkerConfig]) -> String 
         if (a.working_set, a.offset) != (b.working_set, b.offset) {
             return "another size or offset".into();
         }
-        if (a.rate_iops, a.rate_mbps) != (b.rate_iops, b.rate_mbps) {
+        if a.rate() != b.rate() {
             return "another rate".into();
         }
         if a.cpus != b.cpus {

@@ -153,13 +153,13 @@ fn one_rate(g: &Given) -> Result<(), String> {
 /// fio's `rate`: bytes per second (its sizes' suffixes, 1m = 1 MiB/s), as MB/s.
 fn set_rate(j: &mut FioJob, g: &Given) -> Result<(), String> {
     one_rate(g)?;
-    j.rate_mbps = Some(g.size()? as f64 / 1e6);
+    j.rate.mbps = Some(g.size()? as f64 / 1e6);
     Ok(())
 }
 
 fn set_rate_iops(j: &mut FioJob, g: &Given) -> Result<(), String> {
     one_rate(g)?;
-    j.rate_iops = Some(g.num()? as f64);
+    j.rate.iops = Some(g.num()? as f64);
     Ok(())
 }
 

@@ -1,0 +1,326 @@
+//! The workers (a job's `[[worker]]` entries), each key declared once ([`keys!`]): the entry
+//! below is the job file's key with its doc and default, the command-line flag that sets it
+//! (when it has one) and its check. [`WorkerConfig`], [`WorkerFlags`] (the flags of `run` and
+//! `profile`), their `--help`, the key checks, the `[[worker]]` table of docs/job-file.md and
+//! the workbench's worker form ([`WORKER_KEYS`]) all come from it, so a new key is one entry.
+//! A worker's plan takes its keys from the resolved [`Worker`], which reads as its entry.
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::keys::{Key, apply, keys};
+use super::{ConfigError, DEFAULT_TARGET, Replay, Seg, is_one, is_zero, test::at};
+use crate::net::TargetName;
+use crate::units::{parse_size, serde_size};
+
+keys! {
+    /// One `[[worker]]` entry.
+    WorkerConfig, WORKER_KEYS, WorkerFlags;
+
+    /// Shown in results; with `count`, numbered (`db 1`, `db 2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String> = None, "worker N";
+
+    /// Identical workers (threads), each on every target.
+    #[serde(skip_serializing_if = "is_one")]
+    count: u32 = 1, "1",
+        flag(long = "workers", value_name = "N") Option<u32> => set,
+        check |n| *n == 0 => ("count = 0: give at least 1 worker");
+
+    /// The worker's own access specification; without it, each of `test.run` in turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spec: Option<String> = None, "-";
+
+    /// Outstanding I/Os per target (16 under `iogauge profile`).
+    outstanding: u32 = 1, "1",
+        flag(long, visible_alias = "qd", value_name = "N") Option<u32> => set,
+        check |n| !(1..=65536).contains(n) => ("outstanding = {n}: give 1 to 65536 outstanding I/Os per target");
+
+    /// Block devices, files, `nbd://` or `iscsi://` URLs (docs/network-targets.md), or `null`;
+    /// `{host}` and `{rank}` stand for the manager's host name and MPI rank (`--target` is
+    /// repeatable).
+    ///
+    /// Under MPI with several ranks the default file is `iogauge.{rank}.tst`. A URL's password
+    /// is taken out of it as it is read: results, tables and the workbench show the URL without
+    /// it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    targets: Vec<TargetName> = Vec::new(), "./iogauge.tst",
+        flag(long = "target", value_name = "PATH") Vec<TargetName> => add,
+        check |t| t.iter().any(|t| t.trim().is_empty()) => ("targets holds an empty path: give each target's path or URL");
+
+    /// Under MPI, the managers that run this worker, by host-name pattern (`*` any run of
+    /// characters, `?` one): `["stor*", "app1"]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hosts: Vec<String> = Vec::new(), "every manager",
+        check |h| h.iter().any(|h| h.trim().is_empty()) => ("hosts holds an empty pattern: give host names or patterns such as \"stor*\"");
+
+    /// Under MPI, the managers that run this worker, by rank: `[0, 2]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ranks: Vec<u32> = Vec::new(), "every manager";
+
+    /// Working set as % of each target (the seeds' drive stroke).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stroke: Option<f64> = None, "whole target",
+        flag(long, value_name = "PCT") Option<f64> => some,
+        check |s| s.is_some_and(|s| !(s > 0.0 && s <= 100.0)) => ("stroke = {}: give a % of the target above 0 and at most 100", s.unwrap_or_default());
+
+    /// Working set as a size (instead of `stroke`).
+    #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
+    working_set: Option<u64> = None, "whole target",
+        flag(long, value_parser = parse_size, value_name = "SIZE") Option<u64> => some,
+        check |w| *w == Some(0) => ("working_set = 0: give a positive size");
+
+    /// Where the working set starts on each target.
+    #[serde(with = "serde_size", skip_serializing_if = "is_zero")]
+    offset: u64 = 0, "0",
+        flag(long, value_parser = parse_size, value_name = "SIZE") Option<u64> => set;
+
+    /// An open loop: I/Os arrive at this rate (per second, over the worker's targets, up to its
+    /// outstanding I/Os) instead of one replacing each completion.
+    ///
+    /// Response times count from each I/O's intended start, so a stall shows as latency (no
+    /// coordinated omission). Recording starts on schedule: arrivals the ramp-up fell behind on
+    /// are dropped at its end, not issued in a burst inside the recorded window (where they
+    /// would add rate nobody asked for and the ramp-up's wait to response times).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_iops: Option<f64> = None, "-",
+        flag(long, value_name = "N") Option<f64> => some,
+        check |r| r.is_some_and(|r| !(r > 0.0 && r.is_finite())) => ("rate_iops = {}: give a positive rate", r.unwrap_or_default());
+
+    /// An open loop capped in MB/s (10^6 bytes/s): each I/O is followed by a gap of its size
+    /// over the rate; with `rate_iops` too, the longer gap of the two (fio's `rate` and
+    /// `rate_iops` together).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_mbps: Option<f64> = None, "-",
+        flag(long, value_name = "N") Option<f64> => some,
+        check |r| r.is_some_and(|r| !(r > 0.0 && r.is_finite())) => ("rate_mbps = {}: give a positive rate", r.unwrap_or_default());
+
+    /// The CPUs the worker's thread may run on, `[0, 2]` (fio's `cpus_allowed`; every worker of
+    /// a `count` may use all of them); `--cpus 0-3,8` on the command line.
+    ///
+    /// The worker's thread is pinned before its buffers are allocated, so their memory is on its
+    /// node. Where no worker has `cpus` and the workers outnumber the CPUs the process may use,
+    /// each gets one of them in turn, as `cpus_policy = "split"` does (with the io-wq threads
+    /// serving its I/Os): free, a CPU that one worker's thread and its io-wq thread took turns on
+    /// kept another session's task, moved there by the kernel's load balancing, waiting up to
+    /// 0.85 s (2 CPUs, four workers reading 128 KiB on zram; 3.3 ms at most split, at 1.18x the
+    /// IOPS; bench/logbook.md, issue 45, entry 27). The result gives each worker's `cpus` and
+    /// `numa_nodes` and each target's `numa_node`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cpus: Vec<u32> = Vec::new(), "the process's",
+        flag(long, value_name = "LIST") Option<CpuList> => (set_cpus);
+
+    /// How the workers of a `count` share `cpus` (fio's `cpus_allowed_policy`): `"shared"`,
+    /// each may use all of them; `"split"`, each on one of them in turn.
+    ///
+    /// With `"split"` the first worker runs on the lowest CPU, round again when workers
+    /// outnumber CPUs, with the io-wq threads serving its I/Os, so a worker keeps a CPU of its
+    /// own on a busy host (bench/logbook.md, issue 45, entry 23). The result's `config` lists
+    /// each worker with its one CPU.
+    #[serde(skip_serializing_if = "CpusPolicy::is_shared")]
+    cpus_policy: CpusPolicy = CpusPolicy::Shared, "\"shared\"",
+        flag(long, value_name = "POLICY") Option<CpusPolicy> => set;
+
+    /// Replay a trace instead of drawing I/Os: `{ trace = "prod.csv", speed = 1, fit = "wrap" }`
+    /// (docs/traces.md).
+    ///
+    /// The trace is an iogauge capture, a fio iolog or blktrace's files, relative to the job
+    /// file; `speed` is a factor or `"max"`; `fit` is `wrap` or `scale`, for a trace that reaches
+    /// past the working set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<Replay> = None, "-";
+}
+
+impl WorkerConfig {
+    /// Its open loop's pace, if it has one.
+    pub fn rate(&self) -> Rate {
+        Rate { iops: self.rate_iops, mbps: self.rate_mbps }
+    }
+
+    /// The checks of keys together, after each key's own.
+    pub(super) fn check(&self, at_path: &[Seg]) -> Result<(), ConfigError> {
+        self.check_keys(at_path)?;
+        let key = |k| [at_path, &[Seg::Key(k)]].concat();
+        if self.stroke.is_some() && self.working_set.is_some() {
+            return Err(at(key("stroke"), "give stroke or working_set, not both"));
+        }
+        if self.cpus_policy == CpusPolicy::Split && self.cpus.is_empty() {
+            return Err(at(
+                key("cpus_policy"),
+                "cpus_policy = \"split\" needs the CPUs to split: give cpus = [0, 1, 2, 3] (--cpus 0-3)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `--cpus LIST`: the workers' CPUs.
+fn set_cpus(w: &mut WorkerConfig, list: &Option<CpuList>) {
+    if let Some(CpuList(cpus)) = list {
+        w.cpus = cpus.clone();
+    }
+}
+
+/// A list of CPUs as the command line gives it: `0-3,8`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuList(Vec<u32>);
+
+impl FromStr for CpuList {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        crate::host::placement::parse_cpu_list(s).map(CpuList)
+    }
+}
+
+/// How the workers of one entry share its `cpus`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum CpusPolicy {
+    /// Each may run on all of them.
+    #[default]
+    Shared,
+    /// Each on one of them, in turn (the first worker on the first CPU; round again when
+    /// workers outnumber CPUs): a worker and the io-wq threads serving its I/Os keep a CPU
+    /// of their own (bench/logbook.md, issue 45, entry 23).
+    Split,
+}
+
+impl CpusPolicy {
+    fn is_shared(&self) -> bool {
+        *self == CpusPolicy::Shared
+    }
+}
+
+/// An open loop's pace: I/Os per second, MB/s (10^6 bytes/s), or both, the slower of the two
+/// pacing each I/O; neither, a closed loop.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rate {
+    /// I/Os per second.
+    pub iops: Option<f64>,
+    /// MB/s (10^6 bytes/s).
+    pub mbps: Option<f64>,
+}
+
+impl Rate {
+    /// Whether it paces I/Os at all.
+    pub fn is_open_loop(&self) -> bool {
+        self.iops.is_some() || self.mbps.is_some()
+    }
+
+    /// A worker's pace: its own (`self`), or its even share of the test's cap over all
+    /// `workers` (every manager's), whichever is slower, measure by measure.
+    pub fn within_share(self, all: Rate, workers: usize) -> Rate {
+        let slower = |own: Option<f64>, all: Option<f64>| {
+            let share = all.map(|r| r / workers.max(1) as f64);
+            match (own, share) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        };
+        Rate { iops: slower(self.iops, all.iops), mbps: slower(self.mbps, all.mbps) }
+    }
+}
+
+/// One worker of a resolved test: its entry as written for it alone (`count = 1`, its own CPU
+/// where `cpus_policy` splits them, its default target filled in), which it reads as, and its
+/// name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Worker {
+    /// Its name in results: the job's, numbered when `count` made several, or "worker N".
+    pub name: String,
+    entry: WorkerConfig,
+}
+
+impl std::ops::Deref for Worker {
+    type Target = WorkerConfig;
+    fn deref(&self) -> &WorkerConfig {
+        &self.entry
+    }
+}
+
+impl std::ops::DerefMut for Worker {
+    fn deref_mut(&mut self) -> &mut WorkerConfig {
+        &mut self.entry
+    }
+}
+
+impl Worker {
+    /// Copy `copy` (from 0) of the workers `entry` makes, named `name`.
+    pub(super) fn expanded(entry: &WorkerConfig, name: String, copy: u32) -> Worker {
+        let cpus = match entry.cpus_policy {
+            CpusPolicy::Shared => entry.cpus.clone(),
+            // `check` refuses a split of no CPUs.
+            CpusPolicy::Split => vec![entry.cpus[copy as usize % entry.cpus.len()]],
+        };
+        let targets = if entry.targets.is_empty() { vec![DEFAULT_TARGET.into()] } else { entry.targets.clone() };
+        let entry =
+            WorkerConfig { name: None, count: 1, cpus, cpus_policy: CpusPolicy::Shared, targets, ..entry.clone() };
+        Worker { name, entry }
+    }
+
+    /// The worker as an entry of its own (`count = 1`), for the result's `config`.
+    pub(super) fn as_written(&self) -> WorkerConfig {
+        WorkerConfig { name: Some(self.name.clone()), ..self.entry.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each key's default as its docs and `--help` show it is the value the code uses: read as
+    /// a `[[worker]]` key it gives the default entry; words instead (`-`, `every manager`)
+    /// stand for a key that is not set by default.
+    #[test]
+    fn the_defaults_shown_are_the_defaults() {
+        let written = toml::Value::try_from(WorkerConfig::default()).unwrap();
+        for k in WORKER_KEYS {
+            match toml::from_str::<super::super::Job>(&format!("[[worker]]\n{} = {}", k.name, k.default)) {
+                Ok(job) => assert_eq!(job.workers, [WorkerConfig::default()], "{} = {}", k.name, k.default),
+                Err(_) => assert!(written.get(k.name).is_none(), "{} has a default but shows {}", k.name, k.default),
+            }
+        }
+    }
+
+    /// The `[[worker]]` table of docs/job-file.md is the keys' own (`IOGAUGE_BLESS=1 cargo test
+    /// --lib worker` writes it after a change).
+    #[test]
+    fn the_job_file_docs_list_every_key_as_declared() {
+        use clap::Args;
+        let flags = WorkerFlags::augment_args(clap::Command::new("flags"));
+        super::super::keys::tests::the_docs_table_is("worker", WORKER_KEYS, &flags);
+    }
+
+    /// A flag sets its key as the job file's key would, and says it was given.
+    #[test]
+    fn the_flags_set_their_keys() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            workers: WorkerFlags,
+        }
+        let f = Flags::parse_from([
+            "x",
+            "--workers",
+            "3",
+            "--qd",
+            "8",
+            "--cpus",
+            "0-2,5",
+            "--rate-mbps",
+            "50",
+            "--target",
+            "null",
+        ]);
+        let mut w = WorkerConfig::default();
+        f.workers.apply(&mut w);
+        let job: super::super::Job = toml::from_str(
+            "[[worker]]\ncount = 3\noutstanding = 8\ncpus = [0, 1, 2, 5]\nrate_mbps = 50.0\ntargets = [\"null\"]",
+        )
+        .unwrap();
+        assert_eq!(w, job.workers[0]);
+        assert_eq!(f.workers.given(), ["count", "outstanding", "targets", "rate_mbps", "cpus"]);
+    }
+}
