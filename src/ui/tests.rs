@@ -374,6 +374,20 @@ fn two_runs_are_compared() {
     assert_eq!(b.call("GET", &format!("/api/compare?a={x}"), None).0, 400);
 }
 
+/// A run beside a study of the same specification is compared point by point (issue 84: it
+/// was refused, "no workload in common"), as `iogauge compare` compares them.
+#[test]
+fn a_run_is_compared_with_each_point_of_a_study_of_its_specification() {
+    let b = Bench::new("compare-study");
+    let (run, study) = (b.save(&run_doc()), b.save(&study_doc()));
+    let (status, cmp) = b.call("GET", &format!("/api/compare?a={run}&b={study}"), None);
+    assert_eq!(status, 200, "{cmp}");
+    let text = cmp["text"].as_str().unwrap();
+    for row in ["random-read-4k ~ outstanding=1 random-read-4k", "random-read-4k ~ outstanding=4 random-read-4k"] {
+        assert!(text.contains(row), "{row} in {text}");
+    }
+}
+
 /// docs/ui.md's table of calls is the routes': every call the workbench answers is there,
 /// and it lists no other.
 #[test]
