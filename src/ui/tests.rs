@@ -257,6 +257,54 @@ fn a_worker_without_a_target_cannot_start() {
     assert!(e["error"].as_str().unwrap().starts_with("worker 2 has no target"), "{e}");
 }
 
+/// What is wrong with a job built on the page is said by the page's control for it, not by a
+/// line of a TOML text the user never wrote nor by a flag (issue 84: `job:2:6:`,
+/// `--allow-write`, `'iogauge specs'`); the command line's messages are unchanged.
+#[test]
+fn errors_name_the_pages_controls_not_the_command_lines() {
+    let b = Bench::new("words");
+    let ask =
+        |job: Value| b.call("POST", "/api/job", Some(json!({ "job": job }))).1["error"].as_str().unwrap().to_string();
+    let e = ask(json!({ "test": { "run": ["oltp-8k"], "time": "abc" }, "worker": [{ "targets": ["null"] }] }));
+    assert!(e.starts_with("Test Setup's time: 'abc' is not a duration"), "{e}");
+    let e = ask(json!({ "test": { "run": ["oltp-8k"] }, "worker": [
+        { "name": "w1", "targets": ["null"] }, { "name": "w2", "targets": ["null"], "spec": "nosuch" }] }));
+    assert!(e.starts_with("worker \"w2\"'s Access specification: unknown access specification 'nosuch'"), "{e}");
+    assert!(e.contains("the Access Specifications tab lists the built-in ones"), "{e}");
+    let e = ask(json!({ "test": { "run": ["oltp-8k"] }, "worker": [{ "targets": ["null"], "outstanding": 0 }] }));
+    assert!(e.starts_with("worker \"worker 1\"'s Outstanding I/Os: "), "{e}");
+    let spec = json!({ "name": "mine", "lines": [{ "size": 4096, "share": 100, "read": 150, "random": 0 }] });
+    let (_, e) = b.call("POST", "/api/specs/file", Some(json!({ "specs": [spec] })));
+    assert!(e["error"].as_str().unwrap().starts_with("access specification 'mine' line 1: read = 150 %"), "{e}");
+    let text = "[test]\nrun = [\"oltp-8k\"]\ntime = \"x\"\n[[worker]]\ntargets = [\"null\"]\n";
+    let (_, e) = b.call("POST", "/api/runs", Some(json!({ "job": text })));
+    assert!(e["error"].as_str().unwrap().starts_with("Test Setup's time: "), "{e}");
+    // The run's own refusal: its cure named by the Safety field, the device by its name.
+    let job = "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n";
+    b.call("POST", "/api/runs", Some(json!({ "job": job })));
+    let refusal = "iogauge: refusing to write to /dev/loop3: ext4 signature at offset 0x438 on /dev/loop3; pass \
+                   --allow-write /dev/loop3 (or allow_write in the job file) to destroy its data\n";
+    let ended = super::Ended { exit_status: 2, history_id: None, message: refusal.into() };
+    b.queued.try_recv().expect("queued").take().expect("not stopped").ended(ended);
+    let (_, state) = b.call("GET", "/api/runs/current", None);
+    let want = "iogauge: refusing to write to /dev/loop3: ext4 signature at offset 0x438 on /dev/loop3; type \
+                /dev/loop3 in Test Setup's 'Allow writing to' (Safety), or in the box below, to destroy its data\n";
+    assert_eq!(state["messages"], want);
+}
+
+/// A device ticked for a worker and gone since (a loop device detached; here, one that was
+/// never there) is refused, naming the worker and the device; nothing is started.
+#[test]
+fn a_worker_whose_device_is_gone_cannot_start() {
+    let b = Bench::new("gone");
+    let job = "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\nname = \"w1\"\ntargets = [\"null\", \"/dev/iogauge-gone\"]\n";
+    let (status, e) = b.call("POST", "/api/runs", Some(json!({ "job": job })));
+    assert_eq!(status, 400, "{e}");
+    let e = e["error"].as_str().unwrap();
+    assert!(e.starts_with("worker \"w1\"'s target /dev/iogauge-gone is gone from this host: untick it"), "{e}");
+    assert!(b.queued.try_recv().is_err(), "nothing was started");
+}
+
 /// A run started, watched and stopped before the main thread took it: it ends as stopped,
 /// and a second run may start only then.
 #[test]
@@ -416,6 +464,7 @@ fn no_function_of_the_workbench_is_over_60_lines() {
         ("run.rs", include_str!("run.rs")),
         ("tests.rs", include_str!("tests.rs")),
         ("topology.rs", include_str!("topology.rs")),
+        ("words.rs", include_str!("words.rs")),
         ("page.html", include_str!("page.html")),
     ];
     for (name, text) in files {
