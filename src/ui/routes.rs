@@ -385,8 +385,8 @@ pub struct Start {
 /// test names every target it writes (a job file's default, `./iogauge.tst`, would be made in
 /// the workbench's directory without a word).
 fn start(api: &Api, c: &Call) -> Answer {
-    let text = c.body::<Start>()?.job;
-    let job = from_here(checked(&text).map_err(|e| words::error(e, &text))?)?;
+    // The caller's own text (the page's was checked as it was built): its lines say where.
+    let job = from_here(checked(&c.body::<Start>()?.job)?)?;
     every_worker_has_a_target(&job)?;
     every_device_is_here(&job, api.managers.len())?;
     api.remember(job.workers.iter().flat_map(|w| &w.targets));

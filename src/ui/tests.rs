@@ -170,6 +170,11 @@ fn a_typed_target_is_inspected() {
     let (status, t) = b.call("POST", "/api/targets/inspect", Some(json!({ "path": file })));
     assert_eq!(status, 200, "{t}");
     assert_eq!((t["kind"].as_str(), t["size_bytes"].as_u64()), (Some("file"), Some(1 << 20)), "{t}");
+    // A file not there yet is said to be made, of no size yet (it showed the default's 1 GiB).
+    let (status, t) = b.call("POST", "/api/targets/inspect", Some(json!({ "path": b.dir.join("new.tst") })));
+    assert_eq!((status, t["size_bytes"].as_u64()), (200, Some(0)), "{t}");
+    assert!(t["model"].as_str().unwrap().starts_with("will be created (file_size"), "{t}");
+    assert!(!b.dir.join("new.tst").exists(), "inspecting made nothing");
     let (status, e) = b.call("POST", "/api/targets/inspect", Some(json!({ "where": "x" })));
     assert!(status == 400 && e["error"].as_str().unwrap().contains("path"), "{e}");
 }
@@ -276,9 +281,10 @@ fn errors_name_the_pages_controls_not_the_command_lines() {
     let spec = json!({ "name": "mine", "lines": [{ "size": 4096, "share": 100, "read": 150, "random": 0 }] });
     let (_, e) = b.call("POST", "/api/specs/file", Some(json!({ "specs": [spec] })));
     assert!(e["error"].as_str().unwrap().starts_with("access specification 'mine' line 1: read = 150 %"), "{e}");
+    // A job's text given to Start is the caller's: its lines say where (a script's).
     let text = "[test]\nrun = [\"oltp-8k\"]\ntime = \"x\"\n[[worker]]\ntargets = [\"null\"]\n";
     let (_, e) = b.call("POST", "/api/runs", Some(json!({ "job": text })));
-    assert!(e["error"].as_str().unwrap().starts_with("Test Setup's time: "), "{e}");
+    assert!(e["error"].as_str().unwrap().starts_with("job:3:"), "{e}");
     // The run's own refusal: its cure named by the Safety field, the device by its name.
     let job = "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n";
     b.call("POST", "/api/runs", Some(json!({ "job": job })));

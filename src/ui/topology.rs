@@ -147,11 +147,14 @@ pub fn inspect(path: &TargetName) -> Result<Offered> {
         Ok(()) => Vec::new(),
         Err(e) => vec![e.to_string()],
     };
+    // A file not there yet is made at the size the test sets, not the default's 1 GiB shown
+    // as if it were the file's.
+    let made = kind == "file" && !std::path::Path::new(&info.path).exists();
     Ok(Offered {
+        size_bytes: if made { 0 } else { info.size },
+        model: if made { "will be created (file_size in Test Setup; 1 GiB unless set)".into() } else { info.model },
         path: info.path,
         kind: kind.into(),
-        size_bytes: info.size,
-        model: info.model,
         holds,
         read_only: false,
     })
