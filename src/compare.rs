@@ -38,9 +38,14 @@ pub struct Aligned {
 }
 
 /// The workloads present in both, in A's order, with A's and B's figures, and the rows only
-/// in one of them (see [`align`]).
+/// in one of them (see [`align`]); then a workload left alone on one side beside each left on
+/// the other that ran the same specification, where one side has one of it: a run beside
+/// every point of a study that ran its specification.
 pub fn pair(a: &[Workload], b: &[Workload]) -> (Vec<(String, Headline, Headline)>, Aligned) {
-    let mut aligned = align(&[a, b]);
+    let names: Vec<Vec<String>> = [a, b].iter().map(|d| d.iter().map(|w| w.name.clone()).collect()).collect();
+    let mut groups = align_names(&names);
+    groups.extend(same_spec(a, b, &groups));
+    let mut aligned = align_groups(&[a, b], &groups);
     let rows = std::mem::take(&mut aligned.rows);
     (rows.into_iter().map(|(k, mut h)| (k, h.remove(0), h.remove(0))).collect(), aligned)
 }
@@ -51,9 +56,13 @@ pub fn pair(a: &[Workload], b: &[Workload]) -> (Vec<(String, Headline, Headline)
 /// compared; what does not is in [`Aligned::alone`].
 pub fn align(docs: &[&[Workload]]) -> Aligned {
     let names: Vec<Vec<String>> = docs.iter().map(|d| d.iter().map(|w| w.name.clone()).collect()).collect();
+    align_groups(docs, &align_names(&names))
+}
+
+/// The rows of `groups` (for each, a workload's index in each document) and what is alone.
+fn align_groups(docs: &[&[Workload]], groups: &[Vec<usize>]) -> Aligned {
     let mut out = Aligned { rows: Vec::new(), alone: vec![Vec::new(); docs.len()] };
-    let groups = align_names(&names);
-    for at in &groups {
+    for at in groups {
         let workloads: Vec<&Workload> = docs.iter().zip(at).map(|(d, &i)| &d[i]).collect();
         let name = one_name(workloads.iter().map(|w| w.name.as_str()));
         out.rows.push((name.clone(), workloads.iter().map(|w| w.headline.clone()).collect()));
@@ -75,6 +84,24 @@ pub fn align(docs: &[&[Workload]]) -> Aligned {
         let paired: std::collections::HashSet<usize> = groups.iter().map(|g| g[k]).collect();
         let alone = d.iter().enumerate().filter(|(i, _)| !paired.contains(i));
         out.alone[k].extend(alone.map(|(_, w)| w.name.clone()));
+    }
+    out
+}
+
+/// The workloads of `a` and `b` that `paired` leaves alone, paired by the specification they
+/// ran where one side has one of it left (a run beside a study's points): their indexes.
+fn same_spec(a: &[Workload], b: &[Workload], paired: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let left = |d: &[Workload], k: usize| -> Vec<usize> {
+        (0..d.len()).filter(|i| !paired.iter().any(|g| g[k] == *i)).collect()
+    };
+    let (left_a, left_b) = (left(a, 0), left(b, 1));
+    let mut out = Vec::new();
+    for &i in &left_a {
+        let ys: Vec<usize> = left_b.iter().copied().filter(|&j| b[j].spec == a[i].spec).collect();
+        let xs = left_a.iter().filter(|&&x| a[x].spec == a[i].spec).count();
+        if xs == 1 || ys.len() == 1 {
+            out.extend(ys.into_iter().map(|j| vec![i, j]));
+        }
     }
     out
 }
@@ -563,6 +590,8 @@ mod tests {
         list.iter()
             .map(|(n, v, parts)| Workload {
                 name: n.to_string(),
+                // A study's point is named before its specification.
+                spec: n.rsplit(' ').next().unwrap_or(n).to_string(),
                 headline: f(*v),
                 parts: parts.iter().map(part).collect(),
             })
@@ -604,5 +633,42 @@ mod tests {
         let many: Vec<String> = (1..=10).map(|k| format!("w{k}")).collect();
         let line = not_compared(&[many, vec![]], &letters).unwrap();
         assert!(line.ends_with("w8 and 2 more"), "{line}");
+    }
+
+    /// A run beside a study of its specification (issue 84: refused, "no workload in common"):
+    /// the run's workload is compared with each point's, a worker with each point's worker.
+    #[test]
+    fn a_run_pairs_with_every_point_of_a_study_of_its_specification() {
+        let run = workloads(&[("r", 5.0, &[("worker 1", 5.0)])]);
+        let study = workloads(&[
+            ("outstanding=1 r", 1.0, &[("worker 1", 1.0)]),
+            ("outstanding=2 r", 2.0, &[("worker 1", 2.0)]),
+            ("outstanding=1 s", 9.0, &[]),
+        ]);
+        let (p, aligned) = pair(&run, &study);
+        let want = [
+            ("r ~ outstanding=1 r", 5.0, 1.0),
+            ("r ~ outstanding=1 r / worker 1", 5.0, 1.0),
+            ("r ~ outstanding=2 r", 5.0, 2.0),
+            ("r ~ outstanding=2 r / worker 1", 5.0, 2.0),
+        ];
+        assert_eq!(rows(&p), want);
+        assert_eq!(aligned.alone, [vec![], vec!["outstanding=1 s".to_string()]]);
+        // The other way round alike, in the study's order.
+        let (p, _) = pair(&study, &run);
+        assert_eq!(
+            rows(&p).iter().map(|r| r.0).collect::<Vec<_>>(),
+            [
+                "outstanding=1 r ~ r",
+                "outstanding=1 r ~ r / worker 1",
+                "outstanding=2 r ~ r",
+                "outstanding=2 r ~ r / worker 1"
+            ]
+        );
+        // Two studies of other points: which pairs with which is not known, so none do.
+        let other = workloads(&[("outstanding=8 r", 8.0, &[]), ("outstanding=16 r", 16.0, &[])]);
+        let three =
+            workloads(&[("outstanding=1 r", 1.0, &[]), ("outstanding=2 r", 2.0, &[]), ("outstanding=4 r", 4.0, &[])]);
+        assert!(pair(&three, &other).0.is_empty());
     }
 }

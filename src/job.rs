@@ -76,10 +76,15 @@ pub fn parse_specs(text: &str, name: &str) -> Result<Vec<crate::spec::AccessSpec
 
 /// A library of access specifications as TOML (`[[spec]]` tables), for `--spec-file`.
 pub fn specs_toml(specs: &[crate::spec::AccessSpec]) -> Result<String> {
-    let text = to_toml(&SpecLibrary { spec: specs.to_vec() })
-        .map_err(|e| input(format!("the specifications cannot be written as TOML: {e}")))?;
+    let text = specs_text(specs)?;
     parse_specs(&text, "specs.toml")?;
     Ok(text)
+}
+
+/// The specifications as a spec file's text, unchecked: what [`specs_toml`] checks.
+pub fn specs_text(specs: &[crate::spec::AccessSpec]) -> Result<String> {
+    to_toml(&SpecLibrary { spec: specs.to_vec() })
+        .map_err(|e| input(format!("the specifications cannot be written as TOML: {e}")))
 }
 
 /// `value` as TOML text, in time linear in its size: the toml crate's `to_string` puts each

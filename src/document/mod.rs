@@ -20,6 +20,8 @@ use crate::targets::{TargetInfo, TargetKind};
 pub struct Workload {
     /// The spec and, in a study, the point.
     pub name: String,
+    /// The access specification it ran (a study's point's workload is named by the point too).
+    pub spec: String,
     /// Its figures.
     pub headline: Headline,
     /// Its workers or targets, labelled by their place.
@@ -58,7 +60,12 @@ impl Document {
             Document::Run(doc) => doc
                 .results
                 .iter()
-                .map(|r| Workload { name: r.spec.clone(), headline: doc.headline(r), parts: parts(Some(r)) })
+                .map(|r| Workload {
+                    name: r.spec.clone(),
+                    spec: r.spec.clone(),
+                    headline: doc.headline(r),
+                    parts: parts(Some(r)),
+                })
                 .collect(),
             Document::Study(doc) => doc
                 .points
@@ -73,7 +80,7 @@ impl Document {
                     };
                     // A point's parts are its first run's (a study's summaries are of totals).
                     let run = p.runs.first().and_then(|d| d.results.iter().find(|r| r.spec == s.spec));
-                    Workload { name, headline: p.headline(k), parts: parts(run) }
+                    Workload { name, spec: s.spec.clone(), headline: p.headline(k), parts: parts(run) }
                 })
                 .collect(),
         }

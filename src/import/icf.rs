@@ -69,7 +69,9 @@ struct IcfWorker {
     reconnect_every: Option<u64>,
 }
 
-/// Lines with their numbers, read one at a time as ICF_ifstream reads them (trimmed).
+/// Lines with their numbers, read one at a time as ICF_ifstream reads them (trimmed). Blank
+/// lines are passed over: a file copied between Windows and Linux can have one after each of
+/// its CRLF lines, and Iometer writes an empty value (no description) as a line of a tab alone.
 struct Lines<'a> {
     name: &'a str,
     lines: Vec<&'a str>,
@@ -81,14 +83,21 @@ impl<'a> Lines<'a> {
         input(format!("{}:{}: {msg}", self.name, self.at.min(self.lines.len())))
     }
 
+    /// Where the next line that is not blank is, from the line at `at`.
+    fn filled(&self) -> usize {
+        let blank = |i: usize| self.lines.get(i).is_some_and(|l| l.trim().is_empty());
+        (self.at..).find(|&i| !blank(i)).unwrap_or(self.at)
+    }
+
     fn next(&mut self) -> Option<&'a str> {
+        self.at = self.filled();
         let l = self.lines.get(self.at).map(|l| l.trim());
         self.at += 1;
         l
     }
 
     fn peek(&self) -> Option<&'a str> {
-        self.lines.get(self.at).map(|l| l.trim())
+        self.lines.get(self.filled()).map(|l| l.trim())
     }
 
     /// The next key (a line beginning with `'`), or an error naming what was expected.
@@ -101,12 +110,19 @@ impl<'a> Lines<'a> {
     }
 
     /// The value under a key: comment lines (column headings such as `'\thours minutes
-    /// seconds`) are skipped, as ICF_ifstream::GetPair does.
+    /// seconds`) are skipped, as ICF_ifstream::GetPair does; where the next key follows at
+    /// once, the value is empty (a test without a description, a worker without a network
+    /// interface).
     fn value(&mut self) -> Result<&'a str> {
-        while self.peek().is_some_and(|l| l.starts_with('\'')) {
-            self.at += 1;
+        let comment = |l: &str| l.strip_prefix('\'').is_some_and(|rest| rest.starts_with(char::is_whitespace));
+        while self.peek().is_some_and(comment) {
+            self.next();
         }
-        self.next().ok_or_else(|| self.err("the file ends where a value was expected"))
+        match self.peek() {
+            None => Err(self.err("the file ends where a value was expected")),
+            Some(l) if l.starts_with('\'') => Ok(""),
+            Some(_) => Ok(self.next().unwrap_or_default()),
+        }
     }
 
     /// Skips to the line beginning with `marker` (case-insensitive); false at the end.
@@ -335,7 +351,7 @@ fn default_settings(lines: &mut Lines, w: &mut IcfWorker) -> Result<()> {
             (w.max_sectors, w.start_sector) = (n[0], n[1]);
             w.pattern = fits_u32(lines, n.get(2).copied().unwrap_or(0), "data pattern")?;
         } else if is(key, "'Local network interface") || is(key, "'VI outstanding IOs") {
-            lines.next();
+            lines.value()?;
         } else {
             return Err(lines.err(format!("unknown target setting {key} of worker \"{}\"", w.name)));
         }
@@ -382,7 +398,7 @@ fn managers(lines: &mut Lines) -> Result<Vec<IcfWorker>> {
             if is(key, "'End manager") {
                 break;
             } else if is(key, "'Manager network address") {
-                lines.next();
+                lines.value()?;
             } else if is(key, "'Worker") {
                 workers.push(worker(lines, manager, &name)?);
             } else {
@@ -694,5 +710,24 @@ mod tests {
         assert_eq!(map_target("E: \"DATA\"", &map).as_deref(), Some("/dev/sdc"));
         assert_eq!(map_target("/dev/sdd", &map).as_deref(), Some("/dev/sdd"));
         assert_eq!(map_target("PHYSICALDRIVE:2", &map), None);
+    }
+
+    /// A configuration whose CRLF lines each have a blank line after them (copied between
+    /// Windows and Linux) reads as the file itself, an error naming the file's own line; a
+    /// test without a description too (its value a tab alone, the next key at once).
+    #[test]
+    fn blank_lines_between_crlf_lines_are_passed_over() {
+        let text = include_str!("../../tests/fixtures/iometer-1.1.icf");
+        let import = Import { map_target: vec![("PHYSICALDRIVE:1".into(), "null".into())], ..Import::default() };
+        let want = crate::job::to_toml(&parse(text, "a.icf", &import).unwrap().0).unwrap();
+        let doubled = text.replace("\r\n", "\r\n\r\n");
+        assert_eq!(crate::job::to_toml(&parse(&doubled, "a.icf", &import).unwrap().0).unwrap(), want);
+        let undescribed = text.replace("\tqueue depth sweep\r\n", "\t\r\n");
+        assert_eq!(crate::job::to_toml(&parse(&undescribed, "a.icf", &import).unwrap().0).unwrap(), want);
+        // The ramp-up's value, line 9 of the file, is line 17 of the doubled one, as an editor
+        // numbers it.
+        let bad = doubled.replacen("\t0\r\n", "\tzero\r\n", 1);
+        let e = parse(&bad, "a.icf", &import).unwrap_err().to_string();
+        assert!(e.starts_with("a.icf:17: "), "{e}");
     }
 }

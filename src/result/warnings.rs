@@ -39,6 +39,9 @@ const BATCH_WHEN_HELD: &str = "--completion-batch 8";
 /// Where a warning about the host sends the user: the page that explains it and its cures,
 /// with their measurements (a warning is one short line).
 const BUSY_HOST_PAGE: &str = "docs/performance.md#a-busy-host";
+/// Where the other warnings of a result send the user: the page that says what each means and
+/// its cures (a warning is one short line).
+const WARNINGS_PAGE: &str = "docs/reports-and-history.md#warnings";
 /// Sleeps of the host's CPUs per I/O from which response times are said to hold wake-ups: at
 /// least every other I/O met a CPU that had gone to sleep (this 2-CPU VM: 1.4 per I/O at 1
 /// outstanding on a loop device, 0.07 at 32).
@@ -164,18 +167,19 @@ pub fn warnings(doc: &ResultDoc) -> Vec<String> {
     if together > 1 {
         out.push(format!(
             "response times were stamped once per wait for up to {together} completions (completion_batch = {batch}): \
-             each can be overstated by up to {} other completions' time; completion_batch = 1 stamps each I/O \
-             when the worker first sees it",
+             each may be late by up to {} others' time ({WARNINGS_PAGE})",
             together - 1
         ));
     }
     out.extend(of_host(&doc.results, &doc.host, &doc.config));
     for r in &doc.results {
         if let Some(p) = pace(doc, r).filter(|p| !p.short.is_empty()) {
-            let short: Vec<String> = p.short.iter().map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
+            let mut short: Vec<String> = p.short.iter().take(2).map(|(w, pct)| format!("{w} {pct:.0} %")).collect();
+            if p.short.len() > 2 {
+                short.push(format!("{} more", p.short.len() - 2));
+            }
             out.push(format!(
-                "{}: {}; below the asked rate: {} (the target, or too few outstanding I/Os, cannot keep up; \
-                 response times include the wait to start)",
+                "{}: {}; below the asked rate: {} ({WARNINGS_PAGE})",
                 r.spec,
                 p.describe(),
                 short.join(", ")
@@ -197,20 +201,15 @@ fn stopped(r: &WorkloadResult) -> Option<String> {
     let what = match (ms > 0.0, untimed) {
         (false, 0) => return None,
         (true, 0) => {
-            format!("stopped (Ctrl-Z, SIGTSTP) for {:.2} s of the {:.2} s recorded", ms / 1e3, r.duration_s)
+            format!("was stopped (Ctrl-Z, SIGTSTP) for {:.2} s of the {:.2} s recorded", ms / 1e3, r.duration_s)
         }
         (_, n) => format!(
-            "stopped while recording and went on {n} time{} (SIGCONT) after a stop it could not time \
-             (SIGSTOP{})",
+            "stopped while recording and went on {n} time{} (SIGCONT) after an untimed stop (SIGSTOP){}",
             if n == 1 { "" } else { "s" },
             if ms > 0.0 { format!("; Ctrl-Z held it {:.2} s more", ms / 1e3) } else { String::new() }
         ),
     };
-    Some(format!(
-        "{}: the test was {what}: its workers issued no I/O meanwhile, so its rates count that time as \
-         idle and the I/Os in flight count it in their response times; run it again without stopping it",
-        r.spec
-    ))
+    Some(format!("{}: the test {what}: its rates count it ({WARNINGS_PAGE})", r.spec))
 }
 
 /// One line for a workload of a finished run that completed no I/O and failed none: nothing
@@ -230,11 +229,7 @@ fn nothing_completed(r: &WorkloadResult) -> Option<String> {
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .filter(|(ms, _)| *ms >= window_ms / 2.0)
         .map_or(String::new(), |(ms, name)| format!(", {name} waiting {ms:.0} ms of it for a CPU"));
-    Some(format!(
-        "{}: no I/O completed in the {window} recorded{held}: nothing was measured, its zeros are not \
-         the storage's; give a longer time (--time, time in a job file)",
-        r.spec
-    ))
+    Some(format!("{}: no I/O completed in the {window} recorded{held}: nothing was measured ({WARNINGS_PAGE})", r.spec))
 }
 
 /// What the host did to the numbers of `results`, one line of each kind (per run, and per
@@ -603,6 +598,40 @@ mod tests {
         for w in &said {
             assert!(w.chars().count() <= 200 && !w.contains('\n'), "{} characters: {w}", w.chars().count());
             assert!(w.contains("(docs/performance.md#"), "{w}");
+        }
+    }
+
+    /// The other warnings of a result (completion batches, a rate not reached, a stop while
+    /// recording, nothing completed) are each one short line that sends the user to the page
+    /// with their meaning and cures, as the host's are.
+    #[test]
+    fn the_results_other_warnings_are_one_short_line_pointing_to_the_page() {
+        let fixture = include_str!("../../tests/fixtures/result-1-null.json");
+        let mut doc: ResultDoc = serde_json::from_str(fixture).unwrap();
+        doc.interrupted = false;
+        let r = &mut doc.results[0];
+        r.workers[0].outstanding = Some(32);
+        (r.managers[0].stopped_ms, r.managers[0].stops_untimed) = (1234.0, 1);
+        let mut nothing = r.clone();
+        nothing.totals.metrics.ios = 0;
+        nothing.totals.metrics.errors = 0;
+        nothing.managers[0].stops_untimed = 0;
+        // A batch of 8 of 32 in flight; then a rate of a billion IOPS, which stamps each I/O.
+        let mut said = Vec::new();
+        for test in ["completion_batch = 8", "rate_iops = 1000000000.0"] {
+            doc.config = toml::from_str(&format!("[test]\n{test}\n[[worker]]\nname = \"worker 1\"\n")).unwrap();
+            said.extend(warnings(&doc));
+        }
+        let kinds = ["stamped once per wait", "below the asked rate", "went on 1 time (SIGCONT)"];
+        for kind in kinds {
+            assert!(said.iter().any(|w| w.contains(kind)), "{kind} in {said:?}");
+        }
+        let mut all = said.clone();
+        all.push(nothing_completed(&nothing).expect("nothing completed"));
+        all.push(stopped(&nothing).expect("a Ctrl-Z timed"));
+        for w in &all {
+            assert!(w.chars().count() <= 200 && !w.contains('\n'), "{} characters: {w}", w.chars().count());
+            assert!(w.ends_with(&format!("({WARNINGS_PAGE})")), "{w}");
         }
     }
 }

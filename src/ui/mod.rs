@@ -15,6 +15,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 mod topology;
+mod words;
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;

@@ -12,7 +12,7 @@ use super::api::{
     toml_logging_in, toml_of, with_status,
 };
 use super::run::Kind;
-use super::topology;
+use super::{topology, words};
 use crate::config::{Job, Key};
 use crate::document::Document;
 use crate::error::{Error, Result, input};
@@ -277,7 +277,9 @@ pub struct SpecFile {
 /// `POST /api/specs/file`: a spec file of the specifications given, each checked.
 fn spec_file(_: &Api, c: &Call) -> Answer {
     let specs = c.body::<SpecFile>()?.specs;
-    json(&serde_json::json!({ "toml": crate::job::specs_toml(&specs)? }))
+    let text = crate::job::specs_text(&specs)?;
+    crate::job::parse_specs(&text, "specs.toml").map_err(|e| words::error(e, &text))?;
+    json(&serde_json::json!({ "toml": text }))
 }
 
 /// A file the user loaded in the page: its name and text.
@@ -329,11 +331,25 @@ pub struct Build {
     pub job: Job,
 }
 
-/// `POST /api/job`: the job and its TOML, checked as `iogauge run` checks a job file.
+/// `POST /api/job`: the job and its TOML, checked as `iogauge run` checks a job file; what is
+/// wrong is said by the page's control for it.
 fn build_job(api: &Api, c: &Call) -> Answer {
-    let job = c.body::<Build>()?.job;
+    let job = c.body::<Build>().map_err(|e| as_a_job_file(c, e))?.job;
     api.remember(job.workers.iter().flat_map(|w| &w.targets));
-    job_answer(checked(&toml_of(&job)?)?)
+    let text = toml_of(&job)?;
+    job_answer(checked(&text).map_err(|e| words::error(e, &text))?)
+}
+
+/// Why a job built on the page is not one, as a job file's check says it and by the page's
+/// control (a duration typed wrong: the JSON's reader says only where in the request it is);
+/// `e`, the request's own error, where that finds nothing wrong.
+fn as_a_job_file(c: &Call, e: Error) -> Error {
+    let job = c.body::<serde_json::Value>().ok().map(|v| v["job"].clone());
+    let text = job.and_then(|j| crate::job::to_toml(&j).ok());
+    match text.as_deref().map(|t| (t, checked(t))) {
+        Some((t, Err(why))) => words::error(why, t),
+        _ => e,
+    }
 }
 
 /// `POST /api/job/read`'s body: a job file loaded, and for an Iometer `.icf` the Linux path
@@ -383,8 +399,10 @@ pub struct Start {
 /// test names every target it writes (a job file's default, `./iogauge.tst`, would be made in
 /// the workbench's directory without a word).
 fn start(api: &Api, c: &Call) -> Answer {
+    // The caller's own text (the page's was checked as it was built): its lines say where.
     let job = from_here(checked(&c.body::<Start>()?.job)?)?;
     every_worker_has_a_target(&job)?;
+    every_device_is_here(&job, api.managers.len())?;
     api.remember(job.workers.iter().flat_map(|w| &w.targets));
     let job = api.with_passwords(job);
     let kind = if job.study.is_some() || job.fs.is_some() { Kind::Study } else { Kind::Run };
@@ -406,9 +424,31 @@ fn every_worker_has_a_target(job: &Job) -> Result<()> {
         Some((i, w)) => Err(input(format!(
             "{} has no target: tick one in its Disk Targets (null, a device, a file), or remove the worker; \
              nothing was started",
-            w.name.clone().map_or(format!("worker {}", i + 1), |n| format!("worker \"{n}\""))
+            worker_named(i, w)
         ))),
     }
+}
+
+/// Refuses a job naming a device of this host that is gone since it was ticked (a loop device
+/// detached, a disk removed), saying which worker's and why: the run would meet an empty
+/// device or none. A worker placed on another manager's host is that host's to check.
+fn every_device_is_here(job: &Job, managers: usize) -> Result<()> {
+    let here = |w: &crate::config::WorkerConfig| w.ranks == [0] || (w.ranks.is_empty() && managers == 1);
+    for (i, w) in job.workers.iter().enumerate().filter(|(_, w)| here(w)) {
+        if let Some((t, why)) = w.targets.iter().find_map(|t| Some((t, topology::gone(t.as_str())?))) {
+            return Err(input(format!(
+                "{}'s target {t} {why}: untick it in Disk Targets (Refresh the list shows the host's disks now); \
+                 nothing was started",
+                worker_named(i, w)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The `i`-th worker as the page names it.
+fn worker_named(i: usize, w: &crate::config::WorkerConfig) -> String {
+    w.name.clone().map_or(format!("worker {}", i + 1), |n| format!("worker \"{n}\""))
 }
 
 /// `GET /api/runs/ID?after=N`: the run `ID` (`current`: the last) and its live lines after
@@ -423,6 +463,7 @@ fn run_state(api: &Api, c: &Call) -> Answer {
     };
     let shown = lock(&api.shown);
     s.job = shown.as_ref().filter(|(i, _)| *i == s.id).map(|(_, text)| text.clone()).unwrap_or_default();
+    s.messages = words::said(&s.messages, &s.job);
     json(&s)
 }
 

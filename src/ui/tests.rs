@@ -170,6 +170,11 @@ fn a_typed_target_is_inspected() {
     let (status, t) = b.call("POST", "/api/targets/inspect", Some(json!({ "path": file })));
     assert_eq!(status, 200, "{t}");
     assert_eq!((t["kind"].as_str(), t["size_bytes"].as_u64()), (Some("file"), Some(1 << 20)), "{t}");
+    // A file not there yet is said to be made, of no size yet (it showed the default's 1 GiB).
+    let (status, t) = b.call("POST", "/api/targets/inspect", Some(json!({ "path": b.dir.join("new.tst") })));
+    assert_eq!((status, t["size_bytes"].as_u64()), (200, Some(0)), "{t}");
+    assert!(t["model"].as_str().unwrap().starts_with("will be created (file_size"), "{t}");
+    assert!(!b.dir.join("new.tst").exists(), "inspecting made nothing");
     let (status, e) = b.call("POST", "/api/targets/inspect", Some(json!({ "where": "x" })));
     assert!(status == 400 && e["error"].as_str().unwrap().contains("path"), "{e}");
 }
@@ -255,6 +260,55 @@ fn a_worker_without_a_target_cannot_start() {
     let unnamed = "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n[[worker]]\ntargets = []\n";
     let (_, e) = b.call("POST", "/api/runs", Some(json!({ "job": unnamed })));
     assert!(e["error"].as_str().unwrap().starts_with("worker 2 has no target"), "{e}");
+}
+
+/// What is wrong with a job built on the page is said by the page's control for it, not by a
+/// line of a TOML text the user never wrote nor by a flag (issue 84: `job:2:6:`,
+/// `--allow-write`, `'iogauge specs'`); the command line's messages are unchanged.
+#[test]
+fn errors_name_the_pages_controls_not_the_command_lines() {
+    let b = Bench::new("words");
+    let ask =
+        |job: Value| b.call("POST", "/api/job", Some(json!({ "job": job }))).1["error"].as_str().unwrap().to_string();
+    let e = ask(json!({ "test": { "run": ["oltp-8k"], "time": "abc" }, "worker": [{ "targets": ["null"] }] }));
+    assert!(e.starts_with("Test Setup's time: 'abc' is not a duration"), "{e}");
+    let e = ask(json!({ "test": { "run": ["oltp-8k"] }, "worker": [
+        { "name": "w1", "targets": ["null"] }, { "name": "w2", "targets": ["null"], "spec": "nosuch" }] }));
+    assert!(e.starts_with("worker \"w2\"'s Access specification: unknown access specification 'nosuch'"), "{e}");
+    assert!(e.contains("the Access Specifications tab lists the built-in ones"), "{e}");
+    let e = ask(json!({ "test": { "run": ["oltp-8k"] }, "worker": [{ "targets": ["null"], "outstanding": 0 }] }));
+    assert!(e.starts_with("worker \"worker 1\"'s Outstanding I/Os: "), "{e}");
+    let spec = json!({ "name": "mine", "lines": [{ "size": 4096, "share": 100, "read": 150, "random": 0 }] });
+    let (_, e) = b.call("POST", "/api/specs/file", Some(json!({ "specs": [spec] })));
+    assert!(e["error"].as_str().unwrap().starts_with("access specification 'mine' line 1: read = 150 %"), "{e}");
+    // A job's text given to Start is the caller's: its lines say where (a script's).
+    let text = "[test]\nrun = [\"oltp-8k\"]\ntime = \"x\"\n[[worker]]\ntargets = [\"null\"]\n";
+    let (_, e) = b.call("POST", "/api/runs", Some(json!({ "job": text })));
+    assert!(e["error"].as_str().unwrap().starts_with("job:3:"), "{e}");
+    // The run's own refusal: its cure named by the Safety field, the device by its name.
+    let job = "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\ntargets = [\"null\"]\n";
+    b.call("POST", "/api/runs", Some(json!({ "job": job })));
+    let refusal = "iogauge: refusing to write to /dev/loop3: ext4 signature at offset 0x438 on /dev/loop3; pass \
+                   --allow-write /dev/loop3 (or allow_write in the job file) to destroy its data\n";
+    let ended = super::Ended { exit_status: 2, history_id: None, message: refusal.into() };
+    b.queued.try_recv().expect("queued").take().expect("not stopped").ended(ended);
+    let (_, state) = b.call("GET", "/api/runs/current", None);
+    let want = "iogauge: refusing to write to /dev/loop3: ext4 signature at offset 0x438 on /dev/loop3; type \
+                /dev/loop3 in Test Setup's 'Allow writing to' (Safety), or in the box below, to destroy its data\n";
+    assert_eq!(state["messages"], want);
+}
+
+/// A device ticked for a worker and gone since (a loop device detached; here, one that was
+/// never there) is refused, naming the worker and the device; nothing is started.
+#[test]
+fn a_worker_whose_device_is_gone_cannot_start() {
+    let b = Bench::new("gone");
+    let job = "[test]\nrun = [\"oltp-8k\"]\n[[worker]]\nname = \"w1\"\ntargets = [\"null\", \"/dev/iogauge-gone\"]\n";
+    let (status, e) = b.call("POST", "/api/runs", Some(json!({ "job": job })));
+    assert_eq!(status, 400, "{e}");
+    let e = e["error"].as_str().unwrap();
+    assert!(e.starts_with("worker \"w1\"'s target /dev/iogauge-gone is gone from this host: untick it"), "{e}");
+    assert!(b.queued.try_recv().is_err(), "nothing was started");
 }
 
 /// A run started, watched and stopped before the main thread took it: it ends as stopped,
@@ -374,6 +428,20 @@ fn two_runs_are_compared() {
     assert_eq!(b.call("GET", &format!("/api/compare?a={x}"), None).0, 400);
 }
 
+/// A run beside a study of the same specification is compared point by point (issue 84: it
+/// was refused, "no workload in common"), as `iogauge compare` compares them.
+#[test]
+fn a_run_is_compared_with_each_point_of_a_study_of_its_specification() {
+    let b = Bench::new("compare-study");
+    let (run, study) = (b.save(&run_doc()), b.save(&study_doc()));
+    let (status, cmp) = b.call("GET", &format!("/api/compare?a={run}&b={study}"), None);
+    assert_eq!(status, 200, "{cmp}");
+    let text = cmp["text"].as_str().unwrap();
+    for row in ["random-read-4k ~ outstanding=1 random-read-4k", "random-read-4k ~ outstanding=4 random-read-4k"] {
+        assert!(text.contains(row), "{row} in {text}");
+    }
+}
+
 /// docs/ui.md's table of calls is the routes': every call the workbench answers is there,
 /// and it lists no other.
 #[test]
@@ -402,6 +470,7 @@ fn no_function_of_the_workbench_is_over_60_lines() {
         ("run.rs", include_str!("run.rs")),
         ("tests.rs", include_str!("tests.rs")),
         ("topology.rs", include_str!("topology.rs")),
+        ("words.rs", include_str!("words.rs")),
         ("page.html", include_str!("page.html")),
     ];
     for (name, text) in files {

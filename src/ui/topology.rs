@@ -114,6 +114,23 @@ fn devices() -> Vec<(String, bool)> {
     out
 }
 
+/// Why a device of this host named as a target is no target now: none is there by that name,
+/// or the one there is empty (a loop device detached, a medium taken out), as sysfs says by
+/// its device number. None for what is not a device path, and for a device with a size.
+pub fn gone(path: &str) -> Option<&'static str> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    if !path.starts_with("/dev/") {
+        return None;
+    }
+    let Ok(m) = std::fs::metadata(path) else { return Some("is gone from this host") };
+    if !m.file_type().is_block_device() {
+        return None;
+    }
+    let sys = format!("/sys/dev/block/{}:{}/size", libc::major(m.rdev()), libc::minor(m.rdev()));
+    let sectors: u64 = std::fs::read_to_string(sys).ok()?.trim().parse().ok()?;
+    (sectors == 0).then_some("is empty now (a loop device detached, a medium taken out)")
+}
+
 /// What a path the user typed (a file, a device, a network URL) is, as the page shows it (by
 /// its name, without the password its URL may carry): for anything but a block device, the
 /// refusal a write would meet, if any.
@@ -130,11 +147,14 @@ pub fn inspect(path: &TargetName) -> Result<Offered> {
         Ok(()) => Vec::new(),
         Err(e) => vec![e.to_string()],
     };
+    // A file not there yet is made at the size the test sets, not the default's 1 GiB shown
+    // as if it were the file's.
+    let made = kind == "file" && !std::path::Path::new(&info.path).exists();
     Ok(Offered {
+        size_bytes: if made { 0 } else { info.size },
+        model: if made { "will be created (file_size in Test Setup; 1 GiB unless set)".into() } else { info.model },
         path: info.path,
         kind: kind.into(),
-        size_bytes: info.size,
-        model: info.model,
         holds,
         read_only: false,
     })

@@ -789,6 +789,12 @@ fn a_device_holding_ext4_is_written_from_the_page_only_once_its_name_is_typed() 
     assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 2"));
     let refusal = b.eval(&text("refusal-text"));
     assert!(refusal.as_str().unwrap().contains("ext4"), "{refusal}");
+    // Its cure said by the page's own field, not the command line's flag.
+    let cure = format!("type {} in Test Setup's 'Allow writing to' (Safety), or in the box below", dev.dev);
+    assert!(
+        refusal.as_str().unwrap().contains(&cure) && !refusal.as_str().unwrap().contains("--allow-write"),
+        "{refusal}"
+    );
     b.shot("8-refused");
     // A name that is not the device's allows nothing.
     b.eval(&type_into("refusal-name", "/dev/sda"));
@@ -1116,6 +1122,20 @@ fn an_iometer_users_first_hour() {
     b.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
     assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 130"), "{}", b.eval(&text("messages")));
     b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(30));
+    // The header's number is the history id the result was saved under (the refused start
+    // took none), the live line no longer says it records, the saved block says it stopped early.
+    let stopped: i64 = b.eval(&text("final")).as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert_eq!(stopped, hid + 1, "the history's next id");
+    assert_eq!(b.eval(&text("status")), json!(format!("stopped early, saved as history id {stopped} (exit 130)")));
+    let line = b.eval(&text("r-where"));
+    assert!(
+        line.as_str().unwrap().contains(": stopped early at ") && !line.as_str().unwrap().contains("recording"),
+        "{line}"
+    );
+    b.until("!!document.querySelector('#final p.stopped')", Duration::from_secs(30));
+    assert!(
+        b.eval("document.querySelector('#final p.stopped').textContent").as_str().unwrap().starts_with("Stopped early")
+    );
     // Reloaded (F5): the test is as it was, its custom specification too.
     b.send("Page.reload", json!({}));
     std::thread::sleep(Duration::from_millis(500));
@@ -1186,6 +1206,11 @@ fn cycle_outstanding(b: &mut Browser) -> i64 {
         &format!("{chart}.querySelectorAll('circle').length >= 2 && !!{chart}.querySelector('rect.ramp')"),
         Duration::from_secs(60),
     );
+    let ticks = b.eval(&format!("{chart}.querySelectorAll('text.xtick').length")).as_u64().unwrap();
+    assert!(ticks >= 3, "{ticks} labels along the time axis");
+    // The cycled value said once in the status line (the workload's name and the point said it twice).
+    let said = b.eval(&format!("{} + ' ' + {}", text("r-where"), text("r-study")));
+    assert_eq!(said.as_str().unwrap().matches("outstanding=").count(), 1, "{said}");
     let labels = b.eval(&format!("{chart}.textContent"));
     for label in ["I/Os per second", " s", "ramp-up", "oltp-8k-custom"] {
         assert!(labels.as_str().unwrap().contains(label), "{label} in the chart: {labels}");
@@ -1193,7 +1218,13 @@ fn cycle_outstanding(b: &mut Browser) -> i64 {
     assert!(b.eval(&text("parts-title")).as_str().unwrap() == "Per worker and target");
     b.shot("4-results");
     b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(120));
-    assert!(b.eval(&text("status")).as_str().unwrap().contains("exit 0"), "{}", b.eval(&text("messages")));
+    let hid: i64 = b.eval(&text("final")).as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert_eq!(
+        b.eval(&text("status")),
+        json!(format!("ended, saved as history id {hid} (exit 0)")),
+        "{}",
+        b.eval(&text("messages"))
+    );
     let titles = b.eval("[...document.querySelectorAll('#final tr.block')].map((r) => r.textContent)");
     let want = ["outstanding=1 · oltp-8k-custom", "outstanding=2 · oltp-8k-custom", "outstanding=4 · oltp-8k-custom"];
     assert_eq!(titles, json!(want));
@@ -1203,7 +1234,7 @@ fn cycle_outstanding(b: &mut Browser) -> i64 {
     }
     assert_eq!(b.eval("document.querySelector('#final td.point').textContent"), json!("outstanding=1"));
     b.shot("5-saved");
-    b.eval(&text("final")).as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap()
+    hid
 }
 
 /// The second worker's target unticked: Start is refused, saying which worker, nothing runs,
@@ -1213,11 +1244,11 @@ fn refused_without_a_target(b: &mut Browser) {
     b.eval(&click("#tree .worker:nth-of-type(3)"));
     b.eval(&click("#targets input[data-path=\"null\"]"));
     assert_eq!(page_job(b)["worker"][1]["targets"], json!([]));
-    let status = b.eval(&text("status"));
     b.eval(&click("#start"));
     b.until(&format!("{}.includes('has no target')", text("error")), Duration::from_secs(30));
     assert!(b.eval(&text("error")).as_str().unwrap().starts_with("worker \"loop side\" has no target"));
-    assert_eq!(b.eval(&text("status")), status, "nothing started");
+    // The header no longer shows the last run's end as if it were this one's.
+    assert_eq!(b.eval(&text("status")), json!("refused: nothing was started"));
     assert_eq!(b.eval(&text("final")), json!("none yet"));
     assert_eq!(b.eval(&text("r-iops")), json!("-"));
     assert_eq!(b.eval("document.getElementById('chart').childElementCount"), json!(0));
@@ -1296,9 +1327,22 @@ fn disk_targets_are_listed_again_on_demand_and_on_focus() {
     assert_eq!(b.eval(&size), Value::Null, "not listed before it was attached");
     b.eval(&click("#targets-refresh"));
     b.until(&format!("{size} === '16 MiB'"), Duration::from_secs(30));
+    b.eval(&click(&format!("#targets input[data-path=\"{}\"]", dev.dev)));
     let bigger = wb.dir.join("bigger.img");
     std::fs::File::create(&bigger).unwrap().set_len(32 << 20).unwrap();
     dev.rebind(&bigger);
     b.eval("(() => { window.dispatchEvent(new Event('focus')); return true; })()");
     b.until(&format!("{size} === '32 MiB'"), Duration::from_secs(30));
+    // Ticked, then detached: the list says it is gone (it stayed ticked with empty columns), and
+    // Start is refused naming it, nothing started.
+    let holds = size.replace("cells[2]", "cells[4]");
+    dev.detached(|| {
+        b.eval(&click("#targets-refresh"));
+        b.until(&format!("({holds} || '').startsWith('gone')"), Duration::from_secs(30));
+        b.eval(&click("#start"));
+        b.until(&format!("{}.includes({:?})", text("error"), dev.dev), Duration::from_secs(30));
+    });
+    let error = b.eval(&text("error"));
+    assert!(error.as_str().unwrap().starts_with(&format!("worker \"worker 1\"'s target {} is", dev.dev)), "{error}");
+    assert_eq!(b.eval(&text("status")), json!("refused: nothing was started"));
 }

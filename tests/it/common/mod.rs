@@ -394,6 +394,15 @@ impl LoopDev {
         }
     }
 
+    /// Runs `f` with this device detached (`losetup -d`), its number kept from the other tests'
+    /// attaches meanwhile (`attach_loop`): it stays detached (its drop removes the file).
+    pub fn detached<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _alone = ATTACHING.lock().unwrap_or_else(|e| e.into_inner());
+        let detached = Command::new("losetup").arg("-d").arg(&self.dev).output().unwrap();
+        assert!(detached.status.success(), "losetup -d: {}", String::from_utf8_lossy(&detached.stderr));
+        f()
+    }
+
     /// The device's name in /sys/block.
     pub fn name(&self) -> &str {
         self.dev.trim_start_matches("/dev/")
