@@ -38,14 +38,15 @@ pub fn printable(text: &str) -> Result<(), String> {
     }
 }
 
-/// A response time in ms: 3 decimals under 1 ms, 2 above, and 3 significant digits under a
-/// µs, where 3 decimals would be 0.000 (the null target's, a RAM disk's percentiles); `-` for
-/// none.
+/// A response time in ms: 3 decimals under 1 ms, 2 above, and 2 significant digits under a
+/// µs, where 3 decimals would be 0.000 (the null target's, a RAM disk's percentiles): at most
+/// 8 characters down to 10 ns, as wide as `12345.67`, so a table keeps within 80 columns;
+/// `-` for none.
 pub fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(
         || "-".into(),
         |v| match v {
-            v if v > 0.0 && v < 0.001 => format!("{v:.*}", (2 - v.log10().floor() as i32) as usize),
+            v if v > 0.0 && v < 0.001 => format!("{v:.*}", (1 - v.log10().floor() as i32) as usize),
             v if v < 1.0 => format!("{v:.3}"),
             v => format!("{v:.2}"),
         },
@@ -113,9 +114,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_response_time_under_a_microsecond_keeps_three_significant_digits() {
+    fn a_response_time_under_a_microsecond_keeps_two_significant_digits() {
         let said = [Some(0.000412), Some(0.0000123), Some(0.0), Some(0.259), Some(3.561), None].map(opt_ms);
-        assert_eq!(said, ["0.000412", "0.0000123", "0.000", "0.259", "3.56", "-"]);
+        assert_eq!(said, ["0.00041", "0.000012", "0.000", "0.259", "3.56", "-"]);
     }
 
     fn rows(label: &str) -> Vec<Vec<String>> {

@@ -223,6 +223,8 @@ pub fn flag_of(flags: &clap::Command, key: &str) -> Option<String> {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use serde::Serialize;
+
     use super::*;
 
     /// The longest prose line of a doc page (tests/it/docs.rs holds every page to it).
@@ -270,6 +272,22 @@ pub(super) mod tests {
         assert_eq!(key("bool").form(), "switch");
         assert_eq!(key("Vec<TargetName>").form(), "list");
         assert_eq!(key("Option<f64>").form(), "value");
+    }
+
+    /// Each key's default as its docs and `--help` show it is the value the code uses: read as
+    /// a key of the section (`read` of `key = default`) it gives the section's default; words
+    /// instead (`-`, `none`, `every manager`) stand for a key that is not set by default.
+    pub(in crate::config) fn the_defaults_shown_are_the_defaults<T>(keys: &[Key], read: impl Fn(&str) -> Option<T>)
+    where
+        T: Serialize + PartialEq + std::fmt::Debug + Default,
+    {
+        let written = toml::Value::try_from(T::default()).unwrap();
+        for k in keys {
+            match read(&format!("{} = {}", k.name, k.default)) {
+                Some(read) => assert_eq!(read, T::default(), "{} = {}", k.name, k.default),
+                None => assert!(written.get(k.name).is_none(), "{} has a default but shows {}", k.name, k.default),
+            }
+        }
     }
 
     /// A section's table in docs/job-file.md is its keys' own: their docs, defaults and flags,

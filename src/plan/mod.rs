@@ -3,7 +3,7 @@
 //! only then missing test files created and every workload's [`WorkerPlan`]s built.
 
 mod replay;
-mod verify;
+mod verified_blocks;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -24,7 +24,7 @@ use crate::targets::{self, TargetInfo, TargetKind, fit, safety};
 use crate::trace::Summary;
 use crate::units::human_size;
 
-pub use verify::check_test;
+pub use verified_blocks::check_test;
 
 /// Most I/Os one worker may keep in flight (io_uring's completion-queue limit).
 pub const MAX_SLOTS_PER_WORKER: u64 = 65536;
@@ -426,7 +426,7 @@ fn check(share: Share) -> Result<Checked> {
         .map(|wc| wc.replay.as_ref().map(|r| replay::check(wc, r, &targets, s, &mut warnings)).transpose())
         .collect::<Result<Vec<_>>>()?;
     let verify_block = match s.verifying() {
-        true => verify::block_size(&share, &targets)?.map(|(block, said)| {
+        true => verified_blocks::block_size(&share, &targets)?.map(|(block, said)| {
             warnings.extend(said);
             block
         }),
@@ -615,7 +615,7 @@ fn plan_workload(
         split_outnumbered(&mut plans, &placement::usable_cpus());
     }
     if let Some(block) = verify_block {
-        verify::split_shared(&mut plans, block);
+        verified_blocks::split_shared(&mut plans, block);
     }
     plans
 }

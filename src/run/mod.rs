@@ -2,12 +2,12 @@
 //! and turns what the workers hand back into the result document (`tally`).
 
 mod device_time;
-mod io_log;
+mod last_writes;
+mod log_files;
 mod monitor;
 mod snapshot;
 mod tally;
 mod threads;
-mod verification;
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, mpsc};
@@ -23,12 +23,12 @@ use crate::targets::TargetInfo;
 use crate::verify::checker::Checker;
 use crate::verify::map::BlockMap;
 use crate::worker::{self, Control, Live, WorkerJob, WorkerOutcome};
-pub(crate) use io_log::{LOG, is_log_name};
+use last_writes::Verification;
+pub(crate) use log_files::{LOG, is_log_name};
 use monitor::{Clock, Monitor, Window};
 pub use monitor::{Observer, Silent};
 pub use snapshot::{Count, Counters, Phase, Progress, Snapshot};
 pub use threads::{Lane, Watched, run_threads};
-use verification::Verification;
 
 /// RFC 3339 UTC with milliseconds.
 pub fn timestamp(t: SystemTime) -> String {
@@ -86,7 +86,7 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
     }
     if let Some(path) = &settings.iolog {
         // A log that fails is said, and the results are kept: they do not depend on it.
-        if let Err(e) = io_log::merge_iolog(path, &iolog, &iolog_targets(prep)) {
+        if let Err(e) = log_files::merge_iolog(path, &iolog, &iolog_targets(prep)) {
             say!("warning: writing the iolog {}: {e}", path.display());
         }
     }
@@ -294,8 +294,8 @@ fn finish_logs(prep: &Prepared, plans: &[WorkerPlan], r: usize, writers: Vec<Joi
     }
     let s = &prep.share().settings;
     if let (Some(dir), Some(name), true) = (&s.log_dir, &s.log_name, logged) {
-        let stems: Vec<String> = plans.iter().map(|p| io_log::stem(&p.name)).collect();
-        if let Err(e) = io_log::gather(dir, name, &stems, r + 1) {
+        let stems: Vec<String> = plans.iter().map(|p| log_files::stem(&p.name)).collect();
+        if let Err(e) = log_files::gather(dir, name, &stems, r + 1) {
             say!("warning: gathering the I/O logs into {}: {e}", dir.join(name).display());
         }
     }
@@ -318,7 +318,7 @@ fn start_checkers(v: &mut Verification, prep: &Prepared, plans: &[WorkerPlan]) -
 type Outcomes = mpsc::Receiver<(usize, WorkerOutcome)>;
 
 /// With `--log-dir` or `--iolog`: each worker's log, and the threads writing them.
-type Logs = (Vec<Option<worker::io_log::IoLog>>, Vec<JoinHandle<Result<()>>>);
+type Logs = (Vec<Option<worker::log_chunks::IoLog>>, Vec<JoinHandle<Result<()>>>);
 
 /// Starts a writer per worker of workload `workload` when the test has a `log_dir` or an
 /// `iolog` (whose part for each worker goes beside it, named in `log_run`).
@@ -335,10 +335,10 @@ fn start_logs(
     }
     let (mut logs, mut writers) = (Vec::new(), Vec::new());
     for (i, plan) in plans.iter().enumerate() {
-        let (log, chunks) = worker::io_log::channel();
+        let (log, chunks) = worker::log_chunks::channel();
         let logs_of = |dir: &std::path::PathBuf| {
             let avg_ns = s.log_avg_ms * 1_000_000;
-            (dir.clone(), io_log::stem(&plan.name), workload + 1, avg_ns, s.log_offsets)
+            (dir.clone(), log_files::stem(&plan.name), workload + 1, avg_ns, s.log_offsets)
         };
         let iolog_of = |path: &std::path::PathBuf| {
             let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().to_string());
@@ -347,8 +347,8 @@ fn start_logs(
             let targets = plan.targets.iter().map(|ws| prep.targets()[ws.target].path.clone()).collect();
             (part, targets, log_run.started)
         };
-        let out = io_log::Outputs { logs: s.log_dir.as_ref().map(logs_of), iolog: s.iolog.as_ref().map(iolog_of) };
-        let writer = io_log::start(chunks, out, Arc::clone(ctl))
+        let out = log_files::Outputs { logs: s.log_dir.as_ref().map(logs_of), iolog: s.iolog.as_ref().map(iolog_of) };
+        let writer = log_files::start(chunks, out, Arc::clone(ctl))
             .map_err(|e| runtime(format!("cannot start the I/O log's writer: {e}")))?;
         logs.push(Some(log));
         writers.push(writer);
@@ -363,7 +363,7 @@ fn spawn_workers(
     prep: &Prepared,
     plans: &[WorkerPlan],
     verification: Option<&mut Verification>,
-    logs: Vec<Option<worker::io_log::IoLog>>,
+    logs: Vec<Option<worker::log_chunks::IoLog>>,
     ctl: &Arc<Control>,
 ) -> Result<(Vec<JoinHandle<()>>, Outcomes)> {
     let s = &prep.share().settings;

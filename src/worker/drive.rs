@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::arrival::Arrival;
 use super::control::{Control, Live, LiveCount};
 use super::generator::Generator;
-use super::io_log;
+use super::log_chunks;
 use super::source::{Drawn, Next, Source};
 use super::state::{FailedIo, SetUp, SlotMeta, WorkerJob};
 use crate::engine::{self, Completion, Engine, Io};
@@ -531,7 +531,7 @@ impl<'a, E: Engine, const VERIFY: bool, const REPLAY: bool> Drive<'a, E, VERIFY,
                     if let Some(log) = &mut self.s.log {
                         let (at_ns, response_ns, offset, len, op) = (now - start_ns, response, m.offset, m.len, m.op);
                         let target = m.target as u16;
-                        log.push(io_log::Entry { at_ns, response_ns, offset, len, target, op });
+                        log.push(log_chunks::Entry { at_ns, response_ns, offset, len, target, op });
                     }
                 }
                 self.total_ios += 1;

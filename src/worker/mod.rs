@@ -24,8 +24,8 @@ mod arrival;
 mod control;
 mod drive;
 mod generator;
-pub mod io_log;
 mod law;
+pub mod log_chunks;
 mod source;
 mod state;
 

@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::generator::Generator;
-use super::io_log;
+use super::log_chunks;
 use crate::config::{Arrivals, DataPattern};
 use crate::content;
 use crate::engine::{self, AlignedBuf, EngineKind};
@@ -44,7 +44,7 @@ pub struct WorkerJob {
     /// it gives them up as timed out (`test.io_timeout`).
     pub io_timeout: Duration,
     /// With `--log-dir`: every recorded completion, to the log's writer.
-    pub log: Option<io_log::IoLog>,
+    pub log: Option<log_chunks::IoLog>,
     /// I/Os handed to the kernel in one system call (`test.submit_batch`).
     pub submit_batch: usize,
     /// Completions waited for at once (`test.completion_batch`).
@@ -121,7 +121,7 @@ pub(super) struct SetUp {
     pub(super) stats: Vec<IoStats>,
     pub(super) first_error: Option<FailedIo>,
     pub(super) checker: Option<Checker>,
-    pub(super) log: Option<io_log::IoLog>,
+    pub(super) log: Option<log_chunks::IoLog>,
     /// The trace it replays, if it does: it says what each I/O is instead of the generator.
     pub(super) replay: Option<Replayer>,
 }

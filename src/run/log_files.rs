@@ -24,7 +24,7 @@ use crate::error::{Result, runtime};
 use crate::host::files::Ours;
 use crate::stats::Op;
 use crate::worker::Control;
-use crate::worker::io_log::{Entry, LogChunks};
+use crate::worker::log_chunks::{Entry, LogChunks};
 
 /// fio's log kinds, in the order of [`Files`]: `lat` and `clat` are the same here (iogauge
 /// times an I/O from submission: fio's lat; it has no separate submission latency).

@@ -1,5 +1,5 @@
 //! A worker's log of every completed I/O (`--log-dir`, `--iolog`): entries go into a chunk on the I/O
-//! path, and whole chunks go to a writer thread (run::io_log) that formats them, so the hot
+//! path, and whole chunks go to a writer thread (run::log_files) that formats them, so the hot
 //! loop neither formats, writes nor allocates per I/O (chunks come back to be reused).
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
