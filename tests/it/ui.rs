@@ -1211,6 +1211,7 @@ fn cycle_outstanding(b: &mut Browser) -> i64 {
     // The cycled value said once in the status line (the workload's name and the point said it twice).
     let said = b.eval(&format!("{} + ' ' + {}", text("r-where"), text("r-study")));
     assert_eq!(said.as_str().unwrap().matches("outstanding=").count(), 1, "{said}");
+    assert_eq!(said.as_str().unwrap().matches("point ").count(), 1, "{said}");
     let labels = b.eval(&format!("{chart}.textContent"));
     for label in ["I/Os per second", " s", "ramp-up", "oltp-8k-custom"] {
         assert!(labels.as_str().unwrap().contains(label), "{label} in the chart: {labels}");
