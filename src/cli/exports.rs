@@ -124,12 +124,17 @@ impl Outputs {
 }
 
 /// Claims the logs a test writes itself: `--log-dir` (each file already there of a log's
-/// name must be a log) and `--iolog` (a file already there must be fio's iolog v3).
+/// name must be a log), `--journal` (each of a journal's names must be an iogauge journal's)
+/// and `--iolog` (a file already there must be fio's iolog v3).
 fn claim_logs(guard: &mut Guard, s: &TestSettings) -> Result<()> {
     if let Some(dir) = &s.log_dir {
         let name = s.log_name.clone();
         let named = std::rc::Rc::new(move |file: &str| crate::run::is_log_name(file, name.as_deref()));
         guard.claim_dir_of("--log-dir", dir, named, &crate::run::LOG)?;
+    }
+    if let Some(dir) = &s.journal {
+        let named = std::rc::Rc::new(crate::verify::journal::journal_file);
+        guard.claim_dir_of("--journal", dir, named, &crate::verify::journal::JOURNAL)?;
     }
     s.iolog.as_ref().map_or(Ok(()), |path| guard.claim_of("--iolog", path, &crate::trace::FIO_IOLOG))
 }

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::map::{BlockMap, UNKNOWN};
 use crate::error::{Result, input};
+use crate::host::files::Ours;
 
 /// The name and version of the journal format.
 pub const SCHEMA: &str = "iogauge.journal/1";
@@ -54,9 +55,18 @@ impl JournalHead {
 }
 
 /// Whether `name` is a file a journal is made of: `journal.json` or a worker's `wN.jnl`.
-fn journal_file(name: &str) -> bool {
+pub(crate) fn journal_file(name: &str) -> bool {
     let worker = name.strip_prefix('w').and_then(|n| n.strip_suffix(".jnl"));
     name == "journal.json" || worker.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// What `--journal` replaces in its directory: an earlier journal's files, where that directory
+/// holds an iogauge journal (its `journal.json`).
+pub(crate) const JOURNAL: Ours = Ours { what: "a file of an iogauge journal", is: in_a_journal };
+
+fn in_a_journal(path: &Path) -> bool {
+    let head = path.parent().and_then(|dir| std::fs::read(dir.join("journal.json")).ok());
+    head.and_then(|h| serde_json::from_slice::<JournalHead>(&h).ok()).is_some_and(|h| h.schema == SCHEMA)
 }
 
 /// Empties `dir` of an earlier test's journal (and creates it). Only a journal's own files
@@ -72,10 +82,7 @@ pub fn start(dir: &Path) -> Result<()> {
             ours.push(dir.join(name));
         }
     }
-    let head = std::fs::read(dir.join("journal.json")).ok();
-    let is_journal =
-        head.and_then(|h| serde_json::from_slice::<JournalHead>(&h).ok()).is_some_and(|h| h.schema == SCHEMA);
-    if !ours.is_empty() && !is_journal {
+    if !ours.is_empty() && !in_a_journal(&dir.join("journal.json")) {
         return Err(input(format!(
             "--journal {}: it holds {} but no iogauge journal: give a new or empty directory",
             dir.display(),

@@ -218,6 +218,12 @@ fn the_logs_a_run_writes_replace_only_logs() {
     std::fs::write(dir.join("ld8/all_bw.log"), "user data\n").unwrap();
     std::fs::write(dir.join("mine.txt"), "user data\n").unwrap();
     std::fs::write(dir.join("v2.iolog"), "fio version 2 iolog\n/dev/x add\n").unwrap();
+    std::fs::create_dir(dir.join("jd")).unwrap();
+    // A job that writes a file, as a journal needs, saved under a journal's name.
+    let writes =
+        "[test]\nios = 10\nfile_size = \"4M\"\n[[worker]]\ntargets = [\"t.tst\"]\nspec = \"random-write-4k\"\n";
+    std::fs::write(dir.join("jd/w0.jnl"), writes).unwrap();
+    std::fs::write(dir.join("w.toml"), writes).unwrap();
     // The --db history of the attacker's last case, saved into first.
     done(&dir, &["run", "j.toml", "--db", "ld6/worker_1_iops.1.log", "-q"]);
     let files = [
@@ -232,6 +238,7 @@ fn the_logs_a_run_writes_replace_only_logs() {
         "ld8/all_bw.log",
         "mine.txt",
         "v2.iolog",
+        "jd/w0.jnl",
     ];
     let before: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
 
@@ -250,6 +257,10 @@ fn the_logs_a_run_writes_replace_only_logs() {
     refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "j.toml"], reads);
     refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "v2.iolog"], "holds a trace");
     refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "o.db"], "holds a SQLite database");
+    // --journal's directory: a file of a journal's name is replaced only where it is one.
+    refused(&dir, &["run", "jd/w0.jnl", "--no-history", "--journal", "jd"], reads);
+    refused(&dir, &["run", "w.toml", "--no-history", "--journal", "jd"], "is not a file of an iogauge journal");
+    assert!(!dir.join("t.tst").exists(), "a refused journal's test made its file");
     let after: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
     assert_eq!(before, after, "a refused log changed a file");
     let runs =

@@ -2,7 +2,7 @@
 //! against the kernel's counters and the trace's own clock.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -693,14 +693,7 @@ fn phase_times(line: &str) -> (f64, f64, usize) {
 /// from the trace's first I/O now, with the decimals its shortest phase needs.
 #[test]
 fn distil_keeps_a_closed_loop_under_load_one_phase() {
-    let dev = LoopDev::new(256 << 20);
-    let dir = scratch("distil-loaded");
-    let burners = Burners::start(2);
-    let capture = start_capture(&dir, &dev.dev, "cap.csv");
-    fio_closed_loop(&dev.dev, 20_000, &[70]);
-    end_capture(capture);
-    drop(burners);
-    let trace = dir.join("cap.csv");
+    let trace = capture_beside_burners("distil-loaded", 20_000, &[70]);
     let rows = capture_rows(&trace);
     assert_eq!(rows.len(), 20_000, "fio's I/Os, one request each");
     let job = String::from_utf8(ok(&["distil", trace.to_str().unwrap()]).stdout).unwrap();
@@ -719,6 +712,19 @@ fn distil_keeps_a_closed_loop_under_load_one_phase() {
     assert_eq!(format!("{end}").trim_start_matches(['0', '.']).replace('.', "").len().max(3), 3, "{phase}");
 }
 
+/// A capture of fio's closed loop on a loop device (`fio_closed_loop`: `ios` I/Os a job, one job
+/// per read share), taken beside two CPU burners: a loaded machine's timing.
+fn capture_beside_burners(name: &str, ios: u32, reads: &[u32]) -> PathBuf {
+    let dev = LoopDev::new(256 << 20);
+    let dir = scratch(name);
+    let burners = Burners::start(2);
+    let capture = start_capture(&dir, &dev.dev, "cap.csv");
+    fio_closed_loop(&dev.dev, ios, reads);
+    end_capture(capture);
+    drop(burners);
+    dir.join("cap.csv")
+}
+
 /// Issue 83: a workload that really changes, two fio jobs one after the other (90 % reads,
 /// then 20 %), captured beside two CPU burners, is two phases: split where the mix changed,
 /// within one window of it, each with its own read share. The window in which the change fell
@@ -726,14 +732,7 @@ fn distil_keeps_a_closed_loop_under_load_one_phase() {
 /// take that window's I/Os of the other.
 #[test]
 fn distil_splits_a_capture_where_the_mix_changes() {
-    let dev = LoopDev::new(256 << 20);
-    let dir = scratch("distil-change");
-    let burners = Burners::start(2);
-    let capture = start_capture(&dir, &dev.dev, "cap.csv");
-    fio_closed_loop(&dev.dev, 10_000, &[90, 20]);
-    end_capture(capture);
-    drop(burners);
-    let trace = dir.join("cap.csv");
+    let trace = capture_beside_burners("distil-change", 10_000, &[90, 20]);
     let rows = capture_rows(&trace);
     assert_eq!(rows.len(), 20_000, "fio's I/Os, one request each");
     let job = String::from_utf8(ok(&["distil", trace.to_str().unwrap()]).stdout).unwrap();

@@ -535,7 +535,7 @@ fn a_journal_directory_keeps_what_is_not_the_journal() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("no iogauge journal"), "{err}");
+    assert!(err.contains("w0.jnl is already there and is not a file of an iogauge journal"), "{err}");
     assert_eq!(std::fs::read_to_string(other.join("w0.jnl")).unwrap(), "not iogauge's");
     assert!(!dir.join("u.tst").exists(), "a refused test created its file");
 }
