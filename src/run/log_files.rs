@@ -324,11 +324,34 @@ pub(super) fn gather(dir: &Path, name: &str, stems: &[String], number: usize) ->
     Ok(())
 }
 
+/// The workers' parts of the test's iolog, each a file beside it until they are merged: removed
+/// when dropped, whether the merge was made, failed part-way or never came (a run that failed).
+#[derive(Default)]
+pub(super) struct IologParts(pub(super) Vec<PathBuf>);
+
+impl Drop for IologParts {
+    fn drop(&mut self) {
+        for part in &self.0 {
+            let _ = std::fs::remove_file(part);
+        }
+    }
+}
+
 /// The test's iolog at `path` from every worker's `parts` (each in the order issued) merged by
-/// time: fio's version line, each target added and opened, every I/O, each target closed.
-pub(super) fn merge_iolog(path: &Path, parts: &[PathBuf], targets: &[String]) -> std::io::Result<()> {
+/// time, written whole or not at all: a merge that fails leaves no file of its own behind.
+pub(super) fn merge_iolog(path: &Path, parts: &IologParts, targets: &[String]) -> std::io::Result<()> {
     let tmp = beside(path);
-    let mut out = BufWriter::new(File::create(&tmp)?);
+    let merged = write_merged(&tmp, &parts.0, targets).and_then(|()| std::fs::rename(&tmp, path));
+    if merged.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    merged
+}
+
+/// Fio's version line, each target added and opened, every I/O of the `parts` by time, each
+/// target closed, into `tmp`.
+fn write_merged(tmp: &Path, parts: &[PathBuf], targets: &[String]) -> std::io::Result<()> {
+    let mut out = BufWriter::new(File::create(tmp)?);
     writeln!(out, "fio version 3 iolog")?;
     for action in ["add", "open"] {
         for t in targets {
@@ -356,9 +379,27 @@ pub(super) fn merge_iolog(path: &Path, parts: &[PathBuf], targets: &[String]) ->
     for t in targets {
         writeln!(out, "{last} {t} close")?;
     }
-    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    for p in parts {
-        std::fs::remove_file(p)?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A merge that fails part-way (a worker's part gone) writes no iolog and leaves nothing of
+    /// its own; the parts go when dropped, merged or not (issue 82: `.part` files were left).
+    #[test]
+    fn a_failed_merge_leaves_no_file_behind() {
+        let dir = std::env::temp_dir().join(format!("iogauge-iolog-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (good, gone, path) = (dir.join("w1.part"), dir.join("w2.part"), dir.join("test.iolog"));
+        std::fs::write(&good, "5 /dev/x read 0 4096\n").unwrap();
+        let parts = IologParts(vec![good.clone(), gone]);
+        assert!(merge_iolog(&path, &parts, &["/dev/x".into()]).is_err());
+        assert!(!path.exists() && !beside(&path).exists(), "a failed merge wrote a file");
+        assert!(good.exists(), "the parts are kept until dropped");
+        drop(parts);
+        assert!(!good.exists(), "a part outlived the run");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
-    std::fs::rename(tmp, path)
 }

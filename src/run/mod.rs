@@ -57,9 +57,9 @@ pub fn run_test(prep: &Prepared, group: &dyn Group, observer: &mut dyn Observer)
         .verify_block()
         .map(|block| Verification::new(block, prep.targets(), prep.plans(), prep.share().settings.journal.clone()));
     let mut failed = None;
-    let mut iolog = Vec::new();
+    let mut iolog = log_files::IologParts::default();
     for r in 0..prep.plans().len() {
-        let logs = LogRun { started: t0, iolog_parts: &mut iolog };
+        let logs = LogRun { started: t0, iolog_parts: &mut iolog.0 };
         let mine = run_workload(prep, group, r, observer, verification.as_mut(), logs);
         // A timed run ends at the same moment everywhere; a counted one when each is done.
         let timeout = (!settings.counted()).then_some(settings.sync_timeout);
