@@ -64,10 +64,15 @@ pub(super) fn reset() {
 /// From now on Ctrl-C, SIGTERM and SIGHUP stop the test (before: they end the process, which has
 /// measured nothing), and a reader that goes away (SIGPIPE: `--live-json - | head`, a
 /// workbench that ended) ends nothing: the write fails with EPIPE, which the output says once,
-/// and the test goes on to save its results.
+/// and the test goes on to save its results; nor do SIGUSR1, SIGUSR2 or SIGALRM.
 pub(super) fn stop_on_interrupt() {
-    // SAFETY: sets one signal's disposition; the handler is the kernel's own.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // SIGUSR1, SIGUSR2 and SIGALRM mean nothing to iogauge: one sent by hand (a script's stray
+    // `kill -USR1`, as dd and fio are asked for progress) ends nothing, where by default it
+    // would end the process unsaved.
+    for sig in [libc::SIGPIPE, libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM] {
+        // SAFETY: sets one signal's disposition; the handler is the kernel's own.
+        unsafe { libc::signal(sig, libc::SIG_IGN) };
+    }
     // SIGHUP: the ssh session dropped; the results are as worth keeping as after SIGTERM.
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler touches only atomics and async-signal-safe calls.

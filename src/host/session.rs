@@ -163,7 +163,19 @@ pub fn apart() -> Result<()> {
 
 /// Forks; the child leads a new session and returns, the parent never returns.
 fn fork_into_own_session() {
-    const FORWARDED: [libc::c_int; 5] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGTSTP, libc::SIGCONT];
+    // With the signals a test ignores (interrupt.rs: a user's SIGUSR1, SIGUSR2, SIGALRM): sent
+    // to this process by hand, each does to the test what it does to one in the caller's
+    // session, rather than end this process, and so the test, unsaved.
+    const FORWARDED: [libc::c_int; 8] = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGTSTP,
+        libc::SIGCONT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+    ];
     // The signals to forward are held from before the fork until the parent forwards them: a
     // Ctrl-C that came between the two (the child already running its test, the parent not
     // yet scheduled on a loaded host) ended the parent alone, or was lost where it was ignored.
@@ -208,6 +220,9 @@ fn fork_into_own_session() {
         return;
     }
     CHILD.store(child, Relaxed);
+    // This process writes nothing: a SIGPIPE sent to it by hand means nothing to the test.
+    // SAFETY: sets one signal's disposition to the kernel's own "ignore".
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     for sig in FORWARDED {
         // SAFETY: the handler calls only async-signal-safe functions (kill, signal, raise).
         unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };

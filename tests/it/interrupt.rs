@@ -88,6 +88,30 @@ fn sighup_does_the_same() {
 
 /// Stopped during ramp-up, a run has measured nothing: exit 130, and no document, CSV or
 /// history entry of a 0-IOPS run.
+/// Signals that mean nothing to iogauge, sent by hand to the process a user started (the one
+/// that forwards to the test's own session) or to a test in the caller's session, end nothing:
+/// the run goes to its end and saves (issue 82: SIGUSR1 or SIGPIPE to the forwarding process
+/// ended the run unsaved).
+#[test]
+fn stray_signals_end_nothing() {
+    for session in ["own", "shared"] {
+        let dir = scratch("stray-signals");
+        let args = ["run", "--target", "null", "--ramp", "0s", "--time", "2s", "--json", "out.json", "--no-history"];
+        let mut c = command_in(&dir, &args);
+        c.env("IOGAUGE_SESSION", session).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        wait_for_workers(&mut child);
+        for sig in [libc::SIGUSR1, libc::SIGPIPE, libc::SIGUSR2, libc::SIGALRM] {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, sig) };
+        }
+        let out = output_of(child);
+        assert_eq!(out.status.code(), Some(0), "{session}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+        assert_eq!(doc["interrupted"], false, "{session}");
+    }
+}
+
 #[test]
 fn a_stop_before_recording_saves_nothing() {
     let dir = scratch("interrupt-ramp");
