@@ -117,13 +117,41 @@ fn resolve(job: Job) -> std::result::Result<Job, ConfigError> {
     Ok(job)
 }
 
-/// TOML that does not read, as one line naming where (`name:LINE:COLUMN`) when TOML says.
+/// TOML that does not read, as one line naming where (`name:LINE:COLUMN`) when TOML says,
+/// the key whose value it is, and what to give where the value was of the wrong type.
 fn toml_error(text: &str, name: &str, e: &toml::de::Error) -> Error {
-    let msg = e.message().trim().replace('\n', " ");
+    let mut msg = e.message().trim().replace('\n', " ");
+    if let Some((_, give)) = GIVE.iter().find(|(expected, _)| msg.ends_with(expected)) {
+        msg = format!("{msg}: give {give}");
+    }
     match e.span() {
-        Some(span) => located(text, name, span.start, &msg),
+        Some(span) => match key_before(text, span.start) {
+            Some(key) => located(text, name, span.start, &format!("{key}: {msg}")),
+            None => located(text, name, span.start, &msg),
+        },
         None => input(format!("{name}: {msg}")),
     }
+}
+
+/// What serde says it expected (the end of its message), and what a job file gives for it.
+const GIVE: &[(&str, &str)] = &[
+    ("expected u8", "a whole number from 0 to 255"),
+    ("expected u32", "a whole number from 0 to 4294967295"),
+    ("expected u64", "a whole number, 0 or more"),
+    ("expected i32", "a whole number"),
+    ("expected f64", "a number, without quotes"),
+    ("expected a boolean", "true or false"),
+    ("expected a sequence", "a list in brackets, such as [0, 1]"),
+    ("expected a string", "text in quotes"),
+];
+
+/// The key whose value starts at `offset`: the `key =` before it on its line (in a table or
+/// an inline table).
+fn key_before(text: &str, offset: usize) -> Option<&str> {
+    let line = &text[text[..offset].rfind('\n').map_or(0, |i| i + 1)..offset];
+    let before = line.trim_end().strip_suffix('=')?.trim_end();
+    let key = before.rsplit(|c: char| c.is_whitespace() || c == '{' || c == ',').next()?;
+    (!key.is_empty()).then_some(key)
 }
 
 /// Parses job-file text and checks that it resolves; `name` prefixes error locations, and
@@ -236,6 +264,16 @@ mod tests {
             "[test]\nrun=[\"x\"]\n[[spec]]\nname = \"x\"\nlines = [{size=\"4K\", share=60, read=100, random=0}]\n[[worker]]\n",
         );
         assert!(e.starts_with("job.toml:3:1:") && e.contains("sum to 60 %"), "{e}");
+        // A value of the wrong type names its key and what to give.
+        let e = err("[[worker]]\ncount = -1\n");
+        assert!(
+            e.starts_with("job.toml:2:9: count: ") && e.ends_with("give a whole number from 0 to 4294967295"),
+            "{e}"
+        );
+        let e = err("[[worker]]\ncpus = \"0-3\"\n");
+        assert!(e.contains("cpus: ") && e.ends_with("give a list in brackets, such as [0, 1]"), "{e}");
+        let e = err("[[worker]]\nworking_set = -5\n");
+        assert!(e.contains("working_set: a size such as \"4K\""), "{e}");
         let e = err("[[worker\n");
         assert!(e.starts_with("job.toml:1:"), "{e}");
         assert!(!e.contains('\n'));

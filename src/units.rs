@@ -133,7 +133,7 @@ pub mod serde_duration {
     /// Reads `"10s"`-style text or a number of seconds.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         #[derive(Deserialize)]
-        #[serde(untagged)]
+        #[serde(untagged, expecting = "a duration such as \"10s\" or \"500ms\"")]
         enum Raw {
             Text(String),
             Secs(f64),
@@ -171,7 +171,7 @@ pub mod serde_size {
     use serde::{Deserialize, Deserializer, Serializer};
 
     #[derive(Deserialize)]
-    #[serde(untagged)]
+    #[serde(untagged, expecting = "a size such as \"4K\" or \"1G\", or a whole number of bytes")]
     enum Raw {
         Bytes(u64),
         Text(String),

@@ -244,7 +244,7 @@ pub struct Value(pub f64);
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
-        #[serde(untagged)]
+        #[serde(untagged, expecting = "a number, or a size such as \"4K\"")]
         enum Raw {
             Int(i64),
             Float(f64),

@@ -86,7 +86,7 @@ keys! {
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_iops: Option<f64> = None, "-",
         flag(long, value_name = "N") Option<f64> => some,
-        check |r| r.is_some_and(|r| !(r > 0.0 && r.is_finite())) => ("rate_iops = {}: give a positive rate", r.unwrap_or_default());
+        check |r| outside(r, Rate::IOPS) => ("rate_iops = {}: give 0.001 to 1,000,000,000 I/Os per second", r.unwrap_or_default());
 
     /// An open loop capped in MB/s (10^6 bytes/s): each I/O is followed by a gap of its size
     /// over the rate; with `rate_iops` too, the longer gap of the two (fio's `rate` and
@@ -94,7 +94,7 @@ keys! {
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_mbps: Option<f64> = None, "-",
         flag(long, value_name = "N") Option<f64> => some,
-        check |r| r.is_some_and(|r| !(r > 0.0 && r.is_finite())) => ("rate_mbps = {}: give a positive rate", r.unwrap_or_default());
+        check |r| outside(r, Rate::MBPS) => ("rate_mbps = {}: give 0.000001 to 10,000,000 MB/s", r.unwrap_or_default());
 
     /// The CPUs the worker's thread may run on, `[0, 2]` (fio's `cpus_allowed`; every worker of
     /// a `count` may use all of them); `--cpus 0-3,8` on the command line.
@@ -202,7 +202,18 @@ pub struct Rate {
     pub mbps: Option<f64>,
 }
 
+/// Whether a rate given is outside `range` (NaN is).
+pub(super) fn outside(rate: &Option<f64>, range: std::ops::RangeInclusive<f64>) -> bool {
+    rate.is_some_and(|r| !range.contains(&r))
+}
+
 impl Rate {
+    /// The I/Os per second a rate may ask: from one in 1,000 s (below, the gap between two I/Os
+    /// outlives any test) to a billion (no device does more; above, a backlog, not a pace).
+    pub const IOPS: std::ops::RangeInclusive<f64> = 0.001..=1e9;
+    /// The MB/s a rate may ask: a kB in 1,000 s to 10 TB/s, for the same reasons.
+    pub const MBPS: std::ops::RangeInclusive<f64> = 1e-6..=1e7;
+
     /// Whether it paces I/Os at all.
     pub fn is_open_loop(&self) -> bool {
         self.iops.is_some() || self.mbps.is_some()

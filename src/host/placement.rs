@@ -3,11 +3,20 @@
 
 use std::path::PathBuf;
 
+/// The most CPUs the kernel numbers (its `NR_CPUS` at most): a CPU number is below it, so a
+/// list is at most this long however wide a range it gives (`0-4294967295` would be 16 GiB).
+const MOST_CPUS: u32 = 8192;
+
 /// Parses a CPU list as the kernel writes one (`0-3,6,8-9`): sorted, without repeats.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, String> {
     let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.trim().is_empty()) {
-        let number = |s: &str| s.trim().parse::<u32>().map_err(|_| format!("'{part}' is not a CPU number or range"));
+    let text = text.trim();
+    for part in text.split(',').filter(|_| !text.is_empty()) {
+        let number = |s: &str| match s.trim().parse::<u32>() {
+            Ok(n) if n < MOST_CPUS => Ok(n),
+            Ok(n) => Err(format!("CPU {n}: the kernel numbers CPUs from 0 to {}", MOST_CPUS - 1)),
+            Err(_) => Err(format!("'{part}' is not a CPU number or range")),
+        };
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b) = (number(a)?, number(b)?);
@@ -134,5 +143,14 @@ mod tests {
         assert!(parse_cpu_list("3-1").unwrap_err().contains("low to high"));
         assert!(parse_cpu_list("a").unwrap_err().contains("not a CPU"));
         assert!(parse_cpu_list("").is_err());
+        // An empty item is a slip, not a list's end; a range is bounded before it is made (one
+        // to 4294967295 took 21 GB and the OOM killer).
+        assert!(parse_cpu_list("0,,1").unwrap_err().contains("not a CPU"));
+        assert!(
+            parse_cpu_list("0-4294967295")
+                .unwrap_err()
+                .contains("CPU 4294967295: the kernel numbers CPUs from 0 to 8191")
+        );
+        assert_eq!(parse_cpu_list("8191").unwrap(), vec![8191]);
     }
 }

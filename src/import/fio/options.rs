@@ -150,16 +150,18 @@ fn one_rate(g: &Given) -> Result<(), String> {
     }
 }
 
-/// fio's `rate`: bytes per second (its sizes' suffixes, 1m = 1 MiB/s), as MB/s.
+/// fio's `rate`: bytes per second (its sizes' suffixes, 1m = 1 MiB/s), as MB/s; 0, fio's
+/// default, no cap.
 fn set_rate(j: &mut FioJob, g: &Given) -> Result<(), String> {
     one_rate(g)?;
-    j.rate.mbps = Some(g.size()? as f64 / 1e6);
+    j.rate.mbps = Some(g.size()? as f64 / 1e6).filter(|r| *r > 0.0);
     Ok(())
 }
 
+/// fio's `rate_iops`; 0, fio's default, no cap.
 fn set_rate_iops(j: &mut FioJob, g: &Given) -> Result<(), String> {
     one_rate(g)?;
-    j.rate.iops = Some(g.num()? as f64);
+    j.rate.iops = Some(g.num()? as f64).filter(|r| *r > 0.0);
     Ok(())
 }
 
