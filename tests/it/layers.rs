@@ -48,11 +48,89 @@ fn sources(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
+/// `code` with its comments and the insides of its string and character literals blanked
+/// (each character a space, lines kept), so that braces and names are the code's own.
+fn blanked(code: &str) -> String {
+    let c: Vec<char> = code.chars().collect();
+    let mut out = c.clone();
+    let mut i = 0;
+    let blank = |out: &mut Vec<char>, from: usize, to: usize| {
+        for ch in &mut out[from..to.min(c.len())] {
+            if *ch != '\n' {
+                *ch = ' ';
+            }
+        }
+    };
+    while i < c.len() {
+        let end = match (c[i], c.get(i + 1).copied()) {
+            ('/', Some('/')) => (i..c.len()).find(|&j| c[j] == '\n').unwrap_or(c.len()),
+            ('/', Some('*')) => (i + 2..c.len()).find(|&j| c[j - 1] == '*' && c[j] == '/').map_or(c.len(), |j| j + 1),
+            ('"', _) => {
+                let mut j = i + 1;
+                while j < c.len() && c[j] != '"' {
+                    j += if c[j] == '\\' { 2 } else { 1 };
+                }
+                j + 1
+            }
+            // A raw string: r"..." or r#"..."#, as many hashes at its end as at its start.
+            ('r', Some('"' | '#')) if i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_') => {
+                let hashes = c[i + 1..].iter().take_while(|&&h| h == '#').count();
+                if c.get(i + 1 + hashes) != Some(&'"') {
+                    i += 1;
+                    continue;
+                }
+                let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+                let rest: String = c[i + 2 + hashes..].iter().collect();
+                rest.find(&close).map_or(c.len(), |k| i + 2 + hashes + rest[..k].chars().count() + close.len())
+            }
+            // A character literal ('{', '\n'), not a lifetime ('a).
+            ('\'', Some('\\')) => (i + 2..c.len()).find(|&j| c[j] == '\'').map_or(c.len(), |j| j + 1),
+            ('\'', Some(_)) if c.get(i + 2) == Some(&'\'') => i + 3,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        blank(&mut out, i, end);
+        i = end;
+    }
+    out.into_iter().collect()
+}
+
+/// `code` (blanked) without its items under `#[cfg(test)]`: a `mod x;` to its `;`, a
+/// `mod tests { ... }` (or any item) to its matching brace.
+fn without_tests(code: &str) -> String {
+    let mut code = code.to_string();
+    while let Some(at) = code.find("#[cfg(test)]") {
+        let rest = &code[at + "#[cfg(test)]".len()..];
+        let mut depth = 0;
+        let mut end = code.len();
+        for (i, ch) in rest.char_indices() {
+            match ch {
+                ';' if depth == 0 => {
+                    end = at + "#[cfg(test)]".len() + i + 1;
+                    break;
+                }
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = at + "#[cfg(test)]".len() + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        code.replace_range(at..end, "");
+    }
+    code
+}
+
 /// The top-level modules `code` names as `crate::NAME`, or inside `crate::{...}`; its
-/// comments and its tests left out (a test may reach anything).
+/// comments, literals and tests left out (a test may reach anything).
 fn imports(code: &str) -> BTreeSet<String> {
-    let code = code.split("#[cfg(test)]").next().unwrap();
-    let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let code = without_tests(&blanked(code));
     let word = |s: &str| s.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
     let mut names = BTreeSet::new();
     for part in code.split("crate::").skip(1) {
