@@ -126,8 +126,7 @@ pub fn gone(path: &str) -> Option<&'static str> {
     if !m.file_type().is_block_device() {
         return None;
     }
-    let sys = format!("/sys/dev/block/{}:{}/size", libc::major(m.rdev()), libc::minor(m.rdev()));
-    let sectors: u64 = std::fs::read_to_string(sys).ok()?.trim().parse().ok()?;
+    let sectors: u64 = crate::host::sysblock::read(m.rdev(), "size")?.parse().ok()?;
     (sectors == 0).then_some("is empty now (a loop device detached, a medium taken out)")
 }
 
