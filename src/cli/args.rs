@@ -10,7 +10,8 @@ use super::workload::SpecFlags;
 use super::{history, verify};
 use crate::cli::profile;
 use crate::config::{
-    FsConfig, FsTest, Job, Seg, StudyConfig, Test, TestSettingFlags, WorkerConfig, WorkerFlags, flag_of,
+    FsConfig, FsTest, Job, KEYS, Seg, StudyConfig, Test, TestSettingFlags, WORKER_KEYS, WorkerConfig, WorkerFlags,
+    flag_of,
 };
 use crate::error::{Result, Unreadable, input};
 use crate::import::Import;
@@ -621,13 +622,14 @@ impl SettingFlags {
     }
 }
 
-/// Resolves a job built or changed by flags; an error at a key a flag gave names the flag.
+/// Resolves a job built or changed by flags; an error at a key a flag gave says it in the
+/// flags' words: `count = 0: give...` as `--workers 0: give...`, each `key` it names as its flag.
 fn resolve_flags(job: &Job, flags: &TestFlags) -> Result<Test> {
     Test::from_job(job).map_err(|e| {
         let command = clap::Command::new("flags");
-        let (given, command) = match e.path.first() {
-            Some(Seg::Key("test")) => (flags.settings.test.given(), TestSettingFlags::augment_args(command)),
-            Some(Seg::Key("worker")) => (flags.workers.given(), WorkerFlags::augment_args(command)),
+        let (given, command, keys) = match e.path.first() {
+            Some(Seg::Key("test")) => (flags.settings.test.given(), TestSettingFlags::augment_args(command), KEYS),
+            Some(Seg::Key("worker")) => (flags.workers.given(), WorkerFlags::augment_args(command), WORKER_KEYS),
             _ => return e.into(),
         };
         let flag = match e.path.last() {
@@ -635,11 +637,16 @@ fn resolve_flags(job: &Job, flags: &TestFlags) -> Result<Test> {
             _ => None,
         };
         let Some((flag, key)) = flag else { return e.into() };
-        // `count = 0: give...` as `--workers 0: give...`; any other message after the flag.
-        let value = e.message.strip_prefix(&format!("{key} = ")).and_then(|rest| rest.split_once(": "));
+        let mut message = e.message.clone();
+        for k in keys {
+            if let Some(f) = flag_of(&command, k.name) {
+                message = message.replace(&format!("`{}`", k.name), &f);
+            }
+        }
+        let value = message.strip_prefix(&format!("{key} = ")).and_then(|rest| rest.split_once(": "));
         match value.filter(|(value, _)| !value.contains(' ')) {
             Some((value, rest)) => input(format!("{flag} {value}: {rest}")),
-            None => input(format!("{flag}: {}", e.message)),
+            None => input(format!("{flag}: {message}")),
         }
     })
 }

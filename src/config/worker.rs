@@ -65,7 +65,7 @@ keys! {
         flag(long, value_name = "PCT") Option<f64> => some,
         check |s| s.is_some_and(|s| !(s > 0.0 && s <= 100.0)) => ("stroke = {}: give a % of the target above 0 and at most 100", s.unwrap_or_default());
 
-    /// Working set as a size (instead of `stroke`).
+    /// Working set as a size (instead of a stroke).
     #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
     working_set: Option<u64> = None, "whole target",
         flag(long, value_parser = parse_size, value_name = "SIZE") Option<u64> => some,
@@ -86,18 +86,18 @@ keys! {
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_iops: Option<f64> = None, "-",
         flag(long, value_name = "N") Option<f64> => some,
-        check |r| outside(r, Rate::IOPS) => ("rate_iops = {}: give 0.001 to 1,000,000,000 I/Os per second", r.unwrap_or_default());
+        check |r| outside(r, Rate::IOPS) => ("rate_iops = {}: give 0.001 to 1,000,000,000 I/Os per second", shown(r));
 
     /// An open loop capped in MB/s (10^6 bytes/s): each I/O is followed by a gap of its size
-    /// over the rate; with `rate_iops` too, the longer gap of the two (fio's `rate` and
+    /// over the rate; with a rate of I/Os too, the longer gap of the two (fio's `rate` and
     /// `rate_iops` together).
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_mbps: Option<f64> = None, "-",
         flag(long, value_name = "N") Option<f64> => some,
-        check |r| outside(r, Rate::MBPS) => ("rate_mbps = {}: give 0.000001 to 10,000,000 MB/s", r.unwrap_or_default());
+        check |r| outside(r, Rate::MBPS) => ("rate_mbps = {}: give 0.000001 to 10,000,000 MB/s", shown(r));
 
-    /// The CPUs the worker's thread may run on, `[0, 2]` (fio's `cpus_allowed`; every worker of
-    /// a `count` may use all of them); `--cpus 0-3,8` on the command line.
+    /// The CPUs the worker's thread may run on (fio's `cpus_allowed`), `[0, 2]` or `"0-3,8"` in a
+    /// job file, `--cpus 0-3,8`: every worker of a count may use all of them.
     ///
     /// The worker's thread is pinned before its buffers are allocated, so their memory is on its
     /// node. Where no worker has `cpus` and the workers outnumber the CPUs the process may use,
@@ -107,12 +107,12 @@ keys! {
     /// 0.85 s (2 CPUs, four workers reading 128 KiB on zram; 3.3 ms at most split, at 1.18x the
     /// IOPS; bench/logbook.md, issue 45, entry 27). The result gives each worker's `cpus` and
     /// `numa_nodes` and each target's `numa_node`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "cpus_as_given", skip_serializing_if = "Vec::is_empty")]
     cpus: Vec<u32> = Vec::new(), "the process's",
         flag(long, value_name = "LIST") Option<CpuList> => (set_cpus);
 
-    /// How the workers of a `count` share `cpus` (fio's `cpus_allowed_policy`): `"shared"`,
-    /// each may use all of them; `"split"`, each on one of them in turn.
+    /// How the workers of a count share their CPUs (fio's `cpus_allowed_policy`): shared, each
+    /// may use all of them; split, each on one of them in turn.
     ///
     /// With `"split"` the first worker runs on the lowest CPU, round again when workers
     /// outnumber CPUs, with the io-wq threads serving its I/Os, so a worker keeps a CPU of its
@@ -143,13 +143,10 @@ impl WorkerConfig {
         self.check_keys(at_path)?;
         let key = |k| [at_path, &[Seg::Key(k)]].concat();
         if self.stroke.is_some() && self.working_set.is_some() {
-            return Err(at(key("stroke"), "give stroke or working_set, not both"));
+            return Err(at(key("stroke"), "give `stroke` or `working_set`, not both"));
         }
         if self.cpus_policy == CpusPolicy::Split && self.cpus.is_empty() {
-            return Err(at(
-                key("cpus_policy"),
-                "cpus_policy = \"split\" needs the CPUs to split: give cpus = [0, 1, 2, 3] (--cpus 0-3)",
-            ));
+            return Err(at(key("cpus_policy"), "a split `cpus_policy` needs the CPUs to split: give `cpus` too"));
         }
         Ok(())
     }
@@ -160,6 +157,35 @@ fn set_cpus(w: &mut WorkerConfig, list: &Option<CpuList>) {
     if let Some(CpuList(cpus)) = list {
         w.cpus = cpus.clone();
     }
+}
+
+/// `cpus` as a job file gives them, `[0, 2]`, or as the command line and fio's `cpus_allowed`
+/// do, `"0-3,8"`, or both (`["0-3", 8]`, what the workbench's form sends): in the order given.
+fn cpus_as_given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged, expecting = "CPUs such as [0, 2] or \"0-3,8\"")]
+    enum Cpus {
+        Text(String),
+        List(Vec<Item>),
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged, expecting = "a CPU such as 2, or a range such as \"0-3\"")]
+    enum Item {
+        Cpu(u32),
+        Text(String),
+    }
+    let items = match Cpus::deserialize(d)? {
+        Cpus::Text(t) => vec![Item::Text(t)],
+        Cpus::List(l) => l,
+    };
+    let mut cpus = Vec::new();
+    for item in items {
+        match item {
+            Item::Cpu(n) => cpus.push(n),
+            Item::Text(t) => cpus.extend(crate::host::placement::parse_cpu_list(&t).map_err(serde::de::Error::custom)?),
+        }
+    }
+    Ok(cpus)
 }
 
 /// A list of CPUs as the command line gives it: `0-3,8`.
@@ -200,6 +226,15 @@ pub struct Rate {
     pub iops: Option<f64>,
     /// MB/s (10^6 bytes/s).
     pub mbps: Option<f64>,
+}
+
+/// A rate given, as a message quotes it: as typed where it is plain (`0.5`), in exponent form
+/// where it is not (`1e300`, not its 301 digits).
+pub(super) fn shown(rate: &Option<f64>) -> String {
+    match rate.unwrap_or_default() {
+        r if r != 0.0 && !(1e-3..1e9).contains(&r.abs()) => format!("{r:e}"),
+        r => r.to_string(),
+    }
 }
 
 /// Whether a rate given is outside `range` (NaN is).
@@ -328,5 +363,21 @@ mod tests {
         .unwrap();
         assert_eq!(w, job.workers[0]);
         assert_eq!(f.workers.given(), ["count", "outstanding", "targets", "rate_mbps", "cpus"]);
+    }
+
+    /// `cpus` reads as a job file's list, as the command line's text, or both, in the order
+    /// given; a bad one says what it takes.
+    #[test]
+    fn cpus_read_as_a_list_or_as_text() {
+        let cpus = |v: &str| {
+            toml::from_str::<super::super::Job>(&format!("[[worker]]\ncpus = {v}"))
+                .map(|j| j.workers[0].cpus.clone())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(cpus("[3, 1]"), Ok(vec![3, 1]));
+        assert_eq!(cpus("\"0-3,8\""), Ok(vec![0, 1, 2, 3, 8]));
+        assert_eq!(cpus("[\"0-1\", 5]"), Ok(vec![0, 1, 5]));
+        assert!(cpus("\"3-1\"").unwrap_err().contains("a range goes from low to high"));
+        assert!(cpus("true").unwrap_err().contains("CPUs such as [0, 2] or \"0-3,8\""));
     }
 }

@@ -97,7 +97,13 @@ fn flags() {
         assert!(!dir.join(typo).exists(), "{typo} was created");
     }
     rejected(&["run", "--bs", "4K", "--spec", "oltp-8k"], "give one");
-    rejected(&["run", "--rate-mbps", "0"], "--rate-mbps 0: give a positive rate");
+    rejected(&["run", "--rate-mbps", "0"], "--rate-mbps 0: give 0.000001 to 10,000,000 MB/s");
+    // A rate is a pace a device can keep, not a backlog nor a gap longer than any test.
+    rejected(&["run", "--rate-iops", "1e300"], "--rate-iops 1e300: give 0.001 to 1,000,000,000 I/Os per second");
+    rejected(&["run", "--rate-iops", "1e-300"], "--rate-iops 1e-300: give 0.001");
+    rejected(&["run", "--total-rate-mbps", "inf"], "--total-rate-mbps inf: give 0.000001 to 10,000,000 MB/s");
+    rejected(&["run", "--cpus", "0-4294967295"], "CPU 4294967295: the kernel numbers CPUs from 0 to 8191");
+    rejected(&["run", "--stroke", "50", "--working-set", "1G"], "--stroke: give --stroke or --working-set, not both");
     rejected(&["run", "--file-size", "0.3K"], "not a whole number of bytes");
     rejected(&["run", "--ios", "100", "--time", "5s"], "--ios ends the test on a count");
     rejected(&["run", "--bytes", "1G", "--ramp", "1s"], "--ramp does not apply");
