@@ -38,6 +38,8 @@ pub enum Command {
     /// random-read-4k, random-write-4k, oltp-8k, file-server, web-server, streaming-read-64k
     /// and streaming-write-64k, each 1 s of ramp-up and 4 s recorded at 16 outstanding I/Os
     /// (`iogauge specs NAME` shows one).
+    #[command(mut_arg("outstanding", |a| a.help(format!("Outstanding I/Os per target [default: {}]", profile::OUTSTANDING))
+        .long_help(format!("Outstanding I/Os per target [default: {}]", profile::OUTSTANDING))))]
     Profile(ProfileArgs),
     /// Run a study: many tests, one per point (a job file's `[study]` section, or a built-in one).
     Study(StudyArgs),
@@ -848,6 +850,7 @@ mod tests {
             assert!(profile.contains(w), "profile --help names {w}");
         }
         assert!(profile.contains(&format!("{} outstanding", profile::OUTSTANDING)));
+        assert!(profile.contains(&format!("Outstanding I/Os per target [default: {}]", profile::OUTSTANDING)));
         assert!(profile.contains(&format!("{} s recorded", profile::TIME.as_secs())));
     }
 }
