@@ -105,6 +105,8 @@ pub enum Command {
     Capture(CaptureArgs),
     /// Replay a trace (an iogauge capture, a fio iolog, a blktrace) on a target at its own times,
     /// or as fast as possible, and say how late each I/O was against its schedule.
+    #[command(mut_arg("targets", |a| a.required(true).help(REPLAY_TARGET).long_help(REPLAY_TARGET)))]
+    #[command(mut_arg("outstanding", |a| a.help(REPLAY_OUTSTANDING).long_help(REPLAY_OUTSTANDING)))]
     Replay(ReplayArgs),
     /// Sum a trace up as a job file: access specifications with its size mix, read and random
     /// shares, seek runs, hot zones, trims and flushes, and how its I/Os arrived, per phase;
@@ -626,7 +628,7 @@ impl SettingFlags {
 
 /// Resolves a job built or changed by flags; an error at a key a flag gave says it in the
 /// flags' words: `count = 0: give...` as `--workers 0: give...`, each `key` it names as its flag.
-fn resolve_flags(job: &Job, flags: &TestFlags) -> Result<Test> {
+pub(super) fn resolve_flags(job: &Job, flags: &TestFlags) -> Result<Test> {
     Test::from_job(job).map_err(|e| {
         let command = clap::Command::new("flags");
         let (given, command, keys) = match e.path.first() {
@@ -752,10 +754,6 @@ pub struct ReplayArgs {
     /// (DEV or any one DEV.blktrace.N stands for every CPU's; a file of `blkparse -d`), or
     /// blkparse's text.
     pub trace: PathBuf,
-    /// The target to replay onto: a block device, file or network target (its writes need
-    /// --allow-write as any test's).
-    #[arg(long, value_name = "PATH")]
-    pub target: TargetName,
     /// How fast: 1 at the trace's own times (default), 2 twice as fast, max as fast as the
     /// outstanding I/Os allow.
     #[arg(long, value_parser = crate::config::Speed::parse, default_value = "1", value_name = "FACTOR|max")]
@@ -764,23 +762,18 @@ pub struct ReplayArgs {
     /// reach); default: refused.
     #[arg(long, value_enum, value_name = "wrap|scale")]
     pub fit: Option<FitFlag>,
-    /// I/Os in flight at most (default: at the trace's times, enough for twice what the trace
-    /// had in flight, at least 64; at max, what a capture kept in flight on average, else 1).
-    #[arg(long, visible_alias = "qd", value_name = "N")]
-    pub outstanding: Option<u32>,
-    /// Working set as a size (where the offsets go; default the whole target).
-    #[arg(long, value_parser = crate::units::parse_size, value_name = "SIZE")]
-    pub working_set: Option<u64>,
-    /// Start of the working set on the target.
-    #[arg(long, value_parser = crate::units::parse_size, value_name = "SIZE")]
-    pub offset: Option<u64>,
     #[command(flatten)]
-    /// Test settings (--time replays only the trace's first DURATION).
-    pub settings: SettingFlags,
-    #[command(flatten)]
-    /// Outputs.
-    pub output: OutputFlags,
+    /// The worker that replays it, its target (its writes need --allow-write as any test's),
+    /// settings (--time replays only the trace's first DURATION) and outputs.
+    pub flags: TestFlags,
 }
+
+/// `replay --target`'s help: one, and no default file.
+const REPLAY_TARGET: &str = "The target to replay onto: a block device, file, nbd:// or iscsi:// URL, or null";
+
+/// `replay --outstanding`'s help: its default is the trace's.
+const REPLAY_OUTSTANDING: &str = "I/Os in flight at most (default: at the trace's times, enough for twice what the trace \
+     had in flight, at least 64; at max, what a capture kept in flight on average, else 1)";
 
 /// `--fit`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

@@ -319,7 +319,7 @@ pub fn main(cli: Cli) -> Result<i32> {
         Command::Export { id, format, output, db } => history::export(id, format, output.as_deref(), &db),
         Command::Verify(a) => verify::verify(&a),
         Command::Capture(a) => trace::capture(&a),
-        Command::Replay(a) => execute(trace::replay_test(&a)?, &a.output),
+        Command::Replay(a) => execute(trace::replay_test(&a)?, &a.flags.output),
         Command::Distil(a) => trace::distil(&a),
         Command::Ui { listen, db } => {
             let listen = crate::http::parse_addr("--listen", &listen)?;

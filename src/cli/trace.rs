@@ -63,24 +63,23 @@ pub fn replay_test(a: &ReplayArgs) -> Result<Test> {
         Some(FitFlag::Wrap) => Fit::Wrap,
         Some(FitFlag::Scale) => Fit::Scale,
     };
-    let mut job = replay_job(&a.trace, &a.target, a.speed, fit, a.outstanding, &summary);
-    job.workers[0].working_set = a.working_set;
-    job.workers[0].offset = a.offset.unwrap_or(0);
-    a.settings.apply(&mut job)?;
-    Ok(Test::from_job(&job)?)
+    let mut job = replay_job(&a.trace, a.speed, fit, &summary);
+    // The worker flags, as `run`'s: its target, and its outstanding I/Os over the trace's.
+    a.flags.workers.apply(&mut job.workers[0]);
+    a.flags.settings.apply(&mut job)?;
+    super::args::resolve_flags(&job, &a.flags)
 }
 
-/// One worker replaying `trace` on `target` (to the trace's end: `Test::from_job`); by
-/// default as many I/Os in flight as the trace needs.
-fn replay_job(trace: &Path, target: &TargetName, speed: Speed, fit: Fit, outstanding: Option<u32>, s: &Summary) -> Job {
-    let outstanding = outstanding.unwrap_or(match speed {
+/// One worker replaying `trace` (to the trace's end: `Test::from_job`), by default as many
+/// I/Os in flight as the trace needs.
+fn replay_job(trace: &Path, speed: Speed, fit: Fit, s: &Summary) -> Job {
+    let outstanding = match speed {
         Speed::Times(_) => (s.max_in_flight * 2).clamp(64, 4096) as u32,
         Speed::Max => s.mean_in_flight().unwrap_or(1).clamp(1, 4096) as u32,
-    });
+    };
     let worker = WorkerConfig {
         name: Some("replay".into()),
         outstanding,
-        targets: vec![target.clone()],
         replay: Some(Replay { trace: trace.to_path_buf(), speed, fit }),
         ..WorkerConfig::default()
     };
@@ -190,7 +189,8 @@ pub fn distil(a: &DistilArgs) -> Result<i32> {
 fn check(a: &DistilArgs, target: &TargetName, mut job: Job, d: &Distilled) -> Result<i32> {
     let quiet = OutputFlags { document: DocumentFlags { quiet: true, ..Default::default() }, ..OutputFlags::default() };
     let group = crate::managers::join(crate::config::TestSettings::default().sync_timeout)?;
-    let mut replay = replay_job(&a.trace, target, Speed::Times(1.0), Fit::None, None, &d.summary);
+    let mut replay = replay_job(&a.trace, Speed::Times(1.0), Fit::None, &d.summary);
+    replay.workers[0].targets = vec![target.clone()];
     for j in [&mut replay, &mut job] {
         j.test.allow_write = a.allow_write.clone();
     }
