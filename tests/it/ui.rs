@@ -534,6 +534,9 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     std::fs::create_dir(&downloads).unwrap();
     let mut b = Browser::open(&wb.url(), &scratch("ui-chromium"), &downloads);
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    // A second tab, open before the run starts: it follows the run as the first does.
+    let mut other = Browser::open(&wb.url(), &scratch("ui-chromium-other"), &downloads);
+    other.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
     // Two workers on the null target, oltp-8k (the default list), 8 outstanding each.
     b.eval(&type_into("w-outstanding", "8"));
     // The worker's other keys are in its form (src/config/worker.rs), but those with a control
@@ -564,7 +567,20 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     b.eval(&type_into("t-completion_batch", "2"));
     b.eval(&type_into("t-io_timeout", "45s"));
     b.shot("3-setup");
-    b.eval(&click("#start"));
+    // Double-clicked: Start is disabled from the first press, so the second asks nothing (it
+    // answered 'run 1 is still going', said under the header through the run and after).
+    let pressed = "(() => { const s = document.getElementById('start'); s.click(); s.click(); return s.disabled; })()";
+    assert_eq!(b.eval(pressed), json!(true));
+    b.until("!document.getElementById('stop').disabled", Duration::from_secs(60));
+    assert_eq!((b.eval("document.getElementById('error').hidden"), b.eval(&text("error"))), (json!(true), json!("")));
+    let follows = "!document.getElementById('stop').disabled && document.getElementById('start').disabled";
+    other.until(follows, Duration::from_secs(30));
+    // Started there before it saw the run: refused in words that name no run's number, until its end.
+    other.eval("(() => { start(); return true; })()");
+    other.until(
+        &format!("{} === 'a run is going: stop it first, or wait for its end'", text("error")),
+        Duration::from_secs(30),
+    );
     // The Results Display changes while it runs.
     b.until(&format!("{} !== '-'", text("r-iops")), Duration::from_secs(60));
     let first = b.eval(&text("r-where"));
@@ -573,6 +589,9 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     b.shot("4-results");
     b.eval(&click("#stop"));
     b.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
+    other.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
+    assert_eq!(other.eval("document.getElementById('error').hidden"), json!(true), "the line went with the run");
+    assert_eq!(other.eval("document.getElementById('start').disabled"), json!(false));
     b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(30));
     let final_text = b.eval(&text("final"));
     let hid: i64 = final_text.as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
