@@ -1275,19 +1275,27 @@ fn refused_without_a_target(b: &mut Browser) {
     b.eval(&click("#targets input[data-path=\"null\"]"));
 }
 
-/// An Iometer configuration saved on Windows, loaded over a changed test: the page asks first,
-/// then for the Linux path of PHYSICALDRIVE:1, and loads it with the path given.
+/// An Iometer configuration saved on Windows, its two workers on two drives, loaded over a
+/// changed test: the page asks first, then for the Linux path of each drive (one given alone is
+/// kept and the other asked for: the table forgot the one given), and loads it with the paths
+/// given; the same file chosen again is read again (the input's change event needs its value reset).
 fn load_a_windows_icf(b: &mut Browser, dir: &Path) {
     b.eval(&type_into("w-outstanding", "3"));
     b.eval("(() => { window.asked = []; window.confirm = (m) => { asked.push(m); return asked.length > 1; }; return true; })()");
     b.eval(&click("nav button[data-tab=job]"));
     let icf = dir.join("windows.icf");
-    std::fs::copy("tests/fixtures/iometer-1.1.icf", &icf).unwrap();
+    let fixture = std::fs::read_to_string("tests/fixtures/iometer-1.1.icf").unwrap();
+    let second = fixture.rfind("PHYSICALDRIVE:1").unwrap();
+    std::fs::write(&icf, format!("{}PHYSICALDRIVE:2{}", &fixture[..second], &fixture[second + 15..])).unwrap();
     choose_file(b, "#job-file", &icf);
     b.until("!document.getElementById('map').hidden", Duration::from_secs(30));
-    let input = "#map-targets input[data-name=\"PHYSICALDRIVE:1\"]";
-    assert_eq!(b.eval(&format!("!!document.querySelector({input:?})")), json!(true));
-    b.eval(&format!("(() => {{ document.querySelector({input:?}).value = 'null'; return true; }})()"));
+    let input = |n: u8| format!("document.querySelector('#map-targets input[data-name=\"PHYSICALDRIVE:{n}\"]')");
+    assert_eq!(b.eval(&format!("!!{} && !!{}", input(1), input(2))), json!(true));
+    b.eval(&format!("(() => {{ {}.value = 'null'; return true; }})()", input(1)));
+    b.eval(&click("#map-load"));
+    assert_eq!(b.eval(&text("error")), json!("give a Linux path for every target: PHYSICALDRIVE:2 has none"));
+    assert_eq!(b.eval(&format!("{}.value", input(1))), json!("null"), "the path given is kept");
+    b.eval(&format!("(() => {{ {}.value = 'null'; return true; }})()", input(2)));
     b.shot("10-icf");
     b.eval(&click("#map-load"));
     b.until("asked.length === 1", Duration::from_secs(30));
@@ -1301,6 +1309,8 @@ fn load_a_windows_icf(b: &mut Browser, dir: &Path) {
     assert!(workers.iter().all(|w| w["targets"] == json!(["null"])) && workers[1]["name"] != "loop side", "{job}");
     assert!(b.eval("document.getElementById('toml').value").as_str().unwrap().contains("targets = [\"null\"]"));
     b.shot("7-job");
+    choose_file(b, "#job-file", &icf);
+    b.until("!document.getElementById('map').hidden", Duration::from_secs(30));
 }
 
 /// Every disk and partition lsblk lists is in Disk Targets, the ones that cannot be inspected
