@@ -1113,6 +1113,8 @@ fn an_iometer_users_first_hour() {
     std::fs::create_dir(&downloads).unwrap();
     let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-hour"), &downloads);
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    topology_says_only_what_holds(&mut b, &wb.dir);
+    bad_fields_are_refused_by_their_labels(&mut b, &wb);
     build_two_workers(&mut b, &wb.dir);
     let hid = cycle_outstanding(&mut b);
     // Iometer's results file, downloaded from the Results Display: `iogauge export`'s.
@@ -1165,6 +1167,114 @@ fn an_iometer_users_first_hour() {
     assert_eq!(job["study"]["outstanding"]["end"], 4, "{job}");
     assert_eq!(b.eval("document.getElementById('c-kind').value"), json!("outstanding"));
     load_a_windows_icf(&mut b, &wb.dir);
+}
+
+/// What the Topology tab shows holds: no hidden element shows (a lone host's Manager chooser
+/// did: a label's display overrode `hidden`), and a target refused leaves no line saying the
+/// one before it was added beside its error.
+fn topology_says_only_what_holds(b: &mut Browser, dir: &Path) {
+    let shown = "[...document.querySelectorAll('[hidden]')].filter((e) => getComputedStyle(e).display !== 'none')\
+                 .map((e) => e.id)";
+    assert_eq!(b.eval(shown), json!([]));
+    assert_eq!(b.eval("document.getElementById('w-manager-label').offsetParent"), Value::Null);
+    b.eval(&type_into("other-target", dir.join("first.tst").to_str().unwrap()));
+    b.eval(&click("#add-target"));
+    b.until(&format!("{}.includes('added to the list')", text("added-target")), Duration::from_secs(30));
+    b.eval(&type_into("other-target", "/nonexistent/dir/file.tst"));
+    b.eval(&click("#add-target"));
+    b.until(&format!("{}.includes('does not exist')", text("error")), Duration::from_secs(30));
+    assert_eq!(b.eval(&text("added-target")), json!(""), "no line says the earlier target was added");
+}
+
+/// Start pressed with a field that holds what it cannot: refused in one line, `said`, by the
+/// field's label; nothing started, Start enabled again.
+fn refused_as(b: &mut Browser, wb: &Workbench, said: &str) {
+    b.eval(&click("#start"));
+    b.until(&format!("{} === {said:?}", text("error")), Duration::from_secs(30));
+    assert_eq!(b.eval(&text("status")), json!("refused: nothing was started"));
+    assert_eq!(b.eval("document.getElementById('start').disabled"), json!(false));
+    assert_eq!(wb.call("GET", "/api/runs/current", None).0, 404, "nothing was started");
+}
+
+/// Every field typed wrong is refused on the page, by its label, before anything is sent (the
+/// server's JSON reader named neither: `invalid type: string "abc", expected u32 at line 1
+/// column 80`, `did not match any variant of untagged enum Steps`; outstanding I/Os and runs of
+/// each point became 1 and the run started), and the field keeps what was typed.
+fn bad_fields_are_refused_by_their_labels(b: &mut Browser, wb: &Workbench) {
+    let whole = |label: &str, t: &str| format!("{label}: '{t}' is not a whole number of 1 or more");
+    let outstanding = "worker \"worker 1\"'s Outstanding I/Os per target";
+    for t in ["abc", "-1", "0"] {
+        b.eval(&type_into("w-outstanding", t));
+        refused_as(b, wb, &whole(outstanding, t));
+        assert_eq!(b.eval("document.getElementById('w-outstanding').value"), json!(t), "kept as typed");
+    }
+    b.eval(&type_into("w-outstanding", ""));
+    refused_as(b, wb, &format!("{outstanding}: empty: give a whole number of 1 or more"));
+    b.eval(&type_into("w-outstanding", "1"));
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval(&type_into("c-repeat", "0"));
+    refused_as(b, wb, &whole("Test Setup's Runs of each point", "0"));
+    b.eval(&type_into("c-repeat", "1"));
+    let cycling = "Test Setup's cycling, ";
+    for (id, v) in [("c-kind", "outstanding"), ("c-mode", "step"), ("c-start", "-1")] {
+        b.eval(&type_into(id, v));
+    }
+    refused_as(b, wb, &whole(&format!("{cycling}from"), "-1"));
+    b.eval(&type_into("c-start", "1"));
+    b.eval(&type_into("c-end", "abc"));
+    refused_as(b, wb, &whole(&format!("{cycling}to"), "abc"));
+    b.eval(&type_into("c-end", ""));
+    refused_as(b, wb, &format!("{cycling}to: empty: give a whole number of 1 or more"));
+    b.eval(&type_into("c-end", "4"));
+    b.eval(&type_into("c-step", "-2"));
+    refused_as(b, wb, &whole(&format!("{cycling}step"), "-2"));
+    // Exponential: the page's "step" is the job's base.
+    b.eval(&type_into("c-mode", "base"));
+    b.eval(&type_into("c-step", "1"));
+    refused_as(b, wb, &format!("{cycling}step: '1' is not a number above 1"));
+    b.eval(&type_into("c-step", "2"));
+    b.eval(&type_into("c-kind", ""));
+    bad_spec_fields_are_refused(b);
+}
+
+/// A new specification's fields typed wrong: Keep refuses each by the editor's label, keeping
+/// nothing (it answered serde's words, and kept a specification named "").
+fn bad_spec_fields_are_refused(b: &mut Browser) {
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval(&click("#spec-new"));
+    let set = |key: &str, v: &str| {
+        format!(
+            "(() => {{ const i = document.querySelector('#lines input[data-key={key}]'); i.value = {v:?}; \
+             i.dispatchEvent(new Event('input')); return true; }})()"
+        )
+    };
+    let percent = |label: &str, t: &str| format!("Spec line 1, {label}: '{t}' is not a whole number from 0 to 100");
+    for (key, v, said) in [
+        ("share", "abc", percent("% of access", "abc")),
+        ("share", "-1", percent("% of access", "-1")),
+        ("read", "101", percent("% read", "101")),
+        ("random", "", "Spec line 1, % random: empty: give a whole number from 0 to 100".to_string()),
+        ("delay_ms", "x", "Spec line 1, delay ms: 'x' is not a whole number of 0 or more".into()),
+        ("burst", "0", "Spec line 1, burst: '0' is not a whole number of 1 or more".into()),
+        ("align", "4q", "Spec line 1, align: '4q' is not a size such as 4096 or 8k".into()),
+        ("size", "", "Spec line 1, size: empty: give a size such as 4096 or 8k".into()),
+    ] {
+        b.eval(&set("share", "100"));
+        b.eval(&set("read", "100"));
+        b.eval(&set("random", "100"));
+        for k in ["delay_ms", "burst", "align"] {
+            b.eval(&set(k, ""));
+        }
+        b.eval(&set("size", "4k"));
+        b.eval(&set(key, v));
+        b.eval(&click("#spec-keep"));
+        assert_eq!(b.eval(&text("error")), json!(said));
+    }
+    b.eval(&set("size", "4k"));
+    b.eval(&type_into("s-name", "  "));
+    b.eval(&click("#spec-keep"));
+    assert_eq!(b.eval(&text("error")), json!("Name: empty: give the specification a name"));
+    assert_eq!(page_job(b)["spec"], Value::Null, "nothing kept");
 }
 
 /// Two workers, the second renamed (the heading follows), a typed file offered but ticked for
