@@ -362,9 +362,16 @@ fn settings(runs: &[&crate::result::ResultDoc]) -> Vec<(String, String)> {
     said.into_iter().map(|(what, values)| (what, joined(values))).collect()
 }
 
-/// Values as one text: each once, in order.
+/// Values as one text: each once, in order; numbers in numeric order, before any text (a
+/// study's outstanding I/Os read 12, 24, 3, 48 in the text's order).
 fn joined(mut values: Vec<String>) -> String {
-    values.sort();
+    values.sort_by(|a, b| {
+        let number = |v: &str| v.parse::<f64>().ok().filter(|n| n.is_finite());
+        match (number(a), number(b)) {
+            (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| a.cmp(b)),
+            (x, y) => y.is_some().cmp(&x.is_some()).then_with(|| a.cmp(b)),
+        }
+    });
     values.dedup();
     values.join(", ")
 }
@@ -555,6 +562,14 @@ mod tests {
         for name in UNSAID_KEYS.iter().chain(DIRECTORY_KEYS) {
             assert!(KEYS.iter().any(|k| k.name == *name), "{name} is no key of [test]");
         }
+    }
+
+    #[test]
+    fn values_are_joined_in_numeric_order() {
+        let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(joined(values(&["12", "24", "3", "48", "6", "96", "3"])), "3, 6, 12, 24, 48, 96");
+        assert_eq!(joined(values(&["9", "1.5", "io_uring", "10"])), "1.5, 9, 10, io_uring");
+        assert_eq!(joined(values(&["psync", "io_uring"])), "io_uring, psync");
     }
 
     #[test]

@@ -229,6 +229,10 @@ impl AccessSpec {
     /// Checks what can be checked without a target: shares, percentages, sizes.
     pub fn validate(&self) -> Result<()> {
         let name = &self.name;
+        // `--spec ''`, the worker's choice and the results would name nothing.
+        if name.trim().is_empty() {
+            return Err(input("an access specification without a name (name = \"\"): give it one"));
+        }
         if self.lines.is_empty() {
             return Err(input(format!("access specification '{name}' has no lines: give at least one")));
         }
@@ -586,6 +590,10 @@ mod tests {
         let mut s = find_builtin("file-server").unwrap();
         s.lines[0].share = 11;
         assert!(s.validate().unwrap_err().to_string().contains("sum to 101 %"));
+        for name in ["", "  "] {
+            let unnamed = AccessSpec { name: name.into(), ..find_builtin("oltp-8k").unwrap() };
+            assert!(unnamed.validate().unwrap_err().to_string().contains("without a name"), "{name:?}");
+        }
         assert!(find_builtin("nope").unwrap_err().to_string().contains("unknown access specification 'nope'"));
     }
 

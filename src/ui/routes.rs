@@ -276,10 +276,22 @@ pub struct SpecFile {
 
 /// `POST /api/specs/file`: a spec file of the specifications given, each checked.
 fn spec_file(_: &Api, c: &Call) -> Answer {
-    let specs = c.body::<SpecFile>()?.specs;
+    let specs = c.body::<SpecFile>().map_err(|e| as_a_spec_file(c, e))?.specs;
     let text = crate::job::specs_text(&specs)?;
     crate::job::parse_specs(&text, "specs.toml").map_err(|e| words::error(e, &text))?;
     json(&serde_json::json!({ "toml": text }))
+}
+
+/// Why specifications sent to be kept are not ones, as a spec file's check says it and by the
+/// page's control (`% read` typed `abc`: the JSON's reader says only where in the request it
+/// is); `e`, the request's own error, where that finds nothing wrong.
+fn as_a_spec_file(c: &Call, e: Error) -> Error {
+    let specs = c.body::<serde_json::Value>().ok().map(|v| serde_json::json!({ "spec": v["specs"] }));
+    let text = specs.and_then(|s| crate::job::to_toml(&s).ok());
+    match text.as_deref().map(|t| (t, crate::job::parse_specs(t, "specs.toml"))) {
+        Some((t, Err(why))) => words::error(why, t),
+        _ => e,
+    }
 }
 
 /// A file the user loaded in the page: its name and text.

@@ -168,8 +168,8 @@ impl Runs {
     /// Starts the job `toml` (already checked) with `kind`'s command, unless a run is going.
     pub fn start(&self, kind: Kind, toml: String) -> Result<u64> {
         let mut last = lock(&self.last);
-        if let Some(r) = last.as_ref().filter(|r| lock(&r.said).exit_status.is_none()) {
-            return Err(input(format!("run {} is still going: stop it first, or wait for its end", r.id)));
+        if last.as_ref().is_some_and(|r| lock(&r.said).exit_status.is_none()) {
+            return Err(input("a run is going: stop it first, or wait for its end"));
         }
         let id = last.as_ref().map_or(1, |r| r.id + 1);
         let said = Arc::new(Mutex::new(Said::default()));

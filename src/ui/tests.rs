@@ -298,6 +298,42 @@ fn errors_name_the_pages_controls_not_the_command_lines() {
     assert_eq!(state["messages"], want);
 }
 
+/// A value of the wrong type in a job or specifications built on the page is said by the page's
+/// control and in its words, not by serde's (`the request's JSON: invalid type: string "abc",
+/// expected u32 at line 1 column 80`, `data did not match any variant of untagged enum Steps`).
+#[test]
+fn a_value_of_the_wrong_type_is_said_by_its_control() {
+    let b = Bench::new("types");
+    let error = |path: &str, body: Value| b.call("POST", path, Some(body)).1["error"].as_str().unwrap().to_string();
+    let line = |k: &str, v: Value| {
+        let mut line = json!({ "size": 4096, "share": 100, "read": 100, "random": 100 });
+        line[k] = v;
+        json!({ "specs": [{ "name": "mine", "lines": [line] }] })
+    };
+    for (k, v, want) in [
+        ("share", json!("abc"), "specification \"mine\"'s line 1 (% of access): 'abc' is not a whole number"),
+        ("read", json!(-1), "specification \"mine\"'s line 1 (% read): '-1' is not a whole number"),
+        ("delay_ms", json!("x"), "specification \"mine\"'s line 1 (delay ms): 'x' is not a whole number"),
+    ] {
+        let e = error("/api/specs/file", line(k, v));
+        assert!(e.starts_with(want), "{e}");
+    }
+    let no_size = json!({ "specs": [{ "name": "mine", "lines": [{ "share": 100, "read": 100, "random": 100 }] }] });
+    let e = error("/api/specs/file", no_size);
+    assert!(e.starts_with("specification \"mine\"'s line 1") && e.contains("size"), "{e}");
+    let job = |test: Value| json!({ "job": { "test": test, "worker": [{ "targets": ["null"] }] } });
+    let e = error("/api/job", job(json!({ "run": ["oltp-8k"], "seed": "abc" })));
+    assert_eq!(e, "Test Setup's seed: 'abc' is not a whole number");
+    let unnamed = json!({ "name": " ", "lines": [{ "size": 4096, "read": 100, "random": 100 }] });
+    let e = error("/api/specs/file", json!({ "specs": [unnamed] }));
+    assert!(e.contains("without a name"), "{e}");
+    let e = error(
+        "/api/job",
+        json!({ "job": { "test": { "run": ["oltp-8k"] }, "spec": [unnamed], "worker": [{ "targets": ["null"] }] } }),
+    );
+    assert!(e.contains("without a name"), "{e}");
+}
+
 /// A device ticked for a worker and gone since (a loop device detached; here, one that was
 /// never there) is refused, naming the worker and the device; nothing is started.
 #[test]
@@ -322,7 +358,9 @@ fn a_run_is_started_watched_and_stopped() {
     assert_eq!((status, &started["kind"]), (202, &json!("run")), "{started}");
     let order = b.queued.try_recv().expect("queued").order;
     assert!(order.toml.contains("targets = [\"null\"]"), "{}", order.toml);
-    assert_eq!(b.call("POST", "/api/runs", Some(json!({ "job": job }))).0, 409, "one at a time");
+    let (status, e) = b.call("POST", "/api/runs", Some(json!({ "job": job })));
+    // One at a time, said without the run's number (no history id: it read as one).
+    assert_eq!((status, &e["error"]), (409, &json!("a run is going: stop it first, or wait for its end")), "{e}");
     let (_, state) = b.call("GET", "/api/runs/1?after=0", None);
     assert_eq!((&state["state"], &state["id"]), (&json!("running"), &json!(1)), "{state}");
     assert!(state["job"].as_str().unwrap().contains("null"), "{state}");

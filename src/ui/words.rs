@@ -51,7 +51,43 @@ fn placed(line: &str, toml: &str) -> String {
     }
     let Some(message) = tail.strip_prefix(": ") else { return line.to_string() };
     let place = control(toml, number).unwrap_or_else(|| format!("line {number} of the job (the Job tab)"));
-    format!("{head}{place}: {message}")
+    let message = without_key(toml, number, message);
+    format!("{head}{place}: {}", typed_wrong(message).unwrap_or_else(|| message.to_string()))
+}
+
+/// `message` without the key of line `line` it starts with (`time: 'abc' is not a duration`):
+/// the control its place names says it.
+fn without_key<'a>(toml: &str, line: usize, message: &'a str) -> &'a str {
+    let here = toml.lines().nth(line.saturating_sub(1)).and_then(|l| l.split_once('='));
+    let key = here.map(|(k, _)| k.trim().trim_matches('"')).filter(|k| !k.is_empty());
+    key.and_then(|k| message.strip_prefix(k)?.strip_prefix(": ")).unwrap_or(message)
+}
+
+/// What serde expected, as the page says it.
+const EXPECTED: &[(&str, &str)] = &[
+    ("u8", "a whole number from 0 to 255"),
+    ("u32", "a whole number from 0 to 4294967295"),
+    ("u64", "a whole number"),
+    ("i32", "a whole number"),
+    ("i64", "a whole number"),
+    ("f64", "a number"),
+    ("a boolean", "true or false"),
+];
+
+/// A value of the wrong type said as the page says it: `seed: invalid type: string "abc",
+/// expected u64: give ...` (the key is the control the place names already) is `'abc' is not a
+/// whole number`; None for any other message.
+fn typed_wrong(message: &str) -> Option<String> {
+    let from = message.find("invalid type: ").or_else(|| message.find("invalid value: "))?;
+    let (got, expected) = message[from..].split_once(": ")?.1.split_once(", expected ")?;
+    let expected = expected.split(": give ").next()?.trim_end();
+    let (_, give) = EXPECTED.iter().find(|(serde, _)| *serde == expected)?;
+    // `string "abc"`, `integer `-1``, `floating point `1.5``; a list or a table has no text.
+    let value = got.split_once(['"', '`']).map(|(_, v)| v.trim_end_matches(['"', '`']));
+    Some(match value {
+        Some(v) => format!("'{v}' is not {give}"),
+        None => format!("{got} where the field takes {give}"),
+    })
 }
 
 /// The safety rule's cure said by the page's field for it.
@@ -88,7 +124,7 @@ pub fn control(toml: &str, line: usize) -> Option<String> {
             let spec = (0..at).rev().find(|&i| lines[i].trim() == "[[spec]]");
             let n = lines[spec.unwrap_or(0)..=at].iter().filter(|l| l.trim() == "[[spec.lines]]").count();
             let who = spec.and_then(name).unwrap_or_default();
-            format!("specification \"{who}\"'s line {n} ({})", k.unwrap_or("settings"))
+            format!("specification \"{who}\"'s line {n} ({})", line_field(k.unwrap_or("settings")))
         }
         (h, k) if h.starts_with("[study") => format!("Test Setup's cycling ({})", k.unwrap_or(h)),
         _ => return None,
@@ -112,5 +148,16 @@ fn worker_field(key: &str) -> String {
         "targets" => "Disk Targets".into(),
         "name" => "Name".into(),
         k => k.to_string(),
+    }
+}
+
+/// A specification line's key as the editor's column is labelled.
+fn line_field(key: &str) -> &str {
+    match key {
+        "share" => "% of access",
+        "read" => "% read",
+        "random" => "% random",
+        "delay_ms" => "delay ms",
+        k => k,
     }
 }

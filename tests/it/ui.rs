@@ -534,6 +534,9 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     std::fs::create_dir(&downloads).unwrap();
     let mut b = Browser::open(&wb.url(), &scratch("ui-chromium"), &downloads);
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    // A second tab, open before the run starts: it follows the run as the first does.
+    let mut other = Browser::open(&wb.url(), &scratch("ui-chromium-other"), &downloads);
+    other.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
     // Two workers on the null target, oltp-8k (the default list), 8 outstanding each.
     b.eval(&type_into("w-outstanding", "8"));
     // The worker's other keys are in its form (src/config/worker.rs), but those with a control
@@ -564,7 +567,20 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     b.eval(&type_into("t-completion_batch", "2"));
     b.eval(&type_into("t-io_timeout", "45s"));
     b.shot("3-setup");
-    b.eval(&click("#start"));
+    // Double-clicked: Start is disabled from the first press, so the second asks nothing (it
+    // answered 'run 1 is still going', said under the header through the run and after).
+    let pressed = "(() => { const s = document.getElementById('start'); s.click(); s.click(); return s.disabled; })()";
+    assert_eq!(b.eval(pressed), json!(true));
+    b.until("!document.getElementById('stop').disabled", Duration::from_secs(60));
+    assert_eq!((b.eval("document.getElementById('error').hidden"), b.eval(&text("error"))), (json!(true), json!("")));
+    let follows = "!document.getElementById('stop').disabled && document.getElementById('start').disabled";
+    other.until(follows, Duration::from_secs(30));
+    // Started there before it saw the run: refused in words that name no run's number, until its end.
+    other.eval("(() => { start(); return true; })()");
+    other.until(
+        &format!("{} === 'a run is going: stop it first, or wait for its end'", text("error")),
+        Duration::from_secs(30),
+    );
     // The Results Display changes while it runs.
     b.until(&format!("{} !== '-'", text("r-iops")), Duration::from_secs(60));
     let first = b.eval(&text("r-where"));
@@ -573,6 +589,9 @@ fn a_user_builds_two_workers_runs_watches_stops_and_reruns_the_saved_job() {
     b.shot("4-results");
     b.eval(&click("#stop"));
     b.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
+    other.until("document.getElementById('status').dataset.state === 'ended'", Duration::from_secs(60));
+    assert_eq!(other.eval("document.getElementById('error').hidden"), json!(true), "the line went with the run");
+    assert_eq!(other.eval("document.getElementById('start').disabled"), json!(false));
     b.until(&format!("{}.includes('Saved as history id')", text("final")), Duration::from_secs(30));
     let final_text = b.eval(&text("final"));
     let hid: i64 = final_text.as_str().unwrap().split_whitespace().nth(4).unwrap().parse().unwrap();
@@ -1094,6 +1113,8 @@ fn an_iometer_users_first_hour() {
     std::fs::create_dir(&downloads).unwrap();
     let mut b = Browser::open(&wb.url(), &scratch("ui-chromium-hour"), &downloads);
     b.until("document.body.dataset.ready === '1'", Duration::from_secs(30));
+    topology_says_only_what_holds(&mut b, &wb.dir);
+    bad_fields_are_refused_by_their_labels(&mut b, &wb);
     build_two_workers(&mut b, &wb.dir);
     let hid = cycle_outstanding(&mut b);
     // Iometer's results file, downloaded from the Results Display: `iogauge export`'s.
@@ -1146,6 +1167,114 @@ fn an_iometer_users_first_hour() {
     assert_eq!(job["study"]["outstanding"]["end"], 4, "{job}");
     assert_eq!(b.eval("document.getElementById('c-kind').value"), json!("outstanding"));
     load_a_windows_icf(&mut b, &wb.dir);
+}
+
+/// What the Topology tab shows holds: no hidden element shows (a lone host's Manager chooser
+/// did: a label's display overrode `hidden`), and a target refused leaves no line saying the
+/// one before it was added beside its error.
+fn topology_says_only_what_holds(b: &mut Browser, dir: &Path) {
+    let shown = "[...document.querySelectorAll('[hidden]')].filter((e) => getComputedStyle(e).display !== 'none')\
+                 .map((e) => e.id)";
+    assert_eq!(b.eval(shown), json!([]));
+    assert_eq!(b.eval("document.getElementById('w-manager-label').offsetParent"), Value::Null);
+    b.eval(&type_into("other-target", dir.join("first.tst").to_str().unwrap()));
+    b.eval(&click("#add-target"));
+    b.until(&format!("{}.includes('added to the list')", text("added-target")), Duration::from_secs(30));
+    b.eval(&type_into("other-target", "/nonexistent/dir/file.tst"));
+    b.eval(&click("#add-target"));
+    b.until(&format!("{}.includes('does not exist')", text("error")), Duration::from_secs(30));
+    assert_eq!(b.eval(&text("added-target")), json!(""), "no line says the earlier target was added");
+}
+
+/// Start pressed with a field that holds what it cannot: refused in one line, `said`, by the
+/// field's label; nothing started, Start enabled again.
+fn refused_as(b: &mut Browser, wb: &Workbench, said: &str) {
+    b.eval(&click("#start"));
+    b.until(&format!("{} === {said:?}", text("error")), Duration::from_secs(30));
+    assert_eq!(b.eval(&text("status")), json!("refused: nothing was started"));
+    assert_eq!(b.eval("document.getElementById('start').disabled"), json!(false));
+    assert_eq!(wb.call("GET", "/api/runs/current", None).0, 404, "nothing was started");
+}
+
+/// Every field typed wrong is refused on the page, by its label, before anything is sent (the
+/// server's JSON reader named neither: `invalid type: string "abc", expected u32 at line 1
+/// column 80`, `did not match any variant of untagged enum Steps`; outstanding I/Os and runs of
+/// each point became 1 and the run started), and the field keeps what was typed.
+fn bad_fields_are_refused_by_their_labels(b: &mut Browser, wb: &Workbench) {
+    let whole = |label: &str, t: &str| format!("{label}: '{t}' is not a whole number of 1 or more");
+    let outstanding = "worker \"worker 1\"'s Outstanding I/Os per target";
+    for t in ["abc", "-1", "0"] {
+        b.eval(&type_into("w-outstanding", t));
+        refused_as(b, wb, &whole(outstanding, t));
+        assert_eq!(b.eval("document.getElementById('w-outstanding').value"), json!(t), "kept as typed");
+    }
+    b.eval(&type_into("w-outstanding", ""));
+    refused_as(b, wb, &format!("{outstanding}: empty: give a whole number of 1 or more"));
+    b.eval(&type_into("w-outstanding", "1"));
+    b.eval(&click("nav button[data-tab=setup]"));
+    b.eval(&type_into("c-repeat", "0"));
+    refused_as(b, wb, &whole("Test Setup's Runs of each point", "0"));
+    b.eval(&type_into("c-repeat", "1"));
+    let cycling = "Test Setup's cycling, ";
+    for (id, v) in [("c-kind", "outstanding"), ("c-mode", "step"), ("c-start", "-1")] {
+        b.eval(&type_into(id, v));
+    }
+    refused_as(b, wb, &whole(&format!("{cycling}from"), "-1"));
+    b.eval(&type_into("c-start", "1"));
+    b.eval(&type_into("c-end", "abc"));
+    refused_as(b, wb, &whole(&format!("{cycling}to"), "abc"));
+    b.eval(&type_into("c-end", ""));
+    refused_as(b, wb, &format!("{cycling}to: empty: give a whole number of 1 or more"));
+    b.eval(&type_into("c-end", "4"));
+    b.eval(&type_into("c-step", "-2"));
+    refused_as(b, wb, &whole(&format!("{cycling}step"), "-2"));
+    // Exponential: the page's "step" is the job's base.
+    b.eval(&type_into("c-mode", "base"));
+    b.eval(&type_into("c-step", "1"));
+    refused_as(b, wb, &format!("{cycling}step: '1' is not a number above 1"));
+    b.eval(&type_into("c-step", "2"));
+    b.eval(&type_into("c-kind", ""));
+    bad_spec_fields_are_refused(b);
+}
+
+/// A new specification's fields typed wrong: Keep refuses each by the editor's label, keeping
+/// nothing (it answered serde's words, and kept a specification named "").
+fn bad_spec_fields_are_refused(b: &mut Browser) {
+    b.eval(&click("nav button[data-tab=specs]"));
+    b.eval(&click("#spec-new"));
+    let set = |key: &str, v: &str| {
+        format!(
+            "(() => {{ const i = document.querySelector('#lines input[data-key={key}]'); i.value = {v:?}; \
+             i.dispatchEvent(new Event('input')); return true; }})()"
+        )
+    };
+    let percent = |label: &str, t: &str| format!("Spec line 1, {label}: '{t}' is not a whole number from 0 to 100");
+    for (key, v, said) in [
+        ("share", "abc", percent("% of access", "abc")),
+        ("share", "-1", percent("% of access", "-1")),
+        ("read", "101", percent("% read", "101")),
+        ("random", "", "Spec line 1, % random: empty: give a whole number from 0 to 100".to_string()),
+        ("delay_ms", "x", "Spec line 1, delay ms: 'x' is not a whole number of 0 or more".into()),
+        ("burst", "0", "Spec line 1, burst: '0' is not a whole number of 1 or more".into()),
+        ("align", "4q", "Spec line 1, align: '4q' is not a size such as 4096 or 8k".into()),
+        ("size", "", "Spec line 1, size: empty: give a size such as 4096 or 8k".into()),
+    ] {
+        b.eval(&set("share", "100"));
+        b.eval(&set("read", "100"));
+        b.eval(&set("random", "100"));
+        for k in ["delay_ms", "burst", "align"] {
+            b.eval(&set(k, ""));
+        }
+        b.eval(&set("size", "4k"));
+        b.eval(&set(key, v));
+        b.eval(&click("#spec-keep"));
+        assert_eq!(b.eval(&text("error")), json!(said));
+    }
+    b.eval(&set("size", "4k"));
+    b.eval(&type_into("s-name", "  "));
+    b.eval(&click("#spec-keep"));
+    assert_eq!(b.eval(&text("error")), json!("Name: empty: give the specification a name"));
+    assert_eq!(page_job(b)["spec"], Value::Null, "nothing kept");
 }
 
 /// Two workers, the second renamed (the heading follows), a typed file offered but ticked for
@@ -1256,19 +1385,27 @@ fn refused_without_a_target(b: &mut Browser) {
     b.eval(&click("#targets input[data-path=\"null\"]"));
 }
 
-/// An Iometer configuration saved on Windows, loaded over a changed test: the page asks first,
-/// then for the Linux path of PHYSICALDRIVE:1, and loads it with the path given.
+/// An Iometer configuration saved on Windows, its two workers on two drives, loaded over a
+/// changed test: the page asks first, then for the Linux path of each drive (one given alone is
+/// kept and the other asked for: the table forgot the one given), and loads it with the paths
+/// given; the same file chosen again is read again (the input's change event needs its value reset).
 fn load_a_windows_icf(b: &mut Browser, dir: &Path) {
     b.eval(&type_into("w-outstanding", "3"));
     b.eval("(() => { window.asked = []; window.confirm = (m) => { asked.push(m); return asked.length > 1; }; return true; })()");
     b.eval(&click("nav button[data-tab=job]"));
     let icf = dir.join("windows.icf");
-    std::fs::copy("tests/fixtures/iometer-1.1.icf", &icf).unwrap();
+    let fixture = std::fs::read_to_string("tests/fixtures/iometer-1.1.icf").unwrap();
+    let second = fixture.rfind("PHYSICALDRIVE:1").unwrap();
+    std::fs::write(&icf, format!("{}PHYSICALDRIVE:2{}", &fixture[..second], &fixture[second + 15..])).unwrap();
     choose_file(b, "#job-file", &icf);
     b.until("!document.getElementById('map').hidden", Duration::from_secs(30));
-    let input = "#map-targets input[data-name=\"PHYSICALDRIVE:1\"]";
-    assert_eq!(b.eval(&format!("!!document.querySelector({input:?})")), json!(true));
-    b.eval(&format!("(() => {{ document.querySelector({input:?}).value = 'null'; return true; }})()"));
+    let input = |n: u8| format!("document.querySelector('#map-targets input[data-name=\"PHYSICALDRIVE:{n}\"]')");
+    assert_eq!(b.eval(&format!("!!{} && !!{}", input(1), input(2))), json!(true));
+    b.eval(&format!("(() => {{ {}.value = 'null'; return true; }})()", input(1)));
+    b.eval(&click("#map-load"));
+    assert_eq!(b.eval(&text("error")), json!("give a Linux path for every target: PHYSICALDRIVE:2 has none"));
+    assert_eq!(b.eval(&format!("{}.value", input(1))), json!("null"), "the path given is kept");
+    b.eval(&format!("(() => {{ {}.value = 'null'; return true; }})()", input(2)));
     b.shot("10-icf");
     b.eval(&click("#map-load"));
     b.until("asked.length === 1", Duration::from_secs(30));
@@ -1282,6 +1419,8 @@ fn load_a_windows_icf(b: &mut Browser, dir: &Path) {
     assert!(workers.iter().all(|w| w["targets"] == json!(["null"])) && workers[1]["name"] != "loop side", "{job}");
     assert!(b.eval("document.getElementById('toml').value").as_str().unwrap().contains("targets = [\"null\"]"));
     b.shot("7-job");
+    choose_file(b, "#job-file", &icf);
+    b.until("!document.getElementById('map').hidden", Duration::from_secs(30));
 }
 
 /// Every disk and partition lsblk lists is in Disk Targets, the ones that cannot be inspected
