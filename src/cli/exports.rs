@@ -136,7 +136,10 @@ fn claim_logs(guard: &mut Guard, s: &TestSettings) -> Result<()> {
         let named = std::rc::Rc::new(crate::verify::journal::journal_file);
         guard.claim_dir_of("--journal", dir, named, &crate::verify::journal::JOURNAL)?;
     }
-    s.iolog.as_ref().map_or(Ok(()), |path| guard.claim_of("--iolog", path, &crate::trace::FIO_IOLOG))
+    let Some(path) = &s.iolog else { return Ok(()) };
+    guard.claim_of("--iolog", path, &crate::trace::FIO_IOLOG)?;
+    // Written when the test ends: a directory that is not there is said before it starts.
+    crate::export::output::can_write(path).map_err(|e| e.context("--iolog"))
 }
 
 impl Observer for Outputs {

@@ -337,6 +337,13 @@ pub enum Output {
     Whole { path: PathBuf, tmp: PathBuf },
 }
 
+/// Whether a file the run writes itself at its end (`--iolog`) can be written at `path`, as
+/// the outputs opened before the first I/O are: a temporary file made beside it, and removed
+/// as the output is dropped unwritten.
+pub fn can_write(path: &Path) -> Result<()> {
+    Output::open(path).map(drop)
+}
+
 impl Output {
     /// Checks that `path` can be written, writing nothing to it: a regular file's directory
     /// takes a temporary file. Through a [`Guard`], which refuses what may not be written.

@@ -257,6 +257,12 @@ fn the_logs_a_run_writes_replace_only_logs() {
     refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "j.toml"], reads);
     refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "v2.iolog"], "holds a trace");
     refused(&dir, &["run", "j.toml", "--no-history", "--iolog", "o.db"], "holds a SQLite database");
+    // Written at the test's end, said before its start: a directory that is not there.
+    refused(
+        &dir,
+        &["run", "j.toml", "--no-history", "--iolog", "no/such/x.iolog"],
+        "--iolog: cannot write no/such/x.iolog",
+    );
     // --journal's directory: a file of a journal's name is replaced only where it is one.
     refused(&dir, &["run", "jd/w0.jnl", "--no-history", "--journal", "jd"], reads);
     refused(&dir, &["run", "w.toml", "--no-history", "--journal", "jd"], "is not a file of an iogauge journal");
