@@ -270,8 +270,8 @@ mod tests {
             e.starts_with("job.toml:2:9: count: ") && e.ends_with("give a whole number from 0 to 4294967295"),
             "{e}"
         );
-        let e = err("[[worker]]\ncpus = \"0-3\"\n");
-        assert!(e.contains("cpus: ") && e.ends_with("give a list in brackets, such as [0, 1]"), "{e}");
+        let e = err("[[worker]]\ntargets = \"null\"\n");
+        assert!(e.contains("targets: ") && e.ends_with("give a list in brackets, such as [0, 1]"), "{e}");
         let e = err("[[worker]]\nworking_set = -5\n");
         assert!(e.contains("working_set: a size such as \"4K\""), "{e}");
         let e = err("[[worker\n");

@@ -212,7 +212,7 @@ fn short_line(text: &str) -> String {
     let within = &sentence[..sentence.char_indices().nth(SHORT).map_or(sentence.len(), |(i, _)| i)];
     let clauses = outside_brackets(within).filter(|&i| [", ", "; ", " ("].iter().any(|p| within[i..].starts_with(p)));
     let cut = clauses.last().or_else(|| within.rfind(' ')).unwrap_or(within.len());
-    format!("{}…", within[..cut].trim_end_matches([',', ';', ':', ' ']))
+    format!("{}…", within[..cut].trim_end_matches([',', ';', ':', ' ', '.', '…']))
 }
 
 /// A text's first sentence: up to the first full stop, outside brackets and code, that ends
