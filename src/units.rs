@@ -17,6 +17,12 @@ pub fn parse_signed_size(text: &str) -> Result<i64, Unreadable> {
     Ok(if negative { -n } else { n })
 }
 
+/// Parses a count a flag gives (workers, outstanding I/Os): a whole number that fits 32 bits.
+/// Clap's own parser calls -1 "too large".
+pub fn parse_count(text: &str) -> Result<u32, Unreadable> {
+    text.trim().parse().map_err(|_| Unreadable(format!("'{text}' is not a whole number from 0 to {}", u32::MAX)))
+}
+
 /// Parses a size: `512`, `4K`, `4k`, `4KB`, `4KiB`, `1.5G`, `2T`. Every multiple is binary
 /// (`K`, `KB` and `KiB` all mean 1024), as in Iometer and fio's default; a fraction must come to
 /// whole bytes (`1.5K` = 1536).
@@ -95,17 +101,21 @@ pub fn format_size(bytes: u64) -> String {
 /// Formats a size for people to read in a message: `64 KiB`, `1.5 GiB`, `512 bytes`
 /// (powers of 1024, as sizes are given).
 pub fn human_size(bytes: u64) -> String {
-    if bytes < 1024 {
-        return format!("{bytes} bytes");
+    match bytes {
+        1 => return "1 byte".into(),
+        0..1024 => return format!("{bytes} bytes"),
+        _ => {}
     }
-    let (mut v, mut unit) = (bytes as f64, "bytes");
+    let (mut v, mut unit, mut size) = (bytes as f64, "bytes", 1u64);
     for u in ["KiB", "MiB", "GiB", "TiB", "PiB"] {
         if v < 1024.0 {
             break;
         }
-        (v, unit) = (v / 1024.0, u);
+        (v, unit, size) = (v / 1024.0, u, size << 10);
     }
-    if v.fract() == 0.0 { format!("{v} {unit}") } else { format!("{v:.1} {unit}") }
+    // Whole only where it is a whole number of the unit, else to a tenth (`16384.0 PiB`, 2^64 - 1
+    // bytes: "16384 PiB" would read as a multiple of 512 in a message about alignment).
+    if bytes % size == 0 { format!("{v} {unit}") } else { format!("{v:.1} {unit}") }
 }
 
 /// Formats a duration the way [`parse_duration`] reads it back.
@@ -249,6 +259,8 @@ mod tests {
         assert_eq!(human_size(64 << 10), "64 KiB");
         assert_eq!(human_size(1536 << 20), "1.5 GiB");
         assert_eq!(human_size(1 << 30), "1 GiB");
+        assert_eq!(human_size(1), "1 byte");
+        assert_eq!(human_size(u64::MAX), "16384.0 PiB");
     }
 
     #[test]

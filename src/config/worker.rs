@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::keys::{Key, apply, keys};
 use super::{ConfigError, DEFAULT_TARGET, Replay, Seg, is_one, is_zero, test::at};
 use crate::net::TargetName;
-use crate::units::{parse_size, serde_size};
+use crate::units::{parse_count, parse_size, serde_size};
 
 keys! {
     /// One `[[worker]]` entry.
@@ -25,7 +25,7 @@ keys! {
     /// Identical workers (threads), each on every target.
     #[serde(skip_serializing_if = "is_one")]
     count: u32 = 1, "1",
-        flag(long = "workers", value_name = "N") Option<u32> => set,
+        flag(long = "workers", value_parser = parse_count, value_name = "N", allow_negative_numbers = true) Option<u32> => set,
         check |n| *n == 0 => ("count = 0: give at least 1 worker");
 
     /// The worker's own access specification; without it, each of `test.run` in turn.
@@ -34,7 +34,7 @@ keys! {
 
     /// Outstanding I/Os per target (16 under `iogauge profile`).
     outstanding: u32 = 1, "1",
-        flag(long, visible_alias = "qd", value_name = "N") Option<u32> => set,
+        flag(long, visible_alias = "qd", value_parser = parse_count, value_name = "N", allow_negative_numbers = true) Option<u32> => set,
         check |n| !(1..=65536).contains(n) => ("outstanding = {n}: give 1 to 65536 outstanding I/Os per target");
 
     /// Block devices, files, `nbd://` or `iscsi://` URLs (docs/network-targets.md), or `null`;
@@ -62,19 +62,19 @@ keys! {
     /// Working set as % of each target (the seeds' drive stroke).
     #[serde(skip_serializing_if = "Option::is_none")]
     stroke: Option<f64> = None, "whole target",
-        flag(long, value_name = "PCT") Option<f64> => some,
+        flag(long, value_name = "PCT", allow_negative_numbers = true) Option<f64> => some,
         check |s| s.is_some_and(|s| !(s > 0.0 && s <= 100.0)) => ("stroke = {}: give a % of the target above 0 and at most 100", s.unwrap_or_default());
 
     /// Working set as a size (instead of a stroke).
     #[serde(with = "serde_size::option", skip_serializing_if = "Option::is_none")]
     working_set: Option<u64> = None, "whole target",
-        flag(long, value_parser = parse_size, value_name = "SIZE") Option<u64> => some,
+        flag(long, value_parser = parse_size, value_name = "SIZE", allow_negative_numbers = true) Option<u64> => some,
         check |w| *w == Some(0) => ("working_set = 0: give a positive size");
 
     /// Where the working set starts on each target.
     #[serde(with = "serde_size", skip_serializing_if = "is_zero")]
     offset: u64 = 0, "0",
-        flag(long, value_parser = parse_size, value_name = "SIZE") Option<u64> => set;
+        flag(long, value_parser = parse_size, value_name = "SIZE", allow_negative_numbers = true) Option<u64> => set;
 
     /// An open loop: I/Os arrive at this rate (per second, over the worker's targets, up to its
     /// outstanding I/Os) instead of one replacing each completion.
@@ -85,7 +85,7 @@ keys! {
     /// would add rate nobody asked for and the ramp-up's wait to response times).
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_iops: Option<f64> = None, "-",
-        flag(long, value_name = "N") Option<f64> => some,
+        flag(long, value_name = "N", allow_negative_numbers = true) Option<f64> => some,
         check |r| outside(r, Rate::IOPS) => ("rate_iops = {}: give 0.001 to 1,000,000,000 I/Os per second", shown(r));
 
     /// An open loop capped in MB/s (10^6 bytes/s): each I/O is followed by a gap of its size
@@ -93,7 +93,7 @@ keys! {
     /// `rate_iops` together).
     #[serde(skip_serializing_if = "Option::is_none")]
     rate_mbps: Option<f64> = None, "-",
-        flag(long, value_name = "N") Option<f64> => some,
+        flag(long, value_name = "N", allow_negative_numbers = true) Option<f64> => some,
         check |r| outside(r, Rate::MBPS) => ("rate_mbps = {}: give 0.000001 to 10,000,000 MB/s", shown(r));
 
     /// The CPUs the worker's thread may run on (fio's `cpus_allowed`), `[0, 2]` or `"0-3,8"` in a

@@ -104,6 +104,9 @@ fn flags() {
     rejected(&["run", "--total-rate-mbps", "inf"], "--total-rate-mbps inf: give 0.000001 to 10,000,000 MB/s");
     rejected(&["run", "--cpus", "0-4294967295"], "CPU 4294967295: the kernel numbers CPUs from 0 to 8191");
     rejected(&["run", "--stroke", "50", "--working-set", "1G"], "--stroke: give --stroke or --working-set, not both");
+    // A negative number reaches the flag's parser, not clap's "unexpected argument '-1'".
+    rejected(&["run", "--workers", "-1"], "'-1' for '--workers <N>': '-1' is not a whole number from 0 to 4294967295");
+    rejected(&["run", "--stroke", "-5"], "--stroke -5: give a % of the target above 0");
     rejected(&["run", "--file-size", "0.3K"], "not a whole number of bytes");
     rejected(&["run", "--ios", "100", "--time", "5s"], "--ios ends the test on a count");
     rejected(&["run", "--bytes", "1G", "--ramp", "1s"], "--ramp does not apply");
