@@ -337,11 +337,35 @@ impl Drop for IologParts {
     }
 }
 
+/// Whether `path` is a device or a pipe (`/dev/null`, a FIFO): written in place, never renamed
+/// over, which would put a regular file where the device was.
+fn in_place(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+}
+
+/// Where worker `worker`'s part of the iolog at `path` is kept during workload `workload`:
+/// beside it, or, where it is a device or a pipe, in the temporary directory (not in /dev).
+pub(super) fn part_of(path: &Path, workload: usize, worker: usize) -> PathBuf {
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().to_string());
+    let part = format!(".{name}.{workload}-{worker}.iogauge-{}.part", std::process::id());
+    match in_place(path) {
+        true => std::env::temp_dir().join(part),
+        false => path.with_file_name(part),
+    }
+}
+
 /// The test's iolog at `path` from every worker's `parts` (each in the order issued) merged by
-/// time, written whole or not at all: a merge that fails leaves no file of its own behind.
+/// time, written whole or not at all: a merge that fails leaves no file of its own behind. A
+/// device or a pipe is written in place.
 pub(super) fn merge_iolog(path: &Path, parts: &IologParts, targets: &[String]) -> std::io::Result<()> {
+    if in_place(path) {
+        return write_merged(File::options().write(true).open(path)?, &parts.0, targets).map(drop);
+    }
     let tmp = beside(path);
-    let merged = write_merged(&tmp, &parts.0, targets).and_then(|()| std::fs::rename(&tmp, path));
+    let merged = File::create(&tmp)
+        .and_then(|f| write_merged(f, &parts.0, targets))
+        .and_then(|f| f.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
     if merged.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -349,9 +373,9 @@ pub(super) fn merge_iolog(path: &Path, parts: &IologParts, targets: &[String]) -
 }
 
 /// Fio's version line, each target added and opened, every I/O of the `parts` by time, each
-/// target closed, into `tmp`.
-fn write_merged(tmp: &Path, parts: &[PathBuf], targets: &[String]) -> std::io::Result<()> {
-    let mut out = BufWriter::new(File::create(tmp)?);
+/// target closed, into `file`, which it gives back.
+fn write_merged(file: File, parts: &[PathBuf], targets: &[String]) -> std::io::Result<File> {
+    let mut out = BufWriter::new(file);
     writeln!(out, "fio version 3 iolog")?;
     for action in ["add", "open"] {
         for t in targets {
@@ -379,7 +403,7 @@ fn write_merged(tmp: &Path, parts: &[PathBuf], targets: &[String]) -> std::io::R
     for t in targets {
         writeln!(out, "{last} {t} close")?;
     }
-    out.into_inner().map_err(|e| e.into_error())?.sync_all()
+    out.into_inner().map_err(|e| e.into_error())
 }
 
 #[cfg(test)]

@@ -341,8 +341,7 @@ fn start_logs(
             (dir.clone(), log_files::stem(&plan.name), workload + 1, avg_ns, s.log_offsets)
         };
         let iolog_of = |path: &std::path::PathBuf| {
-            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().to_string());
-            let part = path.with_file_name(format!(".{name}.{workload}-{i}.iogauge-{}.part", std::process::id()));
+            let part = log_files::part_of(path, workload, i);
             log_run.iolog_parts.push(part.clone());
             let targets = plan.targets.iter().map(|ws| prep.targets()[ws.target].path.clone()).collect();
             (part, targets, log_run.started)
