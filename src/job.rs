@@ -125,6 +125,11 @@ fn toml_error(text: &str, name: &str, e: &toml::de::Error) -> Error {
         msg = format!("{msg}: give {give}");
     }
     match e.span() {
+        // `[worker]` where the job has a list of them.
+        Some(span) if text[span.start..].starts_with('[') && msg.contains("expected a sequence") => {
+            let table = text[span.start + 1..].split(']').next().unwrap_or_default();
+            located(text, name, span.start, &format!("[{table}] is a list of tables: write [[{table}]]"))
+        }
         Some(span) => match key_before(text, span.start) {
             Some(key) => located(text, name, span.start, &format!("{key}: {msg}")),
             None => located(text, name, span.start, &msg),
@@ -141,7 +146,7 @@ const GIVE: &[(&str, &str)] = &[
     ("expected i32", "a whole number"),
     ("expected f64", "a number, without quotes"),
     ("expected a boolean", "true or false"),
-    ("expected a sequence", "a list in brackets, such as [0, 1]"),
+    ("expected a sequence", "a list in brackets"),
     ("expected a string", "text in quotes"),
 ];
 
@@ -271,9 +276,11 @@ mod tests {
             "{e}"
         );
         let e = err("[[worker]]\ntargets = \"null\"\n");
-        assert!(e.contains("targets: ") && e.ends_with("give a list in brackets, such as [0, 1]"), "{e}");
+        assert!(e.contains("targets: ") && e.ends_with("give a list in brackets"), "{e}");
         let e = err("[[worker]]\nworking_set = -5\n");
         assert!(e.contains("working_set: a size such as \"4K\""), "{e}");
+        let e = err("[worker]\ntargets = [\"null\"]\n");
+        assert!(e.starts_with("job.toml:1:1: [worker] is a list of tables: write [[worker]]"), "{e}");
         let e = err("[[worker\n");
         assert!(e.starts_with("job.toml:1:"), "{e}");
         assert!(!e.contains('\n'));

@@ -756,7 +756,7 @@ pub struct ReplayArgs {
     pub trace: PathBuf,
     /// How fast: 1 at the trace's own times (default), 2 twice as fast, max as fast as the
     /// outstanding I/Os allow.
-    #[arg(long, value_parser = crate::config::Speed::parse, default_value = "1", value_name = "FACTOR|max")]
+    #[arg(long, value_parser = crate::config::Speed::parse, default_value = "1", value_name = "FACTOR|max", allow_negative_numbers = true)]
     pub speed: crate::config::Speed,
     /// Offsets past the working set: wrap (modulo it) or scale (by working set / the trace's
     /// reach); default: refused.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::args::{CaptureArgs, DistilArgs, DocumentFlags, FitFlag, OutputFlags, ReplayArgs};
 use crate::config::{Fit, Job, Replay, Speed, Test, WorkerConfig};
-use crate::error::{Result, runtime};
+use crate::error::{Result, input, runtime};
 use crate::export::output::Output;
 use crate::format::thousands;
 use crate::net::TargetName;
@@ -57,6 +57,13 @@ pub fn capture(a: &CaptureArgs) -> Result<i32> {
 /// The test `iogauge replay` describes: one worker replaying the trace on the target, to the
 /// trace's end (or for --time).
 pub fn replay_test(a: &ReplayArgs) -> Result<Test> {
+    let s = &a.flags.settings;
+    if s.distribution.is_some() || s.random_map {
+        let flag = if s.random_map { "--random-map" } else { "--distribution" };
+        return Err(input(format!(
+            "{flag} shapes a specification's offsets, and a replay's are its trace's: leave it out"
+        )));
+    }
     let summary = Summary::of(&a.trace)?;
     let fit = match a.fit {
         None => Fit::None,

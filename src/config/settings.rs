@@ -137,13 +137,13 @@ keys! {
     /// reached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate_iops: Option<f64> = None, "-",
-        flag(id = "total_rate_iops", long = "total-rate-iops", value_name = "N") Option<f64> => some,
+        flag(id = "total_rate_iops", long = "total-rate-iops", value_name = "N", allow_negative_numbers = true) Option<f64> => some,
         check |r| super::worker::outside(r, Rate::IOPS) => ("rate_iops = {}: give 0.001 to 1,000,000,000 I/Os per second", super::worker::shown(r));
 
     /// A cap of MB/s (10^6 bytes/s) over all workers, shared evenly among them as `rate_iops`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rate_mbps: Option<f64> = None, "-",
-        flag(id = "total_rate_mbps", long = "total-rate-mbps", value_name = "N") Option<f64> => some,
+        flag(id = "total_rate_mbps", long = "total-rate-mbps", value_name = "N", allow_negative_numbers = true) Option<f64> => some,
         check |r| super::worker::outside(r, Rate::MBPS) => ("rate_mbps = {}: give 0.000001 to 10,000,000 MB/s", super::worker::shown(r));
 
     /// What a failed I/O does: `stop` the test there (the result keeps the I/Os before it and

@@ -100,24 +100,20 @@ keys! {
     /// job file, `--cpus 0-3,8`: every worker of a count may use all of them.
     ///
     /// The worker's thread is pinned before its buffers are allocated, so their memory is on its
-    /// node. Where no worker has `cpus` and the workers outnumber the CPUs the process may use,
-    /// each gets one of them in turn, as `cpus_policy = "split"` does (with the io-wq threads
-    /// serving its I/Os): free, a CPU that one worker's thread and its io-wq thread took turns on
-    /// kept another session's task, moved there by the kernel's load balancing, waiting up to
-    /// 0.85 s (2 CPUs, four workers reading 128 KiB on zram; 3.3 ms at most split, at 1.18x the
-    /// IOPS; bench/logbook.md, issue 45, entry 27). The result gives each worker's `cpus` and
-    /// `numa_nodes` and each target's `numa_node`.
+    /// node. Given no CPUs, workers that outnumber the CPUs the process may use each get one of
+    /// them in turn, with the io-wq threads serving their I/Os, so that no CPU is fought over
+    /// (docs/performance.md says what that costs otherwise). The result gives each worker's
+    /// `cpus` and `numa_nodes` and each target's `numa_node`.
     #[serde(deserialize_with = "cpus_as_given", skip_serializing_if = "Vec::is_empty")]
     cpus: Vec<u32> = Vec::new(), "the process's",
-        flag(long, value_name = "LIST") Option<CpuList> => (set_cpus);
+        flag(long, value_name = "LIST", allow_negative_numbers = true) Option<CpuList> => (set_cpus);
 
     /// How the workers of a count share their CPUs (fio's `cpus_allowed_policy`): shared, each
     /// may use all of them; split, each on one of them in turn.
     ///
     /// With `"split"` the first worker runs on the lowest CPU, round again when workers
     /// outnumber CPUs, with the io-wq threads serving its I/Os, so a worker keeps a CPU of its
-    /// own on a busy host (bench/logbook.md, issue 45, entry 23). The result's `config` lists
-    /// each worker with its one CPU.
+    /// own on a busy host. The result's `config` lists each worker with its one CPU.
     #[serde(skip_serializing_if = "CpusPolicy::is_shared")]
     cpus_policy: CpusPolicy = CpusPolicy::Shared, "\"shared\"",
         flag(long, value_name = "POLICY") Option<CpusPolicy> => set;
@@ -178,12 +174,14 @@ fn cpus_as_given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::
         Cpus::Text(t) => vec![Item::Text(t)],
         Cpus::List(l) => l,
     };
-    let mut cpus = Vec::new();
+    let mut cpus: Vec<u32> = Vec::new();
     for item in items {
-        match item {
-            Item::Cpu(n) => cpus.push(n),
-            Item::Text(t) => cpus.extend(crate::host::placement::parse_cpu_list(&t).map_err(serde::de::Error::custom)?),
-        }
+        let more = match item {
+            Item::Cpu(n) => vec![n],
+            Item::Text(t) => crate::host::placement::parse_cpu_list(&t).map_err(serde::de::Error::custom)?,
+        };
+        // Each CPU once, where it first came: a split takes them in that order.
+        cpus.extend(more.into_iter().filter(|n| !cpus.contains(n)).collect::<Vec<_>>());
     }
     Ok(cpus)
 }
@@ -377,6 +375,7 @@ mod tests {
         assert_eq!(cpus("[3, 1]"), Ok(vec![3, 1]));
         assert_eq!(cpus("\"0-3,8\""), Ok(vec![0, 1, 2, 3, 8]));
         assert_eq!(cpus("[\"0-1\", 5]"), Ok(vec![0, 1, 5]));
+        assert_eq!(cpus("[\"0-1\", 1, 0]"), Ok(vec![0, 1]), "each CPU once");
         assert!(cpus("\"3-1\"").unwrap_err().contains("a range goes from low to high"));
         assert!(cpus("true").unwrap_err().contains("CPUs such as [0, 2] or \"0-3,8\""));
     }

@@ -256,9 +256,10 @@ impl Guard {
             }
         }
         if let Some(read) = here.file.and_then(crate::host::inputs::read_as) {
+            // Named as read, or by another name (a link) that says which input it is.
+            let which = if read == path { String::new() } else { format!(" ({})", read.display()) };
             return Err(input(format!(
-                "{flag} {shown} is {}, which this command reads: give another file for the output",
-                read.display()
+                "{flag} {shown} is a file this command reads{which}: give another file for the output"
             )));
         }
         Ok(here)

@@ -74,6 +74,9 @@ fn in_a_journal(path: &Path) -> bool {
 /// it stays, and files that look like a journal's without its `journal.json` are refused.
 pub fn start(dir: &Path) -> Result<()> {
     let failed = |e: std::io::Error| input(format!("--journal {}: {e}", dir.display()));
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(input(format!("--journal {}: not a directory: give a directory for the journal", dir.display())));
+    }
     std::fs::create_dir_all(dir).map_err(failed)?;
     let mut ours = Vec::new();
     for e in std::fs::read_dir(dir).map_err(failed)? {

@@ -152,9 +152,9 @@ fn no_output_replaces_an_input_a_trace_or_a_database() {
     ];
     let before: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
 
-    let reads = "which this command reads";
+    let reads = "is a file this command reads";
     refused(&dir, &["report", "r.json", "-o", "r.json"], reads);
-    refused(&dir, &["report", "r.json", "-o", "via-link.json"], reads);
+    refused(&dir, &["report", "r.json", "-o", "via-link.json"], "via-link.json is a file this command reads (r.json)");
     refused(&dir, &["report", "r.json", "io.csv", "-o", "io.csv"], reads);
     refused(&dir, &["distil", "t.iolog", "-o", "t.iolog"], reads);
     refused(&dir, &["run", "j.toml", "--no-history", "--json", "j.toml"], reads);
@@ -242,7 +242,7 @@ fn the_logs_a_run_writes_replace_only_logs() {
     ];
     let before: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
 
-    let reads = "which this command reads";
+    let reads = "is a file this command reads";
     let not_log = "is not a log iogauge wrote";
     refused(&dir, &["run", "ld2/worker_1_bw.1.log", "--no-history", "--log-dir", "ld2"], reads);
     refused(&dir, &["run", "j.toml", "--no-history", "--log-dir", "ld3"], not_log);
@@ -266,6 +266,7 @@ fn the_logs_a_run_writes_replace_only_logs() {
     // --journal's directory: a file of a journal's name is replaced only where it is one.
     refused(&dir, &["run", "jd/w0.jnl", "--no-history", "--journal", "jd"], reads);
     refused(&dir, &["run", "w.toml", "--no-history", "--journal", "jd"], "is not a file of an iogauge journal");
+    refused(&dir, &["run", "w.toml", "--no-history", "--journal", "mine.txt"], "--journal mine.txt: not a directory");
     assert!(!dir.join("t.tst").exists(), "a refused journal's test made its file");
     let after: Vec<String> = files.iter().map(|f| digest(&dir.join(f))).collect();
     assert_eq!(before, after, "a refused log changed a file");

@@ -423,6 +423,7 @@ fn replay_refuses_in_one_line_and_fits_when_asked() {
         (vec!["replay", t, "--target", &dev.dev, "--fit", "wrap"], "ext4"),
         (vec!["replay", "/etc/hostname", "--target", &dev.dev], "not a trace iogauge reads"),
         (vec!["replay", t, "--target", &dev.dev, "--speed", "0"], "positive factor"),
+        (vec!["replay", t, "--target", &dev.dev, "--distribution", "zipf:1.2"], "a replay's are its trace's"),
     ] {
         let out = iogauge_in(&dir, &args);
         let err = String::from_utf8_lossy(&out.stderr);
